@@ -1,0 +1,40 @@
+/* Counter-based random numbers: a value is a pure function of a key tuple,
+ * never of a per-thread stream, so the same example gets the same random
+ * bits on whichever chip computes it.
+ *
+ * Mixing function: SplitMix64's finaliser (Steele, Lea, Flood, "Fast
+ * splittable pseudorandom number generators", OOPSLA 2014), chained over the
+ * key words.
+ */
+#ifndef FTMESH_RNG_H
+#define FTMESH_RNG_H
+
+#include <stdint.h>
+
+static inline uint64_t ftm_rng_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* 64 random bits for key (seed, a, b, c, d). */
+static inline uint64_t ftm_rng_u64(uint64_t seed, uint64_t a, uint64_t b,
+                                   uint64_t c, uint64_t d)
+{
+    uint64_t h = ftm_rng_mix(seed);
+    h = ftm_rng_mix(h ^ a);
+    h = ftm_rng_mix(h ^ b);
+    h = ftm_rng_mix(h ^ c);
+    return ftm_rng_mix(h ^ d);
+}
+
+/* Uniform float in [0, 1) with 24 random bits. */
+static inline float ftm_rng_uniform(uint64_t seed, uint64_t a, uint64_t b,
+                                    uint64_t c, uint64_t d)
+{
+    return (float)(ftm_rng_u64(seed, a, b, c, d) >> 40) * (1.0f / 16777216.0f);
+}
+
+#endif

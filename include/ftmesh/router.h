@@ -1,0 +1,54 @@
+/* Router: rings and paths around holes.
+ *
+ * A ring is data (NCCL's rings.cc keeps rings the same way): the healthy
+ * chips in ring order and, for each consecutive pair, the path of links
+ * between them: one hop when they are live neighbours, a detour of several
+ * hops otherwise, forwarded by the chips it passes through. Every ring the
+ * router returns has been validated (ftm_ring_validate).
+ */
+#ifndef FTMESH_ROUTER_H
+#define FTMESH_ROUTER_H
+
+#include "ftmesh/mesh.h"
+
+typedef struct ftm_ring {
+    int n;                /* chips on the ring */
+    int *chips;           /* [n] ring order */
+    int *path_off;        /* [n + 1]: edge i, chips[i] -> chips[(i+1) % n], */
+    unsigned char *dirs;  /* takes hops dirs[path_off[i] .. path_off[i+1]) */
+} ftm_ring;
+
+typedef struct ftm_ring_quality {
+    int healthy;          /* healthy chips in the mesh */
+    int ring_chips;       /* chips on the ring */
+    int hops;             /* total links over all edges */
+    int detours;          /* edges of more than one hop */
+    int longest_edge;     /* hops of the longest edge */
+    int max_link_load;    /* ring edges crossing the most-used directed link */
+    int valid;            /* 1 when ftm_ring_validate passed */
+} ftm_ring_quality;
+
+/* One ring over every healthy chip: a nearest-neighbour (Hamiltonian) ring
+ * where the construction finds one, else one with few, short detours.
+ * Deterministic: the same mesh and faults give the same ring. Returns 0,
+ * FTM_EALLDEAD, FTM_EPARTITION or FTM_ENOMEM; on error ring is empty. */
+int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring);
+
+/* The counter-rotating ring: the same chips in reverse order, each edge
+ * routed over live links in that direction (one-way link faults can make
+ * it differ from the forward paths reversed). */
+int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev);
+
+/* Shortest path a -> b over live links, deterministic ties. Writes at most
+ * max directions; returns the hop count, FTM_ENOROUTE, or FTM_ERANGE if
+ * longer than max. */
+int ftm_router_path(const ftm_mesh *m, int a, int b, unsigned char *dirs, int max);
+
+/* 0 when the ring closes, visits every healthy chip exactly once, and every
+ * path starts at its chip, ends at the next one and uses only live chips and
+ * live links; FTM_EBADRING otherwise. */
+int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
+void ftm_ring_quality(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
+void ftm_ring_free(ftm_ring *ring);
+
+#endif

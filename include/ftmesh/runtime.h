@@ -1,0 +1,66 @@
+/* Runtime: a thread per chip, a bounded mailbox per direction of each link,
+ * hop-by-hop forwarding, and a watchdog that turns a hang into a report.
+ *
+ * Chips exchange data only through their links. A transfer to a chip that
+ * is not a neighbour travels along its route, and every chip on the way
+ * forwards it from inside its own thread while it runs its own program.
+ * Waiting blocks on the chip's condition variable; nothing spins.
+ */
+#ifndef FTMESH_RUNTIME_H
+#define FTMESH_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ftmesh/mesh.h"
+#include "ftmesh/sched.h"
+
+typedef struct ftm_rt ftm_rt;
+typedef struct ftm_chip ftm_chip;
+
+typedef struct ftm_rt_config {
+    size_t pkt_bytes;      /* payload bytes per packet; 0: chosen from the mesh size */
+    int depth;             /* packets a mailbox holds; 0: default (4) */
+    double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: default (5 s) */
+} ftm_rt_config;
+
+/* What a stuck chip was doing when the watchdog fired. */
+typedef enum { FTM_WAIT_NONE = 0, FTM_WAIT_RECV, FTM_WAIT_SEND, FTM_WAIT_DONE } ftm_wait_kind;
+typedef struct ftm_stuck {
+    int chip;
+    const char *phase;     /* schedule phase ("reduce-scatter", ...) or "" */
+    int step;              /* step index within the phase */
+    int wait;              /* ftm_wait_kind */
+    int peer;              /* chip it waits to receive from or send to */
+    int dir;               /* link direction it waits on (-1 if none) */
+    size_t missing;        /* bytes not yet received / sent */
+} ftm_stuck;
+
+/* Creates the links and chip state for a mesh (the runtime keeps its own
+ * copy). Mailboxes are allocated here, once. */
+int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
+void ftm_rt_destroy(ftm_rt *rt);
+const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
+
+/* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
+ * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG
+ * when no packet moved for hang_timeout_s (then ftm_rt_stuck tells why). */
+typedef int (*ftm_chip_fn)(ftm_chip *chip, void *arg);
+int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
+
+/* After FTM_EHANG: the stuck chips (at most max), returns how many. */
+int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
+
+/* Bytes and packets that crossed the directed link chip->dir since the
+ * last reset. */
+void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts);
+void ftm_rt_reset_stats(ftm_rt *rt);
+
+/* Chip side (call only from the chip's own thread). */
+int ftm_chip_id(const ftm_chip *chip);
+ftm_rt *ftm_chip_rt(ftm_chip *chip);
+/* Executes this chip's program of schedule s on buf (s->bytes bytes):
+ * sends, receives, reductions, and forwarding of transit traffic. Every
+ * chip of a run must execute the same schedules in the same order. */
+int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
+
+#endif

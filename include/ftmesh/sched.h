@@ -1,0 +1,96 @@
+/* Schedules: a collective as data.
+ *
+ * A collective algorithm (ring, bidir, 2d, ...) does not move bytes itself:
+ * it builds a schedule, which the chip threads execute with real data
+ * (runtime) and the cost model replays to get modeled time (costmodel). One
+ * schedule, two interpreters, so the modeled link bytes are by construction
+ * the bytes the chips send.
+ *
+ * Per chip, a schedule is a list of steps; a step is a set of ops that run
+ * concurrently; a chip starts step k+1 when every op of step k is done.
+ * Ops are sends (to a chip over a route of links) and receives (from a chip,
+ * combined into the chip's buffer by copy or sum). Every transfer is one
+ * send op and its matching receive op, created together by ftm_sched_xfer
+ * with a tag unique within the schedule.
+ */
+#ifndef FTMESH_SCHED_H
+#define FTMESH_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ftm_mesh;
+
+typedef enum { FTM_OP_SEND = 0, FTM_OP_RECV = 1 } ftm_op_kind;
+/* How a received block combines with the buffer. */
+typedef enum { FTM_RED_COPY = 0, FTM_RED_SUM_F32 = 1, FTM_RED_SUM_I64 = 2 } ftm_red;
+
+typedef struct ftm_op {
+    uint8_t kind;      /* ftm_op_kind */
+    uint8_t red;       /* ftm_red (receives) */
+    int peer;          /* send: destination chip; recv: source chip */
+    int route;         /* the route the transfer takes (index in routes) */
+    uint32_t tag;      /* unique per transfer within the schedule */
+    size_t off, len;   /* byte range of this chip's buffer */
+} ftm_op;
+
+typedef struct ftm_step {
+    int first_op, nops;
+    const char *phase; /* static string, e.g. "reduce-scatter" (hang reports) */
+    int index;         /* step number within the phase */
+} ftm_step;
+
+typedef struct ftm_route {
+    int src, dst, nhops;
+    int first;         /* dirs[first .. first + nhops) */
+} ftm_route;
+
+typedef struct ftm_chip_prog {
+    ftm_step *steps;
+    int nsteps, cap_steps;
+    ftm_op *ops;
+    int nops, cap_ops;
+} ftm_chip_prog;
+
+typedef struct ftm_sched {
+    const char *algo;      /* static name of the algorithm that built it */
+    int nchips;            /* mesh size (programs of dead chips stay empty) */
+    size_t bytes;          /* buffer bytes per chip */
+    ftm_chip_prog *prog;   /* [nchips] */
+    ftm_route *routes;
+    int nroutes, cap_routes;
+    unsigned char *dirs;   /* hop directions of all routes */
+    int ndirs, cap_dirs;
+    uint32_t next_tag;
+} ftm_sched;
+
+/* On error nothing is allocated. */
+int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);
+void ftm_sched_free(ftm_sched *s);
+
+/* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its
+ * id (>= 0) or a negative error. nhops == 0 requires src == dst. */
+int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
+
+/* Opens a new step in chip's program; later ops of that chip join it. */
+int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index);
+
+/* A transfer of len bytes from [soff, soff+len) of the route's source chip
+ * to [doff, doff+len) of its destination, combined by red. Appends a send to
+ * the source's open step and a receive to the destination's open step.
+ * len == 0 adds nothing. */
+int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
+
+/* Drops empty steps at the end of every program (harmless but noisy). */
+void ftm_sched_trim(ftm_sched *s);
+
+/* Total payload bytes the schedule sends across each directed link:
+ * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */
+void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
+
+/* Balanced split of count elements into p blocks (Open MPI's ring
+ * allreduce split: the first count % p blocks get one element more).
+ * Block b covers elements [*first, *first + *n). */
+void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n);
+
+#endif

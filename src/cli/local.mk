@@ -1,0 +1,2 @@
+# cli: the ftmesh command
+ftmesh_SOURCES += src/cli/main.c

@@ -1,0 +1,149 @@
+/* Schedule construction: growable per-chip programs and a route table. */
+#include "ftmesh/sched.h"
+#include "ftmesh/mesh.h"
+#include "ftmesh/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Grows *p (elements of size sz) so that it holds at least need elements. */
+static int grow(void **p, int *cap, int need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap : 8;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * sz);
+    if (!q)
+        return FTM_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
+{
+    if (nchips < 1)
+        return FTM_EINVAL;
+    memset(s, 0, sizeof *s);
+    s->prog = calloc((size_t)nchips, sizeof *s->prog);
+    if (!s->prog)
+        return FTM_ENOMEM;
+    s->algo = algo;
+    s->nchips = nchips;
+    s->bytes = bytes;
+    return 0;
+}
+
+void ftm_sched_free(ftm_sched *s)
+{
+    if (s->prog)
+        for (int i = 0; i < s->nchips; i++) {
+            free(s->prog[i].steps);
+            free(s->prog[i].ops);
+        }
+    free(s->prog);
+    free(s->routes);
+    free(s->dirs);
+    memset(s, 0, sizeof *s);
+}
+
+int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops)
+{
+    if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
+        (nhops == 0) != (src == dst))
+        return FTM_EINVAL;
+    if (grow((void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes) ||
+        grow((void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1))
+        return FTM_ENOMEM;
+    ftm_route *r = &s->routes[s->nroutes];
+    r->src = src;
+    r->dst = dst;
+    r->nhops = nhops;
+    r->first = s->ndirs;
+    if (nhops)
+        memcpy(s->dirs + s->ndirs, dirs, (size_t)nhops);
+    s->ndirs += nhops;
+    return s->nroutes++;
+}
+
+int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
+{
+    if (chip < 0 || chip >= s->nchips)
+        return FTM_EINVAL;
+    ftm_chip_prog *p = &s->prog[chip];
+    if (grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof *p->steps))
+        return FTM_ENOMEM;
+    ftm_step *st = &p->steps[p->nsteps++];
+    st->first_op = p->nops;
+    st->nops = 0;
+    st->phase = phase;
+    st->index = index;
+    return 0;
+}
+
+static int add_op(ftm_sched *s, int chip, const ftm_op *op)
+{
+    ftm_chip_prog *p = &s->prog[chip];
+    if (p->nsteps == 0)
+        return FTM_EINVAL; /* no open step */
+    if (grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof *p->ops))
+        return FTM_ENOMEM;
+    p->ops[p->nops++] = *op;
+    p->steps[p->nsteps - 1].nops++;
+    return 0;
+}
+
+int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red)
+{
+    if (route < 0 || route >= s->nroutes || soff + len > s->bytes || doff + len > s->bytes)
+        return FTM_EINVAL;
+    if (len == 0)
+        return 0;
+    const ftm_route *r = &s->routes[route];
+    ftm_op snd = { FTM_OP_SEND, (uint8_t)red, r->dst, route, s->next_tag, soff, len };
+    ftm_op rcv = { FTM_OP_RECV, (uint8_t)red, r->src, route, s->next_tag, doff, len };
+    int rc = add_op(s, r->src, &snd);
+    if (!rc)
+        rc = add_op(s, r->dst, &rcv);
+    if (!rc)
+        s->next_tag++;
+    return rc;
+}
+
+void ftm_sched_trim(ftm_sched *s)
+{
+    for (int i = 0; i < s->nchips; i++) {
+        ftm_chip_prog *p = &s->prog[i];
+        while (p->nsteps > 0 && p->steps[p->nsteps - 1].nops == 0)
+            p->nsteps--;
+    }
+}
+
+void ftm_sched_link_bytes(const ftm_sched *s, const ftm_mesh *m, uint64_t *link_bytes)
+{
+    memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
+    for (int c = 0; c < s->nchips; c++) {
+        const ftm_chip_prog *p = &s->prog[c];
+        for (int k = 0; k < p->nops; k++) {
+            const ftm_op *op = &p->ops[k];
+            if (op->kind != FTM_OP_SEND)
+                continue;
+            const ftm_route *r = &s->routes[op->route];
+            int at = r->src;
+            for (int h = 0; h < r->nhops; h++) {
+                int d = s->dirs[r->first + h];
+                link_bytes[at * FTM_NDIRS + d] += op->len;
+                at = ftm_mesh_neighbor(m, at, d);
+            }
+        }
+    }
+}
+
+void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
+{
+    size_t q = count / (size_t)p, r = count % (size_t)p, ub = (size_t)b;
+    *n = q + (ub < r ? 1 : 0);
+    *first = ub * q + (ub < r ? ub : r);
+}

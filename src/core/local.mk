@@ -1,0 +1,9 @@
+# core: errors, mesh topology and faults, counter-based random numbers
+libftmesh_la_SOURCES += src/core/error.c src/core/mesh.c
+ftmeshinclude_HEADERS += include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h
+
+check_PROGRAMS += tests/test_mesh
+TESTS += tests/test_mesh
+tests_test_mesh_SOURCES = tests/test_mesh.c
+tests_test_mesh_CFLAGS = $(TEST_CFLAGS)
+tests_test_mesh_LDADD = $(TEST_LIBS)

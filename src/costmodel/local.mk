@@ -1,0 +1,1 @@
+# costmodel module: sources, public header, tests

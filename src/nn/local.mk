@@ -1,0 +1,1 @@
+# nn module: sources, public header, tests

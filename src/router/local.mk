@@ -1,0 +1,1 @@
+# router module: sources, public header, tests

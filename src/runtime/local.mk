@@ -1,0 +1,1 @@
+# runtime module: sources, public header, tests

@@ -1,0 +1,1 @@
+# train module: sources, public header, tests

@@ -1,0 +1,1 @@
+# viz module: sources, public header, tests
