@@ -32,7 +32,7 @@ END_TEST
 START_TEST(test_sizes)
 {
     ftm_mesh m;
-    ck_assert_int_eq(ftm_mesh_init(&m, 1, 1, 0), FTM_ERANGE);
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 0, 0), FTM_ERANGE);
     ck_assert_int_eq(ftm_mesh_init(&m, 65, 2, 0), FTM_ERANGE);
     ck_assert_int_eq(ftm_mesh_init(&m, 0, 8, 0), FTM_ERANGE);
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);

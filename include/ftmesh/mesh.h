@@ -13,7 +13,7 @@
 
 typedef enum { FTM_DIR_N = 0, FTM_DIR_E = 1, FTM_DIR_S = 2, FTM_DIR_W = 3 } ftm_dir;
 #define FTM_NDIRS 4
-#define FTM_MESH_MIN_CHIPS 2
+#define FTM_MESH_MIN_CHIPS 1
 #define FTM_MESH_MAX_SIDE 64
 
 typedef struct ftm_mesh {
@@ -28,7 +28,8 @@ typedef struct ftm_mesh {
 const char *ftm_dir_name(int d);
 static inline int ftm_dir_opposite(int d) { return (d + 2) & 3; }
 
-/* Sizes 1x2 .. 64x64. On error nothing is allocated. */
+/* Sizes 1x1 .. 64x64 (1x1: one chip, no links, for one-chip training).
+ * On error nothing is allocated. */
 int ftm_mesh_init(ftm_mesh *m, int rows, int cols, int torus);
 void ftm_mesh_free(ftm_mesh *m);
 /* Deep copy into an uninitialised dst. */
