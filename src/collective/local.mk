@@ -1,3 +1,3 @@
 # collective: schedules and the allreduce algorithms that build them
-libftmesh_la_SOURCES += src/collective/sched.c
-ftmeshinclude_HEADERS += include/ftmesh/sched.h
+libftmesh_la_SOURCES += src/collective/sched.c src/collective/ring.c src/collective/registry.c
+ftmeshinclude_HEADERS += include/ftmesh/sched.h include/ftmesh/collective.h

@@ -1,0 +1,54 @@
+/* Allreduce algorithms, as schedule builders (registry by name).
+ *
+ * Each algorithm turns (mesh with faults, element count, element type) into
+ * a schedule (sched.h) in which every healthy chip ends with the sum of all
+ * healthy chips' buffers. The runtime executes it with data; the cost model
+ * replays it for modeled time.
+ */
+#ifndef FTMESH_COLLECTIVE_H
+#define FTMESH_COLLECTIVE_H
+
+#include <stddef.h>
+#include "ftmesh/mesh.h"
+#include "ftmesh/sched.h"
+
+/* Builds an allreduce of count elements of type red (FTM_RED_SUM_F32: float,
+ * FTM_RED_SUM_I64: int64) into s (initialised here; free with
+ * ftm_sched_free). Returns 0, FTM_EALLDEAD, FTM_EPARTITION, FTM_ENOMEM or
+ * FTM_ENOTSUP. */
+typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+
+typedef struct ftm_allreduce_algo {
+    const char *name;           /* "ring", "bidir", "2d" */
+    const char *summary;        /* one line for --help */
+    ftm_allreduce_build_fn build;
+} ftm_allreduce_algo;
+
+/* The registered algorithms, terminated by an entry with name == NULL. */
+const ftm_allreduce_algo *ftm_allreduce_algos(void);
+/* Looks an algorithm up by name; NULL if unknown. */
+const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
+
+/* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
+size_t ftm_red_elem_size(ftm_red red);
+
+/* The algorithms. */
+int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+
+/* Building block shared by the algorithms: one step of a ring allreduce
+ * (reduce-scatter, then all-gather; Open MPI's balanced block split) of
+ * elements [first, first + count) over the n chips of chips[] in ring order,
+ * where route[i] is the route id (in s) from chips[i] to chips[(i+1) % n].
+ * Steps k = 0 .. n-2 are the reduce-scatter, k = n-1 .. 2n-3 the all-gather
+ * (ftm_ring_nsteps(n) = 2(n-1) in all). The step's ops are appended to each
+ * ring chip's currently open step, so callers can run several rings in the
+ * same step (bidir, the rows of 2d). After the reduce-scatter, ring position
+ * i holds the full sum of block ftm_ring_owned_block(n, i). */
+int ftm_allreduce_ring_step(ftm_sched *s, const int *chips, const int *route, int n,
+                            size_t first, size_t count, size_t elem, ftm_red red, int k);
+static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
+static inline int ftm_ring_owned_block(int n, int i) { return (i + 1) % n; }
+
+#endif

@@ -1,0 +1,21 @@
+/* The allreduce algorithms by name (MPICH keeps one file per algorithm and
+ * a table to pick them; so do we). */
+#include "ftmesh/collective.h"
+
+#include <string.h>
+
+static const ftm_allreduce_algo algos[] = {
+    { "ring", "one ring over all healthy chips, detours around holes", ftm_allreduce_ring_build },
+    { "bidir", "two counter-rotating rings, half the buffer each", ftm_allreduce_bidir_build },
+    { NULL, NULL, NULL },
+};
+
+const ftm_allreduce_algo *ftm_allreduce_algos(void) { return algos; }
+
+const ftm_allreduce_algo *ftm_allreduce_find(const char *name)
+{
+    for (const ftm_allreduce_algo *a = algos; a->name; a++)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
