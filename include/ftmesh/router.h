@@ -48,7 +48,8 @@ int ftm_router_path(const ftm_mesh *m, int a, int b, unsigned char *dirs, int ma
  * path starts at its chip, ends at the next one and uses only live chips and
  * live links; FTM_EBADRING otherwise. */
 int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
-void ftm_ring_quality(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
+/* Fills q (the function is not named ftm_ring_quality: that is the type). */
+void ftm_ring_measure(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
 void ftm_ring_free(ftm_ring *ring);
 
 #endif
