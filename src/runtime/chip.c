@@ -1,0 +1,392 @@
+/* A chip's side of the runtime: executing its program of a schedule while
+ * forwarding transit traffic.
+ *
+ * Deadlock freedom. Mailboxes are bounded, and routes around holes share
+ * links, so a chip that blocked on a full link while packets piled up in
+ * its own inbound mailboxes could close a cycle of chips each waiting for
+ * the next. Here a chip never leaves an inbound mailbox full: every pass
+ * of its loop empties all of them. A packet for this chip is applied to
+ * its buffer if the current step expects it, else kept in the chip's own
+ * memory ("early", like MPI's unexpected queue); a transit packet goes to
+ * the next link, or, when that link is full, to a per-direction queue in
+ * the chip's memory that keeps link order. Only the chip's own sends wait
+ * for link space, and they never stop the draining.
+ */
+#include "rt_internal.h"
+#include "ftmesh/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rt_ring(ftm_chip *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->bell++;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+int ftm_chip_id(const ftm_chip *chip) { return chip->id; }
+ftm_rt *ftm_chip_rt(ftm_chip *chip) { return chip->rt; }
+
+/* Per-op progress of the current step. */
+typedef struct op_state {
+    size_t done;     /* bytes sent (sends) or received (receives) */
+} op_state;
+
+typedef struct exec_ctx {
+    ftm_chip *chip;
+    const ftm_sched *s;
+    unsigned char *buf;
+    const ftm_step *step;
+    const ftm_op *ops;       /* the step's ops */
+    op_state *st;
+    uint64_t epoch_tag;      /* epoch << 32 */
+} exec_ctx;
+
+static rt_pkt *pkt_get(ftm_chip *c)
+{
+    rt_pkt *p = c->pool;
+    if (p) {
+        c->pool = p->next;
+        return p;
+    }
+    p = malloc(sizeof *p);
+    if (!p)
+        return NULL;
+    if (posix_memalign((void **)&p->data, 64, RT_HDR_BYTES + c->rt->pkt_bytes)) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void pkt_put(ftm_chip *c, rt_pkt *p)
+{
+    p->next = c->pool;
+    c->pool = p;
+}
+
+static void reduce_into(unsigned char *dst, const unsigned char *src, size_t len, int red)
+{
+    if (red == FTM_RED_SUM_F32) {
+        float *d = (float *)(void *)dst;
+        const float *s = (const float *)(const void *)src;
+        for (size_t i = 0; i < len / 4; i++)
+            d[i] += s[i];
+    } else if (red == FTM_RED_SUM_I64) {
+        int64_t *d = (int64_t *)(void *)dst;
+        const int64_t *s = (const int64_t *)(const void *)src;
+        for (size_t i = 0; i < len / 8; i++)
+            d[i] += s[i];
+    } else {
+        memcpy(dst, src, len);
+    }
+}
+
+/* Applies a packet addressed to this chip if the current step expects it.
+ * Returns 1 if applied. */
+static int try_deliver(exec_ctx *x, const unsigned char *pkt)
+{
+    const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+    if (!x->step || h->sched != x->s)
+        return 0;
+    for (int i = 0; i < x->step->nops; i++) {
+        const ftm_op *op = &x->ops[i];
+        if (op->kind != FTM_OP_RECV || op->peer != h->src ||
+            (x->epoch_tag | op->tag) != h->tag)
+            continue;
+        reduce_into(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len, op->red);
+        x->st[i].done += h->len;
+        return 1;
+    }
+    return 0;
+}
+
+static void outq_append(ftm_chip *c, int d, rt_pkt *p)
+{
+    p->next = NULL;
+    if (c->outq_tail[d])
+        c->outq_tail[d]->next = p;
+    else
+        c->outq_head[d] = p;
+    c->outq_tail[d] = p;
+}
+
+/* Direction of the next hop of a packet currently at this chip. */
+static int next_dir(const rt_hdr *h)
+{
+    const ftm_route *r = &h->sched->routes[h->route];
+    return h->sched->dirs[r->first + h->hop];
+}
+
+static void publish(ftm_chip *c, int d)
+{
+    rt_mbox_push(c->out[d]);
+    atomic_fetch_add_explicit(&c->rt->progress, 1, memory_order_relaxed);
+    rt_ring(c->out[d]->to);
+}
+
+/* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
+ * link is full. */
+static int link_put(ftm_chip *c, int d, const unsigned char *pkt)
+{
+    rt_mbox *mb = c->out[d];
+    unsigned char *slot = rt_mbox_slot_in(mb);
+    if (!slot)
+        return 0;
+    const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+    memcpy(slot, pkt, RT_HDR_BYTES + h->len);
+    ((rt_hdr *)(void *)slot)->hop++;
+    mb->bytes += h->len;
+    mb->pkts++;
+    publish(c, d);
+    return 1;
+}
+
+/* Empties every inbound mailbox. Returns 1 if anything moved, or a
+ * negative error. */
+static int drain_inbound(exec_ctx *x)
+{
+    ftm_chip *c = x->chip;
+    int moved = 0;
+    for (int d = 0; d < FTM_NDIRS; d++) {
+        rt_mbox *mb = c->in[d];
+        if (!mb)
+            continue;
+        unsigned char *pkt;
+        while ((pkt = rt_mbox_slot_out(mb)) != NULL) {
+            const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+            int kept = 0;
+            if (h->dst == c->id) {
+                kept = try_deliver(x, pkt);
+            } else {
+                int nd = next_dir(h);
+                if (!c->out[nd])
+                    return FTM_ENOROUTE;
+                kept = !c->outq_head[nd] && link_put(c, nd, pkt);
+            }
+            if (!kept) {
+                /* Keep it in the chip's memory: early data or blocked transit. */
+                rt_pkt *p = pkt_get(c);
+                if (!p)
+                    return FTM_ENOMEM;
+                memcpy(p->data, pkt, RT_HDR_BYTES + h->len);
+                if (h->dst == c->id) {
+                    p->next = c->early;
+                    c->early = p;
+                } else {
+                    outq_append(c, next_dir(h), p);
+                }
+            }
+            rt_mbox_pop(mb);
+            rt_ring(mb->from);
+            moved = 1;
+        }
+    }
+    return moved;
+}
+
+/* Moves queued transit packets onto their links while there is room. */
+static int flush_outq(ftm_chip *c)
+{
+    int moved = 0;
+    for (int d = 0; d < FTM_NDIRS; d++) {
+        while (c->outq_head[d] && link_put(c, d, c->outq_head[d]->data)) {
+            rt_pkt *p = c->outq_head[d];
+            c->outq_head[d] = p->next;
+            if (!c->outq_head[d])
+                c->outq_tail[d] = NULL;
+            pkt_put(c, p);
+            moved = 1;
+        }
+    }
+    return moved;
+}
+
+/* Applies early packets that the current step expects. */
+static int apply_early(exec_ctx *x)
+{
+    int moved = 0;
+    rt_pkt **pp = &x->chip->early;
+    while (*pp) {
+        rt_pkt *p = *pp;
+        if (try_deliver(x, p->data)) {
+            *pp = p->next;
+            pkt_put(x->chip, p);
+            moved = 1;
+        } else {
+            pp = &p->next;
+        }
+    }
+    return moved;
+}
+
+/* Pushes the step's own sends, packet by packet, behind queued transit. */
+static int push_sends(exec_ctx *x)
+{
+    ftm_chip *c = x->chip;
+    size_t pb = c->rt->pkt_bytes;
+    int moved = 0;
+    for (int i = 0; i < x->step->nops; i++) {
+        const ftm_op *op = &x->ops[i];
+        if (op->kind != FTM_OP_SEND)
+            continue;
+        const ftm_route *r = &x->s->routes[op->route];
+        if (r->nhops == 0)
+            return FTM_EINVAL;
+        int d = x->s->dirs[r->first];
+        if (!c->out[d])
+            return FTM_ENOROUTE;
+        while (x->st[i].done < op->len && !c->outq_head[d]) {
+            unsigned char *slot = rt_mbox_slot_in(c->out[d]);
+            if (!slot)
+                break;
+            size_t n = op->len - x->st[i].done;
+            if (n > pb)
+                n = pb;
+            rt_hdr *h = (rt_hdr *)(void *)slot;
+            h->sched = x->s;
+            h->tag = x->epoch_tag | op->tag;
+            h->src = c->id;
+            h->dst = op->peer;
+            h->route = op->route;
+            h->hop = 1;
+            h->len = (uint32_t)n;
+            h->off = x->st[i].done;
+            memcpy(slot + RT_HDR_BYTES, x->buf + op->off + x->st[i].done, n);
+            c->out[d]->bytes += n;
+            c->out[d]->pkts++;
+            x->st[i].done += n;
+            publish(c, d);
+            moved = 1;
+        }
+    }
+    return moved;
+}
+
+/* First unfinished op of the step, for the hang report. */
+static void note_wait(exec_ctx *x)
+{
+    ftm_stuck *w = &x->chip->why;
+    w->chip = x->chip->id;
+    w->phase = x->step->phase ? x->step->phase : "";
+    w->step = x->step->index;
+    w->wait = FTM_WAIT_NONE;
+    for (int i = 0; i < x->step->nops; i++) {
+        const ftm_op *op = &x->ops[i];
+        if (x->st[i].done >= op->len)
+            continue;
+        const ftm_route *r = &x->s->routes[op->route];
+        w->peer = op->peer;
+        w->missing = op->len - x->st[i].done;
+        if (op->kind == FTM_OP_RECV) {
+            w->wait = FTM_WAIT_RECV;
+            w->dir = ftm_dir_opposite(x->s->dirs[r->first + r->nhops - 1]);
+        } else {
+            w->wait = FTM_WAIT_SEND;
+            w->dir = x->s->dirs[r->first];
+        }
+        return;
+    }
+}
+
+static int step_done(const exec_ctx *x)
+{
+    for (int i = 0; i < x->step->nops; i++)
+        if (x->st[i].done < x->ops[i].len)
+            return 0;
+    return 1;
+}
+
+/* Sleeps until the doorbell rings after `seen`, or the run is aborted. */
+static int wait_bell(exec_ctx *x, uint64_t seen)
+{
+    ftm_chip *c = x->chip;
+    pthread_mutex_lock(&c->mu);
+    note_wait(x);
+    c->waiting = 1;
+    while (c->bell == seen && !atomic_load(&c->rt->abort))
+        pthread_cond_wait(&c->cv, &c->mu);
+    c->waiting = 0;
+    pthread_mutex_unlock(&c->mu);
+    return atomic_load(&c->rt->abort) ? FTM_EHANG : 0;
+}
+
+static uint64_t read_bell(ftm_chip *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t b = c->bell;
+    pthread_mutex_unlock(&c->mu);
+    return b;
+}
+
+int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
+{
+    if (chip->id >= s->nchips)
+        return FTM_EINVAL;
+    const ftm_chip_prog *prog = &s->prog[chip->id];
+    int maxops = 0;
+    for (int k = 0; k < prog->nsteps; k++)
+        if (prog->steps[k].nops > maxops)
+            maxops = prog->steps[k].nops;
+    op_state *st = calloc((size_t)(maxops ? maxops : 1), sizeof *st);
+    if (!st)
+        return FTM_ENOMEM;
+    exec_ctx x = { chip, s, buf, NULL, NULL, st, (uint64_t)(++chip->epoch) << 32 };
+    int rc = 0;
+    for (int k = 0; k < prog->nsteps && !rc; k++) {
+        x.step = &prog->steps[k];
+        x.ops = prog->ops + x.step->first_op;
+        memset(st, 0, sizeof *st * (size_t)x.step->nops);
+        apply_early(&x);
+        for (;;) {
+            uint64_t seen = read_bell(chip);
+            int a = drain_inbound(&x);
+            int b = a < 0 ? a : flush_outq(chip);
+            int c = b < 0 ? b : push_sends(&x);
+            if (a < 0 || b < 0 || c < 0) {
+                rc = a < 0 ? a : b < 0 ? b : c;
+                break;
+            }
+            if (step_done(&x))
+                break;
+            if (!a && !b && !c && (rc = wait_bell(&x, seen)) != 0)
+                break;
+        }
+    }
+    free(st);
+    return rc;
+}
+
+/* After the program ends a chip may still hold transit packets for others
+ * (it forwards until every chip of the run has finished). */
+int rt_chip_linger(ftm_chip *chip);
+int rt_chip_linger(ftm_chip *chip)
+{
+    ftm_sched none = { 0 };
+    exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0 };
+    for (;;) {
+        uint64_t seen = read_bell(chip);
+        int a = drain_inbound(&x);
+        int b = a < 0 ? a : flush_outq(chip);
+        if (a < 0 || b < 0)
+            return a < 0 ? a : b;
+        if (a || b)
+            continue;
+        pthread_mutex_lock(&chip->mu);
+        int stop = 0;
+        chip->waiting = 1;
+        chip->why.chip = chip->id;
+        chip->why.wait = FTM_WAIT_DONE;
+        chip->why.phase = "done";
+        chip->why.dir = -1;
+        while (chip->bell == seen && !atomic_load(&chip->rt->abort) &&
+               !(stop = atomic_load(&chip->rt->running) == 0))
+            pthread_cond_wait(&chip->cv, &chip->mu);
+        chip->waiting = 0;
+        pthread_mutex_unlock(&chip->mu);
+        if (stop || atomic_load(&chip->rt->abort))
+            return 0;
+    }
+}

@@ -1,0 +1,305 @@
+/* Runtime: links, chip threads, the watchdog and link statistics. */
+#include "rt_internal.h"
+#include "ftmesh/error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int rt_chip_linger(ftm_chip *chip);
+
+enum { RT_DEFAULT_DEPTH = 4 };
+#define RT_DEFAULT_HANG_S 5.0
+/* Mailbox memory is capped so that a 64x64 mesh fits comfortably: the
+ * packet size shrinks as the number of links grows. */
+#define RT_MBOX_BUDGET ((size_t)128 << 20)
+
+static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
+{
+    size_t pb = 32768;
+    while (pb > 1024 && nlinks * depth * (pb + RT_HDR_BYTES) > RT_MBOX_BUDGET)
+        pb /= 2;
+    return pb;
+}
+
+int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
+{
+    ftm_rt *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return FTM_ENOMEM;
+    int rc = ftm_mesh_copy(&rt->mesh, m);
+    if (rc) {
+        free(rt);
+        return rc;
+    }
+    int n = m->nchips;
+    size_t nlinks = 0;
+    for (int c = 0; c < n; c++)
+        for (int d = 0; d < FTM_NDIRS; d++)
+            nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
+    rt->depth = cfg && cfg->depth > 0 ? (uint32_t)cfg->depth : RT_DEFAULT_DEPTH;
+    rt->pkt_bytes = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, rt->depth);
+    rt->pkt_bytes = (rt->pkt_bytes + 7) & ~(size_t)7; /* whole int64 elements */
+    rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
+    rt->chips = calloc((size_t)n, sizeof *rt->chips);
+    rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
+    if (!rt->chips || !rt->mbox) {
+        ftm_rt_destroy(rt);
+        return FTM_ENOMEM;
+    }
+    pthread_mutex_init(&rt->mu, NULL);
+    pthread_cond_init(&rt->cv, NULL);
+    for (int c = 0; c < n; c++) {
+        ftm_chip *ch = &rt->chips[c];
+        ch->rt = rt;
+        ch->id = c;
+        pthread_mutex_init(&ch->mu, NULL);
+        pthread_cond_init(&ch->cv, NULL);
+    }
+    for (int c = 0; c < n; c++) {
+        for (int d = 0; d < FTM_NDIRS; d++) {
+            if (!ftm_mesh_link_live(m, c, d))
+                continue; /* a dead link carries nothing: it has no mailbox */
+            rt_mbox *mb = &rt->mbox[c * FTM_NDIRS + d];
+            if (rt_mbox_init(mb, rt->depth, rt->pkt_bytes)) {
+                ftm_rt_destroy(rt);
+                return FTM_ENOMEM;
+            }
+            int nb = ftm_mesh_neighbor(m, c, d);
+            mb->from = &rt->chips[c];
+            mb->to = &rt->chips[nb];
+            rt->chips[c].out[d] = mb;
+            rt->chips[nb].in[ftm_dir_opposite(d)] = mb;
+        }
+    }
+    *out = rt;
+    return 0;
+}
+
+static void free_list(rt_pkt *p)
+{
+    while (p) {
+        rt_pkt *next = p->next;
+        free(p->data);
+        free(p);
+        p = next;
+    }
+}
+
+void ftm_rt_destroy(ftm_rt *rt)
+{
+    if (!rt)
+        return;
+    if (rt->chips) {
+        for (int c = 0; c < rt->mesh.nchips; c++) {
+            ftm_chip *ch = &rt->chips[c];
+            free_list(ch->pool);
+            free_list(ch->early);
+            for (int d = 0; d < FTM_NDIRS; d++)
+                free_list(ch->outq_head[d]);
+            pthread_mutex_destroy(&ch->mu);
+            pthread_cond_destroy(&ch->cv);
+        }
+        pthread_mutex_destroy(&rt->mu);
+        pthread_cond_destroy(&rt->cv);
+    }
+    if (rt->mbox)
+        for (int i = 0; i < rt->mesh.nchips * FTM_NDIRS; i++)
+            rt_mbox_free(&rt->mbox[i]);
+    free(rt->mbox);
+    free(rt->chips);
+    ftm_mesh_free(&rt->mesh);
+    free(rt);
+}
+
+const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt) { return &rt->mesh; }
+
+static void ring_all(ftm_rt *rt)
+{
+    /* Every healthy chip's doorbell exists from ftm_rt_create on, so this
+     * needs no knowledge of which threads have started yet. */
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        if (ftm_mesh_alive(&rt->mesh, c))
+            rt_ring(&rt->chips[c]);
+}
+
+static void *chip_main(void *p)
+{
+    ftm_chip *c = p;
+    ftm_rt *rt = c->rt;
+    c->rc = rt->fn(c, rt->arg);
+    if (c->rc && c->rc != FTM_EHANG) {
+        /* A failed chip would leave its partners waiting: stop the run. */
+        atomic_store(&rt->abort, 1);
+        ring_all(rt);
+    }
+    pthread_mutex_lock(&c->mu);
+    c->finished = 1;
+    pthread_mutex_unlock(&c->mu);
+    if (atomic_fetch_sub(&rt->running, 1) == 1) {
+        ring_all(rt);
+        pthread_mutex_lock(&rt->mu);
+        pthread_cond_signal(&rt->cv);
+        pthread_mutex_unlock(&rt->mu);
+    }
+    if (!c->rc) {
+        int rc = rt_chip_linger(c);
+        if (rc)
+            c->rc = rc;
+    }
+    return NULL;
+}
+
+/* 1 when every chip still running its program is asleep waiting. */
+static int all_waiting(ftm_rt *rt)
+{
+    int all = 1;
+    for (int c = 0; c < rt->mesh.nchips && all; c++) {
+        ftm_chip *ch = &rt->chips[c];
+        if (!ch->started)
+            continue;
+        pthread_mutex_lock(&ch->mu);
+        if (!ch->finished && !ch->waiting)
+            all = 0;
+        pthread_mutex_unlock(&ch->mu);
+    }
+    return all;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Watchdog: declares a hang when no packet moved and every running chip
+ * was asleep for hang_timeout_s. Chips busy computing are not stuck. */
+static void watch(ftm_rt *rt)
+{
+    const double tick = 0.05;
+    uint64_t last = atomic_load(&rt->progress);
+    double stall_since = -1;
+    pthread_mutex_lock(&rt->mu);
+    while (atomic_load(&rt->running) > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(tick * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&rt->cv, &rt->mu, &ts);
+        if (atomic_load(&rt->running) == 0 || atomic_load(&rt->abort))
+            break;
+        pthread_mutex_unlock(&rt->mu);
+        uint64_t cur = atomic_load(&rt->progress);
+        if (cur != last || !all_waiting(rt)) {
+            last = cur;
+            stall_since = -1;
+        } else if (stall_since < 0) {
+            stall_since = now_s();
+        } else if (now_s() - stall_since >= rt->hang_timeout_s) {
+            rt->hung = 1;
+            atomic_store(&rt->abort, 1);
+            ring_all(rt);
+            pthread_mutex_lock(&rt->mu);
+            break;
+        }
+        pthread_mutex_lock(&rt->mu);
+    }
+    pthread_mutex_unlock(&rt->mu);
+}
+
+int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
+{
+    int n = rt->mesh.nchips;
+    rt->fn = fn;
+    rt->arg = arg;
+    rt->hung = 0;
+    atomic_store(&rt->abort, 0);
+    atomic_store(&rt->running, ftm_mesh_healthy_count(&rt->mesh));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
+    pthread_attr_setstacksize(&attr, (size_t)1 << 20);
+    int rc = 0;
+    for (int c = 0; c < n; c++) {
+        ftm_chip *ch = &rt->chips[c];
+        ch->started = 0;
+        ch->finished = 0;
+        ch->waiting = 0;
+        ch->rc = 0;
+        memset(&ch->why, 0, sizeof ch->why);
+        ch->why.dir = -1;
+    }
+    for (int c = 0; c < n; c++) {
+        ftm_chip *ch = &rt->chips[c];
+        if (!ftm_mesh_alive(&rt->mesh, c))
+            continue; /* a dead chip runs nothing and forwards nothing */
+        ch->started = 1; /* before the thread exists: others read it */
+        if (pthread_create(&ch->thread, &attr, chip_main, ch)) {
+            ch->started = 0;
+            rc = FTM_ETHREAD;
+            /* Chips never started count as finished. */
+            int left = 0;
+            for (int j = c; j < n; j++)
+                left += ftm_mesh_alive(&rt->mesh, j);
+            atomic_fetch_sub(&rt->running, left);
+            atomic_store(&rt->abort, 1);
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    if (!rc) {
+        watch(rt);
+    } else {
+        ring_all(rt);
+    }
+    for (int c = 0; c < n; c++)
+        if (rt->chips[c].started)
+            pthread_join(rt->chips[c].thread, NULL);
+    if (rc)
+        return rc;
+    if (rt->hung)
+        return FTM_EHANG;
+    for (int c = 0; c < n; c++)
+        if (rt->chips[c].started && rt->chips[c].rc && rt->chips[c].rc != FTM_EHANG)
+            return rt->chips[c].rc;
+    for (int c = 0; c < n; c++)
+        if (rt->chips[c].started && rt->chips[c].rc)
+            return rt->chips[c].rc;
+    return 0;
+}
+
+int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
+{
+    int k = 0;
+    if (!rt->hung)
+        return 0;
+    for (int c = 0; c < rt->mesh.nchips; c++) {
+        const ftm_chip *ch = &rt->chips[c];
+        if (!ch->started || ch->why.wait == FTM_WAIT_NONE || ch->why.wait == FTM_WAIT_DONE)
+            continue;
+        if (k < max)
+            out[k] = ch->why;
+        k++;
+    }
+    return k < max ? k : max;
+}
+
+void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts)
+{
+    const rt_mbox *mb = &rt->mbox[chip * FTM_NDIRS + dir];
+    if (bytes)
+        *bytes = mb->bytes;
+    if (pkts)
+        *pkts = mb->pkts;
+}
+
+void ftm_rt_reset_stats(ftm_rt *rt)
+{
+    for (int i = 0; i < rt->mesh.nchips * FTM_NDIRS; i++)
+        rt->mbox[i].bytes = rt->mbox[i].pkts = 0;
+}

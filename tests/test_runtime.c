@@ -1,0 +1,268 @@
+/* Runtime: chip threads, mailboxes, hop-by-hop forwarding, link counters,
+ * and the watchdog. Schedules here are built by hand. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/runtime.h"
+#include "ftmesh/error.h"
+
+typedef struct job {
+    const ftm_sched *s;
+    unsigned char **bufs;  /* [nchips] */
+    int iters;
+} job;
+
+static int run_sched(ftm_chip *c, void *arg)
+{
+    job *j = arg;
+    for (int it = 0; it < j->iters; it++) {
+        int rc = ftm_chip_exec(c, j->s, j->bufs[ftm_chip_id(c)]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static unsigned char **alloc_bufs(int n, size_t bytes)
+{
+    unsigned char **b = calloc((size_t)n, sizeof *b);
+    for (int i = 0; i < n; i++)
+        b[i] = calloc(bytes ? bytes : 1, 1);
+    return b;
+}
+
+static void free_bufs(unsigned char **b, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(b[i]);
+    free(b);
+}
+
+/* Chip 0 of a 1xN line sends bytes to chip N-1 across N-1 hops, every
+ * chip in between forwarding. */
+START_TEST(test_multi_hop_forwarding)
+{
+    const int n = 8;
+    const size_t bytes = 100000; /* not a multiple of the packet size */
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, n, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", n, bytes), 0);
+    unsigned char dirs[16];
+    memset(dirs, FTM_DIR_E, sizeof dirs);
+    int r = ftm_sched_route(&s, 0, n - 1, dirs, n - 1);
+    ck_assert_int_ge(r, 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "send", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, n - 1, "recv", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, 0, bytes, FTM_RED_COPY), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 1000, .depth = 2 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(n, bytes);
+    for (size_t i = 0; i < bytes; i++)
+        b[0][i] = (unsigned char)(i * 7 + 3);
+    job j = { &s, b, 2 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ck_assert_int_eq(memcmp(b[0], b[n - 1], bytes), 0);
+    for (int c = 1; c < n - 1; c++)
+        for (size_t i = 0; i < bytes; i++)
+            ck_assert_int_eq(b[c][i], 0); /* forwarders keep nothing */
+    uint64_t want[64 * 4];
+    ftm_sched_link_bytes(&s, &m, want);
+    for (int c = 0; c < n; c++) {
+        for (int d = 0; d < 4; d++) {
+            uint64_t got = 0, pkts = 0;
+            if (ftm_mesh_link_live(&m, c, d))
+                ftm_rt_link_stats(rt, c, d, &got, &pkts);
+            ck_assert_uint_eq(got, 2 * want[c * 4 + d]);
+            if (d == FTM_DIR_E && c < n - 1) {
+                ck_assert_uint_eq(got, 2 * bytes);
+                ck_assert_uint_eq(pkts, 2 * 100);
+            }
+        }
+    }
+    free_bufs(b, n);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* Every chip of a torus sends to the chip diagonally opposite over a
+ * multi-hop route while summing what it receives: transit traffic crosses
+ * in every direction through tiny mailboxes. Must finish (no deadlock) and
+ * sum exactly. */
+START_TEST(test_crossing_traffic_sums)
+{
+    const int R = 6, C = 6, n = R * C;
+    const size_t count = 3000;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", n, 2 * count * 4), 0);
+    for (int c = 0; c < n; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "cross", 0), 0);
+    for (int c = 0; c < n; c++) {
+        unsigned char dirs[6] = { FTM_DIR_E, FTM_DIR_E, FTM_DIR_E, FTM_DIR_S, FTM_DIR_S, FTM_DIR_S };
+        int dst = ftm_mesh_chip(&m, (ftm_mesh_row(&m, c) + 3) % R, (ftm_mesh_col(&m, c) + 3) % C);
+        int r = ftm_sched_route(&s, c, dst, dirs, 6);
+        ck_assert_int_ge(r, 0);
+        /* Send the first half, sum into the second: a step never sends
+         * what it receives into. */
+        ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, count * 4, count * 4, FTM_RED_SUM_F32), 0);
+    }
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 64, .depth = 1 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(n, 2 * count * 4);
+    for (int c = 0; c < n; c++)
+        for (size_t i = 0; i < count; i++) {
+            ((float *)(void *)b[c])[i] = (float)(c + (int)(i % 5));
+            ((float *)(void *)b[c])[count + i] = (float)(1000 * c);
+        }
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    for (int c = 0; c < n; c++) {
+        int src = ftm_mesh_chip(&m, (ftm_mesh_row(&m, c) + 3) % R, (ftm_mesh_col(&m, c) + 3) % C);
+        for (size_t i = 0; i < count; i++)
+            ck_assert_float_eq(((float *)(void *)b[c])[count + i], (float)(1000 * c + src + (int)(i % 5)));
+    }
+    free_bufs(b, n);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* Chips 0 and 1 each wait to receive before they send: a deadlock the
+ * watchdog must detect and explain. */
+START_TEST(test_hang_detected)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
+    /* chip 0: [recv tag0 from 1] then [send tag1 to 1]
+     * chip 1: [recv tag1 from 0] then [send tag0 to 0] */
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", 3, 64), 0);
+    unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
+    int r01 = ftm_sched_route(&s, 0, 1, &e, 1), r10 = ftm_sched_route(&s, 1, 0, &w, 1);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "wait-first", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 1, "wait-first", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 1, "then-send", 1), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r10, 0, 0, 64, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "then-send", 1), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 64, FTM_RED_COPY), 0);
+    /* The builder put chip 1's receive in its open step 1, after its send;
+     * move it into step 0 to close the cycle. */
+    ftm_chip_prog *p1 = &s.prog[1];
+    ck_assert_int_eq(p1->nops, 2);
+    ftm_op tmp = p1->ops[0];
+    p1->ops[0] = p1->ops[1];
+    p1->ops[1] = tmp;
+    p1->steps[0].nops = 1;
+    p1->steps[1].first_op = 1;
+    p1->steps[1].nops = 1;
+    ck_assert_int_eq(s.prog[0].ops[0].kind, FTM_OP_RECV);
+    ck_assert_int_eq(p1->ops[0].kind, FTM_OP_RECV);
+
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .hang_timeout_s = 0.3 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(3, 64);
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_EHANG);
+    ftm_stuck st[4];
+    int k = ftm_rt_stuck(rt, st, 4);
+    ck_assert_int_eq(k, 2);
+    ck_assert_int_eq(st[0].chip, 0);
+    ck_assert_int_eq(st[0].wait, FTM_WAIT_RECV);
+    ck_assert_int_eq(st[0].peer, 1);
+    ck_assert_int_eq(st[0].dir, FTM_DIR_E);
+    ck_assert_str_eq(st[0].phase, "wait-first");
+    ck_assert_int_eq(st[1].chip, 1);
+    ck_assert_int_eq(st[1].peer, 0);
+    ck_assert_int_eq(st[1].dir, FTM_DIR_W);
+    ck_assert_uint_eq(st[1].missing, 64);
+    free_bufs(b, 3);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* A route over a dead link is refused, not hung on. */
+START_TEST(test_dead_link_route_refused)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 0, 0, 0, 1, 1), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", 2, 8), 0);
+    unsigned char e = FTM_DIR_E;
+    int r = ftm_sched_route(&s, 0, 1, &e, 1);
+    ftm_sched_step(&s, 0, "x", 0);
+    ftm_sched_step(&s, 1, "x", 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, 0, 8, FTM_RED_COPY), 0);
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    unsigned char **b = alloc_bufs(2, 8);
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ENOROUTE);
+    free_bufs(b, 2);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* 1024 chip threads (32x32) exchange with their east neighbour. */
+START_TEST(test_many_threads)
+{
+    const int R = 32, C = 32, n = R * C;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", n, 4096), 0);
+    for (int c = 0; c < n; c++)
+        ftm_sched_step(&s, c, "east", 0);
+    unsigned char e = FTM_DIR_E;
+    for (int c = 0; c < n; c++) {
+        int r = ftm_sched_route(&s, c, ftm_mesh_neighbor(&m, c, FTM_DIR_E), &e, 1);
+        ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, 2048, 2048, FTM_RED_COPY), 0);
+    }
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    unsigned char **b = alloc_bufs(n, 4096);
+    for (int c = 0; c < n; c++)
+        memset(b[c], c & 0xff, 2048);
+    job j = { &s, b, 3 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    for (int c = 0; c < n; c++) {
+        int w = ftm_mesh_neighbor(&m, c, FTM_DIR_W);
+        ck_assert_int_eq(b[c][2048], w & 0xff);
+        ck_assert_int_eq(b[c][4095], w & 0xff);
+    }
+    free_bufs(b, n);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *tc = tcase_create("runtime");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_multi_hop_forwarding);
+    tcase_add_test(tc, test_crossing_traffic_sums);
+    tcase_add_test(tc, test_hang_detected);
+    tcase_add_test(tc, test_dead_link_route_refused);
+    tcase_add_test(tc, test_many_threads);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
