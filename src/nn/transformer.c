@@ -1,0 +1,217 @@
+/* Transformer layers: embeddings, layer norm, GELU, dropout, multi-head
+ * self-attention (two GEMMs per head and example). Layer norm and the
+ * attention backward follow the derivations in karpathy/llm.c
+ * train_gpt2.c (facts, not code). */
+#include <math.h>
+#include <string.h>
+#include "ftmesh/nn.h"
+#include "ftmesh/rng.h"
+
+void ftm_nn_embed_forward(float *out, const int *tok, const float *wte,
+                          const float *wpe, int N, int T, int C)
+{
+    for (int n = 0; n < N; n++)
+        for (int t = 0; t < T; t++) {
+            float *o = out + ((size_t)n * T + t) * C;
+            const float *e = wte + (size_t)tok[n * T + t] * C, *p = wpe + (size_t)t * C;
+            for (int c = 0; c < C; c++)
+                o[c] = e[c] + p[c];
+        }
+}
+
+void ftm_nn_embed_backward(float *dwte, float *dwpe, const float *dout,
+                           const int *tok, int N, int T, int C)
+{
+    for (int n = 0; n < N; n++)
+        for (int t = 0; t < T; t++) {
+            const float *d = dout + ((size_t)n * T + t) * C;
+            float *e = dwte + (size_t)tok[n * T + t] * C, *p = dwpe + (size_t)t * C;
+            for (int c = 0; c < C; c++) {
+                e[c] += d[c];
+                p[c] += d[c];
+            }
+        }
+}
+
+void ftm_nn_layernorm_forward(float *out, float *mean, float *rstd,
+                              const float *inp, const float *gamma,
+                              const float *beta, int R, int C, float eps)
+{
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * C;
+        float *o = out + (size_t)r * C;
+        float m = 0.0f, v = 0.0f;
+        for (int c = 0; c < C; c++)
+            m += x[c];
+        m /= (float)C;
+        for (int c = 0; c < C; c++)
+            v += (x[c] - m) * (x[c] - m);
+        v /= (float)C;
+        float s = 1.0f / sqrtf(v + eps);
+        for (int c = 0; c < C; c++)
+            o[c] = (x[c] - m) * s * gamma[c] + beta[c];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+void ftm_nn_layernorm_backward(float *dinp, float *dgamma, float *dbeta,
+                               const float *dout, const float *inp,
+                               const float *gamma, const float *mean,
+                               const float *rstd, int R, int C)
+{
+    for (int r = 0; r < R; r++) {
+        const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+        float *dx = dinp + (size_t)r * C, m = mean[r], s = rstd[r];
+        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float xh = (x[c] - m) * s, dn = gamma[c] * dy[c];
+            dnorm_mean += dn;
+            dnorm_norm_mean += dn * xh;
+        }
+        dnorm_mean /= (float)C;
+        dnorm_norm_mean /= (float)C;
+        for (int c = 0; c < C; c++) {
+            float xh = (x[c] - m) * s, dn = gamma[c] * dy[c];
+            dbeta[c] += dy[c];
+            dgamma[c] += xh * dy[c];
+            dx[c] += (dn - dnorm_mean - xh * dnorm_norm_mean) * s;
+        }
+    }
+}
+
+#define GELU_K 0.7978845608028654f   /* sqrt(2/pi) */
+#define GELU_C 0.044715f
+
+void ftm_nn_gelu_forward(float *out, const float *inp, size_t n, int tanh_approx)
+{
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        if (tanh_approx)
+            out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
+        else
+            out[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    }
+}
+
+void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
+                          size_t n, int tanh_approx)
+{
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i], g;
+        if (tanh_approx) {
+            float t = tanhf(GELU_K * (x + GELU_C * x * x * x));
+            g = 0.5f * (1.0f + t) +
+                0.5f * x * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
+        } else {
+            g = 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+                x * 0.39894228040143268f * expf(-0.5f * x * x);
+        }
+        dinp[i] += g * dout[i];
+    }
+}
+
+static inline float keep_scale(const ftm_nn_dropout *dp, int n, size_t e)
+{
+    float u = ftm_rng_uniform(dp->seed, dp->step,
+                              (uint64_t)(dp->first_example + n), dp->layer, e);
+    return u >= dp->p ? 1.0f / (1.0f - dp->p) : 0.0f;
+}
+
+void ftm_nn_dropout_forward(float *out, const float *inp, int N, size_t E,
+                            const ftm_nn_dropout *dp)
+{
+    for (int n = 0; n < N; n++)
+        for (size_t e = 0; e < E; e++) {
+            size_t i = (size_t)n * E + e;
+            out[i] = (dp && dp->p > 0.0f) ? inp[i] * keep_scale(dp, n, e) : inp[i];
+        }
+}
+
+void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
+                             const ftm_nn_dropout *dp)
+{
+    for (int n = 0; n < N; n++)
+        for (size_t e = 0; e < E; e++) {
+            size_t i = (size_t)n * E + e;
+            dinp[i] += (dp && dp->p > 0.0f) ? dout[i] * keep_scale(dp, n, e) : dout[i];
+        }
+}
+
+/* Pd = dropout(P) for head h of example n into dst (or P itself). */
+static const float *dropped(float *dst, const float *P, int n, int h, int T,
+                            const ftm_nn_dropout *dp)
+{
+    if (!dp || dp->p <= 0.0f)
+        return P;
+    for (int i = 0; i < T * T; i++)
+        dst[i] = P[i] * keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+    return dst;
+}
+
+void ftm_nn_attention_forward(float *out, float *probs, float *scratch,
+                              const float *qkv, const unsigned char *valid,
+                              int N, int T, int C, int NH,
+                              const ftm_nn_dropout *dp, ftm_gemm_stats *st)
+{
+    int hd = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < NH; h++) {
+            const float *Q = qkv + (size_t)n * T * C3 + h * hd;
+            const float *K = Q + C, *V = Q + 2 * C;
+            float *P = probs + ((size_t)n * NH + h) * T * T;
+            const unsigned char *ok = valid + (size_t)n * T;
+            ftm_nn_sgemm(st, 0, 1, T, T, hd, scale, Q, C3, K, C3, 0.0f, P, T);
+            for (int i = 0; i < T; i++) {
+                float *row = P + (size_t)i * T, mx = -INFINITY, sum = 0.0f;
+                for (int j = 0; j < T; j++)
+                    if (ok[j] && row[j] > mx)
+                        mx = row[j];
+                for (int j = 0; j < T; j++) {
+                    row[j] = ok[j] ? expf(row[j] - mx) : 0.0f;
+                    sum += row[j];
+                }
+                float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+                for (int j = 0; j < T; j++)
+                    row[j] *= inv;
+            }
+            const float *Pd = dropped(scratch, P, n, h, T, dp);
+            ftm_nn_sgemm(st, 0, 0, T, hd, T, 1.0f, Pd, T, V, C3, 0.0f,
+                         out + (size_t)n * T * C + h * hd, C);
+        }
+}
+
+void ftm_nn_attention_backward(float *dqkv, float *scratch, const float *dout,
+                               const float *probs, const float *qkv,
+                               int N, int T, int C, int NH,
+                               const ftm_nn_dropout *dp, ftm_gemm_stats *st)
+{
+    int hd = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hd);
+    float *dP = scratch, *Pdbuf = scratch + (size_t)T * T;
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < NH; h++) {
+            size_t qo = (size_t)n * T * C3 + h * hd;
+            const float *Q = qkv + qo, *K = Q + C, *V = Q + 2 * C;
+            float *dQ = dqkv + qo, *dK = dQ + C, *dV = dQ + 2 * C;
+            const float *dY = dout + (size_t)n * T * C + h * hd;
+            const float *P = probs + ((size_t)n * NH + h) * T * T;
+            const float *Pd = dropped(Pdbuf, P, n, h, T, dp);
+            ftm_nn_sgemm(st, 0, 1, T, T, hd, 1.0f, dY, C, V, C3, 0.0f, dP, T);
+            ftm_nn_sgemm(st, 1, 0, T, hd, T, 1.0f, Pd, T, dY, C, 1.0f, dV, C3);
+            if (Pd != P) /* d(Pd)/d(P) is the same keep/(1-p) factor */
+                for (int i = 0; i < T * T; i++)
+                    dP[i] *= keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+            for (int i = 0; i < T; i++) {
+                const float *p = P + (size_t)i * T;
+                float *d = dP + (size_t)i * T, dot = 0.0f;
+                for (int j = 0; j < T; j++)
+                    dot += p[j] * d[j];
+                for (int j = 0; j < T; j++)
+                    d[j] = p[j] * (d[j] - dot);
+            }
+            ftm_nn_sgemm(st, 0, 0, T, hd, T, scale, dP, T, K, C3, 1.0f, dQ, C3);
+            ftm_nn_sgemm(st, 1, 0, T, hd, T, scale, dP, T, Q, C3, 1.0f, dK, C3);
+        }
+}
