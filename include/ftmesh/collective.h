@@ -32,6 +32,40 @@ const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
 /* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
 size_t ftm_red_elem_size(ftm_red red);
 
+/* Runs an allreduce on the emulator and verifies it. */
+typedef struct ftm_allreduce_opts {
+    const char *algo;          /* registry name */
+    size_t count;              /* float32 elements per chip */
+    int iters;                 /* timed iterations (>= 1) */
+    double hang_timeout_s;     /* 0: runtime default */
+    size_t pkt_bytes;          /* 0: runtime default */
+} ftm_allreduce_opts;
+
+typedef struct ftm_allreduce_result {
+    int chips;                 /* healthy chips P */
+    double wall_s;             /* median wall time of one allreduce */
+    double wall_min_s, wall_max_s;
+    uint64_t max_link_bytes;   /* most-loaded directed link, per allreduce */
+    uint64_t total_link_bytes; /* all links, per allreduce */
+    uint64_t wrong;            /* elements (over all chips and iterations) that
+                                * differ from the exact sum */
+    int links_match_sched;     /* 1 when measured link bytes == the schedule's */
+    struct ftm_stuck *stuck;   /* on FTM_EHANG: malloc'd report (free it) */
+    int nstuck;
+} ftm_allreduce_result;
+
+/* Builds the algorithm's schedule, runs it iters times on chip threads with
+ * inputs whose float sums are exact (small integers that depend on chip and
+ * index), and checks every element of every chip against the exact sum.
+ * Returns 0 (even if wrong > 0), or an error: FTM_EINVAL (unknown algo),
+ * FTM_EALLDEAD, FTM_EPARTITION, FTM_EHANG (res->stuck says who), ... */
+int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
+void ftm_allreduce_result_free(ftm_allreduce_result *res);
+/* The input value of element k on chip c, and the exact sum over the
+ * healthy chips of m (what every chip must end with). */
+float ftm_allreduce_input(int chip, size_t k);
+double ftm_allreduce_expected(const ftm_mesh *m, size_t k);
+
 /* The algorithms. */
 int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);

@@ -63,4 +63,9 @@ ftm_rt *ftm_chip_rt(ftm_chip *chip);
  * chip of a run must execute the same schedules in the same order. */
 int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
 
+/* Waits until every healthy chip of the run has called it (a harness
+ * barrier for timing, not chip-to-chip traffic). Returns 0 or FTM_EHANG if
+ * the run was aborted meanwhile. */
+int ftm_chip_barrier(ftm_chip *chip);
+
 #endif

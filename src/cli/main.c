@@ -1,2 +1,53 @@
+/* ftmesh: the command. Dispatches to the subcommands. */
+#include "cli.h"
+#include "config.h"
+
 #include <stdio.h>
-int main(void) { puts("ftmesh"); return 0; }
+#include <string.h>
+
+int cli_rings(int argc, char **argv);
+int cli_allreduce(int argc, char **argv);
+
+typedef struct cli_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_cmd;
+
+static const cli_cmd cmds[] = {
+    { "rings", cli_rings, "draw the ring the router builds around the holes" },
+    { "allreduce", cli_allreduce, "run, verify and time an allreduce on the emulated mesh" },
+    { NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ftmesh COMMAND [options]   (ftmesh COMMAND --help for its options)\n\n"
+               "Emulates highly available data-parallel training on a 2-D mesh or torus of\n"
+               "accelerator chips: one thread per chip, links as mailboxes, rings routed\n"
+               "around failed chips, hosts and links.\n\nCommands:\n");
+    for (const cli_cmd *c = cmds; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "\nOptions:\n  --help     this text\n  --version  print the version\n"
+               "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ftmesh %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    for (const cli_cmd *c = cmds; c->name; c++)
+        if (strcmp(argv[1], c->name) == 0)
+            return c->run(argc - 1, argv + 1);
+    return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);
+}

@@ -87,6 +87,10 @@ struct ftm_rt {
     ftm_chip_fn fn;
     void *arg;
     int hung;
+    pthread_mutex_t bar_mu;  /* ftm_chip_barrier */
+    pthread_cond_t bar_cv;
+    int bar_count;
+    uint64_t bar_gen;
 };
 
 /* Rings chip's doorbell. */

@@ -1,0 +1,167 @@
+/* Running and verifying an allreduce on the chip threads. */
+#include "ftmesh/collective.h"
+#include "ftmesh/runtime.h"
+#include "ftmesh/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Small integers in [-8, 8]: any sum over <= 4096 chips is an integer below
+ * 2^24 in magnitude, so every float addition order gives the exact sum. */
+float ftm_allreduce_input(int chip, size_t k)
+{
+    return (float)((int)(((size_t)chip * 31u + k * 7u + (k >> 10)) % 17u) - 8);
+}
+
+double ftm_allreduce_expected(const ftm_mesh *m, size_t k)
+{
+    double s = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c))
+            s += ftm_allreduce_input(c, k);
+    return s;
+}
+
+typedef struct run_ctx {
+    const ftm_sched *s;
+    float **bufs;
+    const float *expect;   /* [count] */
+    size_t count;
+    int iters;
+    double *wall;          /* [iters], written by the lowest healthy chip */
+    int timer_chip;
+    uint64_t *wrong;       /* [nchips] */
+} run_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int chip_fn(ftm_chip *chip, void *arg)
+{
+    run_ctx *x = arg;
+    int id = ftm_chip_id(chip);
+    float *b = x->bufs[id];
+    for (int it = 0; it < x->iters; it++) {
+        for (size_t k = 0; k < x->count; k++)
+            b[k] = ftm_allreduce_input(id, k);
+        int rc = ftm_chip_barrier(chip);
+        double t0 = now_s();
+        if (!rc)
+            rc = ftm_chip_exec(chip, x->s, b);
+        if (!rc)
+            rc = ftm_chip_barrier(chip);
+        if (rc)
+            return rc;
+        if (id == x->timer_chip)
+            x->wall[it] = now_s() - t0;
+        for (size_t k = 0; k < x->count; k++)
+            x->wrong[id] += b[k] != x->expect[k];
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void ftm_allreduce_result_free(ftm_allreduce_result *res)
+{
+    free(res->stuck);
+    res->stuck = NULL;
+    res->nstuck = 0;
+}
+
+/* Link bytes measured by the runtime vs the schedule's own count. */
+static void link_figures(const ftm_mesh *m, const ftm_rt *rt, const ftm_sched *s, int iters,
+                         ftm_allreduce_result *res)
+{
+    uint64_t *want = malloc(sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
+    res->links_match_sched = want != NULL;
+    if (want)
+        ftm_sched_link_bytes(s, m, want);
+    for (int c = 0; c < m->nchips; c++) {
+        for (int d = 0; d < FTM_NDIRS; d++) {
+            uint64_t b = 0;
+            if (ftm_mesh_link_live(m, c, d))
+                ftm_rt_link_stats(rt, c, d, &b, NULL);
+            b /= (uint64_t)iters;
+            if (want && want[c * FTM_NDIRS + d] != b)
+                res->links_match_sched = 0;
+            if (b > res->max_link_bytes)
+                res->max_link_bytes = b;
+            res->total_link_bytes += b;
+        }
+    }
+    free(want);
+}
+
+int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
+{
+    memset(res, 0, sizeof *res);
+    const ftm_allreduce_algo *algo = ftm_allreduce_find(o->algo);
+    if (!algo || o->iters < 1)
+        return FTM_EINVAL;
+    int rc = ftm_mesh_check_connected(m, NULL, NULL);
+    if (rc)
+        return rc;
+    ftm_sched s;
+    rc = algo->build(&s, m, o->count, FTM_RED_SUM_F32);
+    if (rc)
+        return rc;
+    res->chips = ftm_mesh_healthy_count(m);
+    run_ctx x = { &s, NULL, NULL, o->count, o->iters, NULL, -1, NULL };
+    x.bufs = calloc((size_t)m->nchips, sizeof *x.bufs);
+    x.wall = calloc((size_t)o->iters, sizeof *x.wall);
+    x.wrong = calloc((size_t)m->nchips, sizeof *x.wrong);
+    float *expect = malloc(sizeof(float) * (o->count ? o->count : 1));
+    x.expect = expect;
+    rc = x.bufs && x.wall && x.wrong && expect ? 0 : FTM_ENOMEM;
+    for (int c = 0; c < m->nchips && !rc; c++) {
+        if (!ftm_mesh_alive(m, c))
+            continue;
+        if (x.timer_chip < 0)
+            x.timer_chip = c;
+        x.bufs[c] = malloc(sizeof(float) * (o->count ? o->count : 1));
+        if (!x.bufs[c])
+            rc = FTM_ENOMEM;
+    }
+    for (size_t k = 0; k < o->count && !rc; k++)
+        expect[k] = (float)ftm_allreduce_expected(m, k);
+    ftm_rt *rt = NULL;
+    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
+    if (!rc)
+        rc = ftm_rt_create(&rt, m, &cfg);
+    if (!rc)
+        rc = ftm_rt_run(rt, chip_fn, &x);
+    if (rc == FTM_EHANG) {
+        res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips);
+        if (res->stuck)
+            res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
+    }
+    if (!rc) {
+        for (int c = 0; c < m->nchips; c++)
+            res->wrong += x.wrong[c];
+        link_figures(m, rt, &s, o->iters, res);
+        qsort(x.wall, (size_t)o->iters, sizeof *x.wall, cmp_double);
+        res->wall_s = x.wall[o->iters / 2];
+        res->wall_min_s = x.wall[0];
+        res->wall_max_s = x.wall[o->iters - 1];
+    }
+    ftm_rt_destroy(rt);
+    if (x.bufs)
+        for (int c = 0; c < m->nchips; c++)
+            free(x.bufs[c]);
+    free(x.bufs);
+    free(x.wall);
+    free(x.wrong);
+    free(expect);
+    ftm_sched_free(&s);
+    return rc;
+}
