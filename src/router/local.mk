@@ -1,1 +1,11 @@
-# router module: sources, public header, tests
+# router module: rings and paths around holes, validation, quality
+libftmesh_la_SOURCES += src/router/router.c src/router/ring_build.c \
+	src/router/ring_improve.c src/router/path.c src/router/ring_check.c
+noinst_HEADERS += src/router/router_int.h
+ftmeshinclude_HEADERS += include/ftmesh/router.h
+
+check_PROGRAMS += tests/test_router
+TESTS += tests/test_router
+tests_test_router_SOURCES = tests/test_router.c
+tests_test_router_CFLAGS = $(TEST_CFLAGS)
+tests_test_router_LDADD = $(TEST_LIBS)
