@@ -49,22 +49,25 @@ static void ball_fill(const ftm_mesh *m, ball *b, int src, int reverse, int radi
     }
 }
 
-/* Exact hop distance a -> b: one hop if the link is live, else a BFS. */
-static int edge_len(rt_ws *w, int a, int b)
+/* Exact hop distance a -> b: one hop if the link is live, else a small
+ * BFS ball around a, else a full BFS. */
+static int edge_len(rt_ws *w, ball *near, int a, int b)
 {
     int d = ftm_mesh_dir_to(w->m, a, b);
     if (d >= 0 && ftm_mesh_link_live(w->m, a, d))
         return 1;
-    return rt_dist(w, a, b);
+    ball_fill(w->m, near, a, 0, 2 * BALL);
+    int r = near->dist[b];
+    return r >= 0 ? r : rt_dist(w, a, b);
 }
 
 /* Moves chip s to the best place near it; 1 if the ring got shorter. */
-static int or_opt(rt_ws *w, ball *bs_in, ball *bs_out, int s)
+static int or_opt(rt_ws *w, ball *bs_in, ball *bs_out, ball *near, int s)
 {
     int p = w->prv[s], q = w->nxt[s];
     if (q == p || w->nxt[q] == p)
         return 0; /* ring of three or fewer chips */
-    int dpq = edge_len(w, p, q);
+    int dpq = edge_len(w, near, p, q);
     if (dpq < 0)
         return 0;
     int g1 = w->len[p] + w->len[s] - dpq;
@@ -97,17 +100,17 @@ static int or_opt(rt_ws *w, ball *bs_in, ball *bs_out, int s)
 }
 
 /* Exact change of hops when the ring part b .. c is walked backwards. */
-static int reverse_delta(rt_ws *w, int b, int c)
+static int reverse_delta(rt_ws *w, ball *near, int b, int c)
 {
     int delta = 0;
     for (int u = b; u != c; u = w->nxt[u])
-        delta += edge_len(w, w->nxt[u], u) - w->len[u];
+        delta += edge_len(w, near, w->nxt[u], u) - w->len[u];
     return delta;
 }
 
 /* 2-opt on detour edge a -> b: a -> c, (c .. b backwards), b -> e, where
  * c -> e is another ring edge; 1 if the ring got shorter. */
-static int two_opt(rt_ws *w, ball *ba, ball *bb, int *seg, int a)
+static int two_opt(rt_ws *w, ball *ba, ball *bb, ball *near, int *seg, int a)
 {
     int b = w->nxt[a];
     ball_fill(w->m, ba, a, 0, BALL);
@@ -120,7 +123,7 @@ static int two_opt(rt_ws *w, ball *ba, ball *bb, int *seg, int a)
         if (gain <= 0)
             continue;
         int dac = ba->dist[c], dbe = bb->dist[e];
-        if (gain - reverse_delta(w, b, c) <= 0)
+        if (gain - reverse_delta(w, near, b, c) <= 0)
             continue;
         int k = 0;
         for (int u = b; u != e; u = w->nxt[u])
@@ -129,7 +132,7 @@ static int two_opt(rt_ws *w, ball *ba, ball *bb, int *seg, int a)
          * read the old links), then the links. */
         int *nl = w->db;
         for (int j = k - 1; j > 0; j--)
-            nl[j] = edge_len(w, seg[j], seg[j - 1]);
+            nl[j] = edge_len(w, near, seg[j], seg[j - 1]);
         w->len[a] = dac;
         for (int j = k - 1; j > 0; j--)
             w->len[seg[j]] = nl[j];
@@ -150,12 +153,13 @@ static int two_opt(rt_ws *w, ball *ba, ball *bb, int *seg, int a)
 void rt_improve(rt_ws *w)
 {
     int n = w->n;
-    int *buf = malloc(sizeof(int) * 6 * (size_t)n);
+    int *buf = malloc(sizeof(int) * 8 * (size_t)n);
     if (!buf)
         return; /* improvement is optional */
     ball b1 = { buf, buf + n, 0 }, b2 = { buf + 2 * n, buf + 3 * n, 0 };
-    int *seg = buf + 4 * n, *cand = buf + 5 * n;
-    for (int i = 0; i < 4 * n; i++)
+    ball b3 = { buf + 4 * n, buf + 5 * n, 0 };
+    int *seg = buf + 6 * n, *cand = buf + 7 * n;
+    for (int i = 0; i < 6 * n; i++)
         buf[i] = -1;
     for (int round = 0; round < ROUNDS; round++) {
         /* Candidates: ends of detour edges and their neighbours, in id order. */
@@ -174,9 +178,9 @@ void rt_improve(rt_ws *w)
         int improved = 0;
         for (int i = 0; i < nc; i++) {
             int x = cand[i];
-            if (w->len[x] > 1 && two_opt(w, &b1, &b2, seg, x))
+            if (w->len[x] > 1 && two_opt(w, &b1, &b2, &b3, seg, x))
                 improved = 1;
-            else if (or_opt(w, &b1, &b2, x))
+            else if (or_opt(w, &b1, &b2, &b3, x))
                 improved = 1;
         }
         if (!improved)
