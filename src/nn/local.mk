@@ -8,3 +8,20 @@ TESTS += tests/test_nn
 tests_test_nn_SOURCES = tests/test_nn.c tests/test_nn_grad.c tests/test_nn_util.c tests/test_nn_util.h
 tests_test_nn_CFLAGS = $(TEST_CFLAGS)
 tests_test_nn_LDADD = $(TEST_LIBS)
+
+# models, optimizers, data (model.h)
+libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
+	src/nn/data.c models/resnet.c models/bert.c
+ftmeshinclude_HEADERS += include/ftmesh/model.h
+
+# benchmarks and drivers, built only by `make bench` (or by name)
+EXTRA_PROGRAMS = bench/nn_train
+bench_nn_train_SOURCES = bench/nn_train.c
+bench_nn_train_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
+
+check_PROGRAMS += tests/test_model
+TESTS += tests/test_model
+tests_test_model_SOURCES = tests/test_model.c tests/test_model_data.c \
+	tests/test_nn_util.c tests/test_nn_util.h
+tests_test_model_CFLAGS = $(TEST_CFLAGS)
+tests_test_model_LDADD = $(TEST_LIBS)

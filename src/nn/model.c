@@ -1,0 +1,202 @@
+/* Model replicas: the flat parameter/gradient arrays, the tensor table,
+ * argument checks and micro-batch splitting, fixed-point accumulation, and
+ * the one-chip training loop. Model-specific code is in models/. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ftmesh/error.h"
+#include "ftmesh/rng.h"
+#include "model_impl.h"
+
+void ftm_model_config_default(ftm_model_config *cfg, int kind)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = kind;
+    cfg->depth = kind == FTM_MODEL_RESNET ? 8 : 2;
+    cfg->heads = 2;
+    cfg->seed = 1;
+    cfg->max_batch = 64;
+}
+
+int mdl_add(ftm_model *m, const char *name, size_t count, int init,
+            float scale, int decay)
+{
+    if (m->ntensors >= MDL_MAX_TENSORS)
+        return -1;
+    int t = m->ntensors++;
+    strncpy(m->names[t], name, MDL_NAME - 1);
+    m->tensors[t].name = m->names[t];
+    m->tensors[t].offset = m->nparams;
+    m->tensors[t].count = count;
+    m->tensors[t].decay = decay;
+    m->init[t] = (unsigned char)init;
+    m->init_scale[t] = scale;
+    m->nparams += count;
+    return t;
+}
+
+int mdl_alloc(ftm_model *m)
+{
+    m->params = malloc(sizeof(float) * m->nparams);
+    m->grads = calloc(m->nparams, sizeof(float));
+    if (!m->params || !m->grads)
+        return FTM_ENOMEM;
+    for (int t = 0; t < m->ntensors; t++) {
+        float *p = mdl_p(m, t);
+        for (size_t i = 0; i < m->tensors[t].count; i++) {
+            if (m->init[t] != MDL_INIT_NORMAL) {
+                p[i] = m->init[t] == MDL_INIT_ONE ? 1.0f : 0.0f;
+                continue;
+            }
+            /* Box-Muller from two keyed uniforms */
+            double u1 = (ftm_rng_u64(m->cfg.seed, 0x9a7a, (uint64_t)t, i, 0) >> 11) * 0x1p-53;
+            double u2 = (ftm_rng_u64(m->cfg.seed, 0x9a7a, (uint64_t)t, i, 1) >> 11) * 0x1p-53;
+            double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+            p[i] = (float)(z * m->init_scale[t]);
+        }
+    }
+    return 0;
+}
+
+int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift)
+{
+    double lim = ldexp(1.0, 62 - shift);
+    for (size_t i = 0; i < n; i++) {
+        if (!(fabs(v[i]) < lim))
+            return FTM_ERANGE;
+        dst[i] += llrint(ldexp(v[i], shift));
+    }
+    return 0;
+}
+
+int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
+{
+    if (!a->exact)
+        return 0;
+    const ftm_tensor_info *ti = &m->tensors[t];
+    float *g = m->grads + ti->offset;
+    int64_t *q = a->grads_i64 + ti->offset;
+    const double lim = 0x1p22;
+    for (size_t i = 0; i < ti->count; i++) {
+        if (!(fabs(g[i]) < lim))
+            return FTM_ERANGE;
+        q[i] += llrint(ldexp((double)g[i], FTM_FIX_SHIFT));
+        g[i] = 0.0f;
+    }
+    return 0;
+}
+
+void ftm_fix_to_float(float *dst, const int64_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (float)ldexp((double)src[i], -FTM_FIX_SHIFT);
+}
+
+int ftm_model_create(ftm_model **out, const ftm_model_config *cfg)
+{
+    *out = NULL;
+    if (!cfg || cfg->max_batch <= 0)
+        return FTM_EINVAL;
+    ftm_nn_init();
+    ftm_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return FTM_ENOMEM;
+    m->cfg = *cfg;
+    m->mbs = calloc((size_t)cfg->max_batch, sizeof(mdl_mb));
+    int rc = !m->mbs ? FTM_ENOMEM
+           : cfg->kind == FTM_MODEL_RESNET ? ftm_resnet_init(m)
+           : cfg->kind == FTM_MODEL_BERT ? ftm_bert_init(m) : FTM_EINVAL;
+    if (rc) {
+        ftm_model_destroy(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+void ftm_model_destroy(ftm_model *m)
+{
+    if (!m)
+        return;
+    if (m->free_impl)
+        m->free_impl(m->impl);
+    free(m->params);
+    free(m->grads);
+    free(m->mbs);
+    free(m);
+}
+
+size_t ftm_model_nparams(const ftm_model *m) { return m->nparams; }
+float *ftm_model_params(ftm_model *m) { return m->params; }
+float *ftm_model_grads(ftm_model *m) { return m->grads; }
+int ftm_model_ntensors(const ftm_model *m) { return m->ntensors; }
+ftm_gemm_stats *ftm_model_gemm_stats(ftm_model *m) { return &m->gemm; }
+
+const ftm_tensor_info *ftm_model_tensor(const ftm_model *m, int i)
+{
+    return (i >= 0 && i < m->ntensors) ? &m->tensors[i] : NULL;
+}
+
+int ftm_model_find_tensor(const ftm_model *m, const char *name)
+{
+    for (int i = 0; i < m->ntensors; i++)
+        if (!strcmp(m->names[i], name))
+            return i;
+    return -1;
+}
+
+int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a, double *loss)
+{
+    *loss = 0.0;
+    if (a->micro <= 0 || a->first < 0 || a->count < 0 || a->global_batch <= 0 ||
+        a->first + a->count > a->global_batch || a->count > m->cfg.max_batch ||
+        a->first % a->micro != 0 ||
+        (a->count % a->micro != 0 && a->first + a->count != a->global_batch) ||
+        (a->exact && !a->grads_i64))
+        return FTM_EINVAL;
+    int nmb = 0;
+    for (long off = 0; off < a->count; off += a->micro) {
+        m->mbs[nmb].off = off;
+        m->mbs[nmb].n = a->count - off < a->micro ? a->count - off : a->micro;
+        nmb++;
+    }
+    return m->fb(m, a, m->mbs, nmb, loss);
+}
+
+int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,
+                         long batch, int micro, double *loss)
+{
+    memset(m->grads, 0, sizeof(float) * m->nparams);
+    ftm_fb_args a = {.step = step, .first = 0, .count = batch,
+                     .global_batch = batch, .micro = micro};
+    int rc = ftm_model_forward_backward(m, &a, loss);
+    if (rc)
+        return rc;
+    if (!isfinite(*loss))
+        return FTM_ERANGE;
+    return ftm_optim_step(o, m->params, m->grads, m->tensors, m->ntensors, step);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int ftm_model_train(ftm_model *m, ftm_optim *o, long steps, long batch,
+                    int micro, double *losses, ftm_step_cb cb, void *ctx)
+{
+    for (long s = 0; s < steps; s++) {
+        double t0 = now_s(), loss;
+        int rc = ftm_model_train_step(m, o, (uint64_t)s, batch, micro, &loss);
+        if (rc)
+            return rc;
+        if (losses)
+            losses[s] = loss;
+        if (cb)
+            cb(ctx, s, loss, now_s() - t0);
+    }
+    return 0;
+}

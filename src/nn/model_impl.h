@@ -1,0 +1,51 @@
+/* Internals shared by the models (models/resnet.c, models/bert.c) and
+ * src/nn/model.c: the replica struct, the tensor table, micro-batch
+ * splitting and fixed-point accumulation. Not installed. */
+#ifndef FTMESH_MODEL_IMPL_H
+#define FTMESH_MODEL_IMPL_H
+
+#include "ftmesh/model.h"
+
+#define MDL_MAX_TENSORS 160
+#define MDL_NAME 32
+
+enum { MDL_INIT_ZERO, MDL_INIT_ONE, MDL_INIT_NORMAL };
+
+typedef struct mdl_mb {
+    long off, n;       /* chip-local first example and size */
+} mdl_mb;
+
+struct ftm_model {
+    ftm_model_config cfg;
+    float *params, *grads;      /* the two flat allocations */
+    size_t nparams;
+    int ntensors;
+    ftm_tensor_info tensors[MDL_MAX_TENSORS];
+    char names[MDL_MAX_TENSORS][MDL_NAME];
+    unsigned char init[MDL_MAX_TENSORS];
+    float init_scale[MDL_MAX_TENSORS];
+    ftm_gemm_stats gemm;
+    mdl_mb *mbs;                /* max_batch entries */
+    void *impl;
+    int (*fb)(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
+              int nmb, double *loss);
+    void (*free_impl)(void *impl);
+};
+
+/* Declares a tensor (before mdl_alloc); returns its index or -1. */
+int mdl_add(ftm_model *m, const char *name, size_t count, int init,
+            float scale, int decay);
+/* Allocates and initialises params (keyed by seed, tensor, element). */
+int mdl_alloc(ftm_model *m);
+static inline float *mdl_p(ftm_model *m, int t) { return m->params + m->tensors[t].offset; }
+static inline float *mdl_g(ftm_model *m, int t) { return m->grads + m->tensors[t].offset; }
+/* Exact mode: moves tensor t's float grads into a->grads_i64 (fixed point)
+ * and zeroes them; float mode: nothing. */
+int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t);
+/* dst[i] += llrint(v[i] * 2^shift); FTM_ERANGE if |v| is too large. */
+int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift);
+
+int ftm_resnet_init(ftm_model *m);
+int ftm_bert_init(ftm_model *m);
+
+#endif

@@ -1,0 +1,368 @@
+/* Models: deterministic creation and tensor table, whole-model gradient
+ * checks, bitwise-equal exact gradients for any split over chips, fixed
+ * point vs float gradients, hook protocol, short training runs. Data and
+ * optimizer tests are in test_model_data.c. */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/error.h"
+#include "ftmesh/model.h"
+#include "test_nn_util.h"
+
+void add_data_tests(Suite *s);
+
+/* Tiny configs so a test runs in well under a second. */
+static void tiny(ftm_model_config *c, int kind, int max_batch)
+{
+    ftm_model_config_default(c, kind);
+    c->seed = 42;
+    c->max_batch = max_batch;
+    if (kind == FTM_MODEL_RESNET) {
+        c->width = 4;
+        c->image = 8;
+    } else {
+        c->hidden = 16;
+        c->seq = 8;
+        c->vocab = 45;
+        c->heads = 2;
+        c->dropout = 0.1f;
+        c->mask_prob = 0.3f;
+    }
+}
+
+START_TEST(create_deterministic)
+{
+    int kind = _i ? FTM_MODEL_BERT : FTM_MODEL_RESNET;
+    ftm_model_config c;
+    ftm_model_config_default(&c, kind);
+    c.max_batch = 2;
+    ftm_model *a, *b;
+    ck_assert_int_eq(ftm_model_create(&a, &c), 0);
+    ck_assert_int_eq(ftm_model_create(&b, &c), 0);
+    size_t n = ftm_model_nparams(a);
+    ck_assert_uint_eq(n, ftm_model_nparams(b));
+    ck_assert_mem_eq(ftm_model_params(a), ftm_model_params(b), n * sizeof(float));
+    /* the tensor table tiles [0, n) in order with unique names */
+    size_t off = 0;
+    for (int i = 0; i < ftm_model_ntensors(a); i++) {
+        const ftm_tensor_info *t = ftm_model_tensor(a, i);
+        ck_assert_uint_eq(t->offset, off);
+        off += t->count;
+        ck_assert_int_eq(ftm_model_find_tensor(a, t->name), i);
+    }
+    ck_assert_uint_eq(off, n);
+    ck_assert_ptr_null(ftm_model_tensor(a, ftm_model_ntensors(a)));
+    if (kind == FTM_MODEL_RESNET) { /* depth 8: 3*16*9*... fc is 10 x 64 */
+        const ftm_tensor_info *fc = ftm_model_tensor(a, ftm_model_find_tensor(a, "fc.w"));
+        ck_assert_uint_eq(fc->count, 640);
+        ck_assert_int_ge(ftm_model_find_tensor(a, "s2.b0.proj.w"), 0);
+        ck_assert_int_lt(ftm_model_find_tensor(a, "s1.b0.proj.w"), 0);
+    } else {
+        ck_assert_uint_eq(ftm_model_tensor(a, ftm_model_find_tensor(a, "wte"))->count, 64000);
+    }
+    c.seed++;
+    ftm_model *d;
+    ck_assert_int_eq(ftm_model_create(&d, &c), 0);
+    ck_assert(memcmp(ftm_model_params(a), ftm_model_params(d), n * sizeof(float)) != 0);
+    ftm_model_destroy(a); ftm_model_destroy(b); ftm_model_destroy(d);
+}
+END_TEST
+
+START_TEST(bad_args)
+{
+    ftm_model_config c;
+    ftm_model *m;
+    tiny(&c, FTM_MODEL_RESNET, 4);
+    c.depth = 9;
+    ck_assert_int_eq(ftm_model_create(&m, &c), FTM_EINVAL);
+    tiny(&c, FTM_MODEL_RESNET, 4);
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    double loss;
+    ftm_fb_args a = {.count = 4, .global_batch = 4, .micro = 2};
+    a.count = 5; a.global_batch = 5;
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), FTM_EINVAL); /* > max_batch */
+    a = (ftm_fb_args){.first = 1, .count = 2, .global_batch = 4, .micro = 2};
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), FTM_EINVAL); /* unaligned */
+    a = (ftm_fb_args){.first = 0, .count = 2, .global_batch = 4, .micro = 2};
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), FTM_EINVAL); /* BN needs a hook */
+    a = (ftm_fb_args){.count = 4, .global_batch = 4, .micro = 2, .exact = 1};
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), FTM_EINVAL); /* no grads_i64 */
+    ftm_model_destroy(m);
+}
+END_TEST
+
+/* ---- whole-model finite differences (float mode) ---- */
+
+typedef struct fdctx { ftm_model *m; ftm_fb_args a; } fdctx;
+
+static double model_loss(void *p)
+{
+    fdctx *c = p;
+    double loss;
+    ck_assert_int_eq(ftm_model_forward_backward(c->m, &c->a, &loss), 0);
+    return loss;
+}
+
+/* Directional derivative of the loss along direction d (a float vector
+ * over the whole flat parameter array), by central differences in double. */
+static double dir_fd(fdctx *x, const float *d, float eps)
+{
+    ftm_model *m = x->m;
+    size_t n = ftm_model_nparams(m);
+    float *p = ftm_model_params(m), *p0 = malloc(n * sizeof(float));
+    memcpy(p0, p, n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        p[i] = p0[i] + eps * d[i];
+    double lp = model_loss(x);
+    for (size_t i = 0; i < n; i++)
+        p[i] = p0[i] - eps * d[i];
+    double lm = model_loss(x);
+    memcpy(p, p0, n * sizeof(float));
+    free(p0);
+    return (lp - lm) / (2.0 * eps);
+}
+
+/* Gradients vs central differences. BERT (smooth): ~15 entries of every
+ * tensor, eps 1e-2, |num - ana| <= 1e-3 + 5e-2 |num|. ResNet: single
+ * entries sit on ReLU kinks, so per tensor the derivative along the
+ * gradient (must equal |g|^2 restricted to it) and along a random direction
+ * (must equal g.r), eps 1e-4 (1e-3 still meets kinks; float noise / 2eps
+ * is ~1.5e-3), within 3e-3 + 3e-2 |num|. */
+START_TEST(model_gradcheck)
+{
+    int kind = _i ? FTM_MODEL_BERT : FTM_MODEL_RESNET;
+    ftm_model_config c;
+    tiny(&c, kind, 4);
+    c.depth = kind == FTM_MODEL_RESNET ? 8 : 1;
+    ftm_model *m;
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    fdctx x = {m, {.step = 3, .count = 4, .global_batch = 4, .micro = 3}};
+    size_t n = ftm_model_nparams(m);
+    float *g = malloc(n * sizeof(float)), *d = calloc(n, sizeof(float));
+    memset(ftm_model_grads(m), 0, n * sizeof(float));
+    model_loss(&x);
+    memcpy(g, ftm_model_grads(m), n * sizeof(float));
+    for (int t = 0; t < ftm_model_ntensors(m); t++) {
+        const ftm_tensor_info *ti = ftm_model_tensor(m, t);
+        if (kind == FTM_MODEL_BERT) {
+            double r = fd_check(model_loss, &x, ftm_model_params(m) + ti->offset,
+                                g + ti->offset, ti->count, 1e-2f, 1e-3, 5e-2, 15);
+            ck_assert_msg(r <= 1.0, "tensor %s: fd ratio %g", ti->name, r);
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            float *dt = d + ti->offset;
+            double norm = 0.0, ana = 0.0;
+            if (k == 0)
+                memcpy(dt, g + ti->offset, ti->count * sizeof(float));
+            else
+                fill_rand(dt, ti->count, (unsigned)t, -1.0f, 1.0f);
+            for (size_t i = 0; i < ti->count; i++)
+                norm += (double)dt[i] * dt[i];
+            norm = sqrt(norm);
+            for (size_t i = 0; i < ti->count; i++) {
+                dt[i] = norm > 0 ? (float)(dt[i] / norm) : 0.0f;
+                ana += (double)dt[i] * g[ti->offset + i];
+            }
+            double num = dir_fd(&x, d, 1e-4f);
+            ck_assert_msg(fabs(num - ana) <= 3e-3 + 3e-2 * fabs(num),
+                          "tensor %s dir %d: num %g ana %g", ti->name, k, num, ana);
+            memset(dt, 0, ti->count * sizeof(float));
+        }
+    }
+    free(g);
+    free(d);
+    ftm_model_destroy(m);
+}
+END_TEST
+
+/* ---- sharding: P chips in lockstep threads with a barrier hook ---- */
+
+#define MAXCHIPS 3
+typedef struct shard {
+    pthread_barrier_t bar;
+    int P;
+    int64_t *bufs[MAXCHIPS];
+    size_t n[MAXCHIPS];
+    int64_t sum[512];
+    int calls[MAXCHIPS];
+} shard;
+
+typedef struct chip { shard *s; int id; ftm_model *m; ftm_fb_args a; double loss; int rc; } chip;
+
+static int barrier_hook(void *ctx, int64_t *buf, size_t n)
+{
+    chip *c = ctx;
+    shard *s = c->s;
+    s->bufs[c->id] = buf;
+    s->n[c->id] = n;
+    s->calls[c->id]++;
+    pthread_barrier_wait(&s->bar);
+    if (c->id == 0) {
+        for (size_t i = 0; i < n; i++) {
+            s->sum[i] = 0;
+            for (int p = 0; p < s->P; p++)
+                s->sum[i] += s->n[p] == n ? s->bufs[p][i] : 0x7fff; /* mismatch shows */
+        }
+    }
+    pthread_barrier_wait(&s->bar);
+    memcpy(buf, s->sum, n * sizeof(int64_t));
+    pthread_barrier_wait(&s->bar); /* nobody overwrites sum before all copied */
+    return 0;
+}
+
+static void *chip_main(void *p)
+{
+    chip *c = p;
+    c->rc = ftm_model_forward_backward(c->m, &c->a, &c->loss);
+    return NULL;
+}
+
+/* Splits of a global batch of 7 with micro 2 (micro-batches [0,2) [2,4)
+ * [4,6) [6,7)): chip ranges as boundaries, a zero-size chip included. */
+static const long splits[][MAXCHIPS + 1] = {
+    {0, 7, -1, -1}, {0, 4, 7, -1}, {0, 2, 6, 7}, {0, 4, 4, 7},
+};
+
+START_TEST(shard_bitwise)
+{
+    int kind = _i / 4 ? FTM_MODEL_BERT : FTM_MODEL_RESNET;
+    const long *sp = splits[_i % 4];
+    const long B = 7;
+    int P = 0;
+    while (P < MAXCHIPS && sp[P + 1] >= 0)
+        P++;
+    ftm_model_config c;
+    tiny(&c, kind, (int)B);
+    /* reference: one chip, whole batch, NULL hook */
+    ftm_model *ref;
+    ck_assert_int_eq(ftm_model_create(&ref, &c), 0);
+    size_t n = ftm_model_nparams(ref);
+    int64_t *q1 = calloc(n, sizeof(int64_t)), *qs = calloc(n, sizeof(int64_t));
+    ftm_fb_args a1 = {.step = 5, .count = B, .global_batch = B, .micro = 2, .exact = 1,
+                      .grads_i64 = q1};
+    double loss1;
+    memset(ftm_model_grads(ref), 0, n * sizeof(float));
+    ck_assert_int_eq(ftm_model_forward_backward(ref, &a1, &loss1), 0);
+    shard s = {.P = P};
+    pthread_barrier_init(&s.bar, NULL, (unsigned)P);
+    chip ch[MAXCHIPS];
+    pthread_t th[MAXCHIPS];
+    int64_t *q[MAXCHIPS];
+    for (int p = 0; p < P; p++) {
+        q[p] = calloc(n, sizeof(int64_t));
+        ch[p] = (chip){.s = &s, .id = p};
+        ck_assert_int_eq(ftm_model_create(&ch[p].m, &c), 0);
+        memset(ftm_model_grads(ch[p].m), 0, n * sizeof(float));
+        ch[p].a = (ftm_fb_args){.step = 5, .first = sp[p], .count = sp[p + 1] - sp[p],
+                                .global_batch = B, .micro = 2, .exact = 1, .grads_i64 = q[p],
+                                .hook = barrier_hook, .hook_ctx = &ch[p]};
+    }
+    for (int p = 0; p < P; p++)
+        ck_assert_int_eq(pthread_create(&th[p], NULL, chip_main, &ch[p]), 0);
+    double loss = 0.0;
+    for (int p = 0; p < P; p++) {
+        pthread_join(th[p], NULL);
+        ck_assert_int_eq(ch[p].rc, 0);
+        ck_assert_int_eq(s.calls[p], s.calls[0]);
+        loss += ch[p].loss;
+        for (size_t i = 0; i < n; i++)
+            qs[i] += q[p][i];
+    }
+    ck_assert_mem_eq(qs, q1, n * sizeof(int64_t));        /* bitwise */
+    ck_assert_double_eq_tol(loss, loss1, 1e-12 * fabs(loss1)); /* float sum order only */
+    if (kind == FTM_MODEL_RESNET) /* depth 8: 9 BN layers, forward + backward */
+        ck_assert_int_eq(s.calls[0], P > 1 ? 18 : 18);
+    else
+        ck_assert_int_eq(s.calls[0], 0);
+    for (int p = 0; p < P; p++) {
+        ftm_model_destroy(ch[p].m);
+        free(q[p]);
+    }
+    pthread_barrier_destroy(&s.bar);
+    free(q1); free(qs);
+    ftm_model_destroy(ref);
+}
+END_TEST
+
+/* Fixed-point gradients equal the float-mode gradients up to float
+ * rounding of the sum over micro-batches (rel 1e-5 of the tensor scale). */
+START_TEST(exact_vs_float)
+{
+    int kind = _i ? FTM_MODEL_BERT : FTM_MODEL_RESNET;
+    ftm_model_config c;
+    tiny(&c, kind, 6);
+    ftm_model *m;
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    size_t n = ftm_model_nparams(m);
+    int64_t *q = calloc(n, sizeof(int64_t));
+    float *gf = malloc(n * sizeof(float)), *gq = malloc(n * sizeof(float));
+    ftm_fb_args a = {.step = 1, .count = 6, .global_batch = 6, .micro = 2};
+    double l1, l2;
+    memset(ftm_model_grads(m), 0, n * sizeof(float));
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &l1), 0);
+    memcpy(gf, ftm_model_grads(m), n * sizeof(float));
+    memset(ftm_model_grads(m), 0, n * sizeof(float));
+    a.exact = 1;
+    a.grads_i64 = q;
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &l2), 0);
+    ck_assert_double_eq(l1, l2);
+    ftm_fix_to_float(gq, q, n);
+    for (int t = 0; t < ftm_model_ntensors(m); t++) {
+        const ftm_tensor_info *ti = ftm_model_tensor(m, t);
+        double e = rel_err(gq + ti->offset, gf + ti->offset, ti->count);
+        ck_assert_msg(e <= 1e-5, "%s: %g", ti->name, e);
+    }
+    free(q); free(gf); free(gq);
+    ftm_model_destroy(m);
+}
+END_TEST
+
+/* A few steps of one-chip training lower the loss (tiny models). */
+START_TEST(train_few_steps)
+{
+    int kind = _i ? FTM_MODEL_BERT : FTM_MODEL_RESNET;
+    ftm_model_config c;
+    tiny(&c, kind, 16);
+    if (kind == FTM_MODEL_RESNET)
+        c.image = 16;
+    ftm_model *m;
+    ftm_optim *o;
+    ftm_optim_config oc;
+    ftm_optim_config_default(&oc, kind);
+    oc.warmup = 5;
+    if (kind == FTM_MODEL_BERT)
+        oc.lr = 1e-2f;
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    ck_assert_int_eq(ftm_optim_create(&o, &oc, ftm_model_nparams(m)), 0);
+    double losses[60];
+    ck_assert_int_eq(ftm_model_train(m, o, 60, 16, 8, losses, NULL, NULL), 0);
+    double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[57] + losses[58] + losses[59]) / 3;
+    ck_assert_msg(last < (kind == FTM_MODEL_BERT ? 0.92 : 0.8) * first, "loss %g -> %g", first, last);
+    ck_assert_uint_gt(ftm_model_gemm_stats(m)->calls, 0);
+    ftm_optim_destroy(o);
+    ftm_model_destroy(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, create_deterministic, 0, 2);
+    tcase_add_test(tc, bad_args);
+    tcase_add_loop_test(tc, model_gradcheck, 0, 2);
+    tcase_add_loop_test(tc, shard_bitwise, 0, 8);
+    tcase_add_loop_test(tc, exact_vs_float, 0, 2);
+    tcase_add_loop_test(tc, train_few_steps, 0, 2);
+    suite_add_tcase(s, tc);
+    add_data_tests(s);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
