@@ -333,8 +333,10 @@ START_TEST(train_few_steps)
     ftm_optim_config oc;
     ftm_optim_config_default(&oc, kind);
     oc.warmup = 5;
-    if (kind == FTM_MODEL_BERT)
+    if (kind == FTM_MODEL_BERT) { /* tiny model: AdamW moves faster than LAMB */
+        oc.kind = FTM_OPTIM_ADAMW;
         oc.lr = 1e-2f;
+    }
     ck_assert_int_eq(ftm_model_create(&m, &c), 0);
     ck_assert_int_eq(ftm_optim_create(&o, &oc, ftm_model_nparams(m)), 0);
     double losses[60];

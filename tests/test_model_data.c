@@ -181,6 +181,7 @@ START_TEST(optim_steps)
     ftm_optim_destroy(o);
     /* AdamW first step: m/bc1 = g, v/bc2 = g^2 -> p -= lr (sign(g) + wd p) */
     ftm_optim_config_default(&c, FTM_MODEL_BERT);
+    c.kind = FTM_OPTIM_ADAMW;
     c.warmup = 0; c.lr = 0.01f; c.weight_decay = 0.1f;
     ck_assert_int_eq(ftm_optim_create(&o, &c, 3), 0);
     memcpy(p, p0, sizeof p);

@@ -159,7 +159,9 @@ typedef struct ftm_optim_config {
 typedef struct ftm_optim ftm_optim;
 
 /* The tuned defaults for a model kind: resnet SGD lr 0.1 momentum 0.9 wd
- * 5e-4; bert AdamW lr 2e-3 wd 0.01 (see the README for the runs). */
+ * 5e-4, 10 warm-up steps; bert LAMB lr 1e-2 wd 0.01 betas 0.9/0.999, 20
+ * warm-up steps (AdamW reached loss ratio 0.51 in 400 steps at lr 3e-3,
+ * LAMB 0.46 at lr 1e-2; diverges at AdamW lr 1e-2). */
 void ftm_optim_config_default(ftm_optim_config *c, int model_kind);
 /* State (momentum / moments) allocated once for n parameters. */
 int ftm_optim_create(ftm_optim **o, const ftm_optim_config *c, size_t n);

@@ -15,7 +15,7 @@ libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
 ftmeshinclude_HEADERS += include/ftmesh/model.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
-EXTRA_PROGRAMS = bench/nn_train
+EXTRA_PROGRAMS = bench/nn_train bench/sgemm_bench
 bench_nn_train_SOURCES = bench/nn_train.c
 bench_nn_train_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
 
@@ -25,3 +25,5 @@ tests_test_model_SOURCES = tests/test_model.c tests/test_model_data.c \
 	tests/test_nn_util.c tests/test_nn_util.h
 tests_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_test_model_LDADD = $(TEST_LIBS)
+bench_sgemm_bench_SOURCES = bench/sgemm_bench.c
+bench_sgemm_bench_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm

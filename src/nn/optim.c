@@ -30,8 +30,8 @@ void ftm_optim_config_default(ftm_optim_config *c, int model_kind)
         c->weight_decay = 5e-4f;
         c->warmup = 10;
     } else {
-        c->kind = FTM_OPTIM_ADAMW;
-        c->lr = 2e-3f;
+        c->kind = FTM_OPTIM_LAMB;
+        c->lr = 1e-2f;
         c->weight_decay = 0.01f;
         c->warmup = 20;
     }
