@@ -2,17 +2,32 @@
  *
  * Deterministic: a pure function of the schedule, the mesh and the
  * parameters, never of the thread schedule or the machine.
+ *
+ * The model (a discrete-event replay of the schedule):
+ *  - each chip runs its steps in order; a step starts when the previous one
+ *    ended (the first at t = 0) and issues all its sends at its start;
+ *  - a transfer of len bytes over a route of h >= 1 links is cut-through:
+ *    it starts when every link of the route is free, takes
+ *    h * hop_s + len / link_Bps and holds each of its links for that long
+ *    (a link carries one transfer at a time; the others wait). Links are
+ *    reserved greedily in the order (step start time, chip id, op index);
+ *  - a 0-hop transfer (a chip to itself) is a memory copy: len / hbm_Bps;
+ *  - a receive completes at the arrival of its send, plus len / hbm_Bps if
+ *    it is a reduction (FTM_RED_SUM_*: the chip reads and writes HBM);
+ *  - a step ends when all its sends have arrived and all its receives have
+ *    completed. The schedule's time is the last step end over all chips.
  */
 #ifndef FTMESH_COSTMODEL_H
 #define FTMESH_COSTMODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
 
 typedef struct ftm_cost_params {
     double link_Bps;   /* bytes/s per link per direction (TPU-v3 ICI: 100e9) */
-    double hop_s;      /* latency per hop, seconds */
+    double hop_s;      /* latency per hop, seconds (default 1e-6, see costmodel.c) */
     double hbm_Bps;    /* chip memory bandwidth for reductions (TPU-v3: 900e9) */
 } ftm_cost_params;
 
@@ -22,13 +37,32 @@ typedef struct ftm_cost_result {
     uint64_t total_link_bytes;/* bytes summed over all directed links */
 } ftm_cost_result;
 
+/* TPU-v3 defaults: 100e9 B/s per link direction, 1 us per hop, 900e9 B/s HBM. */
 void ftm_cost_defaults(ftm_cost_params *p);
 
 /* Replays schedule s on mesh m. link_bytes, if not NULL, receives the bytes
- * charged per directed link (nchips * 4 entries, chip * 4 + dir). Returns 0,
- * FTM_EINVAL (a receive with no matching send), FTM_EHANG (the schedule
- * deadlocks) or FTM_ENOMEM. */
+ * charged per directed link (nchips * 4 entries, chip * 4 + dir; equal to
+ * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
+ * with no matching send, a route through a missing link), FTM_EHANG (the
+ * schedule deadlocks) or FTM_ENOMEM. */
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
+
+/* Sequential reference executor: applies every transfer of s to the
+ * per-chip buffers bufs[chip] (s->bytes each; NULL for chips without a
+ * program) in the replay order of ftm_cost_sched, with no threads. A send
+ * reads its range when its step starts; a receive writes when its step
+ * ends. Also rejects racy schedules: within one step of a chip, the ranges
+ * written (receives) must be disjoint from each other and from the ranges
+ * read (sends), else FTM_EINVAL. Returns 0, FTM_EINVAL, FTM_EHANG or
+ * FTM_ENOMEM. */
+int ftm_cost_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs);
+
+/* --algo auto: builds every registered allreduce algorithm for (m, count,
+ * red), models each with p and reports the fastest: *name (a static string
+ * from the registry) and *res. Algorithms that fail to build with
+ * FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
+int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+                  const char **name, ftm_cost_result *res);
 
 #endif

@@ -1,0 +1,49 @@
+/* The plan of the 2-D allreduce: row bands and their rings around holes.
+ *
+ * The 2-D allreduce (collective.h: ftm_allreduce_2d_build; the scheme is
+ * explained with pictures in src/collective/allreduce_2d.c) groups the
+ * healthy chips into BANDS of consecutive rows. On a healthy torus every
+ * row is a band and its rings are the row's wrap-around rings; on an open
+ * mesh rows are paired (a 2-row band has a nearest-neighbour ring, a lone
+ * row does not). Rows touched by a fault are merged with neighbouring rows
+ * into wider bands whose rings go around the hole. Each band has two rings
+ * over its healthy chips: fwd (carries the first half of the buffer) and
+ * rev (the second half), chosen so that together they load every directed
+ * link as little as possible.
+ */
+#ifndef FTMESH_PLAN2D_H
+#define FTMESH_PLAN2D_H
+
+#include "ftmesh/mesh.h"
+#include "ftmesh/router.h"
+
+typedef struct ftm_plan2d_band {
+    int row0, nrows;      /* rows [row0, row0 + nrows) */
+    int alternate;        /* 1: merged or routed around a fault */
+    int n;                /* healthy chips in the band */
+    int *owners;          /* [n] the band's chips by (column, row): chip
+                             owners[i] owns block i of the band's split */
+    ftm_ring fwd, rev;    /* rings over the n chips (router.h layout) */
+} ftm_plan2d_band;
+
+typedef struct ftm_plan2d {
+    int nbands;
+    ftm_plan2d_band *bands; /* top to bottom */
+    int max_load;           /* most ring edges (fwd + rev, all bands) on
+                               one directed link; 1 on a healthy torus */
+} ftm_plan2d;
+
+/* Plans the bands of mesh m. Deterministic. Returns 0, FTM_EALLDEAD,
+ * FTM_EPARTITION or FTM_ENOMEM; on error p is empty. */
+int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p);
+void ftm_plan2d_free(ftm_plan2d *p);
+
+/* Shortest path a -> b over live links where a hop over directed link l
+ * costs 1 + penalty * load[l] (load may be NULL: plain shortest path);
+ * ties broken deterministically. Writes at most max directions to dirs and
+ * returns the hop count, FTM_ENOROUTE or FTM_ERANGE (longer than max) or
+ * FTM_ENOMEM. */
+int ftm_plan2d_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
+                    unsigned char *dirs, int max);
+
+#endif

@@ -1,0 +1,503 @@
+/* The 2-D allreduce (TPU-v3 style), with alternate rings around holes.
+ *
+ * Healthy torus, R x C. The buffer is cut in two halves; the first half
+ * travels on eastbound/southbound rings, the second on westbound/northbound
+ * rings, in the same steps, so both directions of every link carry data.
+ * For each half:
+ *
+ *   1. row reduce-scatter: in every row, a ring allreduce's first half over
+ *      the C chips; chip (r, c) ends with block c of the half summed over
+ *      its row;
+ *   2. column reduce-scatter of that block: chip (r, c) ends with piece r of
+ *      block c summed over the whole mesh;
+ *   3. column all-gather: the column shares block c;
+ *   4. row all-gather: everybody has everything.
+ *
+ *      phase 1 (rows)          phase 2/3 (columns, on block c)
+ *      o > o > o > o ~>        o   o   o   o
+ *                              v   v   v   v
+ *      o > o > o > o ~>        o   o   o   o        ~> wrap-around link
+ *                              v   v   v   v
+ *      o > o > o > o ~>        o   o   o   o
+ *                              ~   ~   ~   ~
+ *
+ * Each chip moves (C-1)/C of the buffer in phase 1 but only (R-1)/(RC) in
+ * phase 2: the row phase dominates.
+ *
+ * Holes. The rows are grouped into BANDS (plan2d.h). A healthy row of a
+ * torus is a band by itself. A row touched by a fault (dead chip, dead
+ * 2x2 host, dead link, one-way dead link) is merged with its neighbouring
+ * rows into a wider band, whose two rings snake through the band's healthy
+ * chips and turn around at the hole instead of crossing it; where crossing
+ * is unavoidable, an edge becomes a detour of several hops through the
+ * neighbouring rows (routed where the other rings leave links free):
+ *
+ *      dead chip X at (2,3), torus 4 x 6 (the plan ftm_plan2d_build makes):
+ *
+ *      col:    0   1   2   3   4   5
+ *      row 0   o > o > o > o > o > o ~>    plain row rings
+ *      row 1   o > o > o > o > o > o ~>
+ *      row 2   o > o > o   X   o > o ~>    band of rows 2-3, first half:
+ *                      v       ^           east from the seam (column 4)
+ *      row 3   o < o < o   o < o < o <~    to column 2, down, west round
+ *                          \_>_/           the wrap to (3,3); one 2-hop
+ *                                          edge (3,3) > (3,4) ^ (2,4)
+ *
+ *      The second half's ring runs the mirror image over the links left
+ *      free, so no directed link carries two ring edges (plan max_load 1).
+ *
+ * Shares: after phase 1 each chip of a band owns some elements, summed
+ * over the band (allreduce_2d_share.c). In the column layout every band
+ * owns the same elements in the same column: a column with a dead chip in
+ * some band is left out, and the dead chips' shares are adopted by all
+ * other columns (each owns 1/U of the half instead of 1/C). A band of two
+ * rows owns a column's block with both chips of the column, half each.
+ *
+ * Partners: phase 2 cuts the half into SEGMENTS at every band's block
+ * boundaries; a segment has one owner per band (one column of chips in
+ * the column layout; in the drift layout, used when faults spoil many
+ * columns, an owner may sit a column off), and its column ring links those
+ * owners top to bottom (the second half: bottom to top) over live paths
+ * (a dead chip in the column: a detour through the next column). Every segment's
+ * ring runs in the same column steps. So every element is summed in its
+ * band, then across the bands, then copied back: every healthy chip ends
+ * with the sum over all healthy chips, whatever the faults, as long as the
+ * healthy chips are connected. When the faults merge everything into one
+ * band, phase 2 is empty and the algorithm is a bidirectional 1-D ring
+ * over that band: the documented fallback, with no special case.
+ */
+#include "ftmesh/collective.h"
+#include "ftmesh/plan2d.h"
+#include "ftmesh/error.h"
+#include "twod_share.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const PH_RRS = "row-reduce-scatter";
+static const char *const PH_CRS = "col-reduce-scatter";
+static const char *const PH_CAG = "col-all-gather";
+static const char *const PH_RAG = "row-all-gather";
+
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+/* One step k of a ring allreduce over n positions where position i owns
+ * the element ranges rf[j], rn[j] for j in [ro[i], ro[i+1]) (any disjoint
+ * ranges): in the reduce-scatter (k < n-1) position i sends the ranges of
+ * position i-k-1, summed on arrival; in the all-gather (k' = k - (n-1)) it
+ * sends those of position i-k', copied. After step n-2 position i holds the
+ * sum of its own ranges; after 2n-3 everyone holds every range. */
+static int gring_step(ftm_sched *s, int n, const int *route, const size_t *rf, const size_t *rn,
+                      const int *ro, size_t elem, ftm_red red, int k)
+{
+    int rs = k < n - 1, kk = rs ? k : k - (n - 1);
+    for (int i = 0; i < n; i++) {
+        int b = rs ? mod(i - kk - 1, n) : mod(i - kk, n);
+        for (int j = ro[b]; j < ro[b + 1]; j++) {
+            int rc = ftm_sched_xfer(s, route[i], rf[j] * elem, rf[j] * elem, rn[j] * elem,
+                                    rs ? red : FTM_RED_COPY);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Route cache: (src, dst) -> route id, open addressing. */
+typedef struct rcache {
+    uint64_t *key;     /* 0 = empty slot */
+    int *val;
+    size_t cap, used;  /* cap a power of two, kept above 2 * used */
+} rcache;
+
+static size_t rc_slot(const rcache *c, uint64_t k)
+{
+    size_t h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
+    while (c->key[h] && c->key[h] != k)
+        h = (h + 1) & (c->cap - 1);
+    return h;
+}
+
+static int rc_grow(rcache *c)
+{
+    rcache n = { NULL, NULL, c->cap * 2, c->used };
+    n.key = calloc(n.cap, sizeof(uint64_t));
+    n.val = calloc(n.cap, sizeof(int));
+    if (!n.key || !n.val) {
+        free(n.key);
+        free(n.val);
+        return FTM_ENOMEM;
+    }
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->key[i]) {
+            size_t h = rc_slot(&n, c->key[i]);
+            n.key[h] = c->key[i];
+            n.val[h] = c->val[i];
+        }
+    free(c->key);
+    free(c->val);
+    *c = n;
+    return 0;
+}
+
+/* Block of element x in ftm_sched_block's balanced split of count into p. */
+static int block_of(size_t count, int p, size_t x)
+{
+    size_t q = count / (size_t)p, r = count % (size_t)p;
+    if (x < r * (q + 1))
+        return (int)(x / (q + 1));
+    return (int)(r + (x - r * (q + 1)) / q);
+}
+
+/* 1 when the route from a over dirs[0..h) visits no chip twice. */
+static int simple_path(const ftm_mesh *m, int a, const unsigned char *dirs, int h)
+{
+    int *at = malloc(sizeof(int) * (size_t)(h + 1)), ok = at != NULL;
+    if (!ok)
+        return 0;
+    at[0] = a;
+    for (int i = 0; i < h && ok; i++) {
+        at[i + 1] = ftm_mesh_neighbor(m, at[i], dirs[i]);
+        for (int j = 0; j <= i; j++)
+            ok &= at[j] != at[i + 1];
+    }
+    free(at);
+    return ok;
+}
+
+/* Column ring edge a -> b of a segment whose home column is home. The
+ * vertical part of the move stays in the home column (whose links carry
+ * that column's traffic anyway) and the sideways part runs in the row of
+ * the chip that is off the home column (row links are idle in the column
+ * phase): via (row(b), home) when a sits in the home column, else via
+ * (row(a), home). Falls back to a shortest path when the waypoint is dead
+ * or off the way. Writes the hops to dirs, returns the count or an error. */
+static int column_path(const ftm_mesh *m, int a, int b, int home, unsigned char *dirs)
+{
+    int w = ftm_mesh_col(m, a) == home ? ftm_mesh_chip(m, ftm_mesh_row(m, b), home)
+                                        : ftm_mesh_chip(m, ftm_mesh_row(m, a), home);
+    if (ftm_mesh_alive(m, w) && w != a && w != b) {
+        int h1 = ftm_plan2d_path(m, a, w, NULL, 0, dirs, m->nchips);
+        int h2 = h1 < 0 ? h1 : ftm_plan2d_path(m, w, b, NULL, 0, dirs + h1, m->nchips);
+        int hs = ftm_plan2d_path(m, a, b, NULL, 0, dirs + 2 * m->nchips, m->nchips);
+        /* Keep the waypoint only if it costs at most 2 extra hops and the
+         * route visits no chip twice. */
+        if (h1 >= 0 && h2 >= 0 && hs >= 0 && h1 + h2 <= hs + 2 && simple_path(m, a, dirs, h1 + h2))
+            return h1 + h2;
+    }
+    return ftm_plan2d_path(m, a, b, NULL, 0, dirs, m->nchips);
+}
+
+static int rc_get(rcache *c, ftm_sched *s, const ftm_mesh *m, int a, int b, int home,
+                  unsigned char *tmp)
+{
+    uint64_t k = ((uint64_t)a * (uint64_t)m->nchips + (uint64_t)b) * (uint64_t)m->cols +
+                 (uint64_t)home + 1;
+    size_t h = rc_slot(c, k);
+    if (c->key[h])
+        return c->val[h];
+    if (2 * (c->used + 1) > c->cap) {
+        int rc = rc_grow(c);
+        if (rc)
+            return rc;
+        h = rc_slot(c, k);
+    }
+    int hops = column_path(m, a, b, home, tmp);
+    if (hops < 0)
+        return hops;
+    int id = ftm_sched_route(s, a, b, tmp, hops);
+    if (id < 0)
+        return id;
+    c->key[h] = k;
+    c->val[h] = id;
+    c->used++;
+    return id;
+}
+
+typedef struct seg {
+    size_t first, len; /* elements */
+    int *chips;        /* [K] owners in ring order */
+    int *route;        /* [K] route ids, chips[i] -> chips[i+1] */
+} seg;
+
+typedef struct build {
+    ftm_sched *s;
+    const ftm_mesh *m;
+    const ftm_plan2d *p;
+    size_t elem;
+    ftm_red red;
+    size_t hfirst[2], hcount[2]; /* the two halves, elements */
+    ftm_twod_shares *sh[2];      /* [nbands] shares of each half */
+    unsigned char *usable;       /* [cols] column layout, or NULL: drift */
+    int *bidx;                   /* [nchips] index of the chip in its band's owners */
+    int *broute[2];              /* band ring routes, all bands concatenated */
+    int *boff;                   /* [nbands] offset of band b in broute */
+    seg *segs[2];
+    int nsegs[2];
+    size_t *tf, *tc;             /* scratch ranges */
+    int *to;                     /* scratch range offsets */
+    rcache cache;
+    unsigned char *tmp;
+} build;
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Cuts half h wherever some band changes owner; each segment gets its
+ * owners (one per band) and a column ring through them. */
+static int make_segments(build *B, int h)
+{
+    const ftm_plan2d *p = B->p;
+    int K = p->nbands;
+    size_t nb = 0;
+    for (int b = 0; b < K; b++)
+        nb += (size_t)B->sh[h][b].npieces;
+    size_t *cut = malloc(sizeof(size_t) * (nb + 1));
+    if (!cut)
+        return FTM_ENOMEM;
+    size_t nc = 0;
+    for (int b = 0; b < K; b++)
+        for (int i = 0; i < B->sh[h][b].npieces; i++)
+            cut[nc++] = B->sh[h][b].start[i];
+    qsort(cut, nc, sizeof *cut, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (u == 0 || cut[i] != cut[u - 1])
+            cut[u++] = cut[i];
+    cut[u] = B->hfirst[h] + B->hcount[h];
+    B->segs[h] = calloc(u ? u : 1, sizeof(seg));
+    int rc = B->segs[h] ? 0 : FTM_ENOMEM;
+    for (size_t i = 0; i < u && !rc; i++) {
+        seg *g = &B->segs[h][i];
+        B->nsegs[h]++;
+        g->first = cut[i];
+        g->len = cut[i + 1] - cut[i];
+        g->chips = malloc(sizeof(int) * (size_t)K);
+        g->route = malloc(sizeof(int) * (size_t)K);
+        if (!g->chips || !g->route) {
+            rc = FTM_ENOMEM;
+            break;
+        }
+        for (int q = 0; q < K; q++) {
+            int b = h == 0 ? q : K - 1 - q; /* second half: bottom to top */
+            g->chips[q] = p->bands[b].owners[ftm_twod_shares_find(&B->sh[h][b], cut[i])];
+        }
+        /* Home column: the owners' column (column layout) or the column
+         * block the segment falls in (drift layout). */
+        int home = B->usable ? ftm_mesh_col(B->m, g->chips[0])
+                             : block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
+        for (int q = 0; q < K && !rc; q++) {
+            int id = rc_get(&B->cache, B->s, B->m, g->chips[q], g->chips[(q + 1) % K], home, B->tmp);
+            if (id < 0)
+                rc = id;
+            else
+                g->route[q] = id;
+        }
+    }
+    free(cut);
+    return rc;
+}
+
+static int band_routes(build *B)
+{
+    const ftm_plan2d *p = B->p;
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < p->nbands; b++) {
+            const ftm_ring *g = r == 0 ? &p->bands[b].fwd : &p->bands[b].rev;
+            for (int i = 0; i < g->n; i++) {
+                int id = ftm_sched_route(B->s, g->chips[i], g->chips[(i + 1) % g->n],
+                                         g->dirs + g->path_off[i], g->path_off[i + 1] - g->path_off[i]);
+                if (id < 0)
+                    return id;
+                B->broute[r][B->boff[b] + i] = id;
+            }
+        }
+    return 0;
+}
+
+/* Step k of band b's ring allreduce, both halves. */
+static int band_step(build *B, int b, int k)
+{
+    const ftm_plan2d_band *bd = &B->p->bands[b];
+    int n = bd->n, rc = 0;
+    const char *ph = k < n - 1 ? PH_RRS : PH_RAG;
+    for (int i = 0; i < n && !rc; i++)
+        rc = ftm_sched_step(B->s, bd->fwd.chips[i], ph, k < n - 1 ? k : k - (n - 1));
+    for (int h = 0; h < 2 && !rc; h++) {
+        const ftm_ring *g = h == 0 ? &bd->fwd : &bd->rev;
+        const ftm_twod_shares *sh = &B->sh[h][b];
+        int t = 0;
+        for (int i = 0; i < n; i++) { /* ranges by ring position */
+            int o = B->bidx[g->chips[i]];
+            B->to[i] = t;
+            for (int j = sh->ro[o]; j < sh->ro[o + 1]; j++, t++) {
+                B->tf[t] = sh->rf[j];
+                B->tc[t] = sh->rn[j];
+            }
+        }
+        B->to[n] = t;
+        rc = gring_step(B->s, n, B->broute[h] + B->boff[b], B->tf, B->tc, B->to, B->elem, B->red, k);
+    }
+    return rc;
+}
+
+/* Step k of every segment's column ring, both halves. */
+static int column_step(build *B, int k)
+{
+    int K = B->p->nbands, rc = 0;
+    const char *ph = k < K - 1 ? PH_CRS : PH_CAG;
+    for (int c = 0; c < B->m->nchips && !rc; c++)
+        if (ftm_mesh_alive(B->m, c))
+            rc = ftm_sched_step(B->s, c, ph, k < K - 1 ? k : k - (K - 1));
+    for (int h = 0; h < 2 && !rc; h++)
+        for (int i = 0; i < B->nsegs[h] && !rc; i++) {
+            const seg *g = &B->segs[h][i];
+            for (int q = 0; q < K; q++) {
+                size_t f, c;
+                ftm_sched_block(g->len, K, q, &f, &c);
+                B->tf[q] = g->first + f;
+                B->tc[q] = c;
+                B->to[q] = q;
+            }
+            B->to[K] = K;
+            rc = gring_step(B->s, K, g->route, B->tf, B->tc, B->to, B->elem, B->red, k);
+        }
+    return rc;
+}
+
+static void build_free(build *B)
+{
+    for (int h = 0; h < 2; h++) {
+        for (int i = 0; i < B->nsegs[h]; i++) {
+            free(B->segs[h][i].chips);
+            free(B->segs[h][i].route);
+        }
+        free(B->segs[h]);
+        free(B->broute[h]);
+        for (int b = 0; B->sh[h] && b < B->p->nbands; b++)
+            ftm_twod_shares_free(&B->sh[h][b]);
+        free(B->sh[h]);
+    }
+    free(B->bidx);
+    free(B->boff);
+    free(B->usable);
+    free(B->tf);
+    free(B->tc);
+    free(B->to);
+    free(B->cache.key);
+    free(B->cache.val);
+    free(B->tmp);
+}
+
+static int build_all(build *B)
+{
+    const ftm_plan2d *p = B->p;
+    const ftm_mesh *m = B->m;
+    int K = p->nbands, tot = 0, maxn = K;
+    B->boff = malloc(sizeof(int) * (size_t)K);
+    B->bidx = malloc(sizeof(int) * (size_t)m->nchips);
+    if (!B->boff || !B->bidx)
+        return FTM_ENOMEM;
+    for (int b = 0; b < K; b++) {
+        B->boff[b] = tot;
+        tot += p->bands[b].n;
+        if (p->bands[b].n > maxn)
+            maxn = p->bands[b].n;
+        for (int i = 0; i < p->bands[b].n; i++)
+            B->bidx[p->bands[b].owners[i]] = i;
+    }
+    B->broute[0] = malloc(sizeof(int) * (size_t)tot);
+    B->broute[1] = malloc(sizeof(int) * (size_t)tot);
+    int rc = 0, U = 0;
+    size_t maxp = (size_t)maxn;
+    B->usable = calloc((size_t)m->cols, 1);
+    if (!B->usable)
+        return FTM_ENOMEM;
+    for (int c = 0; c < m->cols; c++) {
+        B->usable[c] = 1;
+        for (int b = 0; b < K; b++)
+            for (int r = p->bands[b].row0; r < p->bands[b].row0 + p->bands[b].nrows; r++)
+                if (!ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
+                    B->usable[c] = 0;
+        U += B->usable[c];
+    }
+    /* Column layout unless it would waste more than 1/8 of the columns
+     * (each lost column adds 1/U to every ring step). */
+    if (U == 0 || 8 * U < 7 * m->cols) {
+        free(B->usable);
+        B->usable = NULL;
+    }
+    for (int h = 0; h < 2 && !rc; h++) {
+        B->sh[h] = calloc((size_t)K, sizeof(ftm_twod_shares));
+        if (!B->sh[h])
+            return FTM_ENOMEM;
+        for (int b = 0; b < K && !rc; b++) {
+            rc = ftm_twod_shares_build(m, &p->bands[b], B->hfirst[h], B->hcount[h], B->usable,
+                                       &B->sh[h][b]);
+            if (!rc && (size_t)B->sh[h][b].npieces > maxp)
+                maxp = (size_t)B->sh[h][b].npieces;
+        }
+    }
+    if (rc)
+        return rc;
+    B->tf = malloc(sizeof(size_t) * maxp);
+    B->tc = malloc(sizeof(size_t) * maxp);
+    B->to = malloc(sizeof(int) * (size_t)(maxn + 1));
+    B->tmp = malloc((size_t)m->nchips * 3);
+    B->cache.cap = 1024;
+    B->cache.key = calloc(B->cache.cap, sizeof(uint64_t));
+    B->cache.val = calloc(B->cache.cap, sizeof(int));
+    if (!B->broute[0] || !B->broute[1] || !B->tf || !B->tc || !B->to || !B->tmp ||
+        !B->cache.key || !B->cache.val)
+        return FTM_ENOMEM;
+    rc = band_routes(B);
+    for (int h = 0; h < 2 && !rc && K > 1; h++)
+        rc = make_segments(B, h);
+    /* Phase 1: band reduce-scatter. */
+    for (int b = 0; b < K && !rc; b++)
+        for (int k = 0; k < p->bands[b].n - 1 && !rc; k++)
+            rc = band_step(B, b, k);
+    /* Phases 2 and 3: column reduce-scatter and all-gather. */
+    for (int k = 0; K > 1 && k < ftm_ring_nsteps(K) && !rc; k++)
+        rc = column_step(B, k);
+    /* Phase 4: band all-gather. */
+    for (int b = 0; b < K && !rc; b++)
+        for (int k = p->bands[b].n - 1; k < ftm_ring_nsteps(p->bands[b].n) && !rc; k++)
+            rc = band_step(B, b, k);
+    return rc;
+}
+
+int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    ftm_plan2d p;
+    int rc = ftm_plan2d_build(m, &p);
+    if (rc)
+        return rc;
+    size_t elem = ftm_red_elem_size(red);
+    rc = ftm_sched_init(s, "2d", m->nchips, count * elem);
+    if (rc) {
+        ftm_plan2d_free(&p);
+        return rc;
+    }
+    build B;
+    memset(&B, 0, sizeof B);
+    B.s = s;
+    B.m = m;
+    B.p = &p;
+    B.elem = elem;
+    B.red = red;
+    B.hcount[0] = (count + 1) / 2;
+    B.hfirst[1] = B.hcount[0];
+    B.hcount[1] = count - B.hcount[0];
+    rc = build_all(&B);
+    build_free(&B);
+    ftm_plan2d_free(&p);
+    if (rc)
+        ftm_sched_free(s);
+    else
+        ftm_sched_trim(s);
+    return rc;
+}

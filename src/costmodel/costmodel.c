@@ -1,0 +1,424 @@
+/* Cost model: a deterministic discrete-event replay of a schedule.
+ *
+ * Events are step starts, kept in a binary heap ordered by (time, chip);
+ * each chip has at most one pending event. When a step starts, its sends
+ * reserve their links in op order (greedy: a transfer starts when all its
+ * links are free, then holds them), so the result depends only on the
+ * schedule, the mesh and the parameters. A step ends once every receive's
+ * matching send has been issued: then its end time is known and the next
+ * step's start is pushed. Every end time is >= the time of the event that
+ * resolved it, so events are processed in non-decreasing time.
+ *
+ * The same replay drives ftm_cost_exec_data (sequential data execution):
+ * sends snapshot their source range at issue, receives are applied when
+ * their step ends.
+ *
+ * Default hop latency: 1 us. Published TPU-v3 numbers give link bandwidth
+ * but not a per-hop latency; a microsecond is the order of a DMA issue plus
+ * an ICI router traversal on such interconnects, and it makes the
+ * latency-bound small-message regime visible (a 1024-chip 1-D ring pays
+ * 2 * 1023 us) without mattering for 100 MB gradients. It is a parameter
+ * (--hop-us) so users can vary it.
+ */
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ftm_cost_defaults(ftm_cost_params *p)
+{
+    p->link_Bps = 100e9;
+    p->hop_s = 1e-6;
+    p->hbm_Bps = 900e9;
+}
+
+typedef struct ev { double t; int chip; } ev;
+
+typedef struct chip_st {
+    int cur;        /* index of the running (or next) step */
+    int running;    /* 1 while step cur has started and not ended */
+    int pending;    /* receives of step cur whose send is not issued yet */
+    double end;     /* running max of completion times in step cur */
+} chip_st;
+
+typedef struct replay {
+    const ftm_sched *s;
+    const ftm_mesh *m;
+    ftm_cost_params p;
+    chip_st *st;          /* [nchips] */
+    double *arrival;      /* [ntags] */
+    unsigned char *known; /* [ntags] */
+    int *rcv_chip;        /* [ntags] receiving chip, -1 if none */
+    int *rcv_step;        /* [ntags] step of the receive */
+    double *link_free;    /* [nchips * 4] */
+    uint64_t *lbytes;     /* [nchips * 4] */
+    ev *heap;
+    int nheap;
+    /* data execution (NULL for modeling only) */
+    void **bufs;
+    unsigned char **stage; /* [ntags] snapshot of each send's payload */
+} replay;
+
+static int ev_less(const ev *a, const ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->chip < b->chip);
+}
+
+static void heap_push(replay *r, double t, int chip)
+{
+    int i = r->nheap++;
+    r->heap[i].t = t;
+    r->heap[i].chip = chip;
+    while (i > 0) {
+        int up = (i - 1) / 2;
+        if (!ev_less(&r->heap[i], &r->heap[up]))
+            break;
+        ev tmp = r->heap[i];
+        r->heap[i] = r->heap[up];
+        r->heap[up] = tmp;
+        i = up;
+    }
+}
+
+static ev heap_pop(replay *r)
+{
+    ev top = r->heap[0];
+    r->heap[0] = r->heap[--r->nheap];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, rr = l + 1, m = i;
+        if (l < r->nheap && ev_less(&r->heap[l], &r->heap[m]))
+            m = l;
+        if (rr < r->nheap && ev_less(&r->heap[rr], &r->heap[m]))
+            m = rr;
+        if (m == i)
+            break;
+        ev tmp = r->heap[i];
+        r->heap[i] = r->heap[m];
+        r->heap[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+static double recv_cost(const replay *r, const ftm_op *op)
+{
+    return op->red == FTM_RED_COPY ? 0.0 : (double)op->len / r->p.hbm_Bps;
+}
+
+/* Applies the receives of chip c's step (data execution only). */
+static void apply_recvs(replay *r, int c, const ftm_step *stp)
+{
+    const ftm_chip_prog *pg = &r->s->prog[c];
+    unsigned char *dst = r->bufs[c];
+    for (int k = 0; k < stp->nops; k++) {
+        const ftm_op *op = &pg->ops[stp->first_op + k];
+        if (op->kind != FTM_OP_RECV)
+            continue;
+        unsigned char *src = r->stage[op->tag];
+        if (op->red == FTM_RED_SUM_F32) {
+            float *d = (float *)(void *)(dst + op->off);
+            const float *x = (const float *)(void *)src;
+            for (size_t i = 0; i < op->len / 4; i++)
+                d[i] += x[i];
+        } else if (op->red == FTM_RED_SUM_I64) {
+            int64_t *d = (int64_t *)(void *)(dst + op->off);
+            const int64_t *x = (const int64_t *)(void *)src;
+            for (size_t i = 0; i < op->len / 8; i++)
+                d[i] += x[i];
+        } else {
+            memcpy(dst + op->off, src, op->len);
+        }
+        free(src);
+        r->stage[op->tag] = NULL;
+    }
+}
+
+/* Ends chip c's running step (its pending count reached zero). */
+static void end_step(replay *r, int c)
+{
+    chip_st *cs = &r->st[c];
+    if (r->bufs)
+        apply_recvs(r, c, &r->s->prog[c].steps[cs->cur]);
+    cs->running = 0;
+    cs->cur++;
+    if (cs->cur < r->s->prog[c].nsteps)
+        heap_push(r, cs->end, c);
+}
+
+/* Issues a send at time t: reserves its links, records its arrival and
+ * tells the receiver if it is waiting for it. */
+static int issue_send(replay *r, const ftm_op *op, int c, double t, double *finish)
+{
+    const ftm_route *rt = &r->s->routes[op->route];
+    if (rt->src != c || rt->dst != op->peer)
+        return FTM_EINVAL;
+    double start = t, dur;
+    if (rt->nhops == 0) {
+        dur = (double)op->len / r->p.hbm_Bps;
+    } else {
+        int at = c;
+        for (int h = 0; h < rt->nhops; h++) {
+            int d = r->s->dirs[rt->first + h];
+            int nb = ftm_mesh_neighbor(r->m, at, d);
+            if (nb < 0)
+                return FTM_EINVAL;
+            double f = r->link_free[at * FTM_NDIRS + d];
+            if (f > start)
+                start = f;
+            at = nb;
+        }
+        if (at != rt->dst)
+            return FTM_EINVAL;
+        dur = (double)rt->nhops * r->p.hop_s + (double)op->len / r->p.link_Bps;
+        at = c;
+        for (int h = 0; h < rt->nhops; h++) {
+            int d = r->s->dirs[rt->first + h];
+            r->link_free[at * FTM_NDIRS + d] = start + dur;
+            r->lbytes[at * FTM_NDIRS + d] += op->len;
+            at = ftm_mesh_neighbor(r->m, at, d);
+        }
+    }
+    *finish = start + dur;
+    r->arrival[op->tag] = *finish;
+    r->known[op->tag] = 1;
+    if (r->bufs) {
+        unsigned char *cp = malloc(op->len ? op->len : 1);
+        if (!cp)
+            return FTM_ENOMEM;
+        memcpy(cp, (unsigned char *)r->bufs[c] + op->off, op->len);
+        r->stage[op->tag] = cp;
+    }
+    int rc = r->rcv_chip[op->tag];
+    chip_st *rs = &r->st[rc];
+    if (rc != c && rs->running && rs->cur == r->rcv_step[op->tag]) {
+        const ftm_op *rop = NULL;
+        const ftm_chip_prog *pg = &r->s->prog[rc];
+        const ftm_step *stp = &pg->steps[rs->cur];
+        for (int k = 0; k < stp->nops && !rop; k++)
+            if (pg->ops[stp->first_op + k].kind == FTM_OP_RECV &&
+                pg->ops[stp->first_op + k].tag == op->tag)
+                rop = &pg->ops[stp->first_op + k];
+        double done = *finish + recv_cost(r, rop);
+        if (done > rs->end)
+            rs->end = done;
+        if (--rs->pending == 0)
+            end_step(r, rc);
+    }
+    return 0;
+}
+
+/* Starts step st[c].cur of chip c at time t. */
+static int start_step(replay *r, int c, double t)
+{
+    chip_st *cs = &r->st[c];
+    const ftm_chip_prog *pg = &r->s->prog[c];
+    const ftm_step *stp = &pg->steps[cs->cur];
+    cs->running = 1;
+    cs->pending = 0;
+    cs->end = t;
+    /* Receives first: a send of this very step to this chip (a 0-hop
+     * transfer) then finds the step's pending count already set. */
+    for (int k = 0; k < stp->nops; k++) {
+        const ftm_op *op = &pg->ops[stp->first_op + k];
+        if (op->kind != FTM_OP_RECV)
+            continue;
+        if (r->known[op->tag]) {
+            double done = r->arrival[op->tag] + recv_cost(r, op);
+            if (done > cs->end)
+                cs->end = done;
+        } else {
+            cs->pending++;
+        }
+    }
+    for (int k = 0; k < stp->nops; k++) {
+        const ftm_op *op = &pg->ops[stp->first_op + k];
+        if (op->kind != FTM_OP_SEND)
+            continue;
+        double fin;
+        int rc = issue_send(r, op, c, t, &fin);
+        if (rc)
+            return rc;
+        if (fin > cs->end)
+            cs->end = fin;
+        if (op->peer == c) { /* our own receive of this step */
+            double done = fin + recv_cost(r, op);
+            if (done > cs->end)
+                cs->end = done;
+            cs->pending--;
+        }
+    }
+    if (cs->pending == 0)
+        end_step(r, c);
+    return 0;
+}
+
+static void replay_free(replay *r)
+{
+    if (r->stage) {
+        for (uint32_t t = 0; t < r->s->next_tag; t++)
+            free(r->stage[t]);
+        free(r->stage);
+    }
+    free(r->st);
+    free(r->arrival);
+    free(r->known);
+    free(r->rcv_chip);
+    free(r->rcv_step);
+    free(r->link_free);
+    free(r->lbytes);
+    free(r->heap);
+}
+
+/* Indexes the receives by tag and checks that sends and receives pair up. */
+static int index_tags(replay *r)
+{
+    const ftm_sched *s = r->s;
+    size_t nt = s->next_tag ? s->next_tag : 1;
+    int *nsend = calloc(nt, sizeof *nsend);
+    if (!nsend)
+        return FTM_ENOMEM;
+    for (size_t t = 0; t < nt; t++)
+        r->rcv_chip[t] = -1;
+    int rc = 0;
+    for (int c = 0; c < s->nchips && !rc; c++) {
+        const ftm_chip_prog *pg = &s->prog[c];
+        for (int j = 0; j < pg->nsteps && !rc; j++) {
+            const ftm_step *stp = &pg->steps[j];
+            for (int k = 0; k < stp->nops; k++) {
+                const ftm_op *op = &pg->ops[stp->first_op + k];
+                if (op->tag >= s->next_tag || op->route < 0 || op->route >= s->nroutes) {
+                    rc = FTM_EINVAL;
+                    break;
+                }
+                if (op->kind == FTM_OP_SEND) {
+                    nsend[op->tag]++;
+                } else {
+                    if (r->rcv_chip[op->tag] >= 0) {
+                        rc = FTM_EINVAL;
+                        break;
+                    }
+                    r->rcv_chip[op->tag] = c;
+                    r->rcv_step[op->tag] = j;
+                }
+            }
+        }
+    }
+    for (uint32_t t = 0; t < s->next_tag && !rc; t++)
+        if ((nsend[t] == 0) != (r->rcv_chip[t] < 0) || nsend[t] > 1)
+            rc = FTM_EINVAL;
+    free(nsend);
+    return rc;
+}
+
+static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                      void **bufs, ftm_cost_result *res, uint64_t *link_bytes)
+{
+    if (!s || !m || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
+        p->hop_s < 0)
+        return FTM_EINVAL;
+    replay r;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.m = m;
+    r.p = *p;
+    r.bufs = bufs;
+    size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
+    r.st = calloc((size_t)s->nchips, sizeof *r.st);
+    r.arrival = calloc(nt, sizeof *r.arrival);
+    r.known = calloc(nt, 1);
+    r.rcv_chip = malloc(nt * sizeof *r.rcv_chip);
+    r.rcv_step = malloc(nt * sizeof *r.rcv_step);
+    r.link_free = calloc(nl, sizeof *r.link_free);
+    r.lbytes = calloc(nl, sizeof *r.lbytes);
+    r.heap = malloc((size_t)s->nchips * sizeof *r.heap);
+    if (bufs)
+        r.stage = calloc(nt, sizeof *r.stage);
+    int rc = 0;
+    if (!r.st || !r.arrival || !r.known || !r.rcv_chip || !r.rcv_step || !r.link_free ||
+        !r.lbytes || !r.heap || (bufs && !r.stage))
+        rc = FTM_ENOMEM;
+    if (!rc)
+        rc = index_tags(&r);
+    for (int c = 0; c < s->nchips && !rc; c++)
+        if (s->prog[c].nsteps > 0) {
+            if (bufs && !bufs[c])
+                rc = FTM_EINVAL;
+            heap_push(&r, 0.0, c);
+        }
+    double t_end = 0;
+    while (!rc && r.nheap > 0) {
+        ev e = heap_pop(&r);
+        if (e.t > t_end)
+            t_end = e.t;
+        rc = start_step(&r, e.chip, e.t);
+    }
+    for (int c = 0; c < s->nchips && !rc; c++) {
+        if (r.st[c].cur < s->prog[c].nsteps)
+            rc = FTM_EHANG;
+        else if (r.st[c].end > t_end)
+            t_end = r.st[c].end;
+    }
+    if (!rc && res) {
+        res->time_s = t_end;
+        res->max_link_bytes = 0;
+        res->total_link_bytes = 0;
+        for (size_t l = 0; l < nl; l++) {
+            res->total_link_bytes += r.lbytes[l];
+            if (r.lbytes[l] > res->max_link_bytes)
+                res->max_link_bytes = r.lbytes[l];
+        }
+    }
+    if (!rc && link_bytes)
+        memcpy(link_bytes, r.lbytes, nl * sizeof *link_bytes);
+    replay_free(&r);
+    return rc;
+}
+
+int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                   ftm_cost_result *res, uint64_t *link_bytes)
+{
+    return replay_run(s, m, p, NULL, res, link_bytes);
+}
+
+static int overlap(const ftm_op *a, const ftm_op *b)
+{
+    return a->off < b->off + b->len && b->off < a->off + a->len;
+}
+
+/* Within a step: writes pairwise disjoint and disjoint from reads; sum
+ * receives aligned to their element size. */
+static int check_races(const ftm_sched *s)
+{
+    for (int c = 0; c < s->nchips; c++) {
+        const ftm_chip_prog *pg = &s->prog[c];
+        for (int j = 0; j < pg->nsteps; j++) {
+            const ftm_op *ops = pg->ops + pg->steps[j].first_op;
+            int n = pg->steps[j].nops;
+            for (int a = 0; a < n; a++) {
+                if (ops[a].kind != FTM_OP_RECV)
+                    continue;
+                size_t el = ops[a].red == FTM_RED_SUM_F32 ? 4 : ops[a].red == FTM_RED_SUM_I64 ? 8 : 1;
+                if (ops[a].off % el || ops[a].len % el)
+                    return FTM_EINVAL;
+                for (int b = 0; b < n; b++)
+                    if (b != a && (ops[b].kind == FTM_OP_SEND || b < a) && overlap(&ops[a], &ops[b]))
+                        return FTM_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+int ftm_cost_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs)
+{
+    if (!s || !bufs)
+        return FTM_EINVAL;
+    int rc = check_races(s);
+    if (rc)
+        return rc;
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    return replay_run(s, m, &p, bufs, NULL, NULL);
+}

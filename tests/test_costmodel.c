@@ -1,0 +1,291 @@
+/* Cost model: closed forms on rings and tori, contention, determinism,
+ * link bytes, the sequential data executor, --algo auto, model-only speed. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ftmesh/costmodel.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/error.h"
+
+static const double HOP = 1e-6, LINK = 100e9, HBM = 900e9;
+
+static ftm_cost_params params(void)
+{
+    ftm_cost_params p = { LINK, HOP, HBM };
+    return p;
+}
+
+/* Relative tolerance for closed forms: the replay adds the same terms in a
+ * different order, so only rounding (~1e-15 relative) may differ. */
+#define ck_close(x, y) ck_assert_double_eq_tol((x), (y), 1e-9 * fabs(y) + 1e-15)
+
+/* A ring allreduce over row 0 of a 1xP torus: fwd ring eastwards on
+ * [0, half) and (bidir) a westward ring on [half, count). */
+static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int bidir)
+{
+    int P = m->cols, *chips = malloc(sizeof(int) * (size_t)P), *re = malloc(sizeof(int) * (size_t)P);
+    int *cw = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+    unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
+    ck_assert_int_eq(ftm_sched_init(s, "test-ring", m->nchips, count * 4), 0);
+    for (int i = 0; i < P; i++) {
+        chips[i] = i;
+        re[i] = ftm_sched_route(s, i, (i + 1) % P, &e, 1);
+        cw[i] = P - 1 - i;
+        rw[i] = ftm_sched_route(s, cw[i], (cw[i] + P - 1) % P, &w, 1);
+    }
+    size_t half = bidir ? count / 2 : count;
+    for (int k = 0; k < ftm_ring_nsteps(P); k++) {
+        for (int i = 0; i < P; i++)
+            ck_assert_int_eq(ftm_sched_step(s, i, "t", k), 0);
+        ck_assert_int_eq(ftm_allreduce_ring_step(s, chips, re, P, 0, half, 4, FTM_RED_SUM_F32, k), 0);
+        if (bidir)
+            ck_assert_int_eq(ftm_allreduce_ring_step(s, cw, rw, P, half, count - half, 4,
+                                                     FTM_RED_SUM_F32, k), 0);
+    }
+    free(chips);
+    free(re);
+    free(cw);
+    free(rw);
+}
+
+START_TEST(test_ring_closed_form)
+{
+    int P = 4 + _i; /* 4 .. 9 */
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, P, 1), 0);
+    size_t count = (size_t)P * 2 * 1000;
+    double S = (double)count * 4;
+    ftm_cost_params p = params();
+    for (int bidir = 0; bidir < 2; bidir++) {
+        ftm_sched s;
+        build_row_rings(&s, &m, count, bidir);
+        ftm_cost_result r;
+        ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+        double Sd = bidir ? S / 2 : S; /* bytes per direction */
+        double want = 2.0 * (P - 1) / P * Sd / LINK + 2.0 * (P - 1) * HOP + (P - 1.0) / P * Sd / HBM;
+        ck_close(r.time_s, want);
+        /* every directed link used carries 2(P-1)/P * Sd */
+        ck_assert_uint_eq(r.max_link_bytes, (uint64_t)(2.0 * (P - 1) / P * Sd + 0.5));
+        ftm_sched_free(&s);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+START_TEST(test_contention_serialises)
+{
+    /* 1x4 line: 0 -> 2 (two hops) and 1 -> 2 (one hop) share link 1->2. */
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 4, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "t", 4, 4000), 0);
+    unsigned char ee[2] = { FTM_DIR_E, FTM_DIR_E };
+    int r02 = ftm_sched_route(&s, 0, 2, ee, 2), r12 = ftm_sched_route(&s, 1, 2, ee, 1);
+    for (int c = 0; c < 3; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r02, 0, 0, 1000, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r12, 0, 2000, 2000, FTM_RED_COPY), 0);
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+    /* chip 0 reserves first (same time, lower id); chip 1's transfer waits. */
+    double a = 2 * HOP + 1000 / LINK, want = a + HOP + 2000 / LINK;
+    ck_close(r.time_s, want);
+    ck_assert_uint_eq(r.max_link_bytes, 3000);
+    ck_assert_uint_eq(r.total_link_bytes, 4000);
+    ftm_sched_free(&s);
+    /* Same transfers on disjoint links (1 -> 2 replaced by 3 -> 2): parallel. */
+    unsigned char w = FTM_DIR_W;
+    ck_assert_int_eq(ftm_sched_init(&s, "t", 4, 4000), 0);
+    r02 = ftm_sched_route(&s, 0, 2, ee, 2);
+    int r32 = ftm_sched_route(&s, 3, 2, &w, 1);
+    for (int c = 0; c < 4; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r02, 0, 0, 1000, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r32, 0, 2000, 2000, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+    ck_close(r.time_s, fmax(a, HOP + 2000 / LINK));
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+START_TEST(test_reduction_and_local_copy)
+{
+    /* A 0-hop transfer costs len/HBM; a reduction adds len/HBM at the
+     * receiver. */
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 8000), 0);
+    unsigned char e = FTM_DIR_E;
+    int self = ftm_sched_route(&s, 0, 0, NULL, 0), r01 = ftm_sched_route(&s, 0, 1, &e, 1);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, self, 0, 4000, 4000, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 4000, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+    ck_close(r.time_s, fmax(4000 / HBM, HOP + 4000 / LINK + 4000 / HBM));
+    float b0[2000], b1[2000];
+    for (int i = 0; i < 2000; i++) {
+        b0[i] = (float)i;
+        b1[i] = 1.0f;
+    }
+    void *bufs[2] = { b0, b1 };
+    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), 0);
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_float_eq(b0[1000 + i], (float)i);
+        ck_assert_float_eq(b1[i], (float)i + 1.0f);
+        ck_assert_float_eq(b1[1000 + i], 1.0f);
+    }
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+START_TEST(test_exec_data_ring_exact)
+{
+    ftm_mesh m;
+    int P = 6;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, P, 1), 0);
+    size_t count = 1001; /* not a multiple of P: unbalanced blocks */
+    for (int bidir = 0; bidir < 2; bidir++) {
+        ftm_sched s;
+        build_row_rings(&s, &m, count, bidir);
+        float *b[6];
+        for (int c = 0; c < P; c++) {
+            b[c] = malloc(count * sizeof(float));
+            for (size_t k = 0; k < count; k++)
+                b[c][k] = (float)((c * 7 + (int)k) % 11 - 5);
+        }
+        ck_assert_int_eq(ftm_cost_exec_data(&s, &m, (void **)b), 0);
+        for (int c = 0; c < P; c++)
+            for (size_t k = 0; k < count; k++) {
+                float want = 0;
+                for (int q = 0; q < P; q++)
+                    want += (float)((q * 7 + (int)k) % 11 - 5);
+                ck_assert_float_eq(b[c][k], want);
+            }
+        for (int c = 0; c < P; c++)
+            free(b[c]);
+        ftm_sched_free(&s);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+START_TEST(test_rejects_races_and_hangs)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
+    float b0[4] = { 0 }, b1[4] = { 0 };
+    void *bufs[2] = { b0, b1 };
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    /* Race: chip 1 receives into [0,8) while sending [4,12) in one step. */
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+    int r01 = ftm_sched_route(&s, 0, 1, &e, 1), r10 = ftm_sched_route(&s, 1, 0, &w, 1);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 8, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r10, 4, 8, 8, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), FTM_EINVAL);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0); /* timing is fine */
+    ftm_sched_free(&s);
+    /* Deadlock: each chip first waits for what the other sends second. */
+    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+    r01 = ftm_sched_route(&s, 0, 1, &e, 1);
+    r10 = ftm_sched_route(&s, 1, 0, &w, 1);
+    ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 4, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r10, 8, 8, 4, FTM_RED_COPY), 0);
+    for (int c = 0; c < 2; c++) { /* move each chip's send into a second step */
+        ftm_chip_prog *pg = &s.prog[c];
+        ck_assert_int_eq(ftm_sched_step(&s, c, "t", 1), 0);
+        if (pg->ops[0].kind == FTM_OP_SEND) {
+            ftm_op t = pg->ops[0];
+            pg->ops[0] = pg->ops[1];
+            pg->ops[1] = t;
+        }
+        pg->steps[0].nops = 1;
+        pg->steps[1].first_op = 1;
+        pg->steps[1].nops = 1;
+    }
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_EHANG);
+    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), FTM_EHANG);
+    /* A receive without its send. */
+    s.prog[0].steps[1].nops = 0;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_EINVAL);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* Builds 2d (or, when absent, bidir) on a faulty torus and checks that the
+ * replay is deterministic and charges exactly ftm_sched_link_bytes. */
+START_TEST(test_determinism_and_link_bytes)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 2, 3), 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 6, 6, 6, 7, 1), 0);
+    const char *names[] = { "2d", "bidir", "ring" };
+    for (int a = 0; a < 3; a++) {
+        ftm_sched s;
+        int rc = a == 0 ? ftm_allreduce_2d_build(&s, &m, 100003, FTM_RED_SUM_F32)
+                        : ftm_allreduce_find(names[a])->build(&s, &m, 100003, FTM_RED_SUM_F32);
+        ck_assert_int_eq(rc, 0);
+        ftm_cost_params p = params();
+        ftm_cost_result r1, r2;
+        uint64_t *lb1 = malloc(sizeof(uint64_t) * 256), *lb2 = malloc(sizeof(uint64_t) * 256);
+        ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r1, lb1), 0);
+        ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r2, NULL), 0);
+        ck_assert(memcmp(&r1.time_s, &r2.time_s, sizeof(double)) == 0);
+        ftm_sched_link_bytes(&s, &m, lb2);
+        uint64_t mx = 0, tot = 0;
+        for (int l = 0; l < 256; l++) {
+            ck_assert_uint_eq(lb1[l], lb2[l]);
+            mx = lb2[l] > mx ? lb2[l] : mx;
+            tot += lb2[l];
+        }
+        ck_assert_uint_eq(r1.max_link_bytes, mx);
+        ck_assert_uint_eq(r1.total_link_bytes, tot);
+        free(lb1);
+        free(lb2);
+        ftm_sched_free(&s);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+Suite *costmodel_suite(void);
+Suite *costmodel_suite(void)
+{
+    Suite *su = suite_create("costmodel");
+    TCase *tc = tcase_create("model");
+    tcase_add_loop_test(tc, test_ring_closed_form, 0, 6);
+    tcase_add_test(tc, test_contention_serialises);
+    tcase_add_test(tc, test_reduction_and_local_copy);
+    tcase_add_test(tc, test_exec_data_ring_exact);
+    tcase_add_test(tc, test_rejects_races_and_hangs);
+    tcase_add_test(tc, test_determinism_and_link_bytes);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(costmodel_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
