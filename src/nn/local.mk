@@ -15,7 +15,7 @@ libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
 ftmeshinclude_HEADERS += include/ftmesh/model.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
-EXTRA_PROGRAMS = bench/nn_train bench/sgemm_bench
+EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench
 bench_nn_train_SOURCES = bench/nn_train.c
 bench_nn_train_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
 

@@ -359,15 +359,18 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     return rc;
 }
 
-/* After the program ends a chip may still hold transit packets for others
- * (it forwards until every chip of the run has finished). */
-int rt_chip_linger(ftm_chip *chip);
-int rt_chip_linger(ftm_chip *chip)
+/* Forwards transit traffic (and keeps early data) until done(chip, arg)
+ * holds or the run is aborted: a chip between programs, in a barrier or
+ * finished, still carries other chips' traffic. */
+static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_t arg,
+                      const char *what)
 {
     ftm_sched none = { 0 };
     exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0 };
     for (;;) {
         uint64_t seen = read_bell(chip);
+        if (done(chip, arg))
+            return 0;
         int a = drain_inbound(&x);
         int b = a < 0 ? a : flush_outq(chip);
         if (a < 0 || b < 0)
@@ -375,18 +378,52 @@ int rt_chip_linger(ftm_chip *chip)
         if (a || b)
             continue;
         pthread_mutex_lock(&chip->mu);
-        int stop = 0;
         chip->waiting = 1;
         chip->why.chip = chip->id;
         chip->why.wait = FTM_WAIT_DONE;
-        chip->why.phase = "done";
+        chip->why.phase = what;
         chip->why.dir = -1;
-        while (chip->bell == seen && !atomic_load(&chip->rt->abort) &&
-               !(stop = atomic_load(&chip->rt->running) == 0))
+        while (chip->bell == seen && !atomic_load(&chip->rt->abort))
             pthread_cond_wait(&chip->cv, &chip->mu);
         chip->waiting = 0;
         pthread_mutex_unlock(&chip->mu);
-        if (stop || atomic_load(&chip->rt->abort))
-            return 0;
+        if (atomic_load(&chip->rt->abort))
+            return FTM_EHANG;
     }
+}
+
+static int all_finished(ftm_chip *chip, uint64_t unused)
+{
+    (void)unused;
+    return atomic_load(&chip->rt->running) == 0;
+}
+
+static int barrier_passed(ftm_chip *chip, uint64_t gen)
+{
+    return atomic_load(&chip->rt->bar_gen) != gen;
+}
+
+int ftm_chip_barrier(ftm_chip *chip)
+{
+    ftm_rt *rt = chip->rt;
+    int n = ftm_mesh_healthy_count(&rt->mesh);
+    pthread_mutex_lock(&rt->bar_mu);
+    uint64_t gen = atomic_load(&rt->bar_gen);
+    int last = ++rt->bar_count == n;
+    if (last) {
+        rt->bar_count = 0;
+        atomic_store(&rt->bar_gen, gen + 1);
+    }
+    pthread_mutex_unlock(&rt->bar_mu);
+    if (last)
+        rt_ring_all(rt);
+    return idle_until(chip, barrier_passed, gen, "barrier");
+}
+
+/* After its program a chip forwards until every chip has finished. */
+int rt_chip_linger(ftm_chip *chip);
+int rt_chip_linger(ftm_chip *chip)
+{
+    int rc = idle_until(chip, all_finished, 0, "done");
+    return rc == FTM_EHANG ? 0 : rc;
 }

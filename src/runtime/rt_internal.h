@@ -87,13 +87,13 @@ struct ftm_rt {
     ftm_chip_fn fn;
     void *arg;
     int hung;
-    pthread_mutex_t bar_mu;  /* ftm_chip_barrier */
-    pthread_cond_t bar_cv;
+    pthread_mutex_t bar_mu;  /* ftm_chip_barrier: arrivals */
     int bar_count;
-    uint64_t bar_gen;
+    _Atomic uint64_t bar_gen;
 };
 
-/* Rings chip's doorbell. */
+/* Rings chip's doorbell; rt_ring_all rings every healthy chip's. */
 void rt_ring(ftm_chip *c);
+void rt_ring_all(ftm_rt *rt);
 
 #endif

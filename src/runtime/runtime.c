@@ -51,7 +51,6 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cv, NULL);
     pthread_mutex_init(&rt->bar_mu, NULL);
-    pthread_cond_init(&rt->bar_cv, NULL);
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
         ch->rt = rt;
@@ -106,7 +105,6 @@ void ftm_rt_destroy(ftm_rt *rt)
         pthread_mutex_destroy(&rt->mu);
         pthread_cond_destroy(&rt->cv);
         pthread_mutex_destroy(&rt->bar_mu);
-        pthread_cond_destroy(&rt->bar_cv);
     }
     if (rt->mbox)
         for (int i = 0; i < rt->mesh.nchips * FTM_NDIRS; i++)
@@ -119,44 +117,11 @@ void ftm_rt_destroy(ftm_rt *rt)
 
 const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt) { return &rt->mesh; }
 
-static void set_waiting(ftm_chip *c, int w)
-{
-    pthread_mutex_lock(&c->mu);
-    c->waiting = w;
-    if (w) {
-        c->why.chip = c->id;
-        c->why.phase = "barrier";
-        c->why.wait = FTM_WAIT_NONE;
-        c->why.dir = -1;
-    }
-    pthread_mutex_unlock(&c->mu);
-}
+void rt_ring_all(ftm_rt *rt);
+static void ring_all(ftm_rt *rt) { rt_ring_all(rt); }
 
-int ftm_chip_barrier(ftm_chip *c)
+void rt_ring_all(ftm_rt *rt)
 {
-    ftm_rt *rt = c->rt;
-    int n = ftm_mesh_healthy_count(&rt->mesh);
-    set_waiting(c, 1);
-    pthread_mutex_lock(&rt->bar_mu);
-    uint64_t gen = rt->bar_gen;
-    if (++rt->bar_count == n) {
-        rt->bar_count = 0;
-        rt->bar_gen++;
-        pthread_cond_broadcast(&rt->bar_cv);
-    } else {
-        while (gen == rt->bar_gen && !atomic_load(&rt->abort))
-            pthread_cond_wait(&rt->bar_cv, &rt->bar_mu);
-    }
-    pthread_mutex_unlock(&rt->bar_mu);
-    set_waiting(c, 0);
-    return atomic_load(&rt->abort) ? FTM_EHANG : 0;
-}
-
-static void ring_all(ftm_rt *rt)
-{
-    pthread_mutex_lock(&rt->bar_mu);
-    pthread_cond_broadcast(&rt->bar_cv);
-    pthread_mutex_unlock(&rt->bar_mu);
     /* Every healthy chip's doorbell exists from ftm_rt_create on, so this
      * needs no knowledge of which threads have started yet. */
     for (int c = 0; c < rt->mesh.nchips; c++)

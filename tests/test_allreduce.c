@@ -1,0 +1,147 @@
+/* Allreduce on chip threads: property sweeps over meshes 2x2..8x8, open and
+ * torus, healthy and with seeded random faults (chips, hosts, links, one-way
+ * links), for every registered algorithm. ftm_allreduce_run checks every
+ * element of every chip against the exact sum; here we also demand that the
+ * bytes the runtime counted on each link equal the schedule's. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "ftmesh/collective.h"
+#include "ftmesh/router.h"
+#include "ftmesh/runtime.h"
+#include "ftmesh/rng.h"
+#include "ftmesh/error.h"
+
+/* Fault set `kind` on m: 0 none, 1 a few chips, 2 a host and links,
+ * 3 one-way links and a chip. Deterministic in (rows, cols, torus, kind). */
+static void add_faults(ftm_mesh *m, int kind, uint64_t key)
+{
+    int R = m->rows, C = m->cols;
+    uint64_t k = 0;
+#define RND(n) ((int)(ftm_rng_u64(key, 77, k++, 0, 0) % (uint64_t)(n)))
+    if (kind == 1) {
+        int n = 1 + RND(3);
+        for (int i = 0; i < n && ftm_mesh_healthy_count(m) > 1; i++) {
+            int r = RND(R), c = RND(C);
+            ftm_mesh_fail_chip(m, r, c);
+        }
+    } else if (kind == 2) {
+        if (R >= 3 && C >= 3) {
+            int r = RND(R - 1), c = RND(C - 1);
+            ftm_mesh_fail_host(m, r, c);
+        }
+        for (int i = 0; i < 2; i++) {
+            int r = RND(R), c = RND(C);
+            if (c + 1 < C)
+                ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
+        }
+    } else if (kind == 3) {
+        for (int i = 0; i < 3; i++) {
+            int r = RND(R), c = RND(C);
+            if (r + 1 < R)
+                ftm_mesh_fail_link(m, r, c, r + 1, c, 1);
+        }
+        int r = RND(R), c = RND(C);
+        ftm_mesh_fail_chip(m, r, c);
+    }
+#undef RND
+}
+
+static void check_one(const ftm_mesh *m, const char *algo, size_t count)
+{
+    ftm_allreduce_opts o = { algo, count, 2, 20.0, 256 };
+    ftm_allreduce_result r;
+    int rc = ftm_allreduce_run(m, &o, &r);
+    int conn = ftm_mesh_check_connected(m, NULL, NULL);
+    if (conn) {
+        ck_assert_int_eq(rc, conn);
+        return;
+    }
+    ck_assert_msg(rc == 0, "%dx%d%s algo %s: %s", m->rows, m->cols, m->torus ? " torus" : "", algo,
+                  ftm_strerror(rc));
+    ck_assert_int_eq(r.chips, ftm_mesh_healthy_count(m));
+    ck_assert_msg(r.wrong == 0, "%dx%d algo %s: %llu wrong elements", m->rows, m->cols, algo,
+                  (unsigned long long)r.wrong);
+    ck_assert_int_eq(r.links_match_sched, 1);
+    if (r.chips > 1)
+        ck_assert_uint_gt(r.max_link_bytes, 0);
+    ftm_allreduce_result_free(&r);
+}
+
+/* _i encodes rows, cols, torus: one loop iteration per mesh shape. */
+START_TEST(test_sweep)
+{
+    int rows = 2 + _i % 7, cols = 2 + (_i / 7) % 7, torus = _i / 49;
+    for (int kind = 0; kind < 4; kind++) {
+        ftm_mesh m;
+        ck_assert_int_eq(ftm_mesh_init(&m, rows, cols, torus), 0);
+        add_faults(&m, kind, (uint64_t)_i * 16 + (uint64_t)kind);
+        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+            /* counts: unbalanced blocks, and fewer elements than chips */
+            check_one(&m, a->name, 1000 + (size_t)kind);
+            check_one(&m, a->name, 3);
+        }
+        ftm_mesh_free(&m);
+    }
+}
+END_TEST
+
+/* The cases with no Hamiltonian ring (detours needed) and lines. */
+START_TEST(test_detour_cases)
+{
+    static const int cases[][4] = {
+        /* rows, cols, torus, dead chip (r*cols+c) or -1 */
+        { 8, 8, 0, 3 * 8 + 4 }, { 7, 7, 0, -1 }, { 1, 6, 0, -1 }, { 1, 2, 0, -1 },
+        { 5, 3, 0, -1 }, { 3, 3, 1, 4 }, { 2, 2, 0, 0 },
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        ftm_mesh m;
+        ck_assert_int_eq(ftm_mesh_init(&m, cases[t][0], cases[t][1], cases[t][2]), 0);
+        if (cases[t][3] >= 0)
+            m.chip_dead[cases[t][3]] = 1;
+        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
+            check_one(&m, a->name, 4099);
+        ftm_mesh_free(&m);
+    }
+}
+END_TEST
+
+/* One healthy chip left: nothing to move, the buffer is its own sum. */
+START_TEST(test_single_chip)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ftm_mesh_fail_chip(&m, 0, 1);
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
+        check_one(&m, a->name, 17);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+START_TEST(test_unknown_algo)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
+    ftm_allreduce_opts o = { "nope", 10, 1, 0, 0 };
+    ftm_allreduce_result r;
+    ck_assert_int_eq(ftm_allreduce_run(&m, &o, &r), FTM_EINVAL);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("allreduce");
+    TCase *tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_sweep, 0, 98);
+    tcase_add_test(tc, test_detour_cases);
+    tcase_add_test(tc, test_single_chip);
+    tcase_add_test(tc, test_unknown_algo);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
