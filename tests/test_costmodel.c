@@ -265,6 +265,68 @@ START_TEST(test_determinism_and_link_bytes)
 }
 END_TEST
 
+/* auto: the fastest of all algorithms (registry, plus 2d). */
+START_TEST(test_auto_picks_fastest)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 6, 8, _i), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 3), 0);
+    ftm_cost_params p = params();
+    size_t counts[2] = { 64, 4000000 };
+    for (int k = 0; k < 2; k++) {
+        const char *name = NULL;
+        ftm_cost_result best;
+        ck_assert_int_eq(ftm_cost_auto(&m, counts[k], FTM_RED_SUM_F32, &p, &name, &best), 0);
+        ck_assert_ptr_nonnull(name);
+        int found = 0;
+        const ftm_allreduce_algo *a = ftm_allreduce_algos();
+        for (int i = 0;; i++) {
+            const char *nm = a[i].name ? a[i].name : "2d";
+            ftm_allreduce_build_fn fn = a[i].name ? a[i].build : ftm_allreduce_2d_build;
+            ftm_sched s;
+            ck_assert_int_eq(fn(&s, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ftm_cost_result r;
+            ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+            ck_assert_double_le(best.time_s, r.time_s);
+            if (strcmp(nm, name) == 0) {
+                found = 1;
+                ck_assert(r.time_s == best.time_s);
+            }
+            ftm_sched_free(&s);
+            if (!a[i].name)
+                break;
+        }
+        ck_assert(found);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* Model-only speed: 2d on a 32x32 torus with 400 MB builds and replays in
+ * seconds (the bound is generous for sanitizer builds). */
+START_TEST(test_model_only_speed)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 32, 32, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 10, 10), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, &m, 100000000, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_double_lt(wall, 20.0);
+    /* 400 MB over 100 GB/s links cannot take less than the row phase's
+     * bytes per link: (C-1)/C * S/2 each way, twice (RS + AG). */
+    ck_assert_double_gt(r.time_s, 2 * 31.0 / 32 * 200e6 / 100e9);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 Suite *costmodel_suite(void);
 Suite *costmodel_suite(void)
 {
@@ -276,6 +338,8 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_exec_data_ring_exact);
     tcase_add_test(tc, test_rejects_races_and_hangs);
     tcase_add_test(tc, test_determinism_and_link_bytes);
+    tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
+    tcase_add_test(tc, test_model_only_speed);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(su, tc);
     return su;

@@ -1,0 +1,125 @@
+/* The paper's scenario table: model-only runs of every algorithm on the
+ * 512- and 1024-chip TPU-v3 tori, healthy and with one fault. */
+#include "ftmesh/sweep.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8 };
+
+static const int mesh_rc[NMESH][2] = { { 16, 32 }, { 32, 32 } };
+static const char *const scen[NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link" };
+/* Faults near the middle of the torus (on a torus every place is alike). */
+static const char *const fault_txt[NMESH][NSCEN] = {
+    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17" },
+    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17" },
+};
+static const char *const model_name[NMODEL] = { "resnet50", "bert-large" };
+/* fp32 gradients: ResNet-50 25.6M parameters, BERT-large 340M. */
+static const size_t model_params[NMODEL] = { 25600000, 340000000 };
+
+static int make_mesh(ftm_mesh *m, int mi, int sc)
+{
+    int R = mesh_rc[mi][0], C = mesh_rc[mi][1], r = R / 2, c = C / 2;
+    int rc = ftm_mesh_init(m, R, C, 1);
+    if (rc)
+        return rc;
+    if (sc == 1)
+        rc = ftm_mesh_fail_host(m, r, c);
+    else if (sc == 2)
+        rc = ftm_mesh_fail_chip(m, r, c);
+    else if (sc == 3)
+        rc = ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
+    if (rc)
+        ftm_mesh_free(m);
+    return rc;
+}
+
+int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
+{
+    ftm_cost_params p;
+    if (pp)
+        p = *pp;
+    else
+        ftm_cost_defaults(&p);
+    const char *an[MAXALGO];
+    ftm_allreduce_build_fn af[MAXALGO];
+    int na = 0;
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && na < MAXALGO - 1; a++) {
+        an[na] = a->name;
+        af[na++] = a->build;
+    }
+    if (!ftm_allreduce_find("2d")) {
+        an[na] = "2d";
+        af[na++] = ftm_allreduce_2d_build;
+    }
+    int total = NMESH * NSCEN * NMODEL * na, n = 0, rc = 0;
+    ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);
+    if (!rows)
+        return FTM_ENOMEM;
+    for (int mi = 0; mi < NMESH && !rc; mi++)
+        for (int sc = 0; sc < NSCEN && !rc; sc++) {
+            ftm_mesh m;
+            rc = make_mesh(&m, mi, sc);
+            if (rc)
+                break;
+            int P = ftm_mesh_healthy_count(&m);
+            for (int md = 0; md < NMODEL && !rc; md++)
+                for (int a = 0; a < na && !rc; a++) {
+                    ftm_sched s;
+                    rc = af[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
+                    if (rc)
+                        break;
+                    ftm_cost_result r;
+                    rc = ftm_cost_sched(&s, &m, &p, &r, NULL);
+                    ftm_sched_free(&s);
+                    if (rc)
+                        break;
+                    ftm_sweep_row *w = &rows[n++];
+                    w->rows = mesh_rc[mi][0];
+                    w->cols = mesh_rc[mi][1];
+                    w->scenario = scen[sc];
+                    w->fault = fault_txt[mi][sc];
+                    w->model = model_name[md];
+                    w->bytes = model_params[md] * 4;
+                    w->algo = an[a];
+                    w->chips = P;
+                    w->time_s = r.time_s;
+                    w->algbw_GBps = (double)w->bytes / r.time_s / 1e9;
+                    w->busbw_GBps = w->algbw_GBps * 2.0 * (P - 1) / P;
+                    w->max_link_bytes = r.max_link_bytes;
+                }
+            ftm_mesh_free(&m);
+        }
+    /* Overheads against the healthy rows of the same mesh and model, and
+     * the fastest algorithm of each group. */
+    for (int i = 0; i < n && !rc; i++) {
+        ftm_sweep_row *w = &rows[i];
+        double same = 0, best = 0, grp = 0;
+        for (int j = 0; j < n; j++) {
+            const ftm_sweep_row *v = &rows[j];
+            if (v->rows != w->rows || v->cols != w->cols || v->model != w->model)
+                continue;
+            if (v->scenario == scen[0]) {
+                if (v->algo == w->algo)
+                    same = v->time_s;
+                if (best == 0 || v->time_s < best)
+                    best = v->time_s;
+            }
+            if (v->scenario == w->scenario && (grp == 0 || v->time_s < grp))
+                grp = v->time_s;
+        }
+        w->overhead_pct = same > 0 ? 100.0 * (w->time_s / same - 1) : 0;
+        w->overhead_best_pct = best > 0 ? 100.0 * (w->time_s / best - 1) : 0;
+        w->best = w->time_s == grp;
+    }
+    if (rc) {
+        free(rows);
+        return rc;
+    }
+    *out = rows;
+    *nrows = n;
+    return 0;
+}
