@@ -4,6 +4,7 @@ ftmeshinclude_HEADERS += include/ftmesh/sched.h include/ftmesh/collective.h
 
 check_PROGRAMS += tests/test_allreduce
 TESTS += tests/test_allreduce
+THREADED_TESTS += tests/test_allreduce
 tests_test_allreduce_SOURCES = tests/test_allreduce.c
 tests_test_allreduce_CFLAGS = $(TEST_CFLAGS)
 tests_test_allreduce_LDADD = $(TEST_LIBS)

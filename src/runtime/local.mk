@@ -4,6 +4,7 @@ ftmeshinclude_HEADERS += include/ftmesh/runtime.h
 
 check_PROGRAMS += tests/test_runtime
 TESTS += tests/test_runtime
+THREADED_TESTS += tests/test_runtime
 tests_test_runtime_SOURCES = tests/test_runtime.c
 tests_test_runtime_CFLAGS = $(TEST_CFLAGS)
 tests_test_runtime_LDADD = $(TEST_LIBS)
