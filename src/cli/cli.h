@@ -48,6 +48,11 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
 
+/* Parses --link-GBps, --hop-us or --hbm-GBps at argv[*i] into p (a
+ * struct ftm_cost_params). Returns 0 or CLI_EXIT_USAGE (after printing). */
+struct ftm_cost_params;
+int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, struct ftm_cost_params *p);
+
 /* The help text for the common options. */
 extern const char cli_mesh_help[];
 

@@ -2,6 +2,9 @@
 #include "cli.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/runtime.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/router.h"
+#include "ftmesh/svg.h"
 #include "ftmesh/error.h"
 
 #include <stdio.h>
@@ -20,12 +23,21 @@ static void usage(void)
            "the most-loaded directed link, and #wrong. Exit 1 if any element is\n"
            "wrong, 3 if the chips hung (the stuck chips are listed on stderr).\n"
            "\n"
+           "Beside the wall clock it reports modeled time on the emulated hardware\n"
+           "(TPU-v3 links by default), computed from the same schedule the chips run.\n"
+           "\n"
            "  --algo NAME    allreduce algorithm (default ring):\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
         printf("                   %-6s %s\n", a->name, a->summary);
+    printf("                   %-6s %s\n", "auto", "the algorithm with the lowest modeled time (printed)");
     printf("  --size BYTES   buffer per chip, e.g. 4096, 64K, 8M, 1G (default 8M); a\n"
            "                 multiple of 4\n"
            "  --iters N      timed iterations, the median is reported (default 5)\n"
+           "  --model-only   model the schedule without moving data (fast on big meshes)\n"
+           "  --svg FILE     write a picture: mesh, holes, ring(s), links coloured by bytes\n"
+           "  --link-GBps X  modeled bandwidth per link per direction (default 100)\n"
+           "  --hop-us X     modeled latency per hop in microseconds (default 1)\n"
+           "  --hbm-GBps X   modeled memory bandwidth for reductions (default 900)\n"
            "\n%s", cli_mesh_help);
 }
 
@@ -43,14 +55,104 @@ static void print_stuck(const ftm_mesh *m, const ftm_allreduce_result *r, double
     }
 }
 
+/* Builds the algorithm's schedule and models it. */
+static int model_schedule(const ftm_mesh *m, const char *algo, size_t count,
+                          const ftm_cost_params *cp, ftm_cost_result *cost, uint64_t *link_bytes)
+{
+    ftm_sched s;
+    int err = ftm_allreduce_find(algo)->build(&s, m, count, FTM_RED_SUM_F32);
+    if (err)
+        return err;
+    err = ftm_cost_sched(&s, m, cp, cost, link_bytes);
+    ftm_sched_free(&s);
+    return err;
+}
+
+static int write_svg(const char *path, const ftm_mesh *m, const char *algo, const uint64_t *link_bytes)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "ftmesh allreduce: --svg %s: cannot write the file\n", path);
+        return -1;
+    }
+    ftm_ring ring = { 0 };
+    int have_ring = strcmp(algo, "2d") != 0 && ftm_router_ring(m, &ring) == 0;
+    char title[128];
+    snprintf(title, sizeof title, "allreduce %s on %dx%d %s: link colour = bytes carried", algo,
+             m->rows, m->cols, m->torus ? "torus" : "mesh");
+    int err = ftm_svg_write(f, m, have_ring ? &ring : NULL, NULL, have_ring, link_bytes, title);
+    if (fclose(f) && !err)
+        err = FTM_EIO;
+    ftm_ring_free(&ring);
+    if (err)
+        fprintf(stderr, "ftmesh allreduce: --svg %s: %s\n", path, ftm_strerror(err));
+    return err ? -1 : 0;
+}
+
+static void report(const cli_mesh_opts *o, const ftm_mesh *m, const char *algo, size_t bytes,
+                   long iters, int model_only, const ftm_allreduce_result *r,
+                   const ftm_cost_result *cost)
+{
+    int P = r->chips;
+    double f = P > 1 ? 2.0 * (P - 1) / P : 0;
+    double algbw = r->wall_s > 0 ? (double)bytes / r->wall_s / 1e9 : 0;
+    double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
+    if (o->json) {
+        printf("{\"algo\":");
+        cli_json_str(algo);
+        printf(",\"mesh\":\"%dx%d\",\"torus\":%s,\"chips\":%d,\"bytes\":%zu,\"count\":%zu,"
+               "\"model_only\":%s,\"modeled_s\":%.9g,\"modeled_algbw_GBps\":%.6g,"
+               "\"modeled_busbw_GBps\":%.6g,\"modeled_max_link_bytes\":%llu",
+               m->rows, m->cols, m->torus ? "true" : "false", P, bytes, bytes / 4,
+               model_only ? "true" : "false", cost->time_s, m_algbw, m_algbw * f,
+               (unsigned long long)cost->max_link_bytes);
+        if (!model_only)
+            printf(",\"iters\":%ld,\"wall_s\":%.9g,\"wall_min_s\":%.9g,\"wall_max_s\":%.9g,"
+                   "\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g,\"max_link_bytes\":%llu,"
+                   "\"total_link_bytes\":%llu,\"links_match_schedule\":%s,\"wrong\":%llu",
+                   iters, r->wall_s, r->wall_min_s, r->wall_max_s, algbw, algbw * f,
+                   (unsigned long long)r->max_link_bytes, (unsigned long long)r->total_link_bytes,
+                   r->links_match_sched ? "true" : "false", (unsigned long long)r->wrong);
+        printf("}\n");
+        return;
+    }
+    printf("# ftmesh allreduce: %dx%d %s, %d healthy chips, algo %s%s\n", m->rows, m->cols,
+           m->torus ? "torus" : "mesh", P, algo, model_only ? ", model only" : "");
+    if (!model_only)
+        printf("#   %ld iterations; wall = this machine, median\n", iters);
+    printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
+           "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
+           "maxlink(B)", "#wrong");
+    char wall[3][32];
+    if (model_only) {
+        for (int i = 0; i < 3; i++)
+            snprintf(wall[i], sizeof wall[i], "-");
+    } else {
+        snprintf(wall[0], sizeof wall[0], "%.1f", r->wall_s * 1e6);
+        snprintf(wall[1], sizeof wall[1], "%.3f", algbw);
+        snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
+    }
+    char wrong[32];
+    snprintf(wrong, sizeof wrong, model_only ? "-" : "%llu", (unsigned long long)r->wrong);
+    printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
+           "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
+           (unsigned long long)cost->max_link_bytes, wrong);
+    if (!model_only)
+        printf("# %s: every element of every chip %s the exact sum\n",
+               r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");
+}
+
 int cli_allreduce(int argc, char **argv);
 int cli_allreduce(int argc, char **argv)
 {
     cli_mesh_opts o;
     cli_mesh_opts_init(&o, "allreduce", argc);
-    const char *algo = "ring", *v;
+    const char *algo = "ring", *v, *svg = NULL;
     size_t bytes = 8u << 20;
     long iters = 5;
+    int model_only = 0;
+    ftm_cost_params cp;
+    ftm_cost_defaults(&cp);
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
@@ -67,7 +169,7 @@ int cli_allreduce(int argc, char **argv)
         } else if (cli_is(a, "--algo")) {
             if (!(v = cli_value(o.cmd, argc, argv, &i, "--algo")))
                 rc = CLI_EXIT_USAGE;
-            else if (!ftm_allreduce_find(v))
+            else if (!ftm_allreduce_find(v) && strcmp(v, "auto") != 0)
                 rc = cli_usage_error(o.cmd, "--algo %s: unknown algorithm (see ftmesh allreduce --help)", v);
             else
                 algo = v;
@@ -81,6 +183,13 @@ int cli_allreduce(int argc, char **argv)
                 rc = CLI_EXIT_USAGE;
             else if (cli_parse_int(v, 1, 100000, &iters))
                 rc = cli_usage_error(o.cmd, "--iters %s: expected a whole number 1..100000", v);
+        } else if (cli_is(a, "--model-only") && !strchr(a, '=')) {
+            model_only = 1;
+        } else if (cli_is(a, "--svg")) {
+            if (!(svg = cli_value(o.cmd, argc, argv, &i, "--svg")))
+                rc = CLI_EXIT_USAGE;
+        } else if (cli_is(a, "--link-GBps") || cli_is(a, "--hop-us") || cli_is(a, "--hbm-GBps")) {
+            rc = cli_cost_opt(o.cmd, argc, argv, &i, &cp);
         } else {
             rc = cli_usage_error(o.cmd, "unknown option %s (see ftmesh allreduce --help)", a);
         }
@@ -92,9 +201,25 @@ int cli_allreduce(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
-    ftm_allreduce_opts ao = { algo, bytes / 4, (int)iters, o.hang_timeout_s, 0 };
+    /* Model first: it picks the algorithm for auto, and --model-only
+     * stops there. */
+    ftm_cost_result cost;
+    uint64_t *link_bytes = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *link_bytes);
+    int err = link_bytes ? 0 : FTM_ENOMEM;
+    if (!err && strcmp(algo, "auto") == 0) {
+        err = ftm_cost_auto(&m, bytes / 4, FTM_RED_SUM_F32, &cp, &algo, &cost);
+        if (!err && !o.json)
+            printf("# auto: picked %s (lowest modeled time)\n", algo);
+    }
+    if (!err)
+        err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes);
     ftm_allreduce_result r;
-    int err = ftm_allreduce_run(&m, &ao, &r);
+    memset(&r, 0, sizeof r);
+    r.chips = ftm_mesh_healthy_count(&m);
+    if (!err && !model_only) {
+        ftm_allreduce_opts ao = { algo, bytes / 4, (int)iters, o.hang_timeout_s, 0 };
+        err = ftm_allreduce_run(&m, &ao, &r);
+    }
     double timeout = o.hang_timeout_s > 0 ? o.hang_timeout_s : 5.0;
     if (err == FTM_EHANG) {
         print_stuck(&m, &r, timeout);
@@ -103,33 +228,12 @@ int cli_allreduce(int argc, char **argv)
         fprintf(stderr, "ftmesh allreduce: %s\n", ftm_strerror(err));
         rc = CLI_EXIT_FAIL;
     } else {
-        int P = r.chips;
-        double algbw = r.wall_s > 0 ? (double)bytes / r.wall_s / 1e9 : 0;
-        double busbw = P > 1 ? algbw * 2.0 * (P - 1) / P : 0;
-        if (o.json) {
-            printf("{\"algo\":");
-            cli_json_str(algo);
-            printf(",\"mesh\":\"%dx%d\",\"torus\":%s,\"chips\":%d,\"bytes\":%zu,\"count\":%zu,"
-                   "\"iters\":%ld,\"wall_s\":%.9g,\"wall_min_s\":%.9g,\"wall_max_s\":%.9g,"
-                   "\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g,\"max_link_bytes\":%llu,"
-                   "\"total_link_bytes\":%llu,\"links_match_schedule\":%s,\"wrong\":%llu}\n",
-                   m.rows, m.cols, m.torus ? "true" : "false", P, bytes, bytes / 4, iters,
-                   r.wall_s, r.wall_min_s, r.wall_max_s, algbw, busbw,
-                   (unsigned long long)r.max_link_bytes, (unsigned long long)r.total_link_bytes,
-                   r.links_match_sched ? "true" : "false", (unsigned long long)r.wrong);
-        } else {
-            printf("# ftmesh allreduce: %dx%d %s, %d healthy chips, algo %s, %ld iterations\n",
-                   m.rows, m.cols, m.torus ? "torus" : "mesh", P, algo, iters);
-            printf("#%13s %12s %7s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
-                   "time(us)", "algbw(GB/s)", "busbw(GB/s)", "maxlink(B)", "#wrong");
-            printf("%14zu %12zu %7s %12.1f %11.3f %11.3f %14llu %8llu\n", bytes, bytes / 4, "float",
-                   r.wall_s * 1e6, algbw, busbw, (unsigned long long)r.max_link_bytes,
-                   (unsigned long long)r.wrong);
-            printf("# %s: every element of every chip %s the exact sum\n",
-                   r.wrong ? "FAILED" : "verified", r.wrong ? "does not equal" : "equals");
-        }
+        report(&o, &m, algo, bytes, iters, model_only, &r, &cost);
         rc = r.wrong ? CLI_EXIT_FAIL : 0;
+        if (svg && write_svg(svg, &m, algo, link_bytes))
+            rc = CLI_EXIT_FAIL;
     }
+    free(link_bytes);
     ftm_allreduce_result_free(&r);
     ftm_mesh_free(&m);
     cli_mesh_opts_free(&o);

@@ -1,6 +1,7 @@
 /* Common option parsing for the mesh commands, with one-line errors. */
 #include "cli.h"
 #include "ftmesh/error.h"
+#include "ftmesh/costmodel.h"
 
 #include <errno.h>
 #include <math.h>
@@ -252,4 +253,26 @@ void cli_json_str(const char *s)
             putchar(*s);
     }
     putchar('"');
+}
+
+int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, ftm_cost_params *p)
+{
+    const char *a = argv[*i];
+    const char *name = cli_is(a, "--link-GBps") ? "--link-GBps"
+                     : cli_is(a, "--hop-us")    ? "--hop-us" : "--hbm-GBps";
+    const char *v = cli_value(cmd, argc, argv, i, name);
+    double x;
+    if (!v)
+        return CLI_EXIT_USAGE;
+    int is_hop = strcmp(name, "--hop-us") == 0;
+    if (cli_parse_double(v, is_hop ? 0 : 1e-6, 1e9, &x))
+        return cli_usage_error(cmd, "%s %s: expected a number %s", name, v,
+                               is_hop ? ">= 0 (microseconds)" : "> 0 (GB/s)");
+    if (is_hop)
+        p->hop_s = x * 1e-6;
+    else if (strcmp(name, "--link-GBps") == 0)
+        p->link_Bps = x * 1e9;
+    else
+        p->hbm_Bps = x * 1e9;
+    return 0;
 }

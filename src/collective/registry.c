@@ -7,6 +7,8 @@
 static const ftm_allreduce_algo algos[] = {
     { "ring", "one ring over all healthy chips, detours around holes", ftm_allreduce_ring_build },
     { "bidir", "two counter-rotating rings, half the buffer each", ftm_allreduce_bidir_build },
+    { "2d", "rows then columns, bidirectional, alternate rings around holes (TPU-v3 style)",
+      ftm_allreduce_2d_build },
     { NULL, NULL, NULL },
 };
 
