@@ -215,6 +215,39 @@ START_TEST(test_dead_link_route_refused)
 }
 END_TEST
 
+/* A route may pass its destination before its last hop (2-D column rings
+ * do): the packet must follow the whole route, and every link counts it. */
+START_TEST(test_route_passes_destination)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", 3, 4096), 0);
+    unsigned char dirs[3] = { FTM_DIR_E, FTM_DIR_E, FTM_DIR_W }; /* 0 -> 1 -> 2 -> 1 */
+    int r = ftm_sched_route(&s, 0, 1, dirs, 3);
+    ftm_sched_step(&s, 0, "x", 0);
+    ftm_sched_step(&s, 1, "x", 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, 0, 4096, FTM_RED_COPY), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 1024 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(3, 4096);
+    memset(b[0], 0x5a, 4096);
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ck_assert_int_eq(memcmp(b[0], b[1], 4096), 0);
+    uint64_t bytes;
+    ftm_rt_link_stats(rt, 1, FTM_DIR_E, &bytes, NULL);
+    ck_assert_uint_eq(bytes, 4096);
+    ftm_rt_link_stats(rt, 2, FTM_DIR_W, &bytes, NULL);
+    ck_assert_uint_eq(bytes, 4096);
+    free_bufs(b, 3);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* 1024 chip threads (32x32) exchange with their east neighbour. */
 START_TEST(test_many_threads)
 {
@@ -258,6 +291,7 @@ int main(void)
     tcase_add_test(tc, test_crossing_traffic_sums);
     tcase_add_test(tc, test_hang_detected);
     tcase_add_test(tc, test_dead_link_route_refused);
+    tcase_add_test(tc, test_route_passes_destination);
     tcase_add_test(tc, test_many_threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

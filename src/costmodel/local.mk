@@ -1,7 +1,7 @@
 # costmodel module: modeled time (replay of schedules), --algo auto, the
 # paper's scenario sweep. The 2-D allreduce (src/collective/allreduce_2d*.c)
-# and the SVG pictures (src/svg) are listed here too while they have no
-# local.mk of their own in Makefile.am (one library either way).
+# is listed here too: it was built with the cost model (one library either
+# way).
 libftmesh_la_SOURCES += src/costmodel/costmodel.c src/costmodel/auto.c src/costmodel/sweep.c
 ftmeshinclude_HEADERS += include/ftmesh/costmodel.h include/ftmesh/sweep.h
 
@@ -18,15 +18,7 @@ ftmeshinclude_HEADERS += include/ftmesh/plan2d.h
 
 check_PROGRAMS += tests/test_2d
 TESTS += tests/test_2d
+THREADED_TESTS += tests/test_2d
 tests_test_2d_SOURCES = tests/test_2d.c
 tests_test_2d_CFLAGS = $(TEST_CFLAGS)
 tests_test_2d_LDADD = $(TEST_LIBS)
-
-# svg (src/svg/local.mk is not yet included by Makefile.am)
-libftmesh_la_SOURCES += src/svg/svg.c
-ftmeshinclude_HEADERS += include/ftmesh/svg.h
-check_PROGRAMS += tests/test_svg
-TESTS += tests/test_svg
-tests_test_svg_SOURCES = tests/test_svg.c
-tests_test_svg_CFLAGS = $(TEST_CFLAGS)
-tests_test_svg_LDADD = $(TEST_LIBS)

@@ -158,7 +158,10 @@ static int drain_inbound(exec_ctx *x)
         while ((pkt = rt_mbox_slot_out(mb)) != NULL) {
             const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
             int kept = 0;
-            if (h->dst == c->id) {
+            /* A route may pass its destination on the way (2-D column
+             * rings can): the packet is home only at its last hop. */
+            int home = h->hop == h->sched->routes[h->route].nhops;
+            if (home) {
                 kept = try_deliver(x, pkt);
             } else {
                 int nd = next_dir(h);
@@ -172,7 +175,7 @@ static int drain_inbound(exec_ctx *x)
                 if (!p)
                     return FTM_ENOMEM;
                 memcpy(p->data, pkt, RT_HDR_BYTES + h->len);
-                if (h->dst == c->id) {
+                if (home) {
                     p->next = c->early;
                     c->early = p;
                 } else {

@@ -1,10 +1,8 @@
 # svg: pictures of meshes, rings and link loads
-# (listed in src/costmodel/local.mk until Makefile.am includes this file;
-# then move the lines below out of the comment and drop them there)
-# libftmesh_la_SOURCES += src/svg/svg.c
-# ftmeshinclude_HEADERS += include/ftmesh/svg.h
-# check_PROGRAMS += tests/test_svg
-# TESTS += tests/test_svg
-# tests_test_svg_SOURCES = tests/test_svg.c
-# tests_test_svg_CFLAGS = $(TEST_CFLAGS)
-# tests_test_svg_LDADD = $(TEST_LIBS)
+libftmesh_la_SOURCES += src/svg/svg.c
+ftmeshinclude_HEADERS += include/ftmesh/svg.h
+check_PROGRAMS += tests/test_svg
+TESTS += tests/test_svg
+tests_test_svg_SOURCES = tests/test_svg.c
+tests_test_svg_CFLAGS = $(TEST_CFLAGS)
+tests_test_svg_LDADD = $(TEST_LIBS)
