@@ -2,6 +2,8 @@
 #include "cli.h"
 #include "ftmesh/router.h"
 #include "ftmesh/viz.h"
+#include "ftmesh/plan2d.h"
+#include "ftmesh/svg.h"
 #include "ftmesh/error.h"
 
 #include <stdio.h>
@@ -9,20 +11,89 @@
 #include <string.h>
 
 static const char rings_help[] =
-    "usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--json]\n"
+    "usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo ring|2d] [--svg FILE] [--json]\n"
     "\n"
     "Builds one ring over every healthy chip, routed around dead chips and\n"
     "links, validates it, draws the mesh with the ring through it, and prints\n"
     "its quality: total hops, detour edges, longest edge, and the number of\n"
     "ring edges on the most-used directed link.\n"
+    "\n"
+    "  --algo 2d    draw the 2-D algorithm's row bands instead: each band's ring;\n"
+    "               bands marked 'alternate' were merged or routed around a hole\n"
+    "  --svg FILE   also write the picture as SVG (alternate rings dashed)\n"
     "\n";
+
+/* --algo 2d: the bands of the 2-D allreduce and their rings. */
+static int show_2d(const ftm_mesh *m, int json, const char *svg)
+{
+    ftm_plan2d p;
+    int err = ftm_plan2d_build(m, &p);
+    if (err) {
+        fprintf(stderr, "ftmesh rings: 2-D plan failed: %s\n", ftm_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    int rc = 0, nalt = 0;
+    if (json)
+        printf("{\"mesh\":\"%dx%d\",\"torus\":%s,\"algo\":\"2d\",\"healthy\":%d,"
+               "\"max_link_load\":%d,\"bands\":[", m->rows, m->cols, m->torus ? "true" : "false",
+               ftm_mesh_healthy_count(m), p.max_load);
+    for (int b = 0; b < p.nbands; b++) {
+        const ftm_plan2d_band *bd = &p.bands[b];
+        ftm_ring_quality q;
+        ftm_ring_measure(m, &bd->fwd, &q);
+        nalt += bd->alternate;
+        if (json) {
+            printf("%s{\"row0\":%d,\"rows\":%d,\"chips\":%d,\"alternate\":%s,\"hops\":%d,"
+                   "\"detours\":%d,\"longest_edge\":%d}", b ? "," : "", bd->row0, bd->nrows, bd->n,
+                   bd->alternate ? "true" : "false", q.hops, q.detours, q.longest_edge);
+            continue;
+        }
+        printf("band %d: rows %d..%d, %d chips%s; ring %d hops, %d detour%s\n", b, bd->row0,
+               bd->row0 + bd->nrows - 1, bd->n, bd->alternate ? ", ALTERNATE ring around a fault" : "",
+               q.hops, q.detours, q.detours == 1 ? "" : "s");
+        if (bd->alternate) {
+            char *pic = NULL;
+            if (ftm_viz_ring_ascii(m, &bd->fwd, &pic) == 0) {
+                fputs(pic, stdout);
+                free(pic);
+            }
+        }
+    }
+    if (json)
+        printf("]}\n");
+    else
+        printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s "
+               "(both rings of every band)\n", p.nbands, p.nbands == 1 ? "" : "s", nalt,
+               p.max_load, p.max_load == 1 ? "" : "s");
+    if (svg) {
+        ftm_ring *rings = calloc((size_t)p.nbands, sizeof *rings);
+        int *alt = calloc((size_t)p.nbands, sizeof *alt);
+        FILE *f = rings && alt ? fopen(svg, "w") : NULL;
+        for (int b = 0; f && b < p.nbands; b++) {
+            rings[b] = p.bands[b].fwd;
+            alt[b] = p.bands[b].alternate;
+        }
+        err = f ? ftm_svg_write(f, m, rings, alt, p.nbands, NULL, "2-D allreduce: row bands") : FTM_EIO;
+        if (f && fclose(f) && !err)
+            err = FTM_EIO;
+        if (err) {
+            fprintf(stderr, "ftmesh rings: --svg %s: %s\n", svg, ftm_strerror(err));
+            rc = CLI_EXIT_FAIL;
+        }
+        free(rings);
+        free(alt);
+    }
+    ftm_plan2d_free(&p);
+    return rc;
+}
 
 int cli_rings(int argc, char **argv);
 int cli_rings(int argc, char **argv)
 {
     cli_mesh_opts o;
     cli_mesh_opts_init(&o, "rings", argc);
-    int rc = 0;
+    int rc = 0, twod = 0;
+    const char *svg = NULL, *v;
     for (int i = 1; i < argc && !rc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(rings_help, stdout);
@@ -31,15 +102,34 @@ int cli_rings(int argc, char **argv)
             return 0;
         }
         int k = cli_mesh_opt(&o, argc, argv, &i);
-        if (k < 0)
+        if (k < 0) {
             rc = CLI_EXIT_USAGE;
-        else if (k == 0)
+        } else if (k > 0) {
+            continue;
+        } else if (cli_is(argv[i], "--algo")) {
+            if (!(v = cli_value("rings", argc, argv, &i, "--algo")))
+                rc = CLI_EXIT_USAGE;
+            else if (strcmp(v, "2d") == 0)
+                twod = 1;
+            else if (strcmp(v, "ring") != 0 && strcmp(v, "bidir") != 0)
+                rc = cli_usage_error("rings", "--algo %s: expected ring or 2d", v);
+        } else if (cli_is(argv[i], "--svg")) {
+            if (!(svg = cli_value("rings", argc, argv, &i, "--svg")))
+                rc = CLI_EXIT_USAGE;
+        } else {
             rc = cli_usage_error("rings", "unknown option %s (see ftmesh rings --help)", argv[i]);
+        }
     }
     ftm_mesh m;
     if (!rc)
         rc = cli_build_mesh(&o, &m);
     if (rc) {
+        cli_mesh_opts_free(&o);
+        return rc;
+    }
+    if (twod) {
+        rc = show_2d(&m, o.json, svg);
+        ftm_mesh_free(&m);
         cli_mesh_opts_free(&o);
         return rc;
     }
@@ -75,6 +165,16 @@ int cli_rings(int argc, char **argv)
                q.max_link_load, q.max_link_load == 1 ? "" : "s", q.valid ? "valid" : "INVALID");
     }
     rc = q.valid ? 0 : CLI_EXIT_FAIL;
+    if (svg) {
+        FILE *f = fopen(svg, "w");
+        err = f ? ftm_svg_write(f, &m, &ring, NULL, 1, NULL, "ftmesh ring") : FTM_EIO;
+        if (f && fclose(f) && !err)
+            err = FTM_EIO;
+        if (err) {
+            fprintf(stderr, "ftmesh rings: --svg %s: %s\n", svg, ftm_strerror(err));
+            rc = CLI_EXIT_FAIL;
+        }
+    }
     ftm_ring_free(&ring);
     ftm_mesh_free(&m);
     cli_mesh_opts_free(&o);
