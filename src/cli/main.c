@@ -7,6 +7,7 @@
 
 int cli_rings(int argc, char **argv);
 int cli_allreduce(int argc, char **argv);
+int cli_train(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
 typedef struct cli_cmd {
@@ -18,6 +19,7 @@ typedef struct cli_cmd {
 static const cli_cmd cmds[] = {
     { "rings", cli_rings, "draw the ring the router builds around the holes" },
     { "allreduce", cli_allreduce, "run, verify and time an allreduce on the emulated mesh" },
+    { "train", cli_train, "train a small ResNet or BERT data-parallel on the faulty mesh" },
     { "sweep", cli_sweep, "the paper's scenario: modeled allreduce on 512/1024-chip tori with faults" },
     { NULL, NULL, NULL },
 };

@@ -1,0 +1,141 @@
+/* train: data-parallel training on the (faulty) mesh, and the proof that
+ * the numbers do not change.
+ *
+ * One step, on every healthy chip (a thread of the runtime), each with its
+ * own model replica created from the same seed:
+ *   1. forward + backward of the chip's share of the global batch B
+ *      (ftm_train_split); synchronised batch norm sums its statistics over
+ *      the chips through the model's hook, an FTM_RED_SUM_I64 allreduce
+ *      schedule over the mesh (built once per distinct size, cached);
+ *   2. gradient allreduce through the links with the chosen algorithm
+ *      (float32 sums, or in exact mode int64 fixed-point sums that are
+ *      independent of order, hence of the mesh, the holes and the algorithm);
+ *   3. the same optimizer update on every chip.
+ * The loss is normalised by B inside the model, so the summed gradient is
+ * the one-chip gradient. Schedules are built once, before the run.
+ *
+ * --check runs the same training on one chip without the runtime (the
+ * model called directly on the whole batch) and compares losses and final
+ * parameters. Exact mode must give bitwise equal parameters; float mode
+ * must stay within FTM_TRAIN_FLOAT_TOL (justified in src/train/check.c).
+ */
+#ifndef FTMESH_TRAIN_H
+#define FTMESH_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ftmesh/mesh.h"
+#include "ftmesh/model.h"
+#include "ftmesh/runtime.h"
+
+/* Float-mode --check bound on (a) every tensor's max |param - ref| divided
+ * by that tensor's max |ref - initial| (the error relative to how far
+ * training moved the tensor) and (b) every step's |loss - ref| / |ref|. */
+#define FTM_TRAIN_FLOAT_TOL 1e-3
+/* Exact mode: parameters must be bitwise equal; the reported loss is a
+ * double sum whose order follows the split, so it may differ by rounding. */
+#define FTM_TRAIN_EXACT_LOSS_TOL 1e-12
+
+typedef struct ftm_train_opts {
+    ftm_model_config model;  /* kind, depth, heads, seed, data, sizes; the
+                                trainer sets max_batch itself */
+    ftm_optim_config optim;  /* kind 0: ftm_optim_config_default(model.kind) */
+    const char *algo;        /* gradient allreduce: a registry name or "auto"
+                                (fastest modeled); NULL: "ring" */
+    const char *bn_algo;     /* batch-norm hook allreduce: "tree" (default,
+                                NULL) or a registry name */
+    long steps, batch;       /* steps >= 1, batch B >= 1 */
+    int micro;               /* micro-batch size (default 8, see split) */
+    int exact;               /* 1: --reduce exact */
+    int check;               /* 1: also train on one chip and compare */
+    double tol;              /* float-mode bound; 0: FTM_TRAIN_FLOAT_TOL */
+    double hang_timeout_s;   /* 0: runtime default */
+    size_t pkt_bytes;        /* 0: runtime default */
+} ftm_train_opts;
+
+/* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
+ * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 8. */
+void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
+
+/* What one step did (summed or maximised over chips). */
+typedef struct ftm_train_step {
+    long step;
+    double loss;               /* sum of the chips' losses, in chip order */
+    double wall_s;             /* barrier-to-barrier wall time of the step */
+    double modeled_allreduce_s;/* modeled time of the gradient schedule plus
+                                  the BN hook schedules of the step */
+    double math_cpu_s;         /* forward/backward CPU seconds over all chips
+                                  (hook allreduces excluded) */
+    double math_max_cpu_s;     /* largest single chip's forward/backward CPU */
+} ftm_train_step;
+
+typedef struct ftm_train_callbacks {
+    /* After every step. Called from a chip thread (the lowest healthy chip)
+     * while the other chips may already compute the next step. */
+    void (*step)(void *ctx, const ftm_train_step *s);
+    /* After every step of the --check reference run (main thread). */
+    void (*ref_step)(void *ctx, long step, double loss);
+    void *ctx;
+} ftm_train_callbacks;
+
+typedef struct ftm_train_result {
+    int chips;                 /* healthy chips P */
+    size_t nparams;
+    const char *algo;          /* gradient algorithm used (auto resolved) */
+    const char *bn_algo;
+    int micro;                 /* micro-batch size used (float mode may need
+                                  a divisor of the requested one) */
+    long steps, batch;
+    ftm_train_step *step;      /* [steps] */
+    double wall_s;             /* sum of step wall times */
+    double cpu_s;              /* process CPU seconds during the steps */
+    double math_cpu_s;         /* forward/backward CPU, all chips, all steps */
+    double hook_cpu_s;         /* CPU inside BN hook allreduces */
+    double modeled_grad_s;     /* modeled gradient allreduce, per step */
+    double modeled_bn_s;       /* modeled BN hook allreduces, per step */
+    int bn_calls;              /* hook calls per step */
+    int ncpus;                 /* online CPUs (for the busy share) */
+    int replicas_equal;        /* 1: every chip's final params bitwise equal */
+    int replica_mismatch_chip; /* first chip that differs from the lowest, or -1 */
+    float *params;             /* [nparams] final params of the lowest chip */
+    ftm_gemm_stats gemm;       /* sgemm counters summed over chips */
+    /* --check */
+    int checked;
+    double *ref_loss;          /* [steps] */
+    double ref_wall_s;
+    double max_loss_diff, max_loss_rel_diff;
+    double max_abs_diff, max_rel_diff; /* final params vs reference */
+    double max_upd_rel_diff;   /* criterion (a) of FTM_TRAIN_FLOAT_TOL */
+    uint64_t max_ulp;
+    size_t ndiff;              /* elements that differ at all */
+    int bitwise_equal;
+    int diff_tensor;           /* first differing element: tensor (-1: none) */
+    const char *diff_name;
+    size_t diff_index;         /* index inside that tensor */
+    float diff_val, diff_ref;
+    double tol;                /* bound applied (0 = bitwise, exact mode) */
+    int check_pass;            /* 1 when within the bound */
+    /* on FTM_EHANG */
+    ftm_stuck *stuck;          /* malloc'd */
+    int nstuck;
+} ftm_train_result;
+
+/* Trains on the healthy chips of m and fills res (free it with
+ * ftm_train_result_free, also after an error). Returns 0 (even when the
+ * check fails: see res->check_pass), FTM_EINVAL (bad options or unknown
+ * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_ERANGE (loss or gradient
+ * overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
+int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
+                  const ftm_train_callbacks *cb, ftm_train_result *res);
+void ftm_train_result_free(ftm_train_result *res);
+
+/* The batch split. Examples [0, batch) go to parts 0..parts-1 in order,
+ * contiguous. Exact mode deals whole micro-batches (ceil(batch/micro) of
+ * them, the last possibly short) with the balanced split of
+ * ftm_sched_block; float mode deals examples the same way and *micro_used
+ * becomes the largest divisor of micro that divides every part's first
+ * index (the model needs aligned micro-batches). first/count: [parts]. */
+int ftm_train_split(long batch, int micro, int exact, int parts,
+                    long *first, long *count, int *micro_used);
+
+#endif
