@@ -132,8 +132,13 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         if (!x.bufs[c])
             rc = FTM_ENOMEM;
     }
+    /* input(c, k) depends on k only through j = (7k + k/1024) mod 17, so
+     * the expected sums take 17 sums over the chips, not count of them. */
+    float by_j[17];
+    for (int j = 0; j < 17; j++)
+        by_j[j] = (float)ftm_allreduce_expected(m, (size_t)j * 5); /* 7*5j mod 17 = j */
     for (size_t k = 0; k < o->count && !rc; k++)
-        expect[k] = (float)ftm_allreduce_expected(m, k);
+        expect[k] = by_j[(k * 7u + (k >> 10)) % 17u];
     ftm_rt *rt = NULL;
     ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
     if (!rc)
