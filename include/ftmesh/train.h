@@ -91,6 +91,9 @@ typedef struct ftm_train_result {
     double cpu_s;              /* process CPU seconds during the steps */
     double math_cpu_s;         /* forward/backward CPU, all chips, all steps */
     double hook_cpu_s;         /* CPU inside BN hook allreduces */
+    double grad_cpu_s;         /* CPU inside the gradient allreduce (and the
+                                  fixed-point conversion in exact mode) */
+    double optim_cpu_s;        /* CPU in the optimizer steps */
     double modeled_grad_s;     /* modeled gradient allreduce, per step */
     double modeled_bn_s;       /* modeled BN hook allreduces, per step */
     int bn_calls;              /* hook calls per step */

@@ -153,13 +153,16 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                "\"step_wall_s\":%.6g,\"examples_per_s\":%.6g,\"modeled_allreduce_s\":%.6g,"
                "\"modeled_grad_s\":%.6g,\"modeled_bn_s\":%.6g,\"bn_calls\":%d,"
                "\"math_cpu_s\":%.6g,\"cpu_s\":%.6g,\"cores\":%d,\"busy_math_share\":%.4f,"
-               "\"outside_math_share\":%.4f,\"sgemm_share\":%.4f,\"sgemm_gflops\":%.4g,"
+               "\"outside_math_share\":%.4f,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
+               "\"grad_cpu_s\":%.6g,\"optim_cpu_s\":%.6g,\"sgemm_share\":%.4f,\"sgemm_gflops\":%.4g,"
                "\"replicas_equal\":%s",
                model, m->rows, m->cols, m->torus ? "true" : "false", r->chips, r->nparams,
                r->algo, r->bn_algo, exact ? "exact" : "float", r->micro, r->batch, n,
                r->step[0].loss, r->step[n - 1].loss, r->wall_s, steady, r->batch / steady,
                modeled, r->modeled_grad_s, r->modeled_bn_s, r->bn_calls, r->math_cpu_s,
-               r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy, share,
+               r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy,
+               r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
+               r->optim_cpu_s, share,
                gf_call, r->replicas_equal ? "true" : "false");
         if (r->checked) {
             printf(",\"checked\":true,\"check_pass\":%s,\"tol\":%g,\"bitwise_equal\":%s,"
@@ -196,6 +199,11 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
     printf("# forward/backward math: %.1f%% of the %d core(s)' capacity (CPU time in math /\n"
            "#   (step wall x cores)); outside math (allreduce, sync, waiting): %.1f%%\n",
            100 * busy, r->chips < r->ncpus ? r->chips : r->ncpus, 100 * (1 - busy));
+    printf("# CPU time: %.3f s in all; forward/backward %.3f s (%.1f%%), BN allreduces %.3f s,\n"
+           "#   gradient allreduce %.3f s, optimizer %.3f s, the rest (barriers, wake-ups) %.3f s\n",
+           r->cpu_s, r->math_cpu_s, r->cpu_s > 0 ? 100 * r->math_cpu_s / r->cpu_s : 0,
+           r->hook_cpu_s, r->grad_cpu_s, r->optim_cpu_s,
+           r->cpu_s - r->math_cpu_s - r->hook_cpu_s - r->grad_cpu_s - r->optim_cpu_s);
     printf("# sgemm: %.3g GFLOP, %.1f%% of chip-thread time, %.2f GFLOP/s per call-time, "
            "%.2f GFLOP/s over wall\n", r->gemm.flops * 1e-9, 100 * share, gf_call, gf_wall);
     printf("# replicas: %s\n", r->replicas_equal ? "all chips' parameters bitwise equal"

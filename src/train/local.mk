@@ -11,4 +11,4 @@ THREADED_TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(TEST_CFLAGS)
 tests_test_train_LDADD = $(TEST_LIBS)
-EXTRA_DIST += tests/train_cli.sh
+EXTRA_DIST += tests/train_cli.sh bench/train.sh

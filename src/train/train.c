@@ -111,7 +111,7 @@ typedef struct chip_st {
     long first, count;
     double hook_cpu, hook_cpu_step, hook_modeled_step;
     int hook_calls_step;
-    double math_cpu;
+    double math_cpu, grad_cpu, optim_cpu;
 } chip_st;
 
 struct trainer {
@@ -228,6 +228,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
         c->hook_cpu += c->hook_cpu_step;
         if (rc)
             break;
+        c0 = train_thread_cpu();
         if (o->exact) {
             if ((rc = ftm_chip_exec(chip, &t->grad, c->gi)))
                 break;
@@ -235,9 +236,12 @@ static int chip_fn(ftm_chip *chip, void *arg)
         } else if ((rc = ftm_chip_exec(chip, &t->grad, g))) {
             break;
         }
+        double c1 = train_thread_cpu();
+        c->grad_cpu += c1 - c0;
         if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0),
                                  ftm_model_ntensors(c->m), (uint64_t)s)))
             break;
+        c->optim_cpu += train_thread_cpu() - c1;
         t->slot_loss[s & 1][id] = loss;
         t->slot_math[s & 1][id] = math;
         if ((rc = ftm_chip_barrier(chip)))
@@ -314,6 +318,8 @@ static void compare_replicas(trainer *t)
         ftm_gemm_stats_add(&res->gemm, ftm_model_gemm_stats(t->cs[id].m));
         res->math_cpu_s += t->cs[id].math_cpu;
         res->hook_cpu_s += t->cs[id].hook_cpu;
+        res->grad_cpu_s += t->cs[id].grad_cpu;
+        res->optim_cpu_s += t->cs[id].optim_cpu;
         if (res->replicas_equal &&
             memcmp(ftm_model_params(t->cs[id].m), ref, sizeof(float) * res->nparams)) {
             res->replicas_equal = 0;
