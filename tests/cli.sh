@@ -75,7 +75,7 @@ expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 
 # allreduce: verified, nccl-style, JSON keys; every algorithm; faults.
-for algo in ring bidir 2d auto; do
+for algo in ring bidir 2d tree auto; do
     expect 0 allreduce --mesh 6x6 --fail 2,3 --fail-link 0,0-0,1 --algo $algo --size 64K --iters 2 --json
     has_keys "$tmp/out" algo chips bytes iters wall_s algbw_GBps busbw_GBps max_link_bytes wrong \
         modeled_s modeled_algbw_GBps modeled_busbw_GBps
