@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
+#include "ftmesh/collective.h"
 
 typedef struct job {
     const ftm_sched *s;
@@ -248,6 +249,35 @@ START_TEST(test_route_passes_destination)
 }
 END_TEST
 
+/* A chip that dies in the middle of an allreduce stops the run with
+ * FTM_ECHIPDEAD naming it (not a hang), and the runtime is reusable. */
+START_TEST(test_chip_dies_mid_run)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(16, 4096 * 4);
+    job j = { &s, b, 3 };
+    ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 99, 1), FTM_EINVAL);
+    ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 5, 7), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ECHIPDEAD);
+    ck_assert_int_eq(ftm_rt_died(rt), 5);
+    /* Stale packets of the broken run may remain: recover on a new runtime. */
+    ftm_rt_destroy(rt);
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ck_assert_int_eq(ftm_rt_died(rt), -1);
+    free_bufs(b, 16);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* 1024 chip threads (32x32) exchange with their east neighbour. */
 START_TEST(test_many_threads)
 {
@@ -292,6 +322,7 @@ int main(void)
     tcase_add_test(tc, test_hang_detected);
     tcase_add_test(tc, test_dead_link_route_refused);
     tcase_add_test(tc, test_route_passes_destination);
+    tcase_add_test(tc, test_chip_dies_mid_run);
     tcase_add_test(tc, test_many_threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

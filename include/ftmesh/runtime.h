@@ -47,6 +47,17 @@ const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
 typedef int (*ftm_chip_fn)(ftm_chip *chip, void *arg);
 int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
 
+/* Failure injection during a run: chip dies right after it has sent pkts
+ * packets of its own in a run (0: never), in the middle of whatever
+ * collective it is in. It stops running and forwarding; the other chips
+ * are told at once (as a health monitor would) and ftm_rt_run returns
+ * FTM_ECHIPDEAD. After FTM_ECHIPDEAD or FTM_EHANG, packets of the broken
+ * run may still sit in mailboxes: recover with a new runtime (ftm_rt_create
+ * on the mesh without the dead chip). */
+int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts);
+/* After FTM_ECHIPDEAD: the chip that died, else -1. */
+int ftm_rt_died(const ftm_rt *rt);
+
 /* After FTM_EHANG: the stuck chips (at most max), returns how many. */
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 

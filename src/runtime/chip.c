@@ -263,6 +263,14 @@ static int push_sends(exec_ctx *x)
             x->st[i].done += n;
             publish(c, d);
             moved = 1;
+            if (++c->sent_pkts == c->fail_after) {
+                /* Injected failure: the chip stops here, mid-collective,
+                 * and the health monitor tells every other chip. */
+                atomic_store(&c->rt->died, c->id);
+                atomic_store(&c->rt->abort, 1);
+                rt_ring_all(c->rt);
+                return FTM_ECHIPDEAD;
+            }
         }
     }
     return moved;
@@ -313,7 +321,7 @@ static int wait_bell(exec_ctx *x, uint64_t seen)
         pthread_cond_wait(&c->cv, &c->mu);
     c->waiting = 0;
     pthread_mutex_unlock(&c->mu);
-    return atomic_load(&c->rt->abort) ? FTM_EHANG : 0;
+    return atomic_load(&c->rt->abort) ? rt_abort_code(c->rt) : 0;
 }
 
 static uint64_t read_bell(ftm_chip *c)
@@ -391,7 +399,7 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
         chip->waiting = 0;
         pthread_mutex_unlock(&chip->mu);
         if (atomic_load(&chip->rt->abort))
-            return FTM_EHANG;
+            return rt_abort_code(chip->rt);
     }
 }
 
@@ -428,5 +436,5 @@ int rt_chip_linger(ftm_chip *chip);
 int rt_chip_linger(ftm_chip *chip)
 {
     int rc = idle_until(chip, all_finished, 0, "done");
-    return rc == FTM_EHANG ? 0 : rc;
+    return rc == FTM_EHANG || rc == FTM_ECHIPDEAD ? 0 : rc;
 }

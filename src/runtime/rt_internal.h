@@ -68,6 +68,8 @@ struct ftm_chip {
     rt_pkt *pool;            /* free packets, reused */
     uint32_t epoch;          /* schedules executed so far (tags) */
     int rc;                  /* fn's return value */
+    uint64_t sent_pkts;      /* own packets sent in this run */
+    uint64_t fail_after;     /* die after sending this many (0: never) */
     pthread_t thread;
     int started;
 };
@@ -81,6 +83,7 @@ struct ftm_rt {
     rt_mbox *mbox;           /* [nchips * 4], live links only initialised */
     _Atomic uint64_t progress; /* packets moved, for the watchdog */
     _Atomic int abort;
+    _Atomic int died;        /* chip that failed during the run, or -1 */
     _Atomic int running;     /* chips whose fn has not returned */
     pthread_mutex_t mu;      /* with cv: wakes the watchdog */
     pthread_cond_t cv;
@@ -91,6 +94,9 @@ struct ftm_rt {
     int bar_count;
     _Atomic uint64_t bar_gen;
 };
+
+/* Why waiting stopped: FTM_ECHIPDEAD if a chip died, else FTM_EHANG. */
+int rt_abort_code(const ftm_rt *rt);
 
 /* Rings chip's doorbell; rt_ring_all rings every healthy chip's. */
 void rt_ring(ftm_chip *c);

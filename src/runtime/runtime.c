@@ -51,6 +51,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cv, NULL);
     pthread_mutex_init(&rt->bar_mu, NULL);
+    atomic_init(&rt->died, -1);
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
         ch->rt = rt;
@@ -134,7 +135,7 @@ static void *chip_main(void *p)
     ftm_chip *c = p;
     ftm_rt *rt = c->rt;
     c->rc = rt->fn(c, rt->arg);
-    if (c->rc && c->rc != FTM_EHANG) {
+    if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD) {
         /* A failed chip would leave its partners waiting: stop the run. */
         atomic_store(&rt->abort, 1);
         ring_all(rt);
@@ -224,6 +225,7 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     rt->arg = arg;
     rt->hung = 0;
     rt->bar_count = 0;
+    atomic_store(&rt->died, -1);
     atomic_store(&rt->abort, 0);
     atomic_store(&rt->running, ftm_mesh_healthy_count(&rt->mesh));
     pthread_attr_t attr;
@@ -237,6 +239,7 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         ch->finished = 0;
         ch->waiting = 0;
         ch->rc = 0;
+        ch->sent_pkts = 0;
         memset(&ch->why, 0, sizeof ch->why);
         ch->why.dir = -1;
     }
@@ -270,6 +273,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         return rc;
     if (rt->hung)
         return FTM_EHANG;
+    if (atomic_load(&rt->died) >= 0)
+        return FTM_ECHIPDEAD;
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started && rt->chips[c].rc && rt->chips[c].rc != FTM_EHANG)
             return rt->chips[c].rc;
@@ -277,6 +282,24 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         if (rt->chips[c].started && rt->chips[c].rc)
             return rt->chips[c].rc;
     return 0;
+}
+
+int rt_abort_code(const ftm_rt *rt)
+{
+    return atomic_load(&rt->died) >= 0 ? FTM_ECHIPDEAD : FTM_EHANG;
+}
+
+int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
+{
+    if (chip < 0 || chip >= rt->mesh.nchips || !ftm_mesh_alive(&rt->mesh, chip))
+        return FTM_EINVAL;
+    rt->chips[chip].fail_after = pkts;
+    return 0;
+}
+
+int ftm_rt_died(const ftm_rt *rt)
+{
+    return atomic_load(&rt->died);
 }
 
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
