@@ -87,6 +87,13 @@ grep -q "verified" "$tmp/out" && ok || bad "allreduce text"
 expect 0 allreduce --mesh 16x16 --torus --algo 2d --size 64M --model-only --json
 grep -q '"model_only":true' "$tmp/out" && ok || bad "model-only"
 
+# A chip dies mid-allreduce: recovery on the chips left, still verified.
+expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
+grep -q '"died_during_run":\[2,2\]' "$tmp/out" && grep -q '"chips":35' "$tmp/out" &&
+    grep -q '"wrong":0' "$tmp/out" && ok || bad "fail-during: $(cat "$tmp/out")"
+expect 2 allreduce --mesh 6x6 --fail 2,2 --fail-during 2,2
+expect 2 allreduce --fail-during 1,1 --model-only
+
 # Modeled time is deterministic.
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/a"
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/b"

@@ -111,6 +111,29 @@ START_TEST(test_detour_cases)
 }
 END_TEST
 
+/* A chip dies in the middle of the first allreduce: the run stops at once
+ * (FTM_ECHIPDEAD inside), the rings are rebuilt without it, and the redone
+ * allreduce is exact over the chips left, for every algorithm. */
+START_TEST(test_chip_dies_during_run)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 5, _i % 2), 0);
+    int victim = ftm_mesh_chip(&m, 1 + _i % 2, 2);
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+        ftm_allreduce_opts o = { a->name, 3001, 2, 20.0, 256, 1, victim, 0 };
+        ftm_allreduce_result r;
+        int rc = ftm_allreduce_run(&m, &o, &r);
+        ck_assert_msg(rc == 0, "%s: %s", a->name, ftm_strerror(rc));
+        ck_assert_int_eq(r.died_chip, victim);
+        ck_assert_int_eq(r.chips, 19);
+        ck_assert_uint_eq(r.wrong, 0);
+        ck_assert_int_eq(r.links_match_sched, 1);
+        ftm_allreduce_result_free(&r);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* One healthy chip left: nothing to move, the buffer is its own sum. */
 START_TEST(test_single_chip)
 {
@@ -141,6 +164,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_sweep, 0, 98);
     tcase_add_test(tc, test_detour_cases);
+    tcase_add_loop_test(tc, test_chip_dies_during_run, 0, 2);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);
     suite_add_tcase(s, tc);

@@ -39,6 +39,10 @@ typedef struct ftm_allreduce_opts {
     int iters;                 /* timed iterations (>= 1) */
     double hang_timeout_s;     /* 0: runtime default */
     size_t pkt_bytes;          /* 0: runtime default */
+    int fail_during;           /* 1: chip fail_chip dies during the first run */
+    int fail_chip;
+    uint64_t fail_after_pkts;  /* ... after sending this many packets (0: half
+                                * of its packets of one allreduce) */
 } ftm_allreduce_opts;
 
 typedef struct ftm_allreduce_result {
@@ -52,13 +56,20 @@ typedef struct ftm_allreduce_result {
     int links_match_sched;     /* 1 when measured link bytes == the schedule's */
     struct ftm_stuck *stuck;   /* on FTM_EHANG: malloc'd report (free it) */
     int nstuck;
+    int died_chip;             /* chip that died during the run (then the
+                                * figures are those of the recovery run on
+                                * the mesh without it), or -1 */
 } ftm_allreduce_result;
 
 /* Builds the algorithm's schedule, runs it iters times on chip threads with
  * inputs whose float sums are exact (small integers that depend on chip and
  * index), and checks every element of every chip against the exact sum.
+ * With fail_during, the chip dies mid-allreduce; the run stops with
+ * FTM_ECHIPDEAD and is redone on the mesh without it (rings rebuilt around
+ * the new hole), and the result describes that recovery run.
  * Returns 0 (even if wrong > 0), or an error: FTM_EINVAL (unknown algo),
- * FTM_EALLDEAD, FTM_EPARTITION, FTM_EHANG (res->stuck says who), ... */
+ * FTM_EALLDEAD, FTM_EPARTITION (also when the dead chip cuts the mesh),
+ * FTM_EHANG (res->stuck says who), ... */
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
 void ftm_allreduce_result_free(ftm_allreduce_result *res);
 /* The input value of element k on chip c, and the exact sum over the

@@ -40,6 +40,8 @@ typedef struct ftm_stuck {
 int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
 void ftm_rt_destroy(ftm_rt *rt);
 const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
+/* Payload bytes per packet this runtime uses. */
+size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
 
 /* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
  * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG

@@ -34,6 +34,11 @@ static void usage(void)
            "                 multiple of 4\n"
            "  --iters N      timed iterations, the median is reported (default 5)\n"
            "  --model-only   model the schedule without moving data (fast on big meshes)\n"
+           "  --fail-during R,C  chip (R,C) dies in the middle of the first allreduce;\n"
+           "                 the run stops, the rings are rebuilt around it, and the\n"
+           "                 allreduce is redone (and verified) on the chips left\n"
+           "  --fail-after N with --fail-during: die after sending N packets (default:\n"
+           "                 half of its packets)\n"
            "  --svg FILE     write a picture: mesh, holes, ring(s), links coloured by bytes\n"
            "  --link-GBps X  modeled bandwidth per link per direction (default 100)\n"
            "  --hop-us X     modeled latency per hop in microseconds (default 1)\n"
@@ -93,6 +98,9 @@ static void report(const cli_mesh_opts *o, const ftm_mesh *m, const char *algo, 
                    long iters, int model_only, const ftm_allreduce_result *r,
                    const ftm_cost_result *cost)
 {
+    char died[32] = "null";
+    if (r->died_chip >= 0)
+        snprintf(died, sizeof died, "[%d,%d]", ftm_mesh_row(m, r->died_chip), ftm_mesh_col(m, r->died_chip));
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
     double algbw = r->wall_s > 0 ? (double)bytes / r->wall_s / 1e9 : 0;
@@ -109,10 +117,11 @@ static void report(const cli_mesh_opts *o, const ftm_mesh *m, const char *algo, 
         if (!model_only)
             printf(",\"iters\":%ld,\"wall_s\":%.9g,\"wall_min_s\":%.9g,\"wall_max_s\":%.9g,"
                    "\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g,\"max_link_bytes\":%llu,"
-                   "\"total_link_bytes\":%llu,\"links_match_schedule\":%s,\"wrong\":%llu",
+                   "\"total_link_bytes\":%llu,\"links_match_schedule\":%s,\"wrong\":%llu,"
+                   "\"died_during_run\":%s",
                    iters, r->wall_s, r->wall_min_s, r->wall_max_s, algbw, algbw * f,
                    (unsigned long long)r->max_link_bytes, (unsigned long long)r->total_link_bytes,
-                   r->links_match_sched ? "true" : "false", (unsigned long long)r->wrong);
+                   r->links_match_sched ? "true" : "false", (unsigned long long)r->wrong, died);
         printf("}\n");
         return;
     }
@@ -150,7 +159,8 @@ int cli_allreduce(int argc, char **argv)
     const char *algo = "ring", *v, *svg = NULL;
     size_t bytes = 8u << 20;
     long iters = 5;
-    int model_only = 0;
+    int model_only = 0, fail_r = -1, fail_c = -1;
+    long fail_after = 0;
     ftm_cost_params cp;
     ftm_cost_defaults(&cp);
     int rc = 0;
@@ -185,6 +195,16 @@ int cli_allreduce(int argc, char **argv)
                 rc = cli_usage_error(o.cmd, "--iters %s: expected a whole number 1..100000", v);
         } else if (cli_is(a, "--model-only") && !strchr(a, '=')) {
             model_only = 1;
+        } else if (cli_is(a, "--fail-during")) {
+            if (!(v = cli_value(o.cmd, argc, argv, &i, "--fail-during")))
+                rc = CLI_EXIT_USAGE;
+            else if (ftm_mesh_parse_coord(v, &fail_r, &fail_c))
+                rc = cli_usage_error(o.cmd, "--fail-during %s: expected R,C, e.g. 3,4", v);
+        } else if (cli_is(a, "--fail-after")) {
+            if (!(v = cli_value(o.cmd, argc, argv, &i, "--fail-after")))
+                rc = CLI_EXIT_USAGE;
+            else if (cli_parse_int(v, 1, 1000000000L, &fail_after))
+                rc = cli_usage_error(o.cmd, "--fail-after %s: expected a packet count >= 1", v);
         } else if (cli_is(a, "--svg")) {
             if (!(svg = cli_value(o.cmd, argc, argv, &i, "--svg")))
                 rc = CLI_EXIT_USAGE;
@@ -201,6 +221,19 @@ int cli_allreduce(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
+    if (fail_r >= 0 && (fail_r >= m.rows || fail_c >= m.cols ||
+                        !ftm_mesh_alive(&m, ftm_mesh_chip(&m, fail_r, fail_c)))) {
+        rc = cli_usage_error(o.cmd, "--fail-during %d,%d: not a healthy chip of the %dx%d mesh",
+                             fail_r, fail_c, m.rows, m.cols);
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return rc;
+    }
+    if (fail_r >= 0 && model_only) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--fail-during needs chips running: drop --model-only");
+    }
     /* Model first: it picks the algorithm for auto, and --model-only
      * stops there. */
     ftm_cost_result cost;
@@ -215,10 +248,25 @@ int cli_allreduce(int argc, char **argv)
         err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes);
     ftm_allreduce_result r;
     memset(&r, 0, sizeof r);
+    r.died_chip = -1;
     r.chips = ftm_mesh_healthy_count(&m);
     if (!err && !model_only) {
-        ftm_allreduce_opts ao = { algo, bytes / 4, (int)iters, o.hang_timeout_s, 0 };
+        ftm_allreduce_opts ao = { algo, bytes / 4, (int)iters, o.hang_timeout_s, 0, fail_r >= 0,
+                                  fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
+                                  (uint64_t)fail_after };
         err = ftm_allreduce_run(&m, &ao, &r);
+        if (r.died_chip >= 0) {
+            /* The figures below are the recovery run's: model that mesh. */
+            m.chip_dead[r.died_chip] = 1;
+            if (!err)
+                err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes);
+            if (!o.json)
+                printf("# chip (%d,%d) died during the first allreduce; rings rebuilt around it;\n"
+                       "# the figures below are from the recovery run over the %d chips left\n",
+                       fail_r, fail_c, ftm_mesh_healthy_count(&m));
+        } else if (fail_r >= 0 && !o.json) {
+            printf("# chip (%d,%d) finished before its failure point (--fail-after)\n", fail_r, fail_c);
+        }
     }
     double timeout = o.hang_timeout_s > 0 ? o.hang_timeout_s : 5.0;
     if (err == FTM_EHANG) {

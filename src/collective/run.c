@@ -102,9 +102,23 @@ static void link_figures(const ftm_mesh *m, const ftm_rt *rt, const ftm_sched *s
     free(want);
 }
 
-int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
+/* Packets chip sends in one execution of s with packets of pkt bytes. */
+static uint64_t chip_packets(const ftm_sched *s, int chip, size_t pkt)
+{
+    uint64_t n = 0;
+    const ftm_chip_prog *p = &s->prog[chip];
+    for (int k = 0; k < p->nops; k++)
+        if (p->ops[k].kind == FTM_OP_SEND)
+            n += (p->ops[k].len + pkt - 1) / pkt;
+    return n;
+}
+
+/* One attempt; with fail >= 0, chip `fail` dies during the first iteration. */
+static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
+                    ftm_allreduce_result *res)
 {
     memset(res, 0, sizeof *res);
+    res->died_chip = -1;
     const ftm_allreduce_algo *algo = ftm_allreduce_find(o->algo);
     if (!algo || o->iters < 1)
         return FTM_EINVAL;
@@ -143,8 +157,16 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
     if (!rc)
         rc = ftm_rt_create(&rt, m, &cfg);
+    if (!rc && fail >= 0) {
+        uint64_t after = o->fail_after_pkts;
+        if (!after) /* default: halfway through its part of the allreduce */
+            after = chip_packets(&s, fail, ftm_rt_pkt_bytes(rt)) / 2 + 1;
+        rc = ftm_rt_fail_chip_after(rt, fail, after);
+    }
     if (!rc)
         rc = ftm_rt_run(rt, chip_fn, &x);
+    if (rc == FTM_ECHIPDEAD)
+        res->died_chip = ftm_rt_died(rt);
     if (rc == FTM_EHANG) {
         res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips);
         if (res->stuck)
@@ -168,5 +190,31 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     free(x.wrong);
     free(expect);
     ftm_sched_free(&s);
+    return rc;
+}
+
+int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->died_chip = -1;
+    if (!o->fail_during)
+        return run_once(m, o, -1, res);
+    if (o->fail_chip < 0 || o->fail_chip >= m->nchips || !ftm_mesh_alive(m, o->fail_chip))
+        return FTM_EINVAL;
+    int rc = run_once(m, o, o->fail_chip, res);
+    if (rc != FTM_ECHIPDEAD)
+        return rc; /* it finished before the failure point, or broke otherwise */
+    /* Recovery: the mesh without the dead chip, new rings, a new runtime,
+     * and the allreduce again over the chips that are left. */
+    int died = res->died_chip;
+    ftm_mesh m2;
+    rc = ftm_mesh_copy(&m2, m);
+    if (rc)
+        return rc;
+    m2.chip_dead[died] = 1;
+    ftm_allreduce_result_free(res);
+    rc = run_once(&m2, o, -1, res);
+    res->died_chip = died;
+    ftm_mesh_free(&m2);
     return rc;
 }

@@ -117,6 +117,7 @@ void ftm_rt_destroy(ftm_rt *rt)
 }
 
 const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt) { return &rt->mesh; }
+size_t ftm_rt_pkt_bytes(const ftm_rt *rt) { return rt->pkt_bytes; }
 
 void rt_ring_all(ftm_rt *rt);
 static void ring_all(ftm_rt *rt) { rt_ring_all(rt); }
