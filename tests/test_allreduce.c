@@ -50,7 +50,7 @@ static void add_faults(ftm_mesh *m, int kind, uint64_t key)
 
 static void check_one(const ftm_mesh *m, const char *algo, size_t count)
 {
-    ftm_allreduce_opts o = { algo, count, 2, 20.0, 256 };
+    ftm_allreduce_opts o = { .algo = algo, .count = count, .iters = 2, .hang_timeout_s = 20.0, .pkt_bytes = 256 };
     ftm_allreduce_result r;
     int rc = ftm_allreduce_run(m, &o, &r);
     int conn = ftm_mesh_check_connected(m, NULL, NULL);
@@ -150,7 +150,7 @@ START_TEST(test_unknown_algo)
 {
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
-    ftm_allreduce_opts o = { "nope", 10, 1, 0, 0 };
+    ftm_allreduce_opts o = { .algo = "nope", .count = 10, .iters = 1 };
     ftm_allreduce_result r;
     ck_assert_int_eq(ftm_allreduce_run(&m, &o, &r), FTM_EINVAL);
     ftm_mesh_free(&m);
