@@ -113,7 +113,7 @@ typedef struct ftm_train_result {
     size_t ndiff;              /* elements that differ at all */
     int bitwise_equal;
     int diff_tensor;           /* first differing element: tensor (-1: none) */
-    const char *diff_name;
+    char diff_name[64];        /* its name ("" if none) */
     size_t diff_index;         /* index inside that tensor */
     float diff_val, diff_ref;
     double tol;                /* bound applied (0 = bitwise, exact mode) */

@@ -57,7 +57,7 @@ static void compare(const ftm_model *ref, const float *init, const float *p,
             if (res->bitwise_equal) {
                 res->bitwise_equal = 0;
                 res->diff_tensor = t;
-                res->diff_name = ti->name;
+                strncpy(res->diff_name, ti->name, sizeof res->diff_name - 1);
                 res->diff_index = i;
                 res->diff_val = a;
                 res->diff_ref = b;
