@@ -234,6 +234,8 @@ typedef struct build {
     int *boff;                   /* [nbands] offset of band b in broute */
     seg *segs[2];
     int nsegs[2];
+    ftm_twod_colring *cols[2];   /* column layout: [ncols[h]] full-column rings */
+    int ncols[2];
     size_t *tf, *tc;             /* scratch ranges */
     int *to;                     /* scratch range offsets */
     rcache cache;
@@ -301,6 +303,34 @@ static int make_segments(build *B, int h)
     return rc;
 }
 
+/* Column layout: one ring per usable column through all its chips
+ * (allreduce_2d_col.c); the second half runs bottom to top. */
+static int make_colrings(build *B, int h)
+{
+    const ftm_mesh *m = B->m;
+    B->cols[h] = calloc((size_t)m->cols, sizeof(ftm_twod_colring));
+    if (!B->cols[h])
+        return FTM_ENOMEM;
+    int rc = 0;
+    for (int c = 0; c < m->cols && !rc; c++) {
+        if (!B->usable[c])
+            continue;
+        ftm_twod_colring *cr = &B->cols[h][B->ncols[h]];
+        rc = ftm_twod_colring_build(cr, m, B->p, B->sh[h], B->bidx, c, h == 1);
+        if (rc)
+            break;
+        B->ncols[h]++;
+        for (int q = 0; q < cr->n && !rc; q++) {
+            int id = rc_get(&B->cache, B->s, m, cr->chips[q], cr->chips[(q + 1) % cr->n], c, B->tmp);
+            if (id < 0)
+                rc = id;
+            else
+                cr->route[q] = id;
+        }
+    }
+    return rc;
+}
+
 static int band_routes(build *B)
 {
     const ftm_plan2d *p = B->p;
@@ -345,13 +375,17 @@ static int band_step(build *B, int b, int k)
 }
 
 /* Step k of every segment's column ring, both halves. */
-static int column_step(build *B, int k)
+static int column_step(build *B, int k, int K)
 {
-    int K = B->p->nbands, rc = 0;
+    int rc = 0;
     const char *ph = k < K - 1 ? PH_CRS : PH_CAG;
     for (int c = 0; c < B->m->nchips && !rc; c++)
         if (ftm_mesh_alive(B->m, c))
             rc = ftm_sched_step(B->s, c, ph, k < K - 1 ? k : k - (K - 1));
+    for (int h = 0; h < 2 && !rc; h++)
+        for (int i = 0; i < B->ncols[h] && !rc; i++)
+            if (k < ftm_ring_nsteps(B->cols[h][i].n))
+                rc = ftm_twod_colring_step(B->s, &B->cols[h][i], B->elem, B->red, k);
     for (int h = 0; h < 2 && !rc; h++)
         for (int i = 0; i < B->nsegs[h] && !rc; i++) {
             const seg *g = &B->segs[h][i];
@@ -376,6 +410,9 @@ static void build_free(build *B)
             free(B->segs[h][i].route);
         }
         free(B->segs[h]);
+        for (int i = 0; i < B->ncols[h]; i++)
+            ftm_twod_colring_free(&B->cols[h][i]);
+        free(B->cols[h]);
         free(B->broute[h]);
         for (int b = 0; B->sh[h] && b < B->p->nbands; b++)
             ftm_twod_shares_free(&B->sh[h][b]);
@@ -455,14 +492,21 @@ static int build_all(build *B)
         return FTM_ENOMEM;
     rc = band_routes(B);
     for (int h = 0; h < 2 && !rc && K > 1; h++)
-        rc = make_segments(B, h);
+        rc = B->usable ? make_colrings(B, h) : make_segments(B, h);
+    /* Column steps: K bands (segments) or the column rings' length. */
+    int csteps = K > 1 ? ftm_ring_nsteps(K) : 0;
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < B->ncols[h]; i++)
+            if (ftm_ring_nsteps(B->cols[h][i].n) > csteps)
+                csteps = ftm_ring_nsteps(B->cols[h][i].n);
+    int ccycle = B->usable ? csteps / 2 + 1 : K; /* column phase: RS steps + 1 */
     /* Phase 1: band reduce-scatter. */
     for (int b = 0; b < K && !rc; b++)
         for (int k = 0; k < p->bands[b].n - 1 && !rc; k++)
             rc = band_step(B, b, k);
     /* Phases 2 and 3: column reduce-scatter and all-gather. */
-    for (int k = 0; K > 1 && k < ftm_ring_nsteps(K) && !rc; k++)
-        rc = column_step(B, k);
+    for (int k = 0; K > 1 && k < csteps && !rc; k++)
+        rc = column_step(B, k, ccycle);
     /* Phase 4: band all-gather. */
     for (int b = 0; b < K && !rc; b++)
         for (int k = p->bands[b].n - 1; k < ftm_ring_nsteps(p->bands[b].n) && !rc; k++)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/plan2d.h"
+#include "ftmesh/sched.h"
 
 typedef struct ftm_twod_shares {
     int n;               /* owners: the band's chips, in band->owners order */
@@ -24,5 +25,28 @@ int ftm_twod_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t fi
 void ftm_twod_shares_free(ftm_twod_shares *sh);
 /* Owner index of absolute element x (which must lie in the shared range). */
 int ftm_twod_shares_find(const ftm_twod_shares *sh, size_t x);
+
+/* A column ring through every chip of a usable column (column layout;
+ * allreduce_2d_col.c): members in ring order, each with its valid range
+ * (where it holds its band's sum), and the element ranges each ring
+ * position owns after the reduce-scatter. route[] is filled by the caller. */
+typedef struct ftm_twod_colring {
+    int n;               /* members */
+    int *chips;          /* [n] ring order: bands top to bottom (reverse: bottom up) */
+    int *route;          /* [n] route ids chips[i] -> chips[(i+1) % n] */
+    size_t *vf, *vn;     /* [n] valid range of member i (absolute elements) */
+    int *ro;             /* [n + 1] position i owns rf/rn[ro[i] .. ro[i+1]) */
+    size_t *rf, *rn;
+} ftm_twod_colring;
+
+/* Ring of column col for one half, given that half's shares sh[nbands]
+ * and bidx (chip -> index in its band's owners). Returns 0, FTM_EINVAL
+ * (a dead chip in the column) or FTM_ENOMEM; on error cr is empty. */
+int ftm_twod_colring_build(ftm_twod_colring *cr, const ftm_mesh *m, const ftm_plan2d *p,
+                           const ftm_twod_shares *sh, const int *bidx, int col, int reverse);
+void ftm_twod_colring_free(ftm_twod_colring *cr);
+/* Step k (0 .. 2(n-1)-1) of the ring's reduce-scatter/all-gather,
+ * appended to the members' open steps. */
+int ftm_twod_colring_step(ftm_sched *s, const ftm_twod_colring *cr, size_t elem, ftm_red red, int k);
 
 #endif
