@@ -242,11 +242,15 @@ START_TEST(float_within_tol)
     const tcase_def *d = &exact_cases[_i];
     ftm_train_result r;
     run_case(d, 0, d->algo, &r);
-    ck_assert_msg(r.max_upd_rel_diff <= FTM_TRAIN_FLOAT_TOL, "diff/moved %g", r.max_upd_rel_diff);
-    ck_assert(r.max_loss_rel_diff <= FTM_TRAIN_FLOAT_TOL);
+    /* per step, at the mesh's parameters: the stated bound */
+    ck_assert_msg(r.max_grad_rel_diff <= FTM_TRAIN_FLOAT_TOL, "grad %g (%s, step %ld)",
+                  r.max_grad_rel_diff, r.grad_diff_name, r.grad_diff_step);
+    ck_assert(r.max_step_loss_rel_diff <= FTM_TRAIN_FLOAT_TOL);
+    /* the free-running trajectory after 3 steps: drift, but small (the
+     * amplification measured in check.c is ~3x per step from ~1e-6) */
+    ck_assert_msg(r.max_upd_rel_diff <= 1e-2, "diff/moved %g", r.max_upd_rel_diff);
     for (long s = 0; s < r.steps; s++)
-        ck_assert_double_eq_tol(r.step[s].loss, r.ref_loss[s],
-                                FTM_TRAIN_FLOAT_TOL * fabs(r.ref_loss[s]));
+        ck_assert_double_eq_tol(r.step[s].loss, r.ref_loss[s], 1e-3 * fabs(r.ref_loss[s]));
     ck_assert(r.check_pass);
     ftm_train_result_free(&r);
 }
@@ -310,7 +314,7 @@ START_TEST(check_can_fail)
     o.tol = 1e-300;
     ftm_train_result r;
     ck_assert_int_eq(ftm_train_run(&m, &o, NULL, &r), 0);
-    ck_assert_int_eq(r.check_pass, r.ndiff == 0 && r.max_loss_diff == 0);
+    ck_assert_int_eq(r.check_pass, r.max_grad_rel_diff == 0 && r.max_step_loss_rel_diff == 0);
     ftm_train_result_free(&r);
     ftm_mesh_free(&m);
 }

@@ -35,7 +35,8 @@ n=$(grep -c '"step":' "$out")
 [ "$n" -eq 2 ] || { echo "FAIL: expected 2 step records, got $n"; fail=1; }
 has_keys "$out" '"step":' step loss wall_s modeled_allreduce_s
 has_keys "$out" '"summary":true' max_abs_diff max_rel_diff max_ulp bitwise_equal \
-    loss_first loss_last steps chips wall_s check_pass replicas_equal first_diff
+    loss_first loss_last steps chips wall_s check_pass replicas_equal first_diff \
+    max_grad_rel_diff ref_loss
 grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
     { echo "FAIL: exact mode not bitwise equal"; fail=1; }
 grep '"summary":true' "$out" | grep -q '"chips":8' || { echo "FAIL: chips != 8"; fail=1; }
@@ -50,7 +51,7 @@ grep '"summary":true' "$out" | grep -q '"check_pass":true' ||
 expect_fail_tol() {
     "$FTMESH" train --mesh 3x3 --fail 1,1 --steps 2 --batch 9 --check --tol 1e-300 --json >"$out" 2>"$out.err"
     got=$?
-    if grep -q '"ndiff":0,' "$out"; then want=0; else want=1; fi
+    if grep -q '"max_grad_rel_diff":0,' "$out"; then want=0; else want=1; fi
     [ "$got" -eq "$want" ] || { echo "FAIL: --tol 1e-300: exit $got, expected $want"; fail=1; }
 }
 expect_fail_tol

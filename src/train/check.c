@@ -8,19 +8,23 @@
  * no sharding or summation order changes, so the parameters must be
  * bitwise equal; nothing else is accepted.
  *
- * Float mode bound, FTM_TRAIN_FLOAT_TOL = 1e-3 of the distance training
- * moved each tensor (and 1e-3 relative on every step's loss). Why: the mesh
- * adds each gradient element's B per-example terms in another order (per
- * chip, then around the ring). Reordering a float32 sum of n terms changes
- * it by at most about n * u * sum|terms| (u = 2^-24; Higham, Accuracy and
- * Stability of Numerical Algorithms, ch. 4), i.e. <= 1.5e-5 relative for
- * B = 256, and typically ~sqrt(n) u ~ 1e-6. One update therefore moves by
- * at most ~1e-5 of itself; a few steps of training amplify that modestly.
- * 1e-3 leaves two orders of margin for short runs (the tests use 2-3
- * steps), yet a real bug - one example of B = 256 lost or counted twice -
- * changes an update by ~1/B = 4e-3 and fails. Over long runs trajectories
- * drift apart (training is chaotic), so float --check is meant for short
- * runs; exact mode is the answer for long ones.
+ * Float mode. Two float runs of the same training drift apart: rounding
+ * differences of 1e-7 in one step are amplified by the following steps
+ * (8x8 mesh with a dead chip, ResNet, B = 256: the final params differ by
+ * 3e-3 of the distance training moved them after 10 steps, 3e-4 after 1).
+ * So no fixed bound on the final parameters holds for runs of any length;
+ * those figures are reported, not judged. What data parallelism promises
+ * is per step: at the same parameters, the mesh's summed gradient is the
+ * one-chip gradient. The trainer checks exactly that at every step (the
+ * lowest chip recomputes the one-chip gradient at the mesh's parameters,
+ * src/train/train.c), per tensor as max |g - g_ref| / max |g_ref|, plus
+ * the loss relative difference, against FTM_TRAIN_FLOAT_TOL = 1e-4. Why
+ * 1e-4: reordering a float32 sum of n terms moves it by at most about
+ * n u sum|terms| (u = 2^-24; Higham, Accuracy and Stability of Numerical
+ * Algorithms, ch. 4), 1.5e-5 for n = B = 256; measured: 1.2e-6 (ResNet)
+ * and 3.5e-6 (BERT) on that mesh. A real bug - one example lost or counted
+ * twice - moves a gradient by about 1/B of its scale, >= 2.4e-4 for
+ * B <= 4096 (the largest --check batch), and fails.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -144,8 +148,8 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
                               res->max_loss_rel_diff <= FTM_TRAIN_EXACT_LOSS_TOL;
         } else {
             res->tol = o->tol > 0 ? o->tol : FTM_TRAIN_FLOAT_TOL;
-            res->check_pass = res->max_upd_rel_diff <= res->tol &&
-                              res->max_loss_rel_diff <= res->tol;
+            res->check_pass = res->max_grad_rel_diff <= res->tol &&
+                              res->max_step_loss_rel_diff <= res->tol;
         }
         res->check_pass = res->check_pass && res->replicas_equal;
     }

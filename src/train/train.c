@@ -126,6 +126,9 @@ struct trainer {
     hook_cache hc;
     double *slot_loss[2], *slot_math[2]; /* [nchips] each */
     double t_prev, cpu0;
+    ftm_model *tf;             /* float --check: one-chip model at the mesh's
+                                  parameters, run by the lowest chip */
+    double tf_loss;
 };
 
 static int hook_sched(hook_cache *h, size_t count, const ftm_sched **s, double *modeled)
@@ -165,6 +168,37 @@ static int bn_hook(void *ctx, int64_t *buf, size_t n)
     return rc;
 }
 
+/* Float --check, on the lowest chip: the one-chip gradient at the
+ * parameters p the step started from, compared tensor by tensor with the
+ * summed gradient g the mesh is about to apply. */
+static int tf_check(trainer *t, const float *p, const float *g, long s)
+{
+    ftm_model *r = t->tf;
+    size_t np = ftm_model_nparams(r);
+    float *rg = ftm_model_grads(r);
+    memcpy(ftm_model_params(r), p, sizeof(float) * np);
+    memset(rg, 0, sizeof(float) * np);
+    ftm_fb_args a = {.step = (uint64_t)s, .first = 0, .count = t->o->batch,
+                     .global_batch = t->o->batch, .micro = t->micro};
+    int rc = ftm_model_forward_backward(r, &a, &t->tf_loss);
+    for (int k = 0; k < ftm_model_ntensors(r) && !rc; k++) {
+        const ftm_tensor_info *ti = ftm_model_tensor(r, k);
+        double scale = 0, err = 0;
+        for (size_t i = ti->offset; i < ti->offset + ti->count; i++) {
+            scale = fmax(scale, fabs(rg[i]));
+            double e = fabs((double)g[i] - rg[i]);
+            err = e > err || isnan(e) ? e : err;
+        }
+        double rel = err == 0 ? 0 : scale > 0 ? err / scale : INFINITY;
+        if (!(rel <= t->res->max_grad_rel_diff)) {
+            t->res->max_grad_rel_diff = rel;
+            t->res->grad_diff_step = s;
+            strncpy(t->res->grad_diff_name, ti->name, sizeof t->res->grad_diff_name - 1);
+        }
+    }
+    return rc;
+}
+
 /* The lowest healthy chip, after the end-of-step barrier. */
 static int report_step(trainer *t, chip_st *c, long s)
 {
@@ -189,6 +223,11 @@ static int report_step(trainer *t, chip_st *c, long s)
     t->res->bn_calls = c->hook_calls_step;
     if (!isfinite(loss))
         return FTM_ERANGE;
+    if (t->tf) {
+        double d = fabs(loss - t->tf_loss) / fmax(fabs(t->tf_loss), 1e-300);
+        if (!(d <= t->res->max_step_loss_rel_diff))
+            t->res->max_step_loss_rel_diff = d;
+    }
     if (t->cb && t->cb->step)
         t->cb->step(t->cb->ctx, st);
     t->t_prev = now;
@@ -238,6 +277,13 @@ static int chip_fn(ftm_chip *chip, void *arg)
         }
         double c1 = train_thread_cpu();
         c->grad_cpu += c1 - c0;
+        if (t->tf && id == t->lead) {
+            if ((rc = tf_check(t, p, g, s)))
+                break;
+            double c2 = train_thread_cpu();
+            t->res->check_cpu_s += c2 - c1;
+            c1 = c2;
+        }
         if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0),
                                  ftm_model_ntensors(c->m), (uint64_t)s)))
             break;
@@ -297,6 +343,10 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
     }
     free(first);
     free(count);
+    if (!rc && o->check && !o->exact) {
+        mc.max_batch = (int)o->batch;
+        rc = ftm_model_create(&t->tf, &mc);
+    }
     if (rc)
         return rc;
     res->nparams = ftm_model_nparams(t->cs[t->lead].m);
@@ -337,6 +387,7 @@ static void teardown(trainer *t)
             free(t->cs[id].gi);
         }
     free(t->cs);
+    ftm_model_destroy(t->tf);
     for (int r = 0; r < 2; r++) {
         free(t->slot_loss[r]);
         free(t->slot_math[r]);
@@ -351,6 +402,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
 {
     memset(res, 0, sizeof *res);
     res->diff_tensor = -1;
+    res->grad_diff_step = -1;
     res->replica_mismatch_chip = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
         (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT))
