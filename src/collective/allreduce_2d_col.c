@@ -140,11 +140,18 @@ int ftm_twod_colring_build(ftm_twod_colring *cr, const ftm_mesh *m, const ftm_pl
         }
         ord[j] = i;
     }
-    int nt = 0;
+    /* Restricted members (valid on part of the block) take their share
+     * first, from the start of their valid atoms. */
+    int nt = 0, nfree = 0;
+    size_t full = hi - lo, freelen = 0;
     for (int q = 0; q < n; q++) {
         int i = ord[q];
         size_t f0, want;
-        ftm_sched_block(hi - lo, n, q, &f0, &want);
+        ftm_sched_block(full, n, q, &f0, &want);
+        if (cr->vn[i] == full) {
+            nfree++; /* unrestricted: below */
+            continue;
+        }
         for (int a = 0; a < na && want > 0; a++) {
             if (cut[a] < cr->vf[i] || cut[a + 1] > cr->vf[i] + cr->vn[i] || left[a] == cut[a + 1])
                 continue;
@@ -158,6 +165,55 @@ int ftm_twod_colring_build(ftm_twod_colring *cr, const ftm_mesh *m, const ftm_pl
             left[a] += g;
             want -= g;
         }
+    }
+    /* Unrestricted members: dealt over the free parts of the atoms in
+     * proportion to their lengths (largest remainder), so that each takes
+     * one range inside one atom: a range crossing an atom boundary would
+     * be two transfers on the same link in the same step. */
+    for (int a = 0; a < na; a++)
+        freelen += cut[a + 1] - left[a];
+    if (nfree > 0 && freelen > 0) {
+        int q = 0, given = 0, *cnt = calloc((size_t)na, sizeof(int));
+        size_t *rem = calloc((size_t)na, sizeof(size_t));
+        if (!cnt || !rem) {
+            free(cnt);
+            free(rem);
+            rc = FTM_ENOMEM;
+            goto out;
+        }
+        for (int a = 0; a < na; a++) {
+            size_t fl = cut[a + 1] - left[a];
+            uint64_t x = (uint64_t)fl * (uint64_t)nfree; /* < 2^64: fl < 2^40, nfree <= 2^12 */
+            cnt[a] = (int)(x / freelen);
+            rem[a] = (size_t)(x % freelen);
+            given += cnt[a];
+        }
+        while (given < nfree) { /* largest remainders get one more */
+            int best = -1;
+            for (int a = 0; a < na; a++)
+                if (cut[a + 1] > left[a] && (best < 0 || rem[a] > rem[best]))
+                    best = a;
+            cnt[best]++;
+            rem[best] = 0;
+            given++;
+        }
+        for (int a = 0; a < na; a++) {
+            size_t fl = cut[a + 1] - left[a];
+            for (int j = 0; j < cnt[a]; j++) {
+                while (q < n && cr->vn[ord[q]] != full)
+                    q++;
+                size_t f, len;
+                ftm_sched_block(fl, cnt[a], j, &f, &len);
+                tk[nt].member = ord[q++];
+                tk[nt].f = left[a] + f;
+                tk[nt].n = len;
+                nt++;
+            }
+            if (cnt[a] > 0)
+                left[a] = cut[a + 1];
+        }
+        free(cnt);
+        free(rem);
     }
     /* Whatever is left (restricted members could not take their share):
      * to the first member valid for it. */
