@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(void)
@@ -74,7 +75,52 @@ typedef struct out_ctx {
     int json, tty;
     long steps, batch;
     int bar;          /* a progress bar line is on screen */
+    /* other processes' CPU during steps >= 1 (the machine is shared) */
+    int have_stat;
+    double busy0, own0, others_s;
 } out_ctx;
+
+/* CPU seconds all processes spent busy so far (user, nice, system, irq,
+ * softirq, steal from the first line of /proc/stat); -1 if unreadable. */
+static double machine_busy_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7]) : 0;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 8 || hz <= 0)
+        return -1;
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+}
+
+static double own_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* At the end of step s (from the reporting chip's thread): from step 1 on,
+ * the machine's busy CPU minus ours is what other processes took. */
+static void track_others(out_ctx *c, long s)
+{
+    double busy = machine_busy_s(), own = own_cpu_s();
+    if (busy < 0) {
+        c->have_stat = 0;
+        return;
+    }
+    if (s == 0 || c->steps == 1) {
+        c->have_stat = 1;
+    } else if (c->have_stat) {
+        double d = (busy - c->busy0) - (own - c->own0);
+        c->others_s += d > 0 ? d : 0;
+    }
+    c->busy0 = busy;
+    c->own0 = own;
+}
 
 static void bar(out_ctx *c, const char *what, long done)
 {
@@ -98,6 +144,7 @@ static void on_step(void *ctx, const ftm_train_step *s)
 {
     out_ctx *c = ctx;
     double eps = s->wall_s > 0 ? (double)c->batch / s->wall_s : 0;
+    track_others(c, s->step);
     if (c->json) {
         printf("{\"step\":%ld,\"loss\":%.17g,\"wall_s\":%.6g,\"modeled_allreduce_s\":%.6g,"
                "\"examples_per_s\":%.6g,\"math_cpu_s\":%.6g}\n",
@@ -125,7 +172,7 @@ static void on_ref(void *ctx, long step, double loss)
 /* Busy share: forward/backward CPU over the capacity of the cores the
  * chips could use, for steps >= 1 (step 0 builds schedules and touches
  * fresh memory) when there is more than one step. */
-static double busy_share(const ftm_train_result *r)
+static double busy_share(const ftm_train_result *r, double others_s)
 {
     double math = 0, wall = 0;
     for (long s = r->steps > 1 ? 1 : 0; s < r->steps; s++) {
@@ -133,18 +180,20 @@ static double busy_share(const ftm_train_result *r)
         wall += r->step[s].wall_s;
     }
     int cores = r->chips < r->ncpus ? r->chips : r->ncpus;
-    return wall > 0 ? math / (wall * cores) : 0;
+    double cap = wall * cores - others_s;
+    return cap > 0 ? math / cap : 0;
 }
 
 static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *model,
-                    int exact, int json)
+                    int exact, int json, const out_ctx *c)
 {
     long n = r->steps, s0 = n > 1 ? 1 : 0;
     double steady = 0;
     for (long s = s0; s < n; s++)
         steady += r->step[s].wall_s;
     steady /= (double)(n - s0);
-    double busy = busy_share(r), share = r->gemm.seconds / (r->chips * r->wall_s);
+    double others = c->have_stat ? c->others_s : 0;
+    double busy = busy_share(r, 0), busy_free = busy_share(r, others), share = r->gemm.seconds / (r->chips * r->wall_s);
     double gf_call = r->gemm.seconds > 0 ? r->gemm.flops / r->gemm.seconds * 1e-9 : 0;
     double gf_wall = r->gemm.flops / r->wall_s * 1e-9;
     double modeled = r->modeled_grad_s + r->modeled_bn_s;
@@ -156,15 +205,16 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                "\"step_wall_s\":%.6g,\"examples_per_s\":%.6g,\"modeled_allreduce_s\":%.6g,"
                "\"modeled_grad_s\":%.6g,\"modeled_bn_s\":%.6g,\"bn_calls\":%d,"
                "\"math_cpu_s\":%.6g,\"cpu_s\":%.6g,\"cores\":%d,\"busy_math_share\":%.4f,"
-               "\"outside_math_share\":%.4f,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
+               "\"outside_math_share\":%.4f,\"others_cpu_s\":%.6g,"
+               "\"outside_math_share_loadfree\":%.4f,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
                "\"grad_cpu_s\":%.6g,\"optim_cpu_s\":%.6g,\"sgemm_share\":%.4f,\"sgemm_gflops\":%.4g,"
                "\"replicas_equal\":%s",
                model, m->rows, m->cols, m->torus ? "true" : "false", r->chips, r->nparams,
                r->algo, r->bn_algo, exact ? "exact" : "float", r->micro, r->batch, n,
                r->step[0].loss, r->step[n - 1].loss, r->wall_s, steady, r->batch / steady,
                modeled, r->modeled_grad_s, r->modeled_bn_s, r->bn_calls, r->math_cpu_s,
-               r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy,
-               r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
+               r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy, others,
+               1 - busy_free, r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
                r->optim_cpu_s, share,
                gf_call, r->replicas_equal ? "true" : "false");
         if (r->checked) {
@@ -205,6 +255,9 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
            "#   (step wall x cores)); outside math (allreduce, sync, waiting%s): %.1f%%\n",
            100 * busy, r->chips < r->ncpus ? r->chips : r->ncpus,
            r->check_cpu_s > 0 ? ", float --check" : "", 100 * (1 - busy));
+    if (c->have_stat)
+        printf("#   other processes took %.2f CPU s meanwhile (/proc/stat); of the capacity left\n"
+               "#   to us, outside math: %.1f%%\n", others, 100 * (1 - busy_free));
     printf("# CPU time: %.3f s in all; forward/backward %.3f s (%.1f%%), BN allreduces %.3f s,\n"
            "#   gradient allreduce %.3f s, optimizer %.3f s, per-step check %.3f s, the rest %.3f s\n",
            r->cpu_s, r->math_cpu_s, r->cpu_s > 0 ? 100 * r->math_cpu_s / r->cpu_s : 0,
@@ -404,7 +457,7 @@ int cli_train(int argc, char **argv)
         return rc;
     }
     a.t.model.data = ds;
-    out_ctx oc = { o.json, !o.json && isatty(STDOUT_FILENO), a.t.steps, a.t.batch, 0 };
+    out_ctx oc = { o.json, !o.json && isatty(STDOUT_FILENO), a.t.steps, a.t.batch, 0, 0, 0, 0, 0 };
     ftm_train_callbacks cb = { on_step, on_ref, &oc };
     if (!o.json) {
         printf("# ftmesh train: %s, %dx%d %s, %d healthy chips, batch %ld, %ld steps, "
@@ -425,7 +478,7 @@ int cli_train(int argc, char **argv)
         fprintf(stderr, "ftmesh train: %s\n", ftm_strerror(err));
         rc = err == FTM_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     } else {
-        summary(&r, &m, a.model, a.t.exact, o.json);
+        summary(&r, &m, a.model, a.t.exact, o.json, &oc);
         if (!r.replicas_equal) {
             fprintf(stderr, "ftmesh train: replicas differ: chip %d's parameters are not "
                             "those of the lowest chip\n", r.replica_mismatch_chip);
