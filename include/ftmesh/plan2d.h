@@ -16,6 +16,7 @@
 
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
+#include "ftmesh/sched.h"
 
 typedef struct ftm_plan2d_band {
     int row0, nrows;      /* rows [row0, row0 + nrows) */
@@ -45,5 +46,12 @@ void ftm_plan2d_free(ftm_plan2d *p);
  * FTM_ENOMEM. */
 int ftm_plan2d_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
                     unsigned char *dirs, int max);
+
+/* The "2d-concurrent" allreduce (collective.h's ftm_allreduce_build_fn):
+ * half the buffer row-first, half column-first (planned on the transposed
+ * mesh), in the same steps, so all four links of a chip carry data.
+ * Returns as ftm_allreduce_2d_build. */
+int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count,
+                                      ftm_red red);
 
 #endif

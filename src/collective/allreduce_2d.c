@@ -504,6 +504,17 @@ static int build_all(build *B)
     for (int b = 0; b < K && !rc; b++)
         for (int k = 0; k < p->bands[b].n - 1 && !rc; k++)
             rc = band_step(B, b, k);
+    /* Pad every chip to the longest band's phase 1 with empty steps (free
+     * in the model and the runtime), so that every transfer of the schedule
+     * leaves and arrives at the same step index: two such schedules can be
+     * merged step by step without a wait cycle (allreduce_2d_conc.c). */
+    int p1 = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (B->s->prog[c].nsteps > p1)
+            p1 = B->s->prog[c].nsteps;
+    for (int c = 0; c < m->nchips && !rc; c++)
+        while (ftm_mesh_alive(m, c) && B->s->prog[c].nsteps < p1 && !rc)
+            rc = ftm_sched_step(B->s, c, PH_RRS, B->s->prog[c].nsteps);
     /* Phases 2 and 3: column reduce-scatter and all-gather. */
     for (int k = 0; K > 1 && k < csteps && !rc; k++)
         rc = column_step(B, k, ccycle);
@@ -514,14 +525,15 @@ static int build_all(build *B)
     return rc;
 }
 
-int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_twod_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
+                         size_t total, ftm_red red, const char *algo)
 {
     ftm_plan2d p;
     int rc = ftm_plan2d_build(m, &p);
     if (rc)
         return rc;
     size_t elem = ftm_red_elem_size(red);
-    rc = ftm_sched_init(s, "2d", m->nchips, count * elem);
+    rc = ftm_sched_init(s, algo, m->nchips, total * elem);
     if (rc) {
         ftm_plan2d_free(&p);
         return rc;
@@ -533,8 +545,9 @@ int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_re
     B.p = &p;
     B.elem = elem;
     B.red = red;
+    B.hfirst[0] = first;
     B.hcount[0] = (count + 1) / 2;
-    B.hfirst[1] = B.hcount[0];
+    B.hfirst[1] = first + B.hcount[0];
     B.hcount[1] = count - B.hcount[0];
     rc = build_all(&B);
     build_free(&B);

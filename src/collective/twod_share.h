@@ -49,4 +49,13 @@ void ftm_twod_colring_free(ftm_twod_colring *cr);
  * appended to the members' open steps. */
 int ftm_twod_colring_step(ftm_sched *s, const ftm_twod_colring *cr, size_t elem, ftm_red red, int k);
 
+/* The row-first 2-D allreduce (allreduce_2d.c) of elements [first, first
+ * + count) of a buffer of total elements, into s (initialised here, name
+ * algo). Every transfer leaves and arrives at the same step index. */
+int ftm_twod_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
+                         size_t total, ftm_red red, const char *algo);
+/* The concurrent variant (allreduce_2d_conc.c): half the buffer
+ * row-first, half column-first, in the same steps. */
+int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+
 #endif

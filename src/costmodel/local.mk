@@ -14,6 +14,7 @@ tests_test_costmodel_LDADD = $(TEST_LIBS)
 # 2-D allreduce (owned with the cost model; see the note above)
 libftmesh_la_SOURCES += src/collective/plan2d.c src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
+	src/collective/allreduce_2d_conc.c \
 	src/collective/twod_share.h
 ftmeshinclude_HEADERS += include/ftmesh/plan2d.h
 
