@@ -56,6 +56,29 @@ expect_fail_tol() {
 }
 expect_fail_tol
 
+# real-format data: a small corpus for BERT
+corpus=${TMPDIR:-/tmp}/train_cli_corpus.$$
+i=0
+while [ $i -lt 40 ]; do
+    echo "the quick brown fox jumps over the lazy dog number $i while the cat sleeps"
+    i=$((i + 1))
+done >"$corpus"
+expect 0 "bert corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 2x2 --steps 1 \
+    --batch 4 --micro 1 --reduce exact --check --json
+grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
+    { echo "FAIL: corpus run not bitwise equal"; fail=1; }
+rm -f "$corpus"
+
+# CIFAR-10 binary format: 6 records of label 0 and black pixels
+cifar=${TMPDIR:-/tmp}/train_cli_cifar.$$
+mkdir -p "$cifar"
+dd if=/dev/zero of="$cifar/data_batch_1.bin" bs=3073 count=6 2>/dev/null
+expect 0 "resnet cifar" "$FTMESH" train --data "$cifar" --mesh 2x2 --fail 1,1 --steps 1 \
+    --batch 6 --micro 1 --reduce exact --check --json
+grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
+    { echo "FAIL: cifar run not bitwise equal"; fail=1; }
+rm -rf "$cifar"
+
 # bad input: exit 2, one line naming the argument
 for args in "--model gpt" "--steps 0" "--batch x" "--reduce fuzzy" "--algo nope" \
             "--depth 9" "--heads 3 --model bert" "--mesh 0x3" "--fail 9,9" "--micro -1" \
