@@ -465,12 +465,12 @@ int cli_train(int argc, char **argv)
                ftm_mesh_healthy_count(&m), a.t.batch, a.t.steps,
                a.t.exact ? "exact" : "float", a.t.check ? ", --check" : "");
         long units = (a.t.batch + a.t.micro - 1) / a.t.micro;
-        if (a.t.exact && units < ftm_mesh_healthy_count(&m))
+        if (a.t.exact && units < ftm_mesh_healthy_count(&m) &&
+            a.t.batch >= ftm_mesh_healthy_count(&m))
             printf("# note: exact mode deals whole micro-batches: %ld of %d examples for %d "
-                   "chips, so %ld chips idle (use --micro %ld or less)\n", units, a.t.micro,
-                   ftm_mesh_healthy_count(&m), ftm_mesh_healthy_count(&m) - units,
-                   a.t.batch / ftm_mesh_healthy_count(&m) > 0
-                       ? a.t.batch / ftm_mesh_healthy_count(&m) : 1);
+                   "chips, so %ld chips idle; --micro %ld would keep them busy\n", units,
+                   a.t.micro, ftm_mesh_healthy_count(&m), ftm_mesh_healthy_count(&m) - units,
+                   a.t.batch / ftm_mesh_healthy_count(&m));
         printf("#%5s %12s %10s %14s %12s\n", "step", "loss", "wall(s)", "modeled_ar(us)",
                "examples/s");
         fflush(stdout);
