@@ -87,8 +87,9 @@ END_TEST
 
 /* ---- the batch-norm tree ---------------------------------------------------- */
 
-/* The tree schedule sums int64 buffers exactly (sequential executor, no
- * threads) on healthy and faulty meshes. */
+/* The hook's default schedule ("tree" from the registry, through the
+ * trainer's builder) sums int64 buffers exactly (sequential executor, no
+ * threads) on healthy and faulty meshes, with 2(P-1) messages. */
 START_TEST(tree_sums)
 {
     static const char *faults[] = { "", "1,1", "0,0 2,3", "3,3" };
@@ -104,7 +105,11 @@ START_TEST(tree_sums)
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 2, 0, 2, 1, 0), 0);
     size_t n = 24;
     ftm_sched s;
-    ck_assert_int_eq(train_tree_build(&s, &m, n, FTM_RED_SUM_I64), 0);
+    double modeled = 0;
+    const char *used = NULL;
+    ck_assert_int_eq(train_build(&s, &m, "tree", n, FTM_RED_SUM_I64, &modeled, &used), 0);
+    ck_assert_str_eq(used, "tree");
+    ck_assert(modeled > 0);
     void **bufs = calloc((size_t)m.nchips, sizeof *bufs);
     int64_t want[24] = {0};
     for (int c = 0; c < m.nchips; c++) {

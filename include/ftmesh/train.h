@@ -6,7 +6,8 @@
  *   1. forward + backward of the chip's share of the global batch B
  *      (ftm_train_split); synchronised batch norm sums its statistics over
  *      the chips through the model's hook, an FTM_RED_SUM_I64 allreduce
- *      schedule over the mesh (built once per distinct size, cached);
+ *      schedule over the mesh (built once per distinct size, cached; the
+ *      registry's "tree" by default);
  *   2. gradient allreduce through the links with the chosen algorithm
  *      (float32 sums, or in exact mode int64 fixed-point sums that are
  *      independent of order, hence of the mesh, the holes and the algorithm);
@@ -46,8 +47,8 @@ typedef struct ftm_train_opts {
     ftm_optim_config optim;  /* kind 0: ftm_optim_config_default(model.kind) */
     const char *algo;        /* gradient allreduce: a registry name or "auto"
                                 (fastest modeled); NULL: "ring" */
-    const char *bn_algo;     /* batch-norm hook allreduce: "tree" (default,
-                                NULL) or a registry name */
+    const char *bn_algo;     /* batch-norm hook allreduce: a registry name or
+                                "auto"; NULL: "tree" (latency-bound sums) */
     long steps, batch;       /* steps >= 1, batch B >= 1 */
     int micro;               /* micro-batch size (default 8, see split) */
     int exact;               /* 1: --reduce exact */

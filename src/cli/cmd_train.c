@@ -40,8 +40,9 @@ static void usage(void)
            "                       registered algorithm with the smallest modeled time:\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
         printf("                         %-6s %s\n", a->name, a->summary);
-    printf("  --bn-algo NAME       batch-norm statistics allreduce: tree (default; a BFS\n"
-           "                       spanning tree, few messages) or an --algo name\n"
+    printf("  --bn-algo NAME       batch-norm statistics allreduce (ResNet; 2 x 9..21 small\n"
+           "                       int64 sums per step): tree (default: few steps and\n"
+           "                       messages) or any other --algo name\n"
            "  --reduce float|exact float: float32 gradient sums, equal to one chip up to\n"
            "                       rounding; exact: per-micro-batch gradients in int64\n"
            "                       fixed point (2^-%d), parameters bit-identical to one\n"
@@ -347,7 +348,7 @@ static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
     } else if (cli_is(s, "--algo") || cli_is(s, "--bn-algo")) {
         int bn = cli_is(s, "--bn-algo");
         VAL(bn ? "--bn-algo" : "--algo");
-        if (!ftm_allreduce_find(v) && strcmp(v, bn ? "tree" : "auto"))
+        if (!ftm_allreduce_find(v) && strcmp(v, "auto"))
             return cli_usage_error(cmd, "%s %s: unknown algorithm (see ftmesh train --help)",
                                    bn ? "--bn-algo" : "--algo", v);
         *(bn ? &a->t.bn_algo : &a->t.algo) = v;

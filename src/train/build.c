@@ -1,0 +1,59 @@
+/* The trainer's allreduce schedules: built once by name, and modeled.
+ *
+ * The batch-norm hook sums 2*C int64 values (C <= 64) twice per BN layer
+ * and step: latency, not bandwidth, decides, so it uses the registry's
+ * "tree" (2 x depth steps, 2(P-1) messages) by default; the gradients use
+ * the algorithm the user chose. An algorithm that does not support a mesh
+ * (FTM_ENOTSUP) falls back to "ring", which supports every connected one.
+ */
+#include <string.h>
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+#include "train_int.h"
+
+int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
+                ftm_red red, double *modeled_s, const char **used)
+{
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result cr;
+    int rc;
+    if (!strcmp(name, "auto")) {
+        /* the registered algorithm with the smallest modeled time */
+        const char *best = NULL;
+        double bt = 0;
+        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+            ftm_sched t;
+            if (a->build(&t, m, count, red))
+                continue; /* e.g. FTM_ENOTSUP for this mesh */
+            int e = ftm_cost_sched(&t, m, &p, &cr, NULL);
+            ftm_sched_free(&t);
+            if (!e && (!best || cr.time_s < bt)) {
+                best = a->name;
+                bt = cr.time_s;
+            }
+        }
+        if (!best)
+            return FTM_ENOTSUP;
+        name = best;
+    }
+    const ftm_allreduce_algo *a = ftm_allreduce_find(name);
+    if (!a)
+        return FTM_EINVAL;
+    rc = a->build(s, m, count, red);
+    if (rc == FTM_ENOTSUP && strcmp(name, "ring")) {
+        a = ftm_allreduce_find("ring"); /* e.g. 2d on a shape it does not cover */
+        rc = a ? a->build(s, m, count, red) : FTM_EINVAL;
+    }
+    if (rc)
+        return rc;
+    *used = a->name;
+    rc = ftm_cost_sched(s, m, &p, &cr, NULL);
+    if (rc) {
+        ftm_sched_free(s);
+        return rc;
+    }
+    *modeled_s = cr.time_s;
+    return 0;
+}
