@@ -42,15 +42,24 @@ typedef struct chip_st {
     double end;     /* running max of completion times in step cur */
 } chip_st;
 
+/* Per transfer (tag), in one record: the replay touches tags in a random
+ * order, so one cache line per tag instead of one per array (the replay of
+ * a 1024-chip ring is bound by these misses). */
+typedef struct tagst {
+    double arrival;        /* when the send arrives (once known) */
+    double rcost;          /* the receive's own cost (recv_cost) */
+    int rcv_chip;          /* receiving chip, -1 if none */
+    int rcv_step;          /* step of the receive */
+    unsigned char known;   /* the send has been issued */
+    unsigned char nsend;   /* sends with this tag (index_tags) */
+} tagst;
+
 typedef struct replay {
     const ftm_sched *s;
     const ftm_mesh *m;
     ftm_cost_params p;
     chip_st *st;          /* [nchips] */
-    double *arrival;      /* [ntags] */
-    unsigned char *known; /* [ntags] */
-    int *rcv_chip;        /* [ntags] receiving chip, -1 if none */
-    int *rcv_step;        /* [ntags] step of the receive */
+    tagst *tg;            /* [ntags] */
     double *link_free;    /* [nchips * 4] */
     uint64_t *lbytes;     /* [nchips * 4] */
     ev *heap;
@@ -59,6 +68,15 @@ typedef struct replay {
     void **bufs;
     unsigned char **stage; /* [ntags] snapshot of each send's payload */
 } replay;
+
+/* Cache prefetch hint (a no-op where the compiler has none): the replay
+ * jumps between chips' programs and per-tag records, and a miss costs more
+ * than the work done per op. */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 static int ev_less(const ev *a, const ev *b)
 {
@@ -143,8 +161,17 @@ static void end_step(replay *r, int c)
         apply_recvs(r, c, &r->s->prog[c].steps[cs->cur]);
     cs->running = 0;
     cs->cur++;
-    if (cs->cur < r->s->prog[c].nsteps)
+    const ftm_chip_prog *pg = &r->s->prog[c];
+    if (cs->cur < pg->nsteps) {
+        /* The next step's record and ops (ops are stored step after step):
+         * fetched while other chips' events run. */
+        const ftm_step *done = &pg->steps[cs->cur - 1];
+        PREFETCH(&pg->steps[cs->cur]);
+        PREFETCH(&pg->ops[done->first_op + done->nops]);
+        PREFETCH(&pg->ops[done->first_op + done->nops] + 1);
+        PREFETCH(&pg->ops[done->first_op + done->nops] + 3);
         heap_push(r, cs->end, c);
+    }
 }
 
 /* Issues a send at time t: reserves its links, records its arrival and
@@ -181,8 +208,8 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
         }
     }
     *finish = start + dur;
-    r->arrival[op->tag] = *finish;
-    r->known[op->tag] = 1;
+    r->tg[op->tag].arrival = *finish;
+    r->tg[op->tag].known = 1;
     if (r->bufs) {
         unsigned char *cp = malloc(op->len ? op->len : 1);
         if (!cp)
@@ -190,17 +217,10 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
         memcpy(cp, (unsigned char *)r->bufs[c] + op->off, op->len);
         r->stage[op->tag] = cp;
     }
-    int rc = r->rcv_chip[op->tag];
+    int rc = r->tg[op->tag].rcv_chip;
     chip_st *rs = &r->st[rc];
-    if (rc != c && rs->running && rs->cur == r->rcv_step[op->tag]) {
-        const ftm_op *rop = NULL;
-        const ftm_chip_prog *pg = &r->s->prog[rc];
-        const ftm_step *stp = &pg->steps[rs->cur];
-        for (int k = 0; k < stp->nops && !rop; k++)
-            if (pg->ops[stp->first_op + k].kind == FTM_OP_RECV &&
-                pg->ops[stp->first_op + k].tag == op->tag)
-                rop = &pg->ops[stp->first_op + k];
-        double done = *finish + recv_cost(r, rop);
+    if (rc != c && rs->running && rs->cur == r->tg[op->tag].rcv_step) {
+        double done = *finish + r->tg[op->tag].rcost;
         if (done > rs->end)
             rs->end = done;
         if (--rs->pending == 0)
@@ -224,8 +244,8 @@ static int start_step(replay *r, int c, double t)
         const ftm_op *op = &pg->ops[stp->first_op + k];
         if (op->kind != FTM_OP_RECV)
             continue;
-        if (r->known[op->tag]) {
-            double done = r->arrival[op->tag] + recv_cost(r, op);
+        if (r->tg[op->tag].known) {
+            double done = r->tg[op->tag].arrival + recv_cost(r, op);
             if (done > cs->end)
                 cs->end = done;
         } else {
@@ -262,10 +282,7 @@ static void replay_free(replay *r)
         free(r->stage);
     }
     free(r->st);
-    free(r->arrival);
-    free(r->known);
-    free(r->rcv_chip);
-    free(r->rcv_step);
+    free(r->tg);
     free(r->link_free);
     free(r->lbytes);
     free(r->heap);
@@ -276,11 +293,8 @@ static int index_tags(replay *r)
 {
     const ftm_sched *s = r->s;
     size_t nt = s->next_tag ? s->next_tag : 1;
-    int *nsend = calloc(nt, sizeof *nsend);
-    if (!nsend)
-        return FTM_ENOMEM;
     for (size_t t = 0; t < nt; t++)
-        r->rcv_chip[t] = -1;
+        r->tg[t].rcv_chip = -1;
     int rc = 0;
     for (int c = 0; c < s->nchips && !rc; c++) {
         const ftm_chip_prog *pg = &s->prog[c];
@@ -288,27 +302,30 @@ static int index_tags(replay *r)
             const ftm_step *stp = &pg->steps[j];
             for (int k = 0; k < stp->nops; k++) {
                 const ftm_op *op = &pg->ops[stp->first_op + k];
+                if (stp->first_op + k + 16 < pg->nops && op[16].tag < s->next_tag)
+                    PREFETCH(&r->tg[op[16].tag]); /* tags are scattered */
                 if (op->tag >= s->next_tag || op->route < 0 || op->route >= s->nroutes) {
                     rc = FTM_EINVAL;
                     break;
                 }
                 if (op->kind == FTM_OP_SEND) {
-                    nsend[op->tag]++;
+                    if (r->tg[op->tag].nsend < 2)
+                        r->tg[op->tag].nsend++;
                 } else {
-                    if (r->rcv_chip[op->tag] >= 0) {
+                    if (r->tg[op->tag].rcv_chip >= 0) {
                         rc = FTM_EINVAL;
                         break;
                     }
-                    r->rcv_chip[op->tag] = c;
-                    r->rcv_step[op->tag] = j;
+                    r->tg[op->tag].rcv_chip = c;
+                    r->tg[op->tag].rcv_step = j;
+                    r->tg[op->tag].rcost = recv_cost(r, op);
                 }
             }
         }
     }
     for (uint32_t t = 0; t < s->next_tag && !rc; t++)
-        if ((nsend[t] == 0) != (r->rcv_chip[t] < 0) || nsend[t] > 1)
+        if ((r->tg[t].nsend == 0) != (r->tg[t].rcv_chip < 0) || r->tg[t].nsend > 1)
             rc = FTM_EINVAL;
-    free(nsend);
     return rc;
 }
 
@@ -326,17 +343,14 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     r.bufs = bufs;
     size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
     r.st = calloc((size_t)s->nchips, sizeof *r.st);
-    r.arrival = calloc(nt, sizeof *r.arrival);
-    r.known = calloc(nt, 1);
-    r.rcv_chip = malloc(nt * sizeof *r.rcv_chip);
-    r.rcv_step = malloc(nt * sizeof *r.rcv_step);
+    r.tg = calloc(nt, sizeof *r.tg);
     r.link_free = calloc(nl, sizeof *r.link_free);
     r.lbytes = calloc(nl, sizeof *r.lbytes);
     r.heap = malloc((size_t)s->nchips * sizeof *r.heap);
     if (bufs)
         r.stage = calloc(nt, sizeof *r.stage);
     int rc = 0;
-    if (!r.st || !r.arrival || !r.known || !r.rcv_chip || !r.rcv_step || !r.link_free ||
+    if (!r.st || !r.tg || !r.link_free ||
         !r.lbytes || !r.heap || (bufs && !r.stage))
         rc = FTM_ENOMEM;
     if (!rc)
@@ -350,6 +364,14 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     double t_end = 0;
     while (!rc && r.nheap > 0) {
         ev e = heap_pop(&r);
+        if (r.nheap > 0) { /* the next event's per-tag records, one event ahead */
+            int nc = r.heap[0].chip;
+            const ftm_chip_prog *pg = &s->prog[nc];
+            const ftm_step *st = &pg->steps[r.st[nc].cur];
+            for (int k = 0; k < st->nops; k++)
+                if (pg->ops[st->first_op + k].tag < s->next_tag)
+                    PREFETCH(&r.tg[pg->ops[st->first_op + k].tag]);
+        }
         if (e.t > t_end)
             t_end = e.t;
         rc = start_step(&r, e.chip, e.t);

@@ -5,10 +5,13 @@
 #include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8 };
+/* Two workers: the machines this runs on have 2 cores; each worker holds
+ * one schedule at a time (a 1-D ring on 1024 chips: about 400 MB). */
+enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8, NTHREADS = 2 };
 
 static const int mesh_rc[NMESH][2] = { { 16, 32 }, { 32, 32 } };
 static const char *const scen[NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link" };
@@ -38,6 +41,71 @@ static int make_mesh(ftm_mesh *m, int mi, int sc)
     return rc;
 }
 
+typedef struct job {
+    const ftm_cost_params *p;
+    const char *const *an;
+    const ftm_allreduce_build_fn *af;
+    int na;
+    ftm_sweep_row *rows;
+    int total, next, rc;
+    pthread_mutex_t mu;
+} job;
+
+/* Row i of the table: mesh, scenario, model, algorithm (in that nesting). */
+static int run_row(const job *J, int i)
+{
+    int a = i % J->na, md = (i / J->na) % NMODEL, sc = (i / J->na / NMODEL) % NSCEN,
+        mi = i / J->na / NMODEL / NSCEN;
+    ftm_mesh m;
+    int rc = make_mesh(&m, mi, sc);
+    if (rc)
+        return rc;
+    ftm_sched s;
+    rc = J->af[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
+    ftm_cost_result r;
+    if (!rc) {
+        rc = ftm_cost_sched(&s, &m, J->p, &r, NULL);
+        ftm_sched_free(&s);
+    }
+    if (!rc) {
+        int P = ftm_mesh_healthy_count(&m);
+        ftm_sweep_row *w = &J->rows[i];
+        w->rows = mesh_rc[mi][0];
+        w->cols = mesh_rc[mi][1];
+        w->scenario = scen[sc];
+        w->fault = fault_txt[mi][sc];
+        w->model = model_name[md];
+        w->bytes = model_params[md] * 4;
+        w->algo = J->an[a];
+        w->chips = P;
+        w->time_s = r.time_s;
+        w->algbw_GBps = (double)w->bytes / r.time_s / 1e9;
+        w->busbw_GBps = w->algbw_GBps * 2.0 * (P - 1) / P;
+        w->max_link_bytes = r.max_link_bytes;
+    }
+    ftm_mesh_free(&m);
+    return rc;
+}
+
+static void *worker(void *arg)
+{
+    job *J = arg;
+    for (;;) {
+        pthread_mutex_lock(&J->mu);
+        int i = J->rc ? J->total : J->next++;
+        pthread_mutex_unlock(&J->mu);
+        if (i >= J->total)
+            return NULL;
+        int rc = run_row(J, i);
+        if (rc) {
+            pthread_mutex_lock(&J->mu);
+            if (!J->rc)
+                J->rc = rc;
+            pthread_mutex_unlock(&J->mu);
+        }
+    }
+}
+
 int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
 {
     ftm_cost_params p;
@@ -60,44 +128,24 @@ int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
         an[na] = "2d-concurrent";
         af[na++] = ftm_allreduce_2d_concurrent_build;
     }
-    int total = NMESH * NSCEN * NMODEL * na, n = 0, rc = 0;
+    int total = NMESH * NSCEN * NMODEL * na, n = total, rc = 0;
     ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);
     if (!rows)
         return FTM_ENOMEM;
-    for (int mi = 0; mi < NMESH && !rc; mi++)
-        for (int sc = 0; sc < NSCEN && !rc; sc++) {
-            ftm_mesh m;
-            rc = make_mesh(&m, mi, sc);
-            if (rc)
-                break;
-            int P = ftm_mesh_healthy_count(&m);
-            for (int md = 0; md < NMODEL && !rc; md++)
-                for (int a = 0; a < na && !rc; a++) {
-                    ftm_sched s;
-                    rc = af[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
-                    if (rc)
-                        break;
-                    ftm_cost_result r;
-                    rc = ftm_cost_sched(&s, &m, &p, &r, NULL);
-                    ftm_sched_free(&s);
-                    if (rc)
-                        break;
-                    ftm_sweep_row *w = &rows[n++];
-                    w->rows = mesh_rc[mi][0];
-                    w->cols = mesh_rc[mi][1];
-                    w->scenario = scen[sc];
-                    w->fault = fault_txt[mi][sc];
-                    w->model = model_name[md];
-                    w->bytes = model_params[md] * 4;
-                    w->algo = an[a];
-                    w->chips = P;
-                    w->time_s = r.time_s;
-                    w->algbw_GBps = (double)w->bytes / r.time_s / 1e9;
-                    w->busbw_GBps = w->algbw_GBps * 2.0 * (P - 1) / P;
-                    w->max_link_bytes = r.max_link_bytes;
-                }
-            ftm_mesh_free(&m);
-        }
+    job J = { &p, an, af, na, rows, total, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+    /* Rows are independent and each is deterministic, so they are shared
+     * out to NTHREADS workers (the table is the same in any order). */
+    pthread_t th[NTHREADS];
+    int started = 0;
+    for (int i = 1; i < NTHREADS; i++)
+        if (pthread_create(&th[i], NULL, worker, &J) == 0)
+            started |= 1 << i;
+    worker(&J);
+    for (int i = 1; i < NTHREADS; i++)
+        if (started & (1 << i))
+            pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&J.mu);
+    rc = J.rc;
     /* Overheads against the healthy rows of the same mesh and model, and
      * the fastest algorithm of each group. */
     for (int i = 0; i < n && !rc; i++) {
