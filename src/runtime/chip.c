@@ -341,15 +341,21 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     for (int k = 0; k < prog->nsteps; k++)
         if (prog->steps[k].nops > maxops)
             maxops = prog->steps[k].nops;
-    op_state *st = calloc((size_t)(maxops ? maxops : 1), sizeof *st);
-    if (!st)
-        return FTM_ENOMEM;
+    if (maxops > chip->op_state_cap) { /* allocated once, reused by every call */
+        void *p = realloc(chip->op_state, sizeof(op_state) * (size_t)maxops);
+        if (!p)
+            return FTM_ENOMEM;
+        chip->op_state = p;
+        chip->op_state_cap = maxops;
+    }
+    op_state *st = chip->op_state;
     exec_ctx x = { chip, s, buf, NULL, NULL, st, (uint64_t)(++chip->epoch) << 32 };
     int rc = 0;
     for (int k = 0; k < prog->nsteps && !rc; k++) {
         x.step = &prog->steps[k];
         x.ops = prog->ops + x.step->first_op;
-        memset(st, 0, sizeof *st * (size_t)x.step->nops);
+        if (x.step->nops)
+            memset(st, 0, sizeof *st * (size_t)x.step->nops);
         apply_early(&x);
         for (;;) {
             uint64_t seen = read_bell(chip);
@@ -366,7 +372,6 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
                 break;
         }
     }
-    free(st);
     return rc;
 }
 

@@ -69,6 +69,8 @@ struct ftm_chip {
     uint32_t epoch;          /* schedules executed so far (tags) */
     int rc;                  /* fn's return value */
     uint64_t sent_pkts;      /* own packets sent in this run */
+    void *op_state;          /* per-op progress of a step; grown, reused */
+    int op_state_cap;
     uint64_t fail_after;     /* die after sending this many (0: never) */
     pthread_t thread;
     int started;

@@ -96,6 +96,7 @@ void ftm_rt_destroy(ftm_rt *rt)
     if (rt->chips) {
         for (int c = 0; c < rt->mesh.nchips; c++) {
             ftm_chip *ch = &rt->chips[c];
+            free(ch->op_state);
             free_list(ch->pool);
             free_list(ch->early);
             for (int d = 0; d < FTM_NDIRS; d++)
