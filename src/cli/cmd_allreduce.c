@@ -28,8 +28,8 @@ static void usage(void)
            "\n"
            "  --algo NAME    allreduce algorithm (default ring):\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("                   %-6s %s\n", a->name, a->summary);
-    printf("                   %-6s %s\n", "auto", "the algorithm with the lowest modeled time (printed)");
+        printf("                   %-13s %s\n", a->name, a->summary);
+    printf("                   %-13s %s\n", "auto", "the algorithm with the lowest modeled time (printed)");
     printf("  --size BYTES   buffer per chip, e.g. 4096, 64K, 8M, 1G (default 8M); a\n"
            "                 multiple of 4\n"
            "  --iters N      timed iterations, the median is reported (default 5)\n"

@@ -55,7 +55,7 @@ int cli_sweep(int argc, char **argv)
                cp.hop_s * 1e6, cp.hbm_Bps / 1e9);
     else
         printf("# modeled allreduce, TPU-v3 links %.0f GB/s/direction, %.2f us/hop, HBM %.0f GB/s\n"
-               "%-6s %-10s %-10s %-6s %5s %11s %11s %9s %9s\n",
+               "%-6s %-10s %-10s %-14s %5s %11s %11s %9s %9s\n",
                cp.link_Bps / 1e9, cp.hop_s * 1e6, cp.hbm_Bps / 1e9, "torus", "scenario", "model",
                "algo", "chips", "time(ms)", "busbw(GB/s)", "ovh(%)", "ovh_best");
     for (int i = 0; i < n; i++) {
@@ -72,7 +72,7 @@ int cli_sweep(int argc, char **argv)
         } else {
             char mesh[16];
             snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
-            printf("%-6s %-10s %-10s %-5s%s %5d %11.3f %11.1f %9.2f %9.2f\n", mesh, r->scenario,
+            printf("%-6s %-10s %-10s %-13s%s %5d %11.3f %11.1f %9.2f %9.2f\n", mesh, r->scenario,
                    r->model, r->algo, r->best ? "*" : " ", r->chips, r->time_s * 1e3,
                    r->busbw_GBps, r->overhead_pct, r->overhead_best_pct);
         }

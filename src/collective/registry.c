@@ -9,6 +9,8 @@ static const ftm_allreduce_algo algos[] = {
     { "bidir", "two counter-rotating rings, half the buffer each", ftm_allreduce_bidir_build },
     { "2d", "rows then columns, bidirectional, alternate rings around holes (TPU-v3 style)",
       ftm_allreduce_2d_build },
+    { "2d-concurrent", "half the buffer rows-first, half columns-first at once: all 4 links busy",
+      ftm_allreduce_2d_concurrent_build },
     { "tree", "a spanning tree over live links: few steps, for small buffers",
       ftm_allreduce_tree_build },
     { NULL, NULL, NULL },
