@@ -94,6 +94,13 @@ grep -q '"died_during_run":\[2,2\]' "$tmp/out" && grep -q '"chips":35' "$tmp/out
 expect 2 allreduce --mesh 6x6 --fail 2,2 --fail-during 2,2
 expect 2 allreduce --fail-during 1,1 --model-only
 
+# A chip dies mid-training: recovered, and exact mode still equals one chip.
+expect 0 train --mesh 3x3 --fail-during 1,1 --fail-step 1 --steps 3 --batch 12 --reduce exact --check --json
+tail -1 "$tmp/out" > "$tmp/sum"
+grep -q '"died_chip":\[1,1\]' "$tmp/sum" && grep -q '"bitwise_equal":true' "$tmp/sum" &&
+    grep -q '"chips":8' "$tmp/sum" && ok || bad "train fail-during: $(cat "$tmp/sum")"
+expect 2 train --mesh 3x3 --fail-during 3,3
+
 # Modeled time is deterministic.
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/a"
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/b"

@@ -166,6 +166,10 @@ void ftm_optim_config_default(ftm_optim_config *c, int model_kind);
 /* State (momentum / moments) allocated once for n parameters. */
 int ftm_optim_create(ftm_optim **o, const ftm_optim_config *c, size_t n);
 void ftm_optim_destroy(ftm_optim *o);
+/* Copies src's state (moments) into dst, which must have the same kind
+ * and size: FTM_EINVAL otherwise, and dst is unchanged. A recovering
+ * trainer gives every replica the state of one survivor. */
+int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src);
 /* One update of params from grads; `step` counts from 0 (bias correction,
  * warm-up). The tensor table supplies decay flags and LAMB trust ratios. */
 int ftm_optim_step(ftm_optim *o, float *params, const float *grads,

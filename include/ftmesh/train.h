@@ -56,6 +56,14 @@ typedef struct ftm_train_opts {
     double tol;              /* float-mode bound; 0: FTM_TRAIN_FLOAT_TOL */
     double hang_timeout_s;   /* 0: runtime default */
     size_t pkt_bytes;        /* 0: runtime default */
+    /* Failure during training: chip fail_chip dies in the middle of the
+     * gradient allreduce of step fail_step. The trainer recovers: every
+     * survivor takes the state of the most advanced survivor, the batch is
+     * re-split over the chips left, the rings are rebuilt, and training
+     * goes on from the first step not completed. */
+    int fail_during;
+    int fail_chip;
+    long fail_step;
 } ftm_train_opts;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
@@ -84,8 +92,10 @@ typedef struct ftm_train_callbacks {
 } ftm_train_callbacks;
 
 typedef struct ftm_train_result {
-    int chips;                 /* healthy chips P */
+    int chips;                 /* healthy chips P (after a recovery: those left) */
     size_t nparams;
+    int died_chip;             /* chip that died during training, or -1 */
+    long resumed_step;         /* first step redone after the recovery (-1) */
     const char *algo;          /* gradient algorithm used (auto resolved) */
     const char *bn_algo;
     int micro;                 /* micro-batch size used (float mode may need

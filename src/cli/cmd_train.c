@@ -68,6 +68,11 @@ static void usage(void)
            "  --data DIR           ResNet: CIFAR-10 binary batches DIR/data_batch_N.bin\n"
            "                       (default: synthetic images, no download)\n"
            "  --corpus FILE        BERT: plain-text corpus (default: synthetic sequences)\n"
+           "  --fail-during R,C    chip (R,C) dies in the middle of the gradient allreduce of\n"
+           "                       step --fail-step (default 1); training recovers: the\n"
+           "                       survivors take the most advanced survivor's state, the\n"
+           "                       batch is re-split, the rings rebuilt, and the step redone\n"
+           "  --fail-step S        the step in which --fail-during strikes\n"
            "  --json               one JSON object per step, then a summary object\n"
            "\n%s", FTM_FIX_SHIFT, FTM_TRAIN_FLOAT_TOL, FTM_TRAIN_FLOAT_TOL, cli_mesh_help);
 }
@@ -198,6 +203,10 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
     double gf_call = r->gemm.seconds > 0 ? r->gemm.flops / r->gemm.seconds * 1e-9 : 0;
     double gf_wall = r->gemm.flops / r->wall_s * 1e-9;
     double modeled = r->modeled_grad_s + r->modeled_bn_s;
+    char died[32] = "null";
+    if (r->died_chip >= 0)
+        snprintf(died, sizeof died, "[%d,%d]", ftm_mesh_row(m, r->died_chip),
+                 ftm_mesh_col(m, r->died_chip));
     if (json) {
         printf("{\"summary\":true,\"model\":\"%s\",\"mesh\":\"%dx%d\",\"torus\":%s,"
                "\"chips\":%d,\"params\":%zu,\"algo\":\"%s\",\"bn_algo\":\"%s\","
@@ -209,7 +218,7 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                "\"outside_math_share\":%.4f,\"others_cpu_s\":%.6g,"
                "\"outside_math_share_loadfree\":%.4f,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
                "\"grad_cpu_s\":%.6g,\"optim_cpu_s\":%.6g,\"sgemm_share\":%.4f,\"sgemm_gflops\":%.4g,"
-               "\"replicas_equal\":%s",
+               "\"replicas_equal\":%s,\"died_chip\":%s,\"resumed_step\":%ld",
                model, m->rows, m->cols, m->torus ? "true" : "false", r->chips, r->nparams,
                r->algo, r->bn_algo, exact ? "exact" : "float", r->micro, r->batch, n,
                r->step[0].loss, r->step[n - 1].loss, r->wall_s, steady, r->batch / steady,
@@ -217,7 +226,7 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy, others,
                1 - busy_free, r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
                r->optim_cpu_s, share,
-               gf_call, r->replicas_equal ? "true" : "false");
+               gf_call, r->replicas_equal ? "true" : "false", died, r->resumed_step);
         if (r->checked) {
             printf(",\"checked\":true,\"check_pass\":%s,\"tol\":%g,\"bitwise_equal\":%s,"
                    "\"max_abs_diff\":%.9g,\"max_rel_diff\":%.9g,\"max_ulp\":%llu,"
@@ -312,6 +321,7 @@ static void print_stuck(const ftm_mesh *m, const ftm_train_result *r, double tim
 typedef struct targs {
     ftm_train_opts t;
     const char *model, *data, *corpus;
+    int fail_r, fail_c;
     double lr;
     long depth, heads;
 } targs;
@@ -373,6 +383,15 @@ static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
         VAL("--lr");
         if (cli_parse_double(v, 1e-12, 100, &a->lr))
             return cli_usage_error(cmd, "--lr %s: expected a number in (0, 100]", v);
+    } else if (cli_is(s, "--fail-during")) {
+        VAL("--fail-during");
+        if (ftm_mesh_parse_coord(v, &a->fail_r, &a->fail_c))
+            return cli_usage_error(cmd, "--fail-during %s: expected R,C, e.g. 3,4", v);
+    } else if (cli_is(s, "--fail-step")) {
+        VAL("--fail-step");
+        if (cli_parse_int(v, 0, 1000000, &n))
+            return cli_usage_error(cmd, "--fail-step %s: expected a step number >= 0", v);
+        a->t.fail_step = n;
     } else if (cli_is(s, "--data")) {
         VAL("--data");
         a->data = v;
@@ -394,6 +413,8 @@ int cli_train(int argc, char **argv)
     targs a;
     memset(&a, 0, sizeof a);
     a.model = "resnet";
+    a.fail_r = -1;
+    a.t.fail_step = 1;
     a.t.steps = 10;
     a.t.batch = 32;
     a.t.micro = 4;
@@ -427,8 +448,22 @@ int cli_train(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
+    if (a.fail_r >= 0 && (a.fail_r >= m.rows || a.fail_c >= m.cols ||
+                          !ftm_mesh_alive(&m, ftm_mesh_chip(&m, a.fail_r, a.fail_c)) ||
+                          ftm_mesh_healthy_count(&m) < 2)) {
+        rc = cli_usage_error(o.cmd, "--fail-during %d,%d: not a healthy chip of the %dx%d mesh "
+                             "(or the last one)", a.fail_r, a.fail_c, m.rows, m.cols);
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return rc;
+    }
     ftm_train_opts t = a.t;
     ftm_train_opts_default(&a.t, kind);
+    if (a.fail_r >= 0) {
+        a.t.fail_during = 1;
+        a.t.fail_chip = ftm_mesh_chip(&m, a.fail_r, a.fail_c);
+        a.t.fail_step = t.fail_step;
+    }
     a.t.steps = t.steps; a.t.batch = t.batch; a.t.micro = t.micro; a.t.exact = t.exact;
     a.t.check = t.check; a.t.tol = t.tol;
     if (t.algo)
@@ -486,6 +521,12 @@ int cli_train(int argc, char **argv)
         fprintf(stderr, "ftmesh train: %s\n", ftm_strerror(err));
         rc = err == FTM_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     } else {
+        if (r.died_chip >= 0 && !o.json)
+            printf("# chip (%d,%d) died during step %ld's gradient allreduce; recovered: "
+                   "%d chips left, resumed at step %ld from a survivor's state\n",
+                   a.fail_r, a.fail_c, a.t.fail_step, r.chips, r.resumed_step);
+        else if (a.fail_r >= 0 && !o.json)
+            printf("# --fail-during: step %ld never came; nothing failed\n", a.t.fail_step);
         summary(&r, &m, a.model, a.t.exact, o.json, &oc);
         if (!r.replicas_equal) {
             fprintf(stderr, "ftmesh train: replicas differ: chip %d's parameters are not "

@@ -57,6 +57,16 @@ int ftm_optim_create(ftm_optim **out, const ftm_optim_config *c, size_t n)
     return 0;
 }
 
+int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src)
+{
+    if (dst->n != src->n || dst->c.kind != src->c.kind)
+        return FTM_EINVAL;
+    memcpy(dst->m, src->m, sizeof(float) * src->n);
+    if (src->v)
+        memcpy(dst->v, src->v, sizeof(float) * src->n);
+    return 0;
+}
+
 void ftm_optim_destroy(ftm_optim *o)
 {
     if (!o)

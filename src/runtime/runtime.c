@@ -299,6 +299,14 @@ int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
     return 0;
 }
 
+int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts)
+{
+    if (pkts < 1)
+        return FTM_EINVAL;
+    chip->fail_after = chip->sent_pkts + pkts;
+    return 0;
+}
+
 int ftm_rt_died(const ftm_rt *rt)
 {
     return atomic_load(&rt->died);

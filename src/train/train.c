@@ -112,6 +112,7 @@ typedef struct chip_st {
     double hook_cpu, hook_cpu_step, hook_modeled_step;
     int hook_calls_step;
     double math_cpu, grad_cpu, optim_cpu;
+    long done;                 /* steps completed (optimizer applied) */
 } chip_st;
 
 struct trainer {
@@ -119,6 +120,7 @@ struct trainer {
     const ftm_train_callbacks *cb;
     ftm_train_result *res;
     const ftm_mesh *m;
+    long start;                /* first step of this attempt */
     int lead, micro;
     chip_st *cs;               /* [nchips], dead chips unused */
     ftm_sched grad;
@@ -234,6 +236,18 @@ static int report_step(trainer *t, chip_st *c, long s)
     return 0;
 }
 
+/* Injected failure: half of the chip's packets of the gradient allreduce. */
+static uint64_t fail_point(const trainer *t, ftm_chip *chip)
+{
+    size_t pkt = ftm_rt_pkt_bytes(ftm_chip_rt(chip));
+    uint64_t n = 0;
+    const ftm_chip_prog *p = &t->grad.prog[ftm_chip_id(chip)];
+    for (int k = 0; k < p->nops; k++)
+        if (p->ops[k].kind == FTM_OP_SEND)
+            n += (p->ops[k].len + pkt - 1) / pkt;
+    return n / 2 + 1;
+}
+
 static int chip_fn(ftm_chip *chip, void *arg)
 {
     trainer *t = arg;
@@ -248,7 +262,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
         t->t_prev = train_now();
         t->cpu0 = train_process_cpu();
     }
-    for (long s = 0; s < o->steps && !rc; s++) {
+    for (long s = t->start; s < o->steps && !rc; s++) {
         memset(g, 0, sizeof(float) * np);
         if (o->exact)
             memset(c->gi, 0, sizeof(int64_t) * np);
@@ -268,6 +282,9 @@ static int chip_fn(ftm_chip *chip, void *arg)
         if (rc)
             break;
         c0 = train_thread_cpu();
+        if (o->fail_during && id == o->fail_chip && s == o->fail_step &&
+            (rc = ftm_chip_fail_after(chip, fail_point(t, chip))))
+            break;
         if (o->exact) {
             if ((rc = ftm_chip_exec(chip, &t->grad, c->gi)))
                 break;
@@ -288,6 +305,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
                                  ftm_model_ntensors(c->m), (uint64_t)s)))
             break;
         c->optim_cpu += train_thread_cpu() - c1;
+        c->done = s + 1;
         t->slot_loss[s & 1][id] = loss;
         t->slot_math[s & 1][id] = math;
         if ((rc = ftm_chip_barrier(chip)))
@@ -312,7 +330,8 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
         t->slot_loss[r] = calloc((size_t)m->nchips, sizeof(double));
         t->slot_math[r] = calloc((size_t)m->nchips, sizeof(double));
     }
-    res->step = calloc((size_t)o->steps, sizeof(ftm_train_step));
+    if (!res->step) /* a recovery keeps the steps done before the failure */
+        res->step = calloc((size_t)o->steps, sizeof(ftm_train_step));
     if (!first || !count || !t->cs || !t->slot_loss[0] || !t->slot_loss[1] ||
         !t->slot_math[0] || !t->slot_math[1] || !res->step)
         rc = FTM_ENOMEM;
@@ -397,6 +416,93 @@ static void teardown(trainer *t)
     pthread_mutex_destroy(&t->hc.mu);
 }
 
+/* The state a recovery resumes from: one survivor's params and moments. */
+typedef struct snapshot {
+    long done;
+    float *params;
+    ftm_optim *optim;
+} snapshot;
+
+/* One attempt on mesh m from step t->start (with snap: every replica first
+ * takes that state). On FTM_ECHIPDEAD, snap receives the most advanced
+ * survivor's state. */
+static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snapshot *snap,
+                   int *died)
+{
+    ftm_train_result *res = t->res;
+    int rc = ftm_mesh_check_connected(m, NULL, NULL);
+    if (rc)
+        return rc;
+    res->chips = ftm_mesh_healthy_count(m);
+    t->m = m;
+    for (t->lead = 0; !ftm_mesh_alive(m, t->lead); t->lead++)
+        ;
+    pthread_mutex_init(&t->hc.mu, NULL);
+    t->hc.m = m;
+    t->hc.name = o->bn_algo ? o->bn_algo : "tree";
+    rc = setup(t, m, o);
+    int have_grad = !rc;
+    for (int id = 0; id < m->nchips && !rc && snap->params; id++) {
+        if (!ftm_mesh_alive(m, id))
+            continue;
+        memcpy(ftm_model_params(t->cs[id].m), snap->params, sizeof(float) * res->nparams);
+        rc = ftm_optim_copy_state(t->cs[id].o, snap->optim);
+    }
+    ftm_rt *rt = NULL;
+    if (!rc) {
+        ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
+        rc = ftm_rt_create(&rt, m, &cfg);
+    }
+    if (!rc) {
+        rc = ftm_rt_run(rt, chip_fn, t);
+        if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
+            res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
+        if (rc == FTM_ECHIPDEAD)
+            *died = ftm_rt_died(rt);
+    }
+    ftm_rt_destroy(rt);
+    res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
+    if (rc == FTM_ECHIPDEAD) {
+        /* Keep the state of the survivor that got furthest: a chip that
+         * finished the step's allreduce holds a complete, correct sum. */
+        int best = -1;
+        for (int id = 0; id < m->nchips; id++)
+            if (ftm_mesh_alive(m, id) && id != *died && (best < 0 || t->cs[id].done > t->cs[best].done))
+                best = id;
+        snap->done = best >= 0 ? t->cs[best].done : 0;
+        free(snap->params);
+        ftm_optim_destroy(snap->optim);
+        snap->optim = NULL;
+        ftm_optim_config oc = o->optim;
+        if (!oc.kind)
+            ftm_optim_config_default(&oc, o->model.kind);
+        snap->params = best >= 0 ? malloc(sizeof(float) * res->nparams) : NULL;
+        int e = snap->params ? ftm_optim_create(&snap->optim, &oc, res->nparams) : FTM_ENOMEM;
+        if (!e) {
+            memcpy(snap->params, ftm_model_params(t->cs[best].m), sizeof(float) * res->nparams);
+            e = ftm_optim_copy_state(snap->optim, t->cs[best].o);
+        }
+        if (e)
+            rc = e;
+    }
+    if (!rc) {
+        for (long s = 0; s < o->steps; s++)
+            res->wall_s += res->step[s].wall_s;
+        res->modeled_grad_s = t->grad_modeled;
+        compare_replicas(t);
+        if ((res->params = malloc(sizeof(float) * res->nparams)))
+            memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * res->nparams);
+        else
+            rc = FTM_ENOMEM;
+        if (!rc && o->check)
+            rc = train_check(o, t->micro, ftm_model_params(t->cs[t->lead].m), t->cb, res);
+    }
+    if (have_grad)
+        ftm_sched_free(&t->grad);
+    teardown(t);
+    return rc;
+}
+
 int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
                   const ftm_train_callbacks *cb, ftm_train_result *res)
 {
@@ -404,13 +510,13 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->diff_tensor = -1;
     res->grad_diff_step = -1;
     res->replica_mismatch_chip = -1;
+    res->died_chip = -1;
+    res->resumed_step = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
-        (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT))
+        (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT) ||
+        (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
+                            !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)))
         return FTM_EINVAL;
-    int rc = ftm_mesh_check_connected(m, NULL, NULL);
-    if (rc)
-        return rc;
-    res->chips = ftm_mesh_healthy_count(m);
     res->steps = o->steps;
     res->batch = o->batch;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -420,42 +526,35 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     t.o = o;
     t.cb = cb;
     t.res = res;
-    t.m = m;
-    for (t.lead = 0; !ftm_mesh_alive(m, t.lead); t.lead++)
-        ;
-    pthread_mutex_init(&t.hc.mu, NULL);
-    t.hc.m = m;
-    t.hc.name = o->bn_algo ? o->bn_algo : "tree";
-    int have_grad = 0;
-    rc = setup(&t, m, o);
-    have_grad = !rc;
-    ftm_rt *rt = NULL;
-    if (!rc) {
-        ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
-        rc = ftm_rt_create(&rt, m, &cfg);
+    snapshot snap = { 0, NULL, NULL };
+    int died = -1;
+    int rc = attempt(&t, m, o, &snap, &died);
+    if (rc == FTM_ECHIPDEAD) {
+        /* Recovery: the mesh without the dead chip, from the survivor's
+         * state; the steps from there on are redone (res->step is
+         * overwritten from resumed_step). */
+        ftm_mesh m2;
+        rc = ftm_mesh_copy(&m2, m);
+        if (!rc) {
+            m2.chip_dead[died] = 1;
+            res->died_chip = died;
+            res->resumed_step = snap.done;
+            free(res->stuck);
+            res->stuck = NULL;
+            res->nstuck = 0;
+            ftm_train_opts o2 = *o;
+            o2.fail_during = 0;
+            memset(&t, 0, sizeof t);
+            t.o = &o2;
+            t.cb = cb;
+            t.res = res;
+            t.start = snap.done;
+            rc = attempt(&t, &m2, &o2, &snap, &died);
+            ftm_mesh_free(&m2);
+        }
     }
-    if (!rc) {
-        rc = ftm_rt_run(rt, chip_fn, &t);
-        if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
-            res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
-    }
-    ftm_rt_destroy(rt);
-    res->bn_algo = t.hc.used ? t.hc.used : t.hc.name;
-    if (!rc) {
-        for (long s = 0; s < o->steps; s++)
-            res->wall_s += res->step[s].wall_s;
-        res->modeled_grad_s = t.grad_modeled;
-        compare_replicas(&t);
-        if ((res->params = malloc(sizeof(float) * res->nparams)))
-            memcpy(res->params, ftm_model_params(t.cs[t.lead].m), sizeof(float) * res->nparams);
-        else
-            rc = FTM_ENOMEM;
-        if (!rc && o->check)
-            rc = train_check(o, t.micro, ftm_model_params(t.cs[t.lead].m), cb, res);
-    }
-    if (have_grad)
-        ftm_sched_free(&t.grad);
-    teardown(&t);
+    free(snap.params);
+    ftm_optim_destroy(snap.optim);
     return rc;
 }
 
