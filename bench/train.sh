@@ -29,9 +29,10 @@ run() { # label args...
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print("%-28s %5.3f s/step %6.1f ex/s  modeled %5.1f us (grad %5.1f)  outside math: %5.1f%%  (raw %5.1f%%, others %4.1f cpu-s; cpu view %4.1f%%)" % (
+lf = d["outside_math_share_loadfree"]  # null when not measurable (busy machine)
+print("%-28s %5.3f s/step %6.1f ex/s  modeled %5.1f us (grad %5.1f)  outside math: %5s%%  (raw %5.1f%%, others %4.1f cpu-s; cpu view %4.1f%%)" % (
     sys.argv[1], d["step_wall_s"], d["examples_per_s"], d["modeled_allreduce_s"] * 1e6,
-    d["modeled_grad_s"] * 1e6, 100 * d["outside_math_share_loadfree"],
+    d["modeled_grad_s"] * 1e6, "n/a" if lf is None else "%.1f" % (100 * lf),
     100 * d["outside_math_share"], d["others_cpu_s"], 100 * (1 - d["cpu_math_share"])))
 ' "$label"
 }

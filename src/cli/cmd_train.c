@@ -39,7 +39,7 @@ static void usage(void)
            "  --algo NAME          gradient allreduce (default ring); auto = the\n"
            "                       registered algorithm with the smallest modeled time:\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("                         %-6s %s\n", a->name, a->summary);
+        printf("                         %-13s %s\n", a->name, a->summary);
     printf("  --bn-algo NAME       batch-norm statistics allreduce (ResNet; 2 x 9..21 small\n"
            "                       int64 sums per step): tree (default: few steps and\n"
            "                       messages) or any other --algo name\n"
@@ -200,6 +200,10 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
     steady /= (double)(n - s0);
     double others = c->have_stat ? c->others_s : 0;
     double busy = busy_share(r, 0), busy_free = busy_share(r, others), share = r->gemm.seconds / (r->chips * r->wall_s);
+    int loadfree_ok = r->chips >= r->ncpus && busy_free > 0 && busy_free <= 1;
+    char loadfree[32] = "null";
+    if (loadfree_ok)
+        snprintf(loadfree, sizeof loadfree, "%.4f", 1 - busy_free);
     double gf_call = r->gemm.seconds > 0 ? r->gemm.flops / r->gemm.seconds * 1e-9 : 0;
     double gf_wall = r->gemm.flops / r->wall_s * 1e-9;
     double modeled = r->modeled_grad_s + r->modeled_bn_s;
@@ -216,7 +220,7 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                "\"modeled_grad_s\":%.6g,\"modeled_bn_s\":%.6g,\"bn_calls\":%d,"
                "\"math_cpu_s\":%.6g,\"cpu_s\":%.6g,\"cores\":%d,\"busy_math_share\":%.4f,"
                "\"outside_math_share\":%.4f,\"others_cpu_s\":%.6g,"
-               "\"outside_math_share_loadfree\":%.4f,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
+               "\"outside_math_share_loadfree\":%s,\"cpu_math_share\":%.4f,\"hook_cpu_s\":%.6g,"
                "\"grad_cpu_s\":%.6g,\"optim_cpu_s\":%.6g,\"sgemm_share\":%.4f,\"sgemm_gflops\":%.4g,"
                "\"replicas_equal\":%s,\"died_chip\":%s,\"resumed_step\":%ld",
                model, m->rows, m->cols, m->torus ? "true" : "false", r->chips, r->nparams,
@@ -224,7 +228,7 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                r->step[0].loss, r->step[n - 1].loss, r->wall_s, steady, r->batch / steady,
                modeled, r->modeled_grad_s, r->modeled_bn_s, r->bn_calls, r->math_cpu_s,
                r->cpu_s, r->chips < r->ncpus ? r->chips : r->ncpus, busy, 1 - busy, others,
-               1 - busy_free, r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
+               loadfree, r->cpu_s > 0 ? r->math_cpu_s / r->cpu_s : 0, r->hook_cpu_s, r->grad_cpu_s,
                r->optim_cpu_s, share,
                gf_call, r->replicas_equal ? "true" : "false", died, r->resumed_step);
         if (r->checked) {
@@ -265,9 +269,14 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
            "#   (step wall x cores)); outside math (allreduce, sync, waiting%s): %.1f%%\n",
            100 * busy, r->chips < r->ncpus ? r->chips : r->ncpus,
            r->check_cpu_s > 0 ? ", float --check" : "", 100 * (1 - busy));
-    if (c->have_stat)
+    /* The load-free figure subtracts other processes' CPU from our
+     * capacity: meaningful only when we could use every core. */
+    if (c->have_stat && loadfree_ok)
         printf("#   other processes took %.2f CPU s meanwhile (/proc/stat); of the capacity left\n"
                "#   to us, outside math: %.1f%%\n", others, 100 * (1 - busy_free));
+    else if (c->have_stat)
+        printf("#   other processes took %.2f CPU s meanwhile (/proc/stat): the share net of\n"
+               "#   them is not measurable here (fewer chips than cores, or a busy machine)\n", others);
     printf("# CPU time: %.3f s in all; forward/backward %.3f s (%.1f%%), BN allreduces %.3f s,\n"
            "#   gradient allreduce %.3f s, optimizer %.3f s, per-step check %.3f s, the rest %.3f s\n",
            r->cpu_s, r->math_cpu_s, r->cpu_s > 0 ? 100 * r->math_cpu_s / r->cpu_s : 0,
