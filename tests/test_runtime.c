@@ -1,6 +1,7 @@
 /* Runtime: chip threads, mailboxes, hop-by-hop forwarding, link counters,
  * and the watchdog. Schedules here are built by hand. */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/runtime.h"
@@ -278,6 +279,37 @@ START_TEST(test_chip_dies_mid_run)
 }
 END_TEST
 
+/* Integer sums are exact or an error: an int64 overflow in a reduction is
+ * FTM_ERANGE, never a silent wrap. */
+START_TEST(test_int_sum_overflow_is_error)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4, FTM_RED_SUM_I64), 0);
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    unsigned char **b = alloc_bufs(2, 32);
+    int64_t *x0 = (int64_t *)(void *)b[0], *x1 = (int64_t *)(void *)b[1];
+    for (int i = 0; i < 4; i++) {
+        x0[i] = 3;
+        x1[i] = 4;
+    }
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ck_assert(x0[3] == 7 && x1[0] == 7);
+    x0[0] = INT64_MAX;
+    x1[0] = 1;
+    ftm_rt_destroy(rt);
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ERANGE);
+    free_bufs(b, 2);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* 1024 chip threads (32x32) exchange with their east neighbour. */
 START_TEST(test_many_threads)
 {
@@ -323,6 +355,7 @@ int main(void)
     tcase_add_test(tc, test_dead_link_route_refused);
     tcase_add_test(tc, test_route_passes_destination);
     tcase_add_test(tc, test_chip_dies_mid_run);
+    tcase_add_test(tc, test_int_sum_overflow_is_error);
     tcase_add_test(tc, test_many_threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -28,7 +28,8 @@
 
 /* Fixed point for exact gradients: q = llrint(g * 2^40). Per micro-batch
  * gradients of (loss/B) are far below 1, so 2^40 gives ~1e-12 resolution
- * and |sum| < 2^23 of headroom; a value beyond 2^22 is FTM_ERANGE. */
+ * and |sum| < 2^23 of headroom; a value beyond 2^22 is FTM_ERANGE, and so
+ * is a sum that would overflow int64 (here and in the allreduce). */
 #define FTM_FIX_SHIFT 40
 /* Batch-norm forward statistics (sum x, sum x^2 of activations of order 1
  * over up to ~1e8 elements): 2^24, resolution 6e-8, sums up to 2^39. The

@@ -65,7 +65,9 @@ int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift)
     for (size_t i = 0; i < n; i++) {
         if (!(fabs(v[i]) < lim))
             return FTM_ERANGE;
-        dst[i] += llrint(ldexp(v[i], shift));
+        /* The sum must stay exact: overflow is an error, never a wrap. */
+        if (__builtin_add_overflow(dst[i], (int64_t)llrint(ldexp(v[i], shift)), &dst[i]))
+            return FTM_ERANGE;
     }
     return 0;
 }
@@ -81,7 +83,8 @@ int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
     for (size_t i = 0; i < ti->count; i++) {
         if (!(fabs(g[i]) < lim))
             return FTM_ERANGE;
-        q[i] += llrint(ldexp((double)g[i], FTM_FIX_SHIFT));
+        if (__builtin_add_overflow(q[i], (int64_t)llrint(ldexp((double)g[i], FTM_FIX_SHIFT)), &q[i]))
+            return FTM_ERANGE;
         g[i] = 0.0f;
     }
     return 0;

@@ -67,7 +67,9 @@ static void pkt_put(ftm_chip *c, rt_pkt *p)
     c->pool = p;
 }
 
-static void reduce_into(unsigned char *dst, const unsigned char *src, size_t len, int red)
+/* Combines a packet into the buffer. Integer sums are exact or an error
+ * (FTM_ERANGE), never a silent wrap. */
+static int reduce_into(unsigned char *dst, const unsigned char *src, size_t len, int red)
 {
     if (red == FTM_RED_SUM_F32) {
         float *d = (float *)(void *)dst;
@@ -78,14 +80,16 @@ static void reduce_into(unsigned char *dst, const unsigned char *src, size_t len
         int64_t *d = (int64_t *)(void *)dst;
         const int64_t *s = (const int64_t *)(const void *)src;
         for (size_t i = 0; i < len / 8; i++)
-            d[i] += s[i];
+            if (__builtin_add_overflow(d[i], s[i], &d[i]))
+                return FTM_ERANGE;
     } else {
         memcpy(dst, src, len);
     }
+    return 0;
 }
 
 /* Applies a packet addressed to this chip if the current step expects it.
- * Returns 1 if applied. */
+ * Returns 1 if applied, 0 if not, or a negative error. */
 static int try_deliver(exec_ctx *x, const unsigned char *pkt)
 {
     const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
@@ -96,9 +100,9 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        reduce_into(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len, op->red);
+        int rc = reduce_into(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len, op->red);
         x->st[i].done += h->len;
-        return 1;
+        return rc ? rc : 1;
     }
     return 0;
 }
@@ -163,6 +167,8 @@ static int drain_inbound(exec_ctx *x)
             int home = h->hop == h->sched->routes[h->route].nhops;
             if (home) {
                 kept = try_deliver(x, pkt);
+                if (kept < 0)
+                    return kept;
             } else {
                 int nd = next_dir(h);
                 if (!c->out[nd])
@@ -214,7 +220,10 @@ static int apply_early(exec_ctx *x)
     rt_pkt **pp = &x->chip->early;
     while (*pp) {
         rt_pkt *p = *pp;
-        if (try_deliver(x, p->data)) {
+        int d = try_deliver(x, p->data);
+        if (d < 0)
+            return d;
+        if (d) {
             *pp = p->next;
             pkt_put(x->chip, p);
             moved = 1;
@@ -356,7 +365,9 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
         x.ops = prog->ops + x.step->first_op;
         if (x.step->nops)
             memset(st, 0, sizeof *st * (size_t)x.step->nops);
-        apply_early(&x);
+        if ((rc = apply_early(&x)) < 0)
+            break;
+        rc = 0;
         for (;;) {
             uint64_t seen = read_bell(chip);
             int a = drain_inbound(&x);
