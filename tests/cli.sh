@@ -56,6 +56,10 @@ expect 2 allreduce --iters 0
 expect 2 allreduce --hang-timeout -1
 expect 2 allreduce --link-GBps 0
 expect 2 sweep --bogus
+expect 2 allreduce --fail-after 3
+expect 2 train --fail-step 2
+expect 2 rings --algo bidir
+expect 2 allreduce --mesh 64x64 --size 1G
 expect 2 frobnicate
 
 # Help and version.
@@ -71,6 +75,11 @@ grep -q "X" "$tmp/out" && grep -q "1 detour edge" "$tmp/out" && ok || bad "rings
 expect 0 rings --mesh 8x8 --fail 3,4 --json
 has_keys "$tmp/out" healthy ring_chips hops detours longest_edge max_link_load valid
 grep -q '"healthy":63,"ring_chips":63,"hops":64,"detours":1' "$tmp/out" && ok || bad "rings JSON values"
+expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
+# The band around (3,4) has 15 chips, an odd number: a grid is bipartite, so
+# its ring cannot be all one-hop edges; the figures must show a detour.
+grep -Eq '"rows":2,"chips":15,"alternate":true,"hops":(1[6-9]|[2-9][0-9]),"detours":[1-9]' "$tmp/out" &&
+    ok || bad "rings 2d band figures: $(cat "$tmp/out")"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 

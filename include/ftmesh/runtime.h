@@ -53,7 +53,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
  * packets of its own in a run (0: never), in the middle of whatever
  * collective it is in. It stops running and forwarding; the other chips
  * are told at once (as a health monitor would) and ftm_rt_run returns
- * FTM_ECHIPDEAD. After FTM_ECHIPDEAD or FTM_EHANG, packets of the broken
+ * FTM_ECHIPDEAD. The setting is for the next run only. After
+ * FTM_ECHIPDEAD or FTM_EHANG, packets of the broken
  * run may still sit in mailboxes: recover with a new runtime (ftm_rt_create
  * on the mesh without the dead chip). */
 int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts);

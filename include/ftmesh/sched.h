@@ -88,6 +88,10 @@ void ftm_sched_trim(ftm_sched *s);
  * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */
 void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
 
+/* Packets chip sends in one execution of s, with pkt payload bytes per
+ * packet (failure injection picks a point inside a collective with it). */
+uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
+
 /* Balanced split of count elements into p blocks (Open MPI's ring
  * allreduce split: the first count % p blocks get one element more).
  * Block b covers elements [*first, *first + *n). */

@@ -8,8 +8,9 @@
 #include "ftmesh/mesh.h"
 
 #define CLI_EXIT_OK 0
-#define CLI_EXIT_FAIL 1   /* ran, but the result is wrong (or hung) */
+#define CLI_EXIT_FAIL 1   /* ran, but the result is wrong, or failed */
 #define CLI_EXIT_USAGE 2  /* bad input */
+#define CLI_EXIT_HANG 3   /* the chips hung (the watchdog fired) */
 
 /* Options every mesh command takes: --mesh, --torus, the faults, --json. */
 typedef struct cli_mesh_opts {
@@ -52,6 +53,12 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
  * struct ftm_cost_params). Returns 0 or CLI_EXIT_USAGE (after printing). */
 struct ftm_cost_params;
 int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, struct ftm_cost_params *p);
+
+/* Prints the watchdog's report to stderr: each stuck chip, its phase and
+ * step, what it waits for, from/to whom and on which link. */
+struct ftm_stuck;
+void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck *st, int n,
+                     double timeout_s);
 
 /* The help text for the common options. */
 extern const char cli_mesh_help[];

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(void)
 {
@@ -46,18 +47,21 @@ static void usage(void)
            "\n%s", cli_mesh_help);
 }
 
-static void print_stuck(const ftm_mesh *m, const ftm_allreduce_result *r, double timeout)
+/* Refuses runs whose chip buffers would not fit in this machine's memory
+ * (every healthy chip holds its own copy of the buffer, plus the expected
+ * sums), instead of letting the kernel kill the process. */
+static int check_memory(const char *cmd, const ftm_mesh *m, const char *algo, size_t bytes)
 {
-    fprintf(stderr, "ftmesh allreduce: hang: no progress for %.1f s; %d chip%s stuck:\n",
-            timeout, r->nstuck, r->nstuck == 1 ? "" : "s");
-    for (int i = 0; i < r->nstuck && i < 32; i++) {
-        const ftm_stuck *s = &r->stuck[i];
-        fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu bytes %s (%d,%d) on link %s\n",
-                ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
-                s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing,
-                s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
-                ftm_mesh_col(m, s->peer), ftm_dir_name(s->dir));
-    }
+    (void)algo;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    double need = ((double)ftm_mesh_healthy_count(m) + 1) * (double)bytes;
+    if (have > 0 && need > 0.75 * have)
+        return cli_usage_error(cmd, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
+                               "more than 3/4 of this machine's %.1f GiB: use a smaller --size "
+                               "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
+                               need / (1 << 30), have / (1 << 30));
+    return 0;
 }
 
 /* Builds the algorithm's schedule and models it. */
@@ -229,6 +233,16 @@ int cli_allreduce(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
+    if (fail_after && fail_r < 0) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--fail-after needs --fail-during R,C");
+    }
+    if (!model_only && (rc = check_memory(o.cmd, &m, algo, bytes)) != 0) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return rc;
+    }
     if (fail_r >= 0 && model_only) {
         ftm_mesh_free(&m);
         cli_mesh_opts_free(&o);
@@ -270,8 +284,8 @@ int cli_allreduce(int argc, char **argv)
     }
     double timeout = o.hang_timeout_s > 0 ? o.hang_timeout_s : 5.0;
     if (err == FTM_EHANG) {
-        print_stuck(&m, &r, timeout);
-        rc = 3;
+        cli_print_stuck(o.cmd, &m, r.stuck, r.nstuck, timeout);
+        rc = CLI_EXIT_HANG;
     } else if (err) {
         fprintf(stderr, "ftmesh allreduce: %s\n", ftm_strerror(err));
         rc = CLI_EXIT_FAIL;

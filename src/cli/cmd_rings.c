@@ -39,8 +39,15 @@ static int show_2d(const ftm_mesh *m, int json, const char *svg)
                ftm_mesh_healthy_count(m), p.max_load);
     for (int b = 0; b < p.nbands; b++) {
         const ftm_plan2d_band *bd = &p.bands[b];
-        ftm_ring_quality q;
-        ftm_ring_measure(m, &bd->fwd, &q);
+        /* A band's ring covers only the band, so ftm_ring_measure (which
+         * validates against the whole mesh) does not apply: count here. */
+        ftm_ring_quality q = { 0 };
+        for (int e = 0; e < bd->fwd.n; e++) {
+            int h = bd->fwd.path_off[e + 1] - bd->fwd.path_off[e];
+            q.hops += h;
+            q.detours += h > 1;
+            q.longest_edge = h > q.longest_edge ? h : q.longest_edge;
+        }
         nalt += bd->alternate;
         if (json) {
             printf("%s{\"row0\":%d,\"rows\":%d,\"chips\":%d,\"alternate\":%s,\"hops\":%d,"
@@ -111,7 +118,7 @@ int cli_rings(int argc, char **argv)
                 rc = CLI_EXIT_USAGE;
             else if (strcmp(v, "2d") == 0)
                 twod = 1;
-            else if (strcmp(v, "ring") != 0 && strcmp(v, "bidir") != 0)
+            else if (strcmp(v, "ring") != 0)
                 rc = cli_usage_error("rings", "--algo %s: expected ring or 2d", v);
         } else if (cli_is(argv[i], "--svg")) {
             if (!(svg = cli_value("rings", argc, argv, &i, "--svg")))

@@ -312,25 +312,11 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
                r->tol);
 }
 
-static void print_stuck(const ftm_mesh *m, const ftm_train_result *r, double timeout)
-{
-    fprintf(stderr, "ftmesh train: hang: no progress for %.1f s; %d chip%s stuck:\n", timeout,
-            r->nstuck, r->nstuck == 1 ? "" : "s");
-    for (int i = 0; i < r->nstuck && i < 32; i++) {
-        const ftm_stuck *s = &r->stuck[i];
-        fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu bytes %s (%d,%d)\n",
-                ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
-                s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing,
-                s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
-                ftm_mesh_col(m, s->peer));
-    }
-}
-
 /* Parses one train-specific option; 1 consumed, 0 unknown, 2 bad input. */
 typedef struct targs {
     ftm_train_opts t;
     const char *model, *data, *corpus;
-    int fail_r, fail_c;
+    int fail_r, fail_c, fail_step_given;
     double lr;
     long depth, heads;
 } targs;
@@ -401,6 +387,7 @@ static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
         if (cli_parse_int(v, 0, 1000000, &n))
             return cli_usage_error(cmd, "--fail-step %s: expected a step number >= 0", v);
         a->t.fail_step = n;
+        a->fail_step_given = 1;
     } else if (cli_is(s, "--data")) {
         VAL("--data");
         a->data = v;
@@ -450,12 +437,18 @@ int cli_train(int argc, char **argv)
         rc = cli_usage_error(o.cmd, "--data: CIFAR-10 images are for --model resnet");
     if (!rc && a.corpus && kind != FTM_MODEL_BERT)
         rc = cli_usage_error(o.cmd, "--corpus: a text corpus is for --model bert");
+    int fail_step_given = a.fail_step_given;
     ftm_mesh m;
     if (!rc)
         rc = cli_build_mesh(&o, &m);
     if (rc) {
         cli_mesh_opts_free(&o);
         return rc;
+    }
+    if (a.fail_r < 0 && fail_step_given) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--fail-step needs --fail-during R,C");
     }
     if (a.fail_r >= 0 && (a.fail_r >= m.rows || a.fail_c >= m.cols ||
                           !ftm_mesh_alive(&m, ftm_mesh_chip(&m, a.fail_r, a.fail_c)) ||
@@ -524,8 +517,8 @@ int cli_train(int argc, char **argv)
     err = ftm_train_run(&m, &a.t, &cb, &r);
     clear_bar(&oc);
     if (err == FTM_EHANG) {
-        print_stuck(&m, &r, o.hang_timeout_s > 0 ? o.hang_timeout_s : 5.0);
-        rc = 3;
+        cli_print_stuck(o.cmd, &m, r.stuck, r.nstuck, o.hang_timeout_s);
+        rc = CLI_EXIT_HANG;
     } else if (err) {
         fprintf(stderr, "ftmesh train: %s\n", ftm_strerror(err));
         rc = err == FTM_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "ftmesh/error.h"
 #include "ftmesh/costmodel.h"
+#include "ftmesh/runtime.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +13,7 @@
 
 const char cli_mesh_help[] =
     "Mesh and faults:\n"
-    "  --mesh RxC            mesh size, 1x2 .. 64x64 (default 8x8)\n"
+    "  --mesh RxC            mesh size, 1x1 .. 64x64 (default 8x8)\n"
     "  --torus               add wrap-around links (sides of 3 or more)\n"
     "  --fail R,C            kill chip (R,C); repeatable\n"
     "  --fail-host R,C       kill the 2x2 host whose top-left chip is (R,C); repeatable\n"
@@ -176,8 +177,8 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
     if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
         return cli_usage_error(cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
     if (ftm_mesh_init(m, rows, cols, o->torus))
-        return cli_usage_error(cmd, "--mesh %s: sides must be 1..%d and the mesh at least 1x2",
-                               o->mesh_spec, FTM_MESH_MAX_SIDE);
+        return cli_usage_error(cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
+                               FTM_MESH_MAX_SIDE);
     for (int k = 0; k < o->nfail; k++) {
         if (ftm_mesh_parse_coord(o->fail[k], &r, &c)) {
             rc = cli_usage_error(cmd, "--fail %s: expected R,C, e.g. 3,4", o->fail[k]);
@@ -219,8 +220,9 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
         }
     }
     if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, o->seed)) {
-        rc = cli_usage_error(cmd, "--random-faults %d: only %d healthy chips left; at least one must survive",
-                             o->random_faults, ftm_mesh_healthy_count(m));
+        rc = cli_usage_error(cmd, "--random-faults %d: at most %d here (%d healthy chips left, "
+                             "at least one must survive)", o->random_faults,
+                             ftm_mesh_healthy_count(m) - 1, ftm_mesh_healthy_count(m));
         goto bad;
     }
     int a, b;
@@ -275,4 +277,21 @@ int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, ftm_cost_params
     else
         p->hbm_Bps = x * 1e9;
     return 0;
+}
+
+void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,
+                     double timeout_s)
+{
+    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd,
+            timeout_s > 0 ? timeout_s : 5.0, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n && i < 32; i++) {
+        const ftm_stuck *s = &st[i];
+        fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu bytes %s (%d,%d) on link %s\n",
+                ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
+                s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing,
+                s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
+                ftm_mesh_col(m, s->peer), ftm_dir_name(s->dir));
+    }
+    if (n > 32)
+        fprintf(stderr, "  ... and %d more\n", n - 32);
 }

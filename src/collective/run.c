@@ -102,17 +102,6 @@ static void link_figures(const ftm_mesh *m, const ftm_rt *rt, const ftm_sched *s
     free(want);
 }
 
-/* Packets chip sends in one execution of s with packets of pkt bytes. */
-static uint64_t chip_packets(const ftm_sched *s, int chip, size_t pkt)
-{
-    uint64_t n = 0;
-    const ftm_chip_prog *p = &s->prog[chip];
-    for (int k = 0; k < p->nops; k++)
-        if (p->ops[k].kind == FTM_OP_SEND)
-            n += (p->ops[k].len + pkt - 1) / pkt;
-    return n;
-}
-
 /* One attempt; with fail >= 0, chip `fail` dies during the first iteration. */
 static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
                     ftm_allreduce_result *res)
@@ -160,7 +149,7 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
     if (!rc && fail >= 0) {
         uint64_t after = o->fail_after_pkts;
         if (!after) /* default: halfway through its part of the allreduce */
-            after = chip_packets(&s, fail, ftm_rt_pkt_bytes(rt)) / 2 + 1;
+            after = ftm_sched_chip_packets(&s, fail, ftm_rt_pkt_bytes(rt)) / 2 + 1;
         rc = ftm_rt_fail_chip_after(rt, fail, after);
     }
     if (!rc)

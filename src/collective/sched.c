@@ -97,7 +97,8 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op)
 
 int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red)
 {
-    if (route < 0 || route >= s->nroutes || soff + len > s->bytes || doff + len > s->bytes)
+    if (route < 0 || route >= s->nroutes || len > s->bytes || soff > s->bytes - len ||
+        doff > s->bytes - len) /* (no soff + len: it could wrap) */
         return FTM_EINVAL;
     if (len == 0)
         return 0;
@@ -146,4 +147,14 @@ void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
     size_t q = count / (size_t)p, r = count % (size_t)p, ub = (size_t)b;
     *n = q + (ub < r ? 1 : 0);
     *first = ub * q + (ub < r ? ub : r);
+}
+
+uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
+{
+    uint64_t n = 0;
+    const ftm_chip_prog *p = &s->prog[chip];
+    for (int k = 0; k < p->nops; k++)
+        if (p->ops[k].kind == FTM_OP_SEND)
+            n += (p->ops[k].len + pkt - 1) / pkt;
+    return n;
 }

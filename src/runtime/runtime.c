@@ -44,8 +44,11 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
     rt->chips = calloc((size_t)n, sizeof *rt->chips);
     rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
-    if (!rt->chips || !rt->mbox) {
-        ftm_rt_destroy(rt);
+    if (!rt->chips || !rt->mbox) { /* nothing initialised yet to destroy */
+        free(rt->chips);
+        free(rt->mbox);
+        ftm_mesh_free(&rt->mesh);
+        free(rt);
         return FTM_ENOMEM;
     }
     pthread_mutex_init(&rt->mu, NULL);
@@ -271,6 +274,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started)
             pthread_join(rt->chips[c].thread, NULL);
+    for (int c = 0; c < n; c++) /* an injected failure is for one run only */
+        rt->chips[c].fail_after = 0;
     if (rc)
         return rc;
     if (rt->hung)
@@ -330,6 +335,13 @@ int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
 
 void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts)
 {
+    if (chip < 0 || chip >= rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS) {
+        if (bytes)
+            *bytes = 0;
+        if (pkts)
+            *pkts = 0;
+        return;
+    }
     const rt_mbox *mb = &rt->mbox[chip * FTM_NDIRS + dir];
     if (bytes)
         *bytes = mb->bytes;

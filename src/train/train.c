@@ -240,12 +240,7 @@ static int report_step(trainer *t, chip_st *c, long s)
 static uint64_t fail_point(const trainer *t, ftm_chip *chip)
 {
     size_t pkt = ftm_rt_pkt_bytes(ftm_chip_rt(chip));
-    uint64_t n = 0;
-    const ftm_chip_prog *p = &t->grad.prog[ftm_chip_id(chip)];
-    for (int k = 0; k < p->nops; k++)
-        if (p->ops[k].kind == FTM_OP_SEND)
-            n += (p->ops[k].len + pkt - 1) / pkt;
-    return n / 2 + 1;
+    return ftm_sched_chip_packets(&t->grad, ftm_chip_id(chip), pkt) / 2 + 1;
 }
 
 static int chip_fn(ftm_chip *chip, void *arg)
