@@ -135,13 +135,15 @@ struct trainer {
 
 static int hook_sched(hook_cache *h, size_t count, const ftm_sched **s, double *modeled)
 {
+    /* Chips may wait on this lock while one builds a schedule: safe, since
+     * building sends nothing, so no chip needs another's forwarding now. */
     pthread_mutex_lock(&h->mu);
     int rc = 0, i;
     for (i = 0; i < h->n && h->e[i].count != count; i++)
         ;
     if (i == h->n) { /* first call with this size: build (any chip may) */
-        if (h->n == HOOK_MAX)
-            rc = FTM_ENOMEM;
+        if (h->n == HOOK_MAX) /* more distinct BN widths than any model here has */
+            rc = FTM_ENOTSUP;
         else if (!(rc = train_build(&h->e[i].s, h->m, h->name, count, FTM_RED_SUM_I64,
                                     &h->e[i].modeled, &h->used))) {
             h->e[i].count = count;
@@ -472,7 +474,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
         if (!oc.kind)
             ftm_optim_config_default(&oc, o->model.kind);
         snap->params = best >= 0 ? malloc(sizeof(float) * res->nparams) : NULL;
-        int e = snap->params ? ftm_optim_create(&snap->optim, &oc, res->nparams) : FTM_ENOMEM;
+        int e = best < 0 ? FTM_EALLDEAD
+              : snap->params ? ftm_optim_create(&snap->optim, &oc, res->nparams) : FTM_ENOMEM;
         if (!e) {
             memcpy(snap->params, ftm_model_params(t->cs[best].m), sizeof(float) * res->nparams);
             e = ftm_optim_copy_state(snap->optim, t->cs[best].o);
