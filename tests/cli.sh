@@ -80,6 +80,8 @@ expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # its ring cannot be all one-hop edges; the figures must show a detour.
 grep -Eq '"rows":2,"chips":15,"alternate":true,"hops":(1[6-9]|[2-9][0-9]),"detours":[1-9]' "$tmp/out" &&
     ok || bad "rings 2d band figures: $(cat "$tmp/out")"
+grep -q '"column_layout":"column","usable_columns":\[0,1,2,3,5,6,7\]' "$tmp/out" &&
+    ok || bad "rings 2d columns: column 4 holds the hole: $(cat "$tmp/out")"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 

@@ -39,6 +39,13 @@ typedef struct ftm_plan2d {
 int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p);
 void ftm_plan2d_free(ftm_plan2d *p);
 
+/* The column phase's layout: usable[c] = 1 for a column with no dead chip
+ * (it gets one ring through all its chips); the other columns' shares are
+ * adopted by the usable ones. Returns the number U of usable columns, or 0
+ * when the drift layout is used instead (no column usable, or more than
+ * 1/8 of them lost). usable has cols entries. */
+int ftm_plan2d_columns(const ftm_mesh *m, const ftm_plan2d *p, unsigned char *usable);
+
 /* Shortest path a -> b over live links where a hop over directed link l
  * costs 1 + penalty * load[l] (load may be NULL: plain shortest path);
  * ties broken deterministically. Writes at most max directions to dirs and

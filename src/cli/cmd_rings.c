@@ -66,12 +66,31 @@ static int show_2d(const ftm_mesh *m, int json, const char *svg)
             }
         }
     }
-    if (json)
+    unsigned char *usable = calloc((size_t)m->cols, 1);
+    int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
+    if (json) {
+        printf("],\"column_layout\":\"%s\",\"usable_columns\":[", U ? "column" : "drift");
+        for (int c = 0, k = 0; U && c < m->cols; c++)
+            if (usable[c])
+                printf("%s%d", k++ ? "," : "", c);
         printf("]}\n");
-    else
+    } else {
         printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s "
                "(both rings of every band)\n", p.nbands, p.nbands == 1 ? "" : "s", nalt,
                p.max_load, p.max_load == 1 ? "" : "s");
+        if (U) {
+            printf("column rings (one per usable column, through every row%s):\n  ",
+                   m->torus && m->rows >= 3 ? ", closed by the wrap link" : "");
+            for (int c = 0; c < m->cols; c++)
+                printf("%c ", usable[c] ? '|' : 'x');
+            printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out, their share "
+                   "adopted by the others\n", U, m->cols);
+        } else {
+            printf("column phase: drift layout (too many columns hold holes): each segment's "
+                   "owners, one per band, are linked top to bottom over live paths\n");
+        }
+    }
+    free(usable);
     if (svg) {
         ftm_ring *rings = calloc((size_t)p.nbands, sizeof *rings);
         int *alt = calloc((size_t)p.nbands, sizeof *alt);

@@ -453,17 +453,8 @@ static int build_all(build *B)
     B->usable = calloc((size_t)m->cols, 1);
     if (!B->usable)
         return FTM_ENOMEM;
-    for (int c = 0; c < m->cols; c++) {
-        B->usable[c] = 1;
-        for (int b = 0; b < K; b++)
-            for (int r = p->bands[b].row0; r < p->bands[b].row0 + p->bands[b].nrows; r++)
-                if (!ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
-                    B->usable[c] = 0;
-        U += B->usable[c];
-    }
-    /* Column layout unless it would waste more than 1/8 of the columns
-     * (each lost column adds 1/U to every ring step). */
-    if (U == 0 || 8 * U < 7 * m->cols) {
+    U = ftm_plan2d_columns(m, p, B->usable);
+    if (U <= 0) { /* drift layout */
         free(B->usable);
         B->usable = NULL;
     }

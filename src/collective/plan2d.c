@@ -552,3 +552,19 @@ int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p)
     free(x.off);
     return rc;
 }
+
+int ftm_plan2d_columns(const ftm_mesh *m, const ftm_plan2d *p, unsigned char *usable)
+{
+    int U = 0;
+    for (int c = 0; c < m->cols; c++) {
+        usable[c] = 1;
+        for (int b = 0; b < p->nbands; b++)
+            for (int r = p->bands[b].row0; r < p->bands[b].row0 + p->bands[b].nrows; r++)
+                if (!ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
+                    usable[c] = 0;
+        U += usable[c];
+    }
+    /* Column layout unless it would waste more than 1/8 of the columns
+     * (each lost column adds 1/U to every ring step). */
+    return U == 0 || 8 * U < 7 * m->cols ? 0 : U;
+}
