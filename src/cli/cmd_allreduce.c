@@ -85,10 +85,11 @@ static int write_svg(const char *path, const ftm_mesh *m, const char *algo, cons
         return -1;
     }
     ftm_ring ring = { 0 };
-    int have_ring = strcmp(algo, "2d") != 0 && ftm_router_ring(m, &ring) == 0;
+    /* The 1-D algorithms run over the router ring; draw it for them. */
+    int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
+                    ftm_router_ring(m, &ring) == 0;
     char title[128];
-    snprintf(title, sizeof title, "allreduce %s on %dx%d %s: link colour = bytes carried", algo,
-             m->rows, m->cols, m->torus ? "torus" : "mesh");
+    snprintf(title, sizeof title, "allreduce %s", algo);
     int err = ftm_svg_write(f, m, have_ring ? &ring : NULL, NULL, have_ring, link_bytes, title);
     if (fclose(f) && !err)
         err = FTM_EIO;

@@ -70,8 +70,10 @@ static void links(FILE *f, const ftm_mesh *m, const uint64_t *lb)
                     live ? "" : " stroke-dasharray=\"3,3\"", r, c, ftm_dir_name(d),
                     (unsigned long long)b);
         }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">busiest link: %llu bytes</text>\n",
-            MARGIN, TOP + 12, (unsigned long long)mx);
+    if (lb) /* a picture without traffic has no busiest link */
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">busiest link: %llu bytes "
+                   "(white to red)</text>\n",
+                MARGIN, TOP + 12, (unsigned long long)mx);
 }
 
 static void ring(FILE *f, const ftm_mesh *m, const ftm_ring *g, int alt, int k)
