@@ -120,7 +120,8 @@ START_TEST(test_chip_dies_during_run)
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 5, _i % 2), 0);
     int victim = ftm_mesh_chip(&m, 1 + _i % 2, 2);
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
-        ftm_allreduce_opts o = { a->name, 3001, 2, 20.0, 256, 1, victim, 0 };
+        ftm_allreduce_opts o = { .algo = a->name, .count = 3001, .iters = 2, .hang_timeout_s = 20.0,
+                                 .pkt_bytes = 256, .fail_during = 1, .fail_chip = victim };
         ftm_allreduce_result r;
         int rc = ftm_allreduce_run(&m, &o, &r);
         ck_assert_msg(rc == 0, "%s: %s", a->name, ftm_strerror(rc));
@@ -128,6 +129,23 @@ START_TEST(test_chip_dies_during_run)
         ck_assert_int_eq(r.chips, 19);
         ck_assert_uint_eq(r.wrong, 0);
         ck_assert_int_eq(r.links_match_sched, 1);
+        ftm_allreduce_result_free(&r);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* The verifier catches a wrong sum: one bumped element per iteration must
+ * be counted, for every algorithm. */
+START_TEST(test_verifier_catches_wrong_sum)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+        ftm_allreduce_opts o = { .algo = a->name, .count = 100, .iters = 3, .verify_selftest = 1 };
+        ftm_allreduce_result r;
+        ck_assert_int_eq(ftm_allreduce_run(&m, &o, &r), 0);
+        ck_assert_uint_eq(r.wrong, 3);
         ftm_allreduce_result_free(&r);
     }
     ftm_mesh_free(&m);
@@ -165,6 +183,7 @@ int main(void)
     tcase_add_loop_test(tc, test_sweep, 0, 98);
     tcase_add_test(tc, test_detour_cases);
     tcase_add_loop_test(tc, test_chip_dies_during_run, 0, 2);
+    tcase_add_test(tc, test_verifier_catches_wrong_sum);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);
     suite_add_tcase(s, tc);

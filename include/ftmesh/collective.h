@@ -43,6 +43,10 @@ typedef struct ftm_allreduce_opts {
     int fail_chip;
     uint64_t fail_after_pkts;  /* ... after sending this many packets (0: half
                                 * of its packets of one allreduce) */
+    int verify_selftest;       /* 1: after each allreduce, the lowest healthy
+                                * chip's element 0 is bumped before it is
+                                * checked, so `wrong` must equal iters: a test
+                                * that the verifier catches a wrong sum */
 } ftm_allreduce_opts;
 
 typedef struct ftm_allreduce_result {

@@ -77,13 +77,9 @@ static int model_schedule(const ftm_mesh *m, const char *algo, size_t count,
     return err;
 }
 
-static int write_svg(const char *path, const ftm_mesh *m, const char *algo, const uint64_t *link_bytes)
+static int write_svg(FILE *f, const char *path, const ftm_mesh *m, const char *algo,
+                     const uint64_t *link_bytes)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "ftmesh allreduce: --svg %s: cannot write the file\n", path);
-        return -1;
-    }
     ftm_ring ring = { 0 };
     /* The 1-D algorithms run over the router ring; draw it for them. */
     int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
@@ -249,6 +245,13 @@ int cli_allreduce(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return cli_usage_error(o.cmd, "--fail-during needs chips running: drop --model-only");
     }
+    /* Open the picture's file now: a bad path should not waste a long run. */
+    FILE *svgf = svg ? fopen(svg, "w") : NULL;
+    if (svg && !svgf) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--svg %s: cannot create the file", svg);
+    }
     /* Model first: it picks the algorithm for auto, and --model-only
      * stops there. */
     ftm_cost_result cost;
@@ -266,9 +269,10 @@ int cli_allreduce(int argc, char **argv)
     r.died_chip = -1;
     r.chips = ftm_mesh_healthy_count(&m);
     if (!err && !model_only) {
-        ftm_allreduce_opts ao = { algo, bytes / 4, (int)iters, o.hang_timeout_s, 0, fail_r >= 0,
-                                  fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
-                                  (uint64_t)fail_after };
+        ftm_allreduce_opts ao = { .algo = algo, .count = bytes / 4, .iters = (int)iters,
+                                  .hang_timeout_s = o.hang_timeout_s, .fail_during = fail_r >= 0,
+                                  .fail_chip = fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
+                                  .fail_after_pkts = (uint64_t)fail_after };
         err = ftm_allreduce_run(&m, &ao, &r);
         if (r.died_chip >= 0) {
             /* The figures below are the recovery run's: model that mesh. */
@@ -293,10 +297,13 @@ int cli_allreduce(int argc, char **argv)
     } else {
         report(&o, &m, algo, bytes, iters, model_only, &r, &cost);
         rc = r.wrong ? CLI_EXIT_FAIL : 0;
-        if (svg && write_svg(svg, &m, algo, link_bytes))
+        if (svgf && write_svg(svgf, svg, &m, algo, link_bytes))
             rc = CLI_EXIT_FAIL;
+        svgf = NULL; /* write_svg closed it */
     }
     free(link_bytes);
+    if (svgf)
+        fclose(svgf);
     ftm_allreduce_result_free(&r);
     ftm_mesh_free(&m);
     cli_mesh_opts_free(&o);

@@ -490,6 +490,7 @@ int cli_train(int argc, char **argv)
         rc = cli_usage_error(o.cmd, "--check: the one-chip reference holds the whole batch; "
                                     "--batch must be <= 4096");
     if (rc) {
+        ftm_data_free(ds);
         ftm_mesh_free(&m);
         cli_mesh_opts_free(&o);
         return rc;

@@ -34,10 +34,5 @@ int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_p
     int have = 0, rc = 0;
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && !rc; a++)
         rc = try_algo(a->name, a->build, m, count, red, p, &have, name, res);
-    if (!rc && !ftm_allreduce_find("2d")) /* until the registry lists it */
-        rc = try_algo("2d", ftm_allreduce_2d_build, m, count, red, p, &have, name, res);
-    if (!rc && !ftm_allreduce_find("2d-concurrent"))
-        rc = try_algo("2d-concurrent", ftm_allreduce_2d_concurrent_build, m, count, red, p, &have,
-                      name, res);
     return rc ? rc : (have ? 0 : FTM_ENOTSUP);
 }

@@ -116,17 +116,9 @@ int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
     const char *an[MAXALGO];
     ftm_allreduce_build_fn af[MAXALGO];
     int na = 0;
-    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && na < MAXALGO - 2; a++) {
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && na < MAXALGO; a++) {
         an[na] = a->name;
         af[na++] = a->build;
-    }
-    if (!ftm_allreduce_find("2d")) {
-        an[na] = "2d";
-        af[na++] = ftm_allreduce_2d_build;
-    }
-    if (!ftm_allreduce_find("2d-concurrent")) {
-        an[na] = "2d-concurrent";
-        af[na++] = ftm_allreduce_2d_concurrent_build;
     }
     int total = NMESH * NSCEN * NMODEL * na, n = total, rc = 0;
     ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);

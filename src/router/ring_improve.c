@@ -6,6 +6,7 @@
  * 64x64; a move is applied only when it strictly lowers the total hops, so
  * the passes end. */
 #include "router_int.h"
+#include "ftmesh/error.h"
 
 #include <stdlib.h>
 
@@ -150,12 +151,12 @@ static int two_opt(rt_ws *w, ball *ba, ball *bb, ball *near, int *seg, int a)
     return 0;
 }
 
-void rt_improve(rt_ws *w)
+int rt_improve(rt_ws *w)
 {
     int n = w->n;
     int *buf = malloc(sizeof(int) * 8 * (size_t)n);
-    if (!buf)
-        return; /* improvement is optional */
+    if (!buf) /* skipping the pass would give another ring: fail instead */
+        return FTM_ENOMEM;
     ball b1 = { buf, buf + n, 0 }, b2 = { buf + 2 * n, buf + 3 * n, 0 };
     ball b3 = { buf + 4 * n, buf + 5 * n, 0 };
     int *seg = buf + 6 * n, *cand = buf + 7 * n;
@@ -187,4 +188,5 @@ void rt_improve(rt_ws *w)
             break;
     }
     free(buf);
+    return 0;
 }

@@ -36,7 +36,7 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
     }
     rc = rt_build_cycle(&w);
     if (!rc)
-        rt_improve(&w);
+        rc = rt_improve(&w);
     int first = 0;
     while (m->chip_dead[first])
         first++;

@@ -35,7 +35,8 @@ int rt_strong(const ftm_mesh *m, int chip, int d, int *nb);
 int rt_build_cycle(rt_ws *w);
 
 /* Local improvement of the cycle in w (fewer, shorter detours). */
-void rt_improve(rt_ws *w);
+/* 2-opt / or-opt near detours; 0 or FTM_ENOMEM. */
+int rt_improve(rt_ws *w);
 
 /* Forward hop distance a -> b (BFS over live links using w->da/queue);
  * -1 if unreachable. */
