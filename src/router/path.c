@@ -12,6 +12,29 @@ static int key_less(int m1, int s1, int m2, int s2)
     return m1 < m2 || (m1 == m2 && s1 < s2);
 }
 
+/* The best first hop from x toward the target on a shortest path: the
+ * lowest (max load, load sum) over the next chips' best continuations,
+ * first direction on ties. Returns the direction; *bm, *bs its key. */
+static int best_step(const ftm_mesh *m, int x, const int *dist, const int *load,
+                     const int *bmax, const int *bsum, int *bm, int *bs)
+{
+    int bd = -1;
+    *bm = *bs = 0;
+    for (int d = 0; d < FTM_NDIRS; d++) {
+        int y = ftm_mesh_neighbor(m, x, d);
+        if (y < 0 || dist[y] != dist[x] - 1 || !ftm_mesh_link_live(m, x, d))
+            continue;
+        int l = load ? load[x * FTM_NDIRS + d] : 0;
+        int cm = l > bmax[y] ? l : bmax[y], cs = l + bsum[y];
+        if (bd < 0 || key_less(cm, cs, *bm, *bs)) {
+            bd = d;
+            *bm = cm;
+            *bs = cs;
+        }
+    }
+    return bd;
+}
+
 int rt_route(const ftm_mesh *m, int a, int b, const int *load,
              int *dist, int *best, int *queue, unsigned char *dirs, int max)
 {
@@ -31,22 +54,8 @@ int rt_route(const ftm_mesh *m, int a, int b, const int *load,
     queue[tail++] = b;
     while (head < tail && !found) {
         int x = queue[head++];
-        if (x != b) {
-            int bm = -1, bs = 0;
-            for (int d = 0; d < FTM_NDIRS; d++) {
-                int y = ftm_mesh_neighbor(m, x, d);
-                if (y < 0 || dist[y] != dist[x] - 1 || !ftm_mesh_link_live(m, x, d))
-                    continue;
-                int l = load ? load[x * FTM_NDIRS + d] : 0;
-                int cm = l > bmax[y] ? l : bmax[y], cs = l + bsum[y];
-                if (bm < 0 || key_less(cm, cs, bm, bs)) {
-                    bm = cm;
-                    bs = cs;
-                }
-            }
-            bmax[x] = bm;
-            bsum[x] = bs;
-        }
+        if (x != b)
+            best_step(m, x, dist, load, bmax, bsum, &bmax[x], &bsum[x]);
         if (x == a) {
             found = 1;
             break;
@@ -67,19 +76,7 @@ int rt_route(const ftm_mesh *m, int a, int b, const int *load,
     /* Walk a -> b taking the first direction that attains the best key. */
     int x = a;
     for (int h = 0; h < hops; h++) {
-        int bd = -1, bm = 0, bs = 0;
-        for (int d = 0; d < FTM_NDIRS; d++) {
-            int y = ftm_mesh_neighbor(m, x, d);
-            if (y < 0 || dist[y] != dist[x] - 1 || !ftm_mesh_link_live(m, x, d))
-                continue;
-            int l = load ? load[x * FTM_NDIRS + d] : 0;
-            int cm = l > bmax[y] ? l : bmax[y], cs = l + bsum[y];
-            if (bd < 0 || key_less(cm, cs, bm, bs)) {
-                bd = d;
-                bm = cm;
-                bs = cs;
-            }
-        }
+        int bm, bs, bd = best_step(m, x, dist, load, bmax, bsum, &bm, &bs);
         dirs[h] = (unsigned char)bd;
         x = ftm_mesh_neighbor(m, x, bd);
     }

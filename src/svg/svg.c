@@ -1,7 +1,7 @@
 /* SVG pictures: a grid of chips, two offset lines per link (one per
  * direction, so a link's two directions can show different loads), ring
  * polylines through the path hops. Wrap-around links of a torus are drawn
- * as short stubs leaving and entering the grid's edge. */
+ * as short segments leaving and entering the grid's edge. */
 #include "ftmesh/svg.h"
 #include "ftmesh/error.h"
 
