@@ -43,6 +43,9 @@ typedef struct ftm_allreduce_opts {
     int fail_chip;
     uint64_t fail_after_pkts;  /* ... after sending this many packets (0: half
                                 * of its packets of one allreduce) */
+    const ftm_sched *sched;    /* optional: algo's schedule for this mesh and
+                                * count, already built (the caller modeled
+                                * it); NULL: built here */
     int verify_selftest;       /* 1: after each allreduce, the lowest healthy
                                 * chip's element 0 is bumped before it is
                                 * checked, so `wrong` must equal iters: a test

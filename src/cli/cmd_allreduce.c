@@ -64,16 +64,17 @@ static int check_memory(const char *cmd, const ftm_mesh *m, const char *algo, si
     return 0;
 }
 
-/* Builds the algorithm's schedule and models it. */
+/* Builds the algorithm's schedule into s and models it. */
 static int model_schedule(const ftm_mesh *m, const char *algo, size_t count,
-                          const ftm_cost_params *cp, ftm_cost_result *cost, uint64_t *link_bytes)
+                          const ftm_cost_params *cp, ftm_cost_result *cost, uint64_t *link_bytes,
+                          ftm_sched *s)
 {
-    ftm_sched s;
-    int err = ftm_allreduce_find(algo)->build(&s, m, count, FTM_RED_SUM_F32);
+    int err = ftm_allreduce_find(algo)->build(s, m, count, FTM_RED_SUM_F32);
     if (err)
         return err;
-    err = ftm_cost_sched(&s, m, cp, cost, link_bytes);
-    ftm_sched_free(&s);
+    err = ftm_cost_sched(s, m, cp, cost, link_bytes);
+    if (err)
+        ftm_sched_free(s);
     return err;
 }
 
@@ -262,8 +263,11 @@ int cli_allreduce(int argc, char **argv)
         if (!err && !o.json)
             printf("# auto: picked %s (lowest modeled time)\n", algo);
     }
+    /* One schedule: modeled here, then run by the chips. */
+    ftm_sched sched;
+    int have_sched = 0;
     if (!err)
-        err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes);
+        have_sched = !(err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes, &sched));
     ftm_allreduce_result r;
     memset(&r, 0, sizeof r);
     r.died_chip = -1;
@@ -272,13 +276,16 @@ int cli_allreduce(int argc, char **argv)
         ftm_allreduce_opts ao = { .algo = algo, .count = bytes / 4, .iters = (int)iters,
                                   .hang_timeout_s = o.hang_timeout_s, .fail_during = fail_r >= 0,
                                   .fail_chip = fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
-                                  .fail_after_pkts = (uint64_t)fail_after };
+                                  .fail_after_pkts = (uint64_t)fail_after, .sched = &sched };
         err = ftm_allreduce_run(&m, &ao, &r);
         if (r.died_chip >= 0) {
             /* The figures below are the recovery run's: model that mesh. */
             m.chip_dead[r.died_chip] = 1;
+            ftm_sched_free(&sched);
+            have_sched = 0;
             if (!err)
-                err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes);
+                have_sched = !(err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes,
+                                                    &sched));
             if (!o.json)
                 printf("# chip (%d,%d) died during the first allreduce; rings rebuilt around it;\n"
                        "# the figures below are from the recovery run over the %d chips left\n",
@@ -301,6 +308,8 @@ int cli_allreduce(int argc, char **argv)
             rc = CLI_EXIT_FAIL;
         svgf = NULL; /* write_svg closed it */
     }
+    if (have_sched)
+        ftm_sched_free(&sched);
     free(link_bytes);
     if (svgf)
         fclose(svgf);

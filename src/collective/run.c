@@ -106,9 +106,10 @@ static void link_figures(const ftm_mesh *m, const ftm_rt *rt, const ftm_sched *s
     free(want);
 }
 
-/* One attempt; with fail >= 0, chip `fail` dies during the first iteration. */
-static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
-                    ftm_allreduce_result *res)
+/* One attempt on schedule pre (NULL: build it); with fail >= 0, chip
+ * `fail` dies during the first iteration. */
+static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, const ftm_sched *pre,
+                    int fail, ftm_allreduce_result *res)
 {
     memset(res, 0, sizeof *res);
     res->died_chip = -1;
@@ -118,12 +119,16 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
         return rc;
-    ftm_sched s;
-    rc = algo->build(&s, m, o->count, FTM_RED_SUM_F32);
-    if (rc)
-        return rc;
+    ftm_sched own;
+    const ftm_sched *sp = pre;
+    if (!sp) {
+        rc = algo->build(&own, m, o->count, FTM_RED_SUM_F32);
+        if (rc)
+            return rc;
+        sp = &own;
+    }
     res->chips = ftm_mesh_healthy_count(m);
-    run_ctx x = { &s, NULL, NULL, o->count, o->iters, NULL, -1, NULL, o->verify_selftest };
+    run_ctx x = { sp, NULL, NULL, o->count, o->iters, NULL, -1, NULL, o->verify_selftest };
     x.bufs = calloc((size_t)m->nchips, sizeof *x.bufs);
     x.wall = calloc((size_t)o->iters, sizeof *x.wall);
     x.wrong = calloc((size_t)m->nchips, sizeof *x.wrong);
@@ -153,7 +158,7 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
     if (!rc && fail >= 0) {
         uint64_t after = o->fail_after_pkts;
         if (!after) /* default: halfway through its part of the allreduce */
-            after = ftm_sched_chip_packets(&s, fail, ftm_rt_pkt_bytes(rt)) / 2 + 1;
+            after = ftm_sched_chip_packets(sp, fail, ftm_rt_pkt_bytes(rt)) / 2 + 1;
         rc = ftm_rt_fail_chip_after(rt, fail, after);
     }
     if (!rc)
@@ -168,7 +173,7 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
     if (!rc) {
         for (int c = 0; c < m->nchips; c++)
             res->wrong += x.wrong[c];
-        link_figures(m, rt, &s, o->iters, res);
+        link_figures(m, rt, sp, o->iters, res);
         qsort(x.wall, (size_t)o->iters, sizeof *x.wall, cmp_double);
         res->wall_s = x.wall[o->iters / 2];
         res->wall_min_s = x.wall[0];
@@ -182,7 +187,8 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, int fail,
     free(x.wall);
     free(x.wrong);
     free(expect);
-    ftm_sched_free(&s);
+    if (sp == &own)
+        ftm_sched_free(&own);
     return rc;
 }
 
@@ -191,10 +197,10 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     memset(res, 0, sizeof *res);
     res->died_chip = -1;
     if (!o->fail_during)
-        return run_once(m, o, -1, res);
+        return run_once(m, o, o->sched, -1, res);
     if (o->fail_chip < 0 || o->fail_chip >= m->nchips || !ftm_mesh_alive(m, o->fail_chip))
         return FTM_EINVAL;
-    int rc = run_once(m, o, o->fail_chip, res);
+    int rc = run_once(m, o, o->sched, o->fail_chip, res);
     if (rc != FTM_ECHIPDEAD)
         return rc; /* it finished before the failure point, or broke otherwise */
     /* Recovery: the mesh without the dead chip, new rings, a new runtime,
@@ -206,7 +212,7 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         return rc;
     m2.chip_dead[died] = 1;
     ftm_allreduce_result_free(res);
-    rc = run_once(&m2, o, -1, res);
+    rc = run_once(&m2, o, NULL, -1, res); /* the mesh changed: new rings */
     res->died_chip = died;
     ftm_mesh_free(&m2);
     return rc;

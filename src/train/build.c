@@ -19,25 +19,8 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     ftm_cost_defaults(&p);
     ftm_cost_result cr;
     int rc;
-    if (!strcmp(name, "auto")) {
-        /* the registered algorithm with the smallest modeled time */
-        const char *best = NULL;
-        double bt = 0;
-        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
-            ftm_sched t;
-            if (a->build(&t, m, count, red))
-                continue; /* e.g. FTM_ENOTSUP for this mesh */
-            int e = ftm_cost_sched(&t, m, &p, &cr, NULL);
-            ftm_sched_free(&t);
-            if (!e && (!best || cr.time_s < bt)) {
-                best = a->name;
-                bt = cr.time_s;
-            }
-        }
-        if (!best)
-            return FTM_ENOTSUP;
-        name = best;
-    }
+    if (!strcmp(name, "auto") && (rc = ftm_cost_auto(m, count, red, &p, &name, &cr)) != 0)
+        return rc; /* else name: the registered algorithm with the smallest modeled time */
     const ftm_allreduce_algo *a = ftm_allreduce_find(name);
     if (!a)
         return FTM_EINVAL;
