@@ -48,6 +48,24 @@ void ftm_cost_defaults(ftm_cost_params *p);
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
 
+/* Per-op times of a replay (seconds from the schedule's start), for traces
+ * on the modeled clock. Per transfer (tag): when it starts moving (all its
+ * links free), when it arrives, and when its receive completes (arrival
+ * plus the reduction's memory time). Per step: chip c's step k starts at
+ * step_start[step_first[c] + k] and ends at step_end[...]. */
+typedef struct ftm_cost_timing {
+    double *xfer_start, *xfer_end, *recv_end; /* [next_tag] */
+    double *step_start, *step_end;            /* [total steps] */
+    int *step_first;                          /* [nchips] */
+    double time_s;                            /* the schedule's modeled time */
+} ftm_cost_timing;
+
+/* ftm_cost_sched that also fills *tm (allocated here; free with
+ * ftm_cost_timing_free, also after an error). */
+int ftm_cost_sched_timed(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                         ftm_cost_result *res, uint64_t *link_bytes, ftm_cost_timing *tm);
+void ftm_cost_timing_free(ftm_cost_timing *tm);
+
 /* Sequential reference executor: applies every transfer of s to the
  * per-chip buffers bufs[chip] (s->bytes each; NULL for chips without a
  * program) in the replay order of ftm_cost_sched, with no threads. A send

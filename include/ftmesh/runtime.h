@@ -67,6 +67,12 @@ int ftm_rt_died(const ftm_rt *rt);
 /* After FTM_EHANG: the stuck chips (at most max), returns how many. */
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 
+/* Records what every chip does in the following runs into tr (trace.h;
+ * tr's chip count must be the mesh's), or stops recording (tr NULL). The
+ * recorder must outlive the runs. Returns 0 or FTM_EINVAL. */
+struct ftm_trace;
+int ftm_rt_set_trace(ftm_rt *rt, struct ftm_trace *tr);
+
 /* Bytes and packets that crossed the directed link chip->dir since the
  * last reset. */
 void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts);

@@ -67,6 +67,7 @@ typedef struct replay {
     /* data execution (NULL for modeling only) */
     void **bufs;
     unsigned char **stage; /* [ntags] snapshot of each send's payload */
+    ftm_cost_timing *tm;  /* per-op times, or NULL */
 } replay;
 
 /* Cache prefetch hint (a no-op where the compiler has none): the replay
@@ -159,6 +160,8 @@ static void end_step(replay *r, int c)
     chip_st *cs = &r->st[c];
     if (r->bufs)
         apply_recvs(r, c, &r->s->prog[c].steps[cs->cur]);
+    if (r->tm)
+        r->tm->step_end[r->tm->step_first[c] + cs->cur] = cs->end;
     cs->running = 0;
     cs->cur++;
     const ftm_chip_prog *pg = &r->s->prog[c];
@@ -208,6 +211,10 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
         }
     }
     *finish = start + dur;
+    if (r->tm) {
+        r->tm->xfer_start[op->tag] = start;
+        r->tm->xfer_end[op->tag] = *finish;
+    }
     r->tg[op->tag].arrival = *finish;
     r->tg[op->tag].known = 1;
     if (r->bufs) {
@@ -238,6 +245,8 @@ static int start_step(replay *r, int c, double t)
     cs->running = 1;
     cs->pending = 0;
     cs->end = t;
+    if (r->tm)
+        r->tm->step_start[r->tm->step_first[c] + cs->cur] = t;
     /* Receives first: a send of this very step to this chip (a 0-hop
      * transfer) then finds the step's pending count already set. */
     for (int k = 0; k < stp->nops; k++) {
@@ -330,7 +339,8 @@ static int index_tags(replay *r)
 }
 
 static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                      void **bufs, ftm_cost_result *res, uint64_t *link_bytes)
+                      void **bufs, ftm_cost_result *res, uint64_t *link_bytes,
+                      ftm_cost_timing *tm)
 {
     if (!s || !m || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
         p->hop_s < 0)
@@ -341,6 +351,7 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     r.m = m;
     r.p = *p;
     r.bufs = bufs;
+    r.tm = tm;
     size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
     r.st = calloc((size_t)s->nchips, sizeof *r.st);
     r.tg = calloc(nt, sizeof *r.tg);
@@ -394,6 +405,11 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     }
     if (!rc && link_bytes)
         memcpy(link_bytes, r.lbytes, nl * sizeof *link_bytes);
+    if (!rc && tm) {
+        for (uint32_t t = 0; t < s->next_tag; t++)
+            tm->recv_end[t] = tm->xfer_end[t] + r.tg[t].rcost;
+        tm->time_s = t_end;
+    }
     replay_free(&r);
     return rc;
 }
@@ -401,7 +417,41 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes)
 {
-    return replay_run(s, m, p, NULL, res, link_bytes);
+    return replay_run(s, m, p, NULL, res, link_bytes, NULL);
+}
+
+void ftm_cost_timing_free(ftm_cost_timing *tm)
+{
+    free(tm->xfer_start);
+    free(tm->xfer_end);
+    free(tm->recv_end);
+    free(tm->step_start);
+    free(tm->step_end);
+    free(tm->step_first);
+    memset(tm, 0, sizeof *tm);
+}
+
+int ftm_cost_sched_timed(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                         ftm_cost_result *res, uint64_t *link_bytes, ftm_cost_timing *tm)
+{
+    memset(tm, 0, sizeof *tm);
+    if (!s)
+        return FTM_EINVAL;
+    size_t nt = s->next_tag ? s->next_tag : 1, nsteps = 0;
+    tm->step_first = calloc((size_t)s->nchips, sizeof *tm->step_first);
+    for (int c = 0; c < s->nchips && tm->step_first; c++) {
+        tm->step_first[c] = (int)nsteps;
+        nsteps += (size_t)s->prog[c].nsteps;
+    }
+    tm->xfer_start = calloc(nt, sizeof(double));
+    tm->xfer_end = calloc(nt, sizeof(double));
+    tm->recv_end = calloc(nt, sizeof(double));
+    tm->step_start = calloc(nsteps ? nsteps : 1, sizeof(double));
+    tm->step_end = calloc(nsteps ? nsteps : 1, sizeof(double));
+    if (!tm->step_first || !tm->xfer_start || !tm->xfer_end || !tm->recv_end ||
+        !tm->step_start || !tm->step_end)
+        return FTM_ENOMEM;
+    return replay_run(s, m, p, NULL, res, link_bytes, tm);
 }
 
 static int overlap(const ftm_op *a, const ftm_op *b)
@@ -442,5 +492,5 @@ int ftm_cost_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs)
         return rc;
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    return replay_run(s, m, &p, bufs, NULL, NULL);
+    return replay_run(s, m, &p, bufs, NULL, NULL, NULL);
 }

@@ -102,6 +102,9 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
             continue;
         int rc = reduce_into(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len, op->red);
         x->st[i].done += h->len;
+        if (RT_TRACE(x->chip))
+            ftm_trace_op(RT_TRACE(x->chip), x->chip->id, i, op, x->st[i].done - h->len,
+                         x->st[i].done, x->buf);
         return rc ? rc : 1;
     }
     return 0;
@@ -144,6 +147,9 @@ static int link_put(ftm_chip *c, int d, const unsigned char *pkt)
     ((rt_hdr *)(void *)slot)->hop++;
     mb->bytes += h->len;
     mb->pkts++;
+    if (RT_TRACE(c)) /* link_put carries transit traffic only */
+        ftm_trace_forward(RT_TRACE(c), c->id, h->sched, (uint32_t)(h->tag >> 32), h->src,
+                          (uint32_t)h->tag, d, h->len);
     publish(c, d);
     return 1;
 }
@@ -270,12 +276,16 @@ static int push_sends(exec_ctx *x)
             c->out[d]->bytes += n;
             c->out[d]->pkts++;
             x->st[i].done += n;
+            if (RT_TRACE(c))
+                ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
             publish(c, d);
             moved = 1;
             if (++c->sent_pkts == c->fail_after) {
                 /* Injected failure: the chip stops here, mid-collective,
                  * and the health monitor tells every other chip. */
                 atomic_store(&c->rt->died, c->id);
+                if (RT_TRACE(c))
+                    ftm_trace_fail(RT_TRACE(c), c->id);
                 atomic_store(&c->rt->abort, 1);
                 rt_ring_all(c->rt);
                 return FTM_ECHIPDEAD;
@@ -323,6 +333,7 @@ static int step_done(const exec_ctx *x)
 static int wait_bell(exec_ctx *x, uint64_t seen)
 {
     ftm_chip *c = x->chip;
+    double t0 = RT_TRACE(c) ? ftm_trace_now(RT_TRACE(c)) : 0;
     pthread_mutex_lock(&c->mu);
     note_wait(x);
     c->waiting = 1;
@@ -330,6 +341,8 @@ static int wait_bell(exec_ctx *x, uint64_t seen)
         pthread_cond_wait(&c->cv, &c->mu);
     c->waiting = 0;
     pthread_mutex_unlock(&c->mu);
+    if (RT_TRACE(c))
+        ftm_trace_wait(RT_TRACE(c), c->id, t0);
     return atomic_load(&c->rt->abort) ? rt_abort_code(c->rt) : 0;
 }
 
@@ -359,8 +372,15 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     }
     op_state *st = chip->op_state;
     exec_ctx x = { chip, s, buf, NULL, NULL, st, (uint64_t)(++chip->epoch) << 32 };
+    ftm_trace *tr = RT_TRACE(chip);
+    if (tr)
+        ftm_trace_exec_begin(tr, chip->id, s, &chip->rt->mesh, buf, chip->epoch);
     int rc = 0;
     for (int k = 0; k < prog->nsteps && !rc; k++) {
+        if (tr && k > 0)
+            ftm_trace_step_end(tr, chip->id, buf);
+        if (tr)
+            ftm_trace_step_begin(tr, chip->id, k);
         x.step = &prog->steps[k];
         x.ops = prog->ops + x.step->first_op;
         if (x.step->nops)
@@ -383,6 +403,10 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
                 break;
         }
     }
+    if (tr && x.step) /* the last step, or the one an error cut short */
+        ftm_trace_step_end(tr, chip->id, buf);
+    if (tr)
+        ftm_trace_exec_end(tr, chip->id);
     return rc;
 }
 

@@ -3,6 +3,7 @@
 #define FTMESH_RT_INTERNAL_H
 
 #include "ftmesh/runtime.h"
+#include "ftmesh/trace.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -95,7 +96,11 @@ struct ftm_rt {
     pthread_mutex_t bar_mu;  /* ftm_chip_barrier: arrivals */
     int bar_count;
     _Atomic uint64_t bar_gen;
+    ftm_trace *trace;        /* event recorder, NULL: not recording */
 };
+
+/* The run's recorder or NULL: the one check the hot path pays when off. */
+#define RT_TRACE(c) ((c)->rt->trace)
 
 /* Why waiting stopped: FTM_ECHIPDEAD if a chip died, else FTM_EHANG. */
 int rt_abort_code(const ftm_rt *rt);

@@ -228,6 +228,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     int n = rt->mesh.nchips;
     rt->fn = fn;
     rt->arg = arg;
+    if (rt->trace)
+        ftm_trace_begin_run(rt->trace);
     rt->hung = 0;
     rt->bar_count = 0;
     atomic_store(&rt->died, -1);
@@ -353,4 +355,12 @@ void ftm_rt_reset_stats(ftm_rt *rt)
 {
     for (int i = 0; i < rt->mesh.nchips * FTM_NDIRS; i++)
         rt->mbox[i].bytes = rt->mbox[i].pkts = 0;
+}
+
+int ftm_rt_set_trace(ftm_rt *rt, ftm_trace *tr)
+{
+    if (tr && ftm_trace_nchips(tr) != rt->mesh.nchips)
+        return FTM_EINVAL;
+    rt->trace = tr;
+    return 0;
 }
