@@ -46,6 +46,8 @@ typedef struct ftm_allreduce_opts {
     const ftm_sched *sched;    /* optional: algo's schedule for this mesh and
                                 * count, already built (the caller modeled
                                 * it); NULL: built here */
+    struct ftm_trace *trace;   /* optional: records every run (trace.h),
+                                * the recovery run's too */
     int verify_selftest;       /* 1: after each allreduce, the lowest healthy
                                 * chip's element 0 is bumped before it is
                                 * checked, so `wrong` must equal iters: a test

@@ -64,6 +64,9 @@ typedef struct ftm_train_opts {
     int fail_during;
     int fail_chip;
     long fail_step;
+    /* Optional recorder (trace.h): every chip's allreduces, its
+     * forward+backward and optimizer phases, the failure and the recovery. */
+    struct ftm_trace *trace;
 } ftm_train_opts;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,

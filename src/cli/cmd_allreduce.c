@@ -6,6 +6,7 @@
 #include "ftmesh/router.h"
 #include "ftmesh/svg.h"
 #include "ftmesh/error.h"
+#include "trace_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ static void usage(void)
            "  --fail-after N with --fail-during: die after sending N packets (default:\n"
            "                 half of its packets)\n"
            "  --svg FILE     write a picture: mesh, holes, ring(s), links coloured by bytes\n"
+           CLI_TRACE_HELP
            "  --link-GBps X  modeled bandwidth per link per direction (default 100)\n"
            "  --hop-us X     modeled latency per hop in microseconds (default 1)\n"
            "  --hbm-GBps X   modeled memory bandwidth for reductions (default 900)\n"
@@ -93,6 +95,21 @@ static int write_svg(FILE *f, const char *path, const ftm_mesh *m, const char *a
     ftm_ring_free(&ring);
     if (err)
         fprintf(stderr, "ftmesh allreduce: --svg %s: %s\n", path, ftm_strerror(err));
+    return err ? -1 : 0;
+}
+
+/* Writes the recorded run (the mesh's chips, dead ones included) and
+ * closes f. */
+static int write_trace(FILE *f, const char *path, const ftm_trace *rec, const ftm_mesh *m,
+                       int clock, const ftm_cost_params *cp)
+{
+    int err = cli_trace_write(f, rec, m, clock, cp);
+    if (!err)
+        err = ftm_trace_error(rec);
+    if (fclose(f) && !err)
+        err = FTM_EIO;
+    if (err)
+        fprintf(stderr, "ftmesh allreduce: --trace %s: %s\n", path, ftm_strerror(err));
     return err ? -1 : 0;
 }
 
@@ -158,7 +175,8 @@ int cli_allreduce(int argc, char **argv)
 {
     cli_mesh_opts o;
     cli_mesh_opts_init(&o, "allreduce", argc);
-    const char *algo = "ring", *v, *svg = NULL;
+    const char *algo = "ring", *v, *svg = NULL, *trace = NULL;
+    int trace_clock = FTM_CLOCK_WALL;
     size_t bytes = 8u << 20;
     long iters = 5;
     int model_only = 0, fail_r = -1, fail_c = -1;
@@ -210,6 +228,14 @@ int cli_allreduce(int argc, char **argv)
         } else if (cli_is(a, "--svg")) {
             if (!(svg = cli_value(o.cmd, argc, argv, &i, "--svg")))
                 rc = CLI_EXIT_USAGE;
+        } else if (cli_is(a, "--trace")) {
+            if (!(trace = cli_value(o.cmd, argc, argv, &i, "--trace")))
+                rc = CLI_EXIT_USAGE;
+        } else if (cli_is(a, "--trace-clock")) {
+            if (!(v = cli_value(o.cmd, argc, argv, &i, "--trace-clock")))
+                rc = CLI_EXIT_USAGE;
+            else
+                rc = cli_trace_clock(o.cmd, v, &trace_clock);
         } else if (cli_is(a, "--link-GBps") || cli_is(a, "--hop-us") || cli_is(a, "--hbm-GBps")) {
             rc = cli_cost_opt(o.cmd, argc, argv, &i, &cp);
         } else {
@@ -241,6 +267,11 @@ int cli_allreduce(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
+    if (trace && model_only) {
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--trace records chips running: drop --model-only");
+    }
     if (fail_r >= 0 && model_only) {
         ftm_mesh_free(&m);
         cli_mesh_opts_free(&o);
@@ -252,6 +283,17 @@ int cli_allreduce(int argc, char **argv)
         ftm_mesh_free(&m);
         cli_mesh_opts_free(&o);
         return cli_usage_error(o.cmd, "--svg %s: cannot create the file", svg);
+    }
+    FILE *tracef = trace ? fopen(trace, "w") : NULL;
+    ftm_trace *rec = NULL;
+    if (trace && (!tracef || ftm_trace_create(&rec, m.nchips, 0))) {
+        if (svgf)
+            fclose(svgf);
+        if (tracef)
+            fclose(tracef);
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--trace %s: cannot create the file", trace);
     }
     /* Model first: it picks the algorithm for auto, and --model-only
      * stops there. */
@@ -276,7 +318,8 @@ int cli_allreduce(int argc, char **argv)
         ftm_allreduce_opts ao = { .algo = algo, .count = bytes / 4, .iters = (int)iters,
                                   .hang_timeout_s = o.hang_timeout_s, .fail_during = fail_r >= 0,
                                   .fail_chip = fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
-                                  .fail_after_pkts = (uint64_t)fail_after, .sched = &sched };
+                                  .fail_after_pkts = (uint64_t)fail_after, .sched = &sched,
+                                  .trace = rec };
         err = ftm_allreduce_run(&m, &ao, &r);
         if (r.died_chip >= 0) {
             /* The figures below are the recovery run's: model that mesh. */
@@ -307,7 +350,13 @@ int cli_allreduce(int argc, char **argv)
         if (svgf && write_svg(svgf, svg, &m, algo, link_bytes))
             rc = CLI_EXIT_FAIL;
         svgf = NULL; /* write_svg closed it */
+        if (tracef && write_trace(tracef, trace, rec, &m, trace_clock, &cp))
+            rc = CLI_EXIT_FAIL;
+        tracef = NULL;
     }
+    if (tracef)
+        fclose(tracef);
+    ftm_trace_destroy(rec);
     if (have_sched)
         ftm_sched_free(&sched);
     free(link_bytes);

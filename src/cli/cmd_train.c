@@ -4,6 +4,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
+#include "trace_json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -73,6 +74,10 @@ static void usage(void)
            "                       survivors take the most advanced survivor's state, the\n"
            "                       batch is re-split, the rings rebuilt, and the step redone\n"
            "  --fail-step S        the step in which --fail-during strikes\n"
+           "  --trace FILE         record every chip's allreduces, compute, failure and\n"
+           "                       recovery as Chrome trace JSON (ui.perfetto.dev)\n"
+           "  --trace-clock wall|modeled  the trace's clock (default wall; modeled: the\n"
+           "                       allreduces only, on the cost model's clock)\n"
            "  --json               one JSON object per step, then a summary object\n"
            "\n%s", FTM_FIX_SHIFT, FTM_TRAIN_FLOAT_TOL, FTM_TRAIN_FLOAT_TOL, cli_mesh_help);
 }
@@ -319,6 +324,8 @@ typedef struct targs {
     int fail_r, fail_c, fail_step_given;
     double lr;
     long depth, heads;
+    const char *trace;         /* --trace FILE */
+    int trace_clock;
 } targs;
 
 static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
@@ -388,6 +395,13 @@ static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
             return cli_usage_error(cmd, "--fail-step %s: expected a step number >= 0", v);
         a->t.fail_step = n;
         a->fail_step_given = 1;
+    } else if (cli_is(s, "--trace")) {
+        VAL("--trace");
+        a->trace = v;
+    } else if (cli_is(s, "--trace-clock")) {
+        VAL("--trace-clock");
+        if (cli_trace_clock(cmd, v, &a->trace_clock))
+            return 2;
     } else if (cli_is(s, "--data")) {
         VAL("--data");
         a->data = v;
@@ -514,8 +528,31 @@ int cli_train(int argc, char **argv)
                "examples/s");
         fflush(stdout);
     }
+    FILE *tracef = NULL;
+    if (a.trace && (!(tracef = fopen(a.trace, "w")) ||
+                    ftm_trace_create(&a.t.trace, m.nchips, 0))) {
+        if (tracef)
+            fclose(tracef);
+        ftm_data_free(ds);
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error(o.cmd, "--trace %s: cannot create the file", a.trace);
+    }
     ftm_train_result r;
     err = ftm_train_run(&m, &a.t, &cb, &r);
+    if (tracef) {
+        ftm_cost_params cp;
+        ftm_cost_defaults(&cp);
+        int e = cli_trace_write(tracef, a.t.trace, &m, a.trace_clock, &cp);
+        if (fclose(tracef) && !e)
+            e = FTM_EIO;
+        if (e && !err) {
+            fprintf(stderr, "ftmesh train: --trace %s: %s\n", a.trace, ftm_strerror(e));
+            rc = CLI_EXIT_FAIL;
+        }
+        ftm_trace_destroy(a.t.trace);
+        a.t.trace = NULL;
+    }
     clear_bar(&oc);
     if (err == FTM_EHANG) {
         cli_print_stuck(o.cmd, &m, r.stuck, r.nstuck, o.hang_timeout_s);

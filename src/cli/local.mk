@@ -4,3 +4,9 @@ ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/cmd_rings.
 # End-to-end runs of the command (exit codes, errors, JSON keys).
 TESTS += tests/cli.sh
 EXTRA_DIST += tests/cli.sh
+
+# Watching a run: --trace (Chrome trace JSON) and ftmesh demo
+ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h
+TESTS += tests/trace_cli.sh
+EXTRA_DIST += tests/trace_cli.sh
+EXTRA_DIST += tests/trace_cli.py

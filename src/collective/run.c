@@ -1,6 +1,7 @@
 /* Running and verifying an allreduce on the chip threads. */
 #include "ftmesh/collective.h"
 #include "ftmesh/runtime.h"
+#include "ftmesh/trace.h"
 #include "ftmesh/error.h"
 
 #include <stdlib.h>
@@ -155,6 +156,8 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, const ftm_sc
     ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
     if (!rc)
         rc = ftm_rt_create(&rt, m, &cfg);
+    if (!rc && o->trace)
+        rc = ftm_rt_set_trace(rt, o->trace);
     if (!rc && fail >= 0) {
         uint64_t after = o->fail_after_pkts;
         if (!after) /* default: halfway through its part of the allreduce */
@@ -192,6 +195,19 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, const ftm_sc
     return rc;
 }
 
+/* Each survivor's RECOVER event: the rings are rebuilt from here. */
+static void note_recovery(ftm_trace *tr, const ftm_mesh *m)
+{
+    double t = ftm_trace_now(tr);
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c))
+            continue;
+        ftm_event e = { .kind = FTM_EV_RECOVER, .dir = -1, .chip = c, .peer = -1, .sched = -1,
+                        .step = -1, .op = -1, .t0 = t, .t1 = t, .name = "recovery: rings rebuilt" };
+        ftm_trace_add(tr, &e);
+    }
+}
+
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -212,6 +228,8 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         return rc;
     m2.chip_dead[died] = 1;
     ftm_allreduce_result_free(res);
+    if (o->trace)
+        note_recovery(o->trace, &m2);
     rc = run_once(&m2, o, NULL, -1, res); /* the mesh changed: new rings */
     res->died_chip = died;
     ftm_mesh_free(&m2);

@@ -1,5 +1,6 @@
 # train module: data-parallel training on the mesh (train.h), the train
 # subcommand, tests and the CLI end-to-end script
+libftmesh_la_SOURCES += src/train/events.c
 libftmesh_la_SOURCES += src/train/train.c src/train/build.c src/train/check.c \
 	src/train/train_int.h
 ftmeshinclude_HEADERS += include/ftmesh/train.h

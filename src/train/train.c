@@ -271,8 +271,9 @@ static int chip_fn(ftm_chip *chip, void *arg)
                          .count = c->count, .global_batch = o->batch, .micro = t->micro,
                          .exact = o->exact, .grads_i64 = c->gi, .hook = bn_hook,
                          .hook_ctx = c};
-        double loss = 0, c0 = train_thread_cpu();
+        double loss = 0, c0 = train_thread_cpu(), n0 = train_note_t0(o);
         rc = ftm_model_forward_backward(c->m, &a, &loss);
+        train_note(o, id, FTM_EV_COMPUTE, "forward+backward", n0);
         double math = train_thread_cpu() - c0 - c->hook_cpu_step;
         c->math_cpu += math;
         c->hook_cpu += c->hook_cpu_step;
@@ -298,9 +299,11 @@ static int chip_fn(ftm_chip *chip, void *arg)
             t->res->check_cpu_s += c2 - c1;
             c1 = c2;
         }
+        n0 = train_note_t0(o);
         if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0),
                                  ftm_model_ntensors(c->m), (uint64_t)s)))
             break;
+        train_note(o, id, FTM_EV_COMPUTE, "optimizer", n0);
         c->optim_cpu += train_thread_cpu() - c1;
         c->done = s + 1;
         t->slot_loss[s & 1][id] = loss;
@@ -449,6 +452,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     if (!rc) {
         ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
         rc = ftm_rt_create(&rt, m, &cfg);
+        if (!rc && o->trace)
+            rc = ftm_rt_set_trace(rt, o->trace);
     }
     if (!rc) {
         rc = ftm_rt_run(rt, chip_fn, t);
@@ -542,6 +547,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
             res->nstuck = 0;
             ftm_train_opts o2 = *o;
             o2.fail_during = 0;
+            train_note_recovery(o, &m2);
             memset(&t, 0, sizeof t);
             t.o = &o2;
             t.cb = cb;

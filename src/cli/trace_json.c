@@ -1,0 +1,220 @@
+/* --trace FILE: a recorded run as Chrome trace-event JSON (opens in
+ * ui.perfetto.dev and chrome://tracing).
+ *
+ * One process "ftmesh"; per chip a track "chip (r,c)" with its executions,
+ * steps, waits and training phases (these nest), and beside it lanes for
+ * its sends, receives and forwarded traffic: ops of one step run
+ * concurrently and would not nest on one track, so each lane holds ops
+ * that do not overlap (greedy interval partitioning). Times are
+ * microseconds ("ts", "dur") on the chosen clock.
+ */
+#include "cli.h"
+#include "trace_json.h"
+#include "ftmesh/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LANE_MAIN, LANE_SEND, LANE_RECV, LANE_FWD, LANE_KINDS };
+enum { LANES = 16, TID_PER_CHIP = LANE_KINDS * LANES };
+
+static const char *const lane_names[LANE_KINDS] = { "", " send", " recv", " forward" };
+
+/* JSON string with escapes (quotes, backslash, control characters). */
+static void js_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A JSON number: never inf or nan (0 instead; times here are finite). */
+static void js_num(FILE *f, double v)
+{
+    fprintf(f, "%.6f", isfinite(v) ? v : 0.0);
+}
+
+static int lane_kind(int kind)
+{
+    switch (kind) {
+    case FTM_EV_SEND: return LANE_SEND;
+    case FTM_EV_RECV: return LANE_RECV;
+    case FTM_EV_FORWARD: return LANE_FWD;
+    default: return LANE_MAIN;
+    }
+}
+
+typedef struct ord { size_t i; int chip, lk; double t0, t1; } ord;
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->chip != y->chip)
+        return x->chip < y->chip ? -1 : 1;
+    if (x->lk != y->lk)
+        return x->lk < y->lk ? -1 : 1;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return (x->t1 < y->t1) - (x->t1 > y->t1); /* the enclosing slice first */
+}
+
+/* tid of every slice: the chip's main track, or the first lane of its
+ * kind that is free at the slice's start. */
+static int assign_tids(const ftm_timeline *tl, int *tid)
+{
+    ord *o = malloc(sizeof *o * (tl->n ? tl->n : 1));
+    if (!o)
+        return FTM_ENOMEM;
+    for (size_t i = 0; i < tl->n; i++)
+        o[i] = (ord){ i, tl->slice[i].ev->chip, lane_kind(tl->slice[i].ev->kind),
+                      tl->slice[i].t0, tl->slice[i].t1 };
+    qsort(o, tl->n, sizeof *o, ord_cmp);
+    double end[LANES];
+    for (size_t i = 0; i < tl->n; i++) {
+        if (i == 0 || o[i].chip != o[i - 1].chip || o[i].lk != o[i - 1].lk)
+            for (int l = 0; l < LANES; l++)
+                end[l] = -1;
+        int l = 0;
+        if (o[i].lk != LANE_MAIN) /* LANES - 1 takes the rest if all are busy */
+            while (l < LANES - 1 && end[l] > o[i].t0)
+                l++;
+        if (o[i].t1 > end[l])
+            end[l] = o[i].t1;
+        tid[o[i].i] = 1 + o[i].chip * TID_PER_CHIP + o[i].lk * LANES + l;
+    }
+    free(o);
+    return 0;
+}
+
+static void chip_name(char *b, size_t n, const ftm_mesh *m, int chip)
+{
+    snprintf(b, n, "(%d,%d)", ftm_mesh_row(m, chip), ftm_mesh_col(m, chip));
+}
+
+static void slice_name(char *b, size_t n, const ftm_mesh *m, const ftm_event *e)
+{
+    char peer[32] = "";
+    if (e->peer >= 0)
+        chip_name(peer, sizeof peer, m, e->peer);
+    switch (e->kind) {
+    case FTM_EV_EXEC: snprintf(b, n, "allreduce %s", e->name); break;
+    case FTM_EV_STEP: snprintf(b, n, "step %d %s", e->step, e->name); break;
+    case FTM_EV_SEND: snprintf(b, n, "send to %s", peer); break;
+    case FTM_EV_RECV: snprintf(b, n, "%s from %s", e->name, peer); break;
+    case FTM_EV_FORWARD:
+        snprintf(b, n, "forward %s's %s", peer, e->dir >= 0 ? ftm_dir_name(e->dir) : "?");
+        break;
+    default: snprintf(b, n, "%s", e->name[0] ? e->name : ftm_ev_kind_name(e->kind)); break;
+    }
+}
+
+static void write_args(FILE *f, const ftm_mesh *m, const ftm_event *e)
+{
+    char peer[32];
+    fprintf(f, ",\"args\":{\"kind\":");
+    js_str(f, ftm_ev_kind_name(e->kind));
+    if (e->peer >= 0) {
+        chip_name(peer, sizeof peer, m, e->peer);
+        fprintf(f, ",\"peer\":");
+        js_str(f, peer);
+    }
+    if (e->kind == FTM_EV_SEND || e->kind == FTM_EV_RECV || e->kind == FTM_EV_FORWARD)
+        fprintf(f, ",\"bytes\":%zu,\"tag\":%u", e->len, (unsigned)e->tag);
+    if (e->step >= 0)
+        fprintf(f, ",\"step\":%d", e->step);
+    if (e->sched >= 0)
+        fprintf(f, ",\"run\":%d,\"exec\":%d", e->run, e->exec);
+    fputc('}', f);
+}
+
+/* Track names: the chip's main track, then each lane that holds a slice. */
+static void write_names(FILE *f, const ftm_mesh *m, const ftm_timeline *tl, const int *tid)
+{
+    size_t ntid = (size_t)m->nchips * TID_PER_CHIP + 1;
+    unsigned char *used = calloc(ntid, 1);
+    for (size_t i = 0; used && i < tl->n; i++)
+        used[tid[i]] = 1;
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c) && !(used && used[1 + c * TID_PER_CHIP]))
+            continue;
+        for (int k = 0; k < TID_PER_CHIP; k++) {
+            int t = 1 + c * TID_PER_CHIP + k;
+            if (k && !(used && used[t]))
+                continue;
+            char cn[32], name[96];
+            chip_name(cn, sizeof cn, m, c);
+            int lane = k % LANES;
+            snprintf(name, sizeof name, "chip %s%s", cn, lane_names[k / LANES]);
+            if (lane)
+                snprintf(name + strlen(name), sizeof name - strlen(name), " %d", lane + 1);
+            fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
+                       "\"args\":{\"name\":", t);
+            js_str(f, name);
+            fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
+                       "\"args\":{\"sort_index\":%d}}", t, t);
+        }
+    }
+    free(used);
+}
+
+int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
+                    const ftm_cost_params *cp)
+{
+    ftm_timeline tl;
+    int rc = ftm_timeline_build(tr, clock, cp, &tl);
+    if (rc)
+        return rc;
+    int *tid = malloc(sizeof *tid * (tl.n ? tl.n : 1));
+    if (!tid || assign_tids(&tl, tid)) {
+        free(tid);
+        ftm_timeline_free(&tl);
+        return FTM_ENOMEM;
+    }
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":");
+    js_str(f, clock == FTM_CLOCK_MODELED ? "modeled" : "wall");
+    fprintf(f, ",\"span_us\":");
+    js_num(f, tl.span_s * 1e6);
+    fprintf(f, ",\"mesh\":\"%dx%d\",\"torus\":%s},\n\"traceEvents\":[\n"
+               "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"ftmesh\"}}",
+            m->rows, m->cols, m->torus ? "true" : "false");
+    write_names(f, m, &tl, tid);
+    for (size_t i = 0; i < tl.n; i++) {
+        const ftm_slice *s = &tl.slice[i];
+        char name[96];
+        slice_name(name, sizeof name, m, s->ev);
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid[i]);
+        js_str(f, name);
+        fprintf(f, ",\"cat\":");
+        js_str(f, ftm_ev_kind_name(s->ev->kind));
+        fprintf(f, ",\"ts\":");
+        js_num(f, s->t0 * 1e6);
+        fprintf(f, ",\"dur\":");
+        js_num(f, (s->t1 - s->t0) * 1e6);
+        write_args(f, m, s->ev);
+        fputc('}', f);
+    }
+    fprintf(f, "\n]}\n");
+    free(tid);
+    ftm_timeline_free(&tl);
+    return ferror(f) ? FTM_EIO : 0;
+}
+
+int cli_trace_clock(const char *cmd, const char *v, int *clock)
+{
+    if (strcmp(v, "wall") == 0)
+        *clock = FTM_CLOCK_WALL;
+    else if (strcmp(v, "modeled") == 0)
+        *clock = FTM_CLOCK_MODELED;
+    else
+        return cli_usage_error(cmd, "--trace-clock %s: expected wall or modeled", v);
+    return 0;
+}

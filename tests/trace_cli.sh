@@ -1,0 +1,51 @@
+#!/bin/sh
+# --trace on allreduce and train: the JSON parses, every healthy chip has
+# its track, and on the modeled clock the trace spans the reported modeled
+# time with one send and one receive per transfer (tests/trace_cli.py).
+set -u
+ftmesh=${FTMESH:-./ftmesh}
+here=$(dirname "$0")
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { python3 "$here/trace_cli.py" "$@" || bad "trace check $*"; }
+modeled_s() { sed -n 's/.*"modeled_s":\([^,]*\),.*/\1/p' "$1"; }
+
+for algo in ring bidir tree; do
+    "$ftmesh" allreduce --mesh 4x4 --fail 1,1 --algo $algo --size 4K --iters 1 --json \
+        --trace "$tmp/m.json" --trace-clock modeled >"$tmp/out" || bad "allreduce $algo"
+    check "$tmp/m.json" modeled 4 4 "1,1" "$(modeled_s "$tmp/out")" 1
+done
+for algo in 2d 2d-concurrent; do
+    "$ftmesh" allreduce --mesh 4x4 --torus --fail-host 0,0 --algo $algo --size 8K --iters 2 \
+        --json --trace "$tmp/m.json" --trace-clock=modeled >"$tmp/out" || bad "allreduce $algo"
+    check "$tmp/m.json" modeled 4 4 "0,0;0,1;1,0;1,1" "$(modeled_s "$tmp/out")" 2
+done
+"$ftmesh" allreduce --mesh 3x3 --size 64K --iters 2 --trace "$tmp/w.json" >/dev/null ||
+    bad "allreduce wall trace"
+check "$tmp/w.json" wall 3 3 ""
+# a chip dies mid-allreduce: both runs recorded, recovery marked
+"$ftmesh" allreduce --mesh 3x3 --size 64K --iters 1 --fail-during 1,1 --trace "$tmp/f.json" \
+    >/dev/null || bad "allreduce --fail-during trace"
+check "$tmp/f.json" wall 3 3 "1,1"
+grep -q '"cat":"fail"' "$tmp/f.json" || bad "no fail event"
+grep -q '"cat":"recover"' "$tmp/f.json" || bad "no recover event"
+# train: compute phases on the wall clock, allreduces on the modeled one
+"$ftmesh" train --mesh 3x3 --steps 2 --batch 18 --micro 2 --fail-during 1,1 --fail-step 1 \
+    --trace "$tmp/t.json" >/dev/null || bad "train --trace"
+check "$tmp/t.json" wall 3 3 "1,1"
+grep -q '"name":"forward+backward"' "$tmp/t.json" || bad "train trace: no forward+backward"
+grep -q '"name":"optimizer"' "$tmp/t.json" || bad "train trace: no optimizer"
+grep -q '"cat":"recover"' "$tmp/t.json" || bad "train trace: no recovery"
+"$ftmesh" train --mesh 2x2 --steps 2 --batch 8 --micro 2 --trace "$tmp/t.json" \
+    --trace-clock modeled >/dev/null || bad "train --trace-clock modeled"
+check "$tmp/t.json" modeled 2 2 "" -
+# errors: one line, exit 2
+"$ftmesh" allreduce --trace-clock sundial 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "bad --trace-clock: exit $rc"
+"$ftmesh" allreduce --trace /nonexistent/dir/t.json 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "unwritable --trace: exit $rc"
+[ $fails = 0 ] || exit 1
+echo "trace_cli: all passed"
