@@ -82,7 +82,8 @@ void ftm_trace_begin_run(ftm_trace *tr);
 void ftm_trace_exec_begin(ftm_trace *tr, int chip, const ftm_sched *s, const ftm_mesh *m,
                           const void *buf, uint32_t epoch);
 void ftm_trace_exec_end(ftm_trace *tr, int chip);
-/* Step k of the current schedule starts / ends (buf: the chip's buffer). */
+/* Step k of the current schedule starts / ends (buf: the chip's buffer;
+ * NULL: the step was cut short by an error, no snapshot). */
 void ftm_trace_step_begin(ftm_trace *tr, int chip, int k);
 void ftm_trace_step_end(ftm_trace *tr, int chip, const void *buf);
 /* Op i of the current step moved bytes: its done count went from before

@@ -9,6 +9,7 @@ int cli_rings(int argc, char **argv);
 int cli_allreduce(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+int cli_demo(int argc, char **argv);
 
 typedef struct cli_cmd {
     const char *name;
@@ -21,6 +22,7 @@ static const cli_cmd cmds[] = {
     { "allreduce", cli_allreduce, "run, verify and time an allreduce on the emulated mesh" },
     { "train", cli_train, "train a small ResNet or BERT data-parallel on the faulty mesh" },
     { "sweep", cli_sweep, "the paper's scenario: modeled allreduce on 512/1024-chip tori with faults" },
+    { "demo", cli_demo, "a narrated lesson: allreduce step by step around a hole (--html: a page)" },
     { NULL, NULL, NULL },
 };
 

@@ -403,8 +403,8 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
                 break;
         }
     }
-    if (tr && x.step) /* the last step, or the one an error cut short */
-        ftm_trace_step_end(tr, chip->id, buf);
+    if (tr && x.step) /* the last step, or (no snapshot) the one an error cut short */
+        ftm_trace_step_end(tr, chip->id, rc ? NULL : buf);
     if (tr)
         ftm_trace_exec_end(tr, chip->id);
     return rc;

@@ -1,0 +1,44 @@
+/* ftmesh demo: the narrated lesson (cmd_demo.c parses and runs the parts,
+ * demo_text.c tells them in the terminal). */
+#ifndef FTMESH_CLI_DEMO_H
+#define FTMESH_CLI_DEMO_H
+
+#include "ftmesh/lesson.h"
+#include "ftmesh/mesh.h"
+#include "ftmesh/router.h"
+
+/* How the story is told. */
+typedef struct demo_out {
+    int color;      /* ANSI colours (a terminal, no --no-color, no NO_COLOR) */
+    int tty;        /* stdout is a terminal: --step and --delay apply */
+    int step;       /* wait for Enter between steps */
+    double delay;   /* seconds between steps */
+} demo_out;
+
+/* ANSI colour codes, or "" without colour. */
+const char *demo_c(const demo_out *o, const char *code);
+#define D_BOLD "1"
+#define D_RED "31"
+#define D_GREEN "32"
+#define D_YELLOW "33"
+#define D_BLUE "34"
+#define D_CYAN "36"
+#define D_DIM "2"
+#define D_OFF "0"
+
+/* A section heading. */
+void demo_heading(const demo_out *o, const char *text);
+/* Waits for Enter (--step) or sleeps (--delay), on a terminal only. */
+void demo_pause(const demo_out *o);
+/* The mesh, its hole(s) and the ring; with why the ring must detour (the
+ * two-colour argument). */
+void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring);
+/* Every chip's values in frame k (a table, wrapped to 80 columns). */
+void demo_table(const demo_out *o, const ftm_lesson *l, int k);
+/* Frames 1 .. last: each step's transfers and sums (last < 0: all). */
+void demo_steps(const demo_out *o, const ftm_lesson *l, int last);
+/* The final check: every healthy chip holds the exact sum. Returns the
+ * number of wrong elements. */
+long demo_check(const demo_out *o, const ftm_lesson *l);
+
+#endif

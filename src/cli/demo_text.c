@@ -1,0 +1,229 @@
+/* ftmesh demo in the terminal: the mesh and why the ring detours, then a
+ * recorded allreduce told step by step (every line comes from a frame of
+ * the recorded run, see lesson.h). Lines stay within 80 columns for
+ * meshes up to 8x8. */
+#include "demo.h"
+#include "ftmesh/viz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *demo_c(const demo_out *o, const char *code)
+{
+    static char buf[8][24];
+    static int next;
+    if (!o->color)
+        return "";
+    char *b = buf[next++ & 7];
+    snprintf(b, sizeof buf[0], "\033[%sm", code);
+    return b;
+}
+
+void demo_heading(const demo_out *o, const char *text)
+{
+    printf("\n%s== %s ==%s\n", demo_c(o, D_BOLD), text, demo_c(o, D_OFF));
+}
+
+void demo_pause(const demo_out *o)
+{
+    fflush(stdout);
+    if (!o->tty)
+        return;
+    if (o->step) {
+        printf("%s[Enter: next]%s", demo_c(o, D_DIM), demo_c(o, D_OFF));
+        fflush(stdout);
+        int ch;
+        while ((ch = getchar()) != EOF && ch != '\n')
+            ;
+    } else if (o->delay > 0) {
+        struct timespec ts = { (time_t)o->delay, (long)((o->delay - (double)(time_t)o->delay) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void chip_str(char *b, size_t n, const ftm_mesh *m, int c)
+{
+    snprintf(b, n, "(%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+}
+
+/* The chessboard colouring and what it says about the ring. */
+static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
+{
+    int nb = 0, nw = 0;
+    printf("\nColour the chips like a chessboard: B where row+col is even, w where odd.\n\n   ");
+    for (int c = 0; c < m->cols; c++)
+        printf(" %d", c % 10);
+    printf("\n");
+    for (int r = 0; r < m->rows; r++) {
+        printf("%3d", r);
+        for (int c = 0; c < m->cols; c++) {
+            int id = ftm_mesh_chip(m, r, c), black = (r + c) % 2 == 0;
+            if (!ftm_mesh_alive(m, id)) {
+                printf(" %sX%s", demo_c(o, D_RED), demo_c(o, D_OFF));
+                continue;
+            }
+            nb += black;
+            nw += !black;
+            printf(" %s%s%s", demo_c(o, black ? "7" : D_DIM), black ? "B" : "w", demo_c(o, D_OFF));
+        }
+        printf("\n");
+    }
+    int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
+    printf("\nA hop between neighbours always changes colour, so a ring made only of\n"
+           "one-hop edges alternates B, w, B, w ... and needs as many B as w chips.\n");
+    if (odd_wrap) {
+        printf("(On this torus an odd side's wrap-around link joins two chips of the same\n"
+               "colour, so the count does not force detours here.)\n");
+    } else if (nb != nw) {
+        int k = nb > nw ? nb - nw : nw - nb;
+        printf("Here %d B and %d w: %s%d ring edge%s must join two chips of the same colour%s,\n"
+               "and such chips are never neighbours: %s a detour through other chips.\n",
+               nb, nw, demo_c(o, D_YELLOW), k, k > 1 ? "s" : "", demo_c(o, D_OFF),
+               k > 1 ? "each is" : "it is");
+    } else {
+        printf("Here %d B and %d w: balanced, so a ring of one-hop edges can exist.\n", nb, nw);
+    }
+    if (ring) {
+        ftm_ring_quality q;
+        ftm_ring_measure(m, ring, &q);
+        printf("The router's ring: %d chips, %d detour edge%s, %d hops in all.\n", q.ring_chips,
+               q.detours, q.detours == 1 ? "" : "s", q.hops);
+    }
+}
+
+void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
+{
+    int dead = 0;
+    for (int c = 0; c < m->nchips; c++)
+        dead += !ftm_mesh_alive(m, c);
+    printf("A %dx%d %s of chips; %d dead, %d healthy. Each healthy chip holds a few\n"
+           "small numbers; allreduce must leave every chip holding the sums.\n\n",
+           m->rows, m->cols, m->torus ? "torus" : "mesh", dead, m->nchips - dead);
+    char *pic = NULL;
+    if (ftm_viz_ring_ascii(m, ring, &pic) == 0 && pic) {
+        printf("%s", pic);
+        free(pic);
+    }
+    two_colours(o, m, ring);
+}
+
+void demo_table(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    const ftm_lesson_frame *f = &l->frame[k];
+    size_t per = 14; /* values per line: 8 + 14 * 5 = 78 columns */
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c))
+            continue;
+        char name[32];
+        chip_str(name, sizeof name, m, c);
+        printf("  %-6s", name);
+        for (size_t i = 0; i < l->count; i++) {
+            if (i && i % per == 0)
+                printf("\n        ");
+            int64_t v = f->vals[(size_t)c * l->count + i];
+            int fin = v == ftm_lesson_expected(m, i);
+            /* a finished sum: green, and marked with * for plain text */
+            printf("%s%4lld%s%s", fin && k ? demo_c(o, D_GREEN) : "", (long long)v,
+                   fin && k ? "*" : " ", fin && k ? demo_c(o, D_OFF) : "");
+        }
+        printf("\n");
+    }
+}
+
+/* "#3: 4 + 7 = 11, #4: ..." (sums) or "#3 = 11" (copies), cut at width. */
+static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t width)
+{
+    size_t used = 0;
+    b[0] = 0;
+    for (size_t j = 0; j < x->n && x->sent; j++) {
+        char one[64];
+        long long s = (long long)x->sent[j];
+        if (!x->after)
+            snprintf(one, sizeof one, "#%zu: %lld (lost)", x->first + j, s);
+        else if (x->red)
+            snprintf(one, sizeof one, "#%zu: %lld + %lld = %lld", x->first + j,
+                     (long long)x->after[j] - s, s, (long long)x->after[j]);
+        else
+            snprintf(one, sizeof one, "#%zu = %lld", x->first + j, (long long)x->after[j]);
+        if (used + strlen(one) + 5 > width && j) {
+            snprintf(b + used, n - used, ", ...");
+            return;
+        }
+        used += (size_t)snprintf(b + used, n - used, "%s%s", j ? ", " : "", one);
+        if (used >= n)
+            return;
+    }
+}
+
+static const char *phase_hint(const char *p)
+{
+    if (strstr(p, "reduce"))
+        return "receivers add what they get";
+    if (strstr(p, "gather") || strstr(p, "broadcast"))
+        return "receivers copy finished sums";
+    return "";
+}
+
+static void one_step(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    const ftm_lesson_frame *f = &l->frame[k];
+    const char *hint = phase_hint(f->phase);
+    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
+           demo_c(o, D_OFF), demo_c(o, D_CYAN), f->phase, hint[0] ? ": " : "", hint,
+           demo_c(o, D_OFF));
+    for (int i = 0; i < f->nx; i++) {
+        const ftm_lesson_xfer *x = &f->x[i];
+        char a[32], b[32], vals[96], via[32] = "";
+        chip_str(a, sizeof a, m, x->src);
+        chip_str(b, sizeof b, m, x->dst);
+        if (x->nhops > 1)
+            snprintf(via, sizeof via, " (detour %d hops)", x->nhops);
+        xfer_values(vals, sizeof vals, x, 80 - 20 - strlen(via));
+        printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, x->red ? D_GREEN : D_BLUE), vals,
+               demo_c(o, D_OFF), demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
+    }
+    if (l->died >= 0 && l->died_step == k - 1) {
+        char d[32];
+        chip_str(d, sizeof d, m, l->died);
+        printf("  %schip %s dies in this step%s: its links go quiet; the others stop.\n",
+               demo_c(o, D_RED), d, demo_c(o, D_OFF));
+    }
+}
+
+void demo_steps(const demo_out *o, const ftm_lesson *l, int last)
+{
+    if (last < 0 || last > l->nframes - 1)
+        last = l->nframes - 1;
+    for (int k = 1; k <= last; k++) {
+        one_step(o, l, k);
+        /* the end of a phase: show where every chip stands */
+        if (k < l->nframes - 1 && strcmp(l->frame[k].phase, l->frame[k + 1].phase) != 0) {
+            printf("\n  After %s, every chip holds (* a finished sum):\n", l->frame[k].phase);
+            demo_table(o, l, k);
+        }
+        demo_pause(o);
+    }
+}
+
+long demo_check(const demo_out *o, const ftm_lesson *l)
+{
+    const ftm_mesh *m = &l->mesh;
+    const ftm_lesson_frame *f = &l->frame[l->nframes - 1];
+    long wrong = 0;
+    for (int c = 0; c < m->nchips; c++)
+        for (size_t i = 0; i < l->count && ftm_mesh_alive(m, c); i++)
+            wrong += f->vals[(size_t)c * l->count + i] != ftm_lesson_expected(m, i);
+    printf("\nThe sums, added up directly from every chip's inputs:\n  %-6s", "sum");
+    for (size_t i = 0; i < l->count; i++)
+        printf("%s%4lld ", i && i % 14 == 0 ? "\n        " : "", (long long)ftm_lesson_expected(m, i));
+    if (wrong)
+        printf("\n%s%ld values differ from these sums.%s\n", demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
+    else
+        printf("\n%sEvery healthy chip holds exactly these sums.%s\n", demo_c(o, D_GREEN),
+               demo_c(o, D_OFF));
+    return wrong;
+}
