@@ -31,7 +31,7 @@ static geo layout(const ftm_lesson *l)
         g.w = 96;
     g.h = lines * 15 + 30;
     g.gap = 46;
-    g.margin = 40;
+    g.margin = 64;
     return g;
 }
 
@@ -123,36 +123,44 @@ static void chips(FILE *f, const geo *g, const ftm_lesson *l)
     }
     for (int c = 0; c < m->cols; c++)
         fprintf(f, "<text class=\"coord\" x=\"%.1f\" y=\"%d\">col %d</text>\n", cx(g, c) - 14,
-                g->margin - 22, c);
+                14, c);
     for (int r = 0; r < m->rows; r++)
-        fprintf(f, "<text class=\"coord\" x=\"4\" y=\"%.1f\">row %d</text>\n", cy(g, r), r);
+        fprintf(f, "<text class=\"coord\" x=\"4\" y=\"%.1f\">row %d</text>\n", cy(g, r) + 4, r);
 }
 
-/* A transfer's route as segments between chip centres (a wrap hop goes off
- * one border and comes back at the other), shifted right of the travel
- * direction so opposite transfers do not overlap. */
+/* A transfer's route as one arrow segment per hop, each from the edge of
+ * one box to the edge of the next (so arrows never cover the values; a
+ * wrap hop leaves one border and comes back at the other), shifted right
+ * of the travel direction so opposite transfers do not overlap. Then the
+ * chips in between, which forward it. */
 static void xfer_segments(FILE *f, const ftm_mesh *m, const geo *g, const ftm_lesson_xfer *x)
 {
     int at = x->src;
     fputc('[', f);
     for (int h = 0; h < x->nhops; h++) {
         int d = x->dirs[h], nb = ftm_mesh_neighbor(m, at, d);
-        double x1 = cx(g, ftm_mesh_col(m, at)), y1 = cy(g, ftm_mesh_row(m, at));
-        double x2 = cx(g, ftm_mesh_col(m, nb)), y2 = cy(g, ftm_mesh_row(m, nb));
         double dx = d == FTM_DIR_E ? 1 : d == FTM_DIR_W ? -1 : 0;
         double dy = d == FTM_DIR_S ? 1 : d == FTM_DIR_N ? -1 : 0;
-        double ox = -dy * 7, oy = dx * 7; /* right of travel */
-        int wrap = fabs(x2 - x1) > g->w + g->gap + 1 || fabs(y2 - y1) > g->h + g->gap + 1 ||
-                   (x2 - x1) * dx < 0 || (y2 - y1) * dy < 0;
-        if (wrap) { /* out one side, in the other */
-            double step = dx ? g->w / 2.0 + g->gap / 2.0 : g->h / 2.0 + g->gap / 2.0;
-            fprintf(f, "%s[%.1f,%.1f,%.1f,%.1f],[%.1f,%.1f,%.1f,%.1f]", h ? "," : "", x1 + ox,
-                    y1 + oy, x1 + ox + dx * step, y1 + oy + dy * step, x2 + ox - dx * step,
-                    y2 + oy - dy * step, x2 + ox, y2 + oy);
-        } else {
-            fprintf(f, "%s[%.1f,%.1f,%.1f,%.1f]", h ? "," : "", x1 + ox, y1 + oy, x2 + ox, y2 + oy);
-        }
+        double half = dx != 0 ? g->w / 2.0 + 2 : g->h / 2.0 + 2, out = half + g->gap / 2.0 - 2;
+        double ox = -dy * 9, oy = dx * 9; /* right of travel */
+        double x1 = cx(g, ftm_mesh_col(m, at)) + ox, y1 = cy(g, ftm_mesh_row(m, at)) + oy;
+        double x2 = cx(g, ftm_mesh_col(m, nb)) + ox, y2 = cy(g, ftm_mesh_row(m, nb)) + oy;
+        /* a wrap hop goes against its direction on the page */
+        int wrap = (x2 - x1) * dx < 0 || (y2 - y1) * dy < 0;
+        if (wrap)
+            fprintf(f, "%s[%.1f,%.1f,%.1f,%.1f],[%.1f,%.1f,%.1f,%.1f]", h ? "," : "",
+                    x1 + dx * half, y1 + dy * half, x1 + dx * out, y1 + dy * out,
+                    x2 - dx * out, y2 - dy * out, x2 - dx * half, y2 - dy * half);
+        else
+            fprintf(f, "%s[%.1f,%.1f,%.1f,%.1f]", h ? "," : "", x1 + dx * half, y1 + dy * half,
+                    x2 - dx * half, y2 - dy * half);
         at = nb;
+    }
+    fprintf(f, "],fwd:[");
+    at = x->src;
+    for (int h = 0; h + 1 < x->nhops; h++) {
+        at = ftm_mesh_neighbor(m, at, x->dirs[h]);
+        fprintf(f, "%s%d", h ? "," : "", at);
     }
     fputc(']', f);
 }
@@ -205,7 +213,8 @@ static const char page_css[] =
     ".ring{fill:none;stroke:#6fa8dc;stroke-width:10;stroke-opacity:.25;stroke-linejoin:round}\n"
     ".arrow{stroke:#2e86c1;stroke-width:2.5;fill:none}.arrow.copy{stroke:#27ae60}\n"
     ".sent{font:bold 12px monospace;fill:#2e86c1}.sent.copy{fill:#27ae60}\n"
-    ".legend{font:12px sans-serif;fill:#444}\n";
+    ".box.fwd{stroke:#e67e22;stroke-width:3;stroke-dasharray:6 3}\n"
+    "#legend{font-size:13px;color:#444;margin:6px 0;max-width:60em}\n";
 
 /* The player: ES2017, no modules. Builds each chip's text from the frame,
  * marks values that changed, draws the step's transfers as arrows. */
@@ -235,14 +244,18 @@ static const char page_js[] =
     "   if(v[i]!==p[i])s.setAttribute('class','changed');line.appendChild(s);}\n"
     " });\n"
     " while(arrows.firstChild)arrows.removeChild(arrows.firstChild);\n"
+    " Array.prototype.forEach.call(document.querySelectorAll('rect.fwd'),function(r){r.setAttribute('class','box');});\n"
     " (L.xf[k]||[]).forEach(function(x){\n"
     "  var g=document.createElementNS(NS,'g');\n"
     "  x.seg.forEach(function(s,i){var l=document.createElementNS(NS,'line');\n"
     "   l.setAttribute('x1',s[0]);l.setAttribute('y1',s[1]);l.setAttribute('x2',s[2]);l.setAttribute('y2',s[3]);\n"
     "   l.setAttribute('class','arrow'+(x.sum?'':' copy'));\n"
     "   if(i===x.seg.length-1)l.setAttribute('marker-end',x.sum?'url(#head)':'url(#headc)');g.appendChild(l);});\n"
-    "  if(x.v.length&&x.v.length<=3){var m=x.seg[0],t=document.createElementNS(NS,'text');\n"
-    "   t.setAttribute('x',(m[0]+m[2])/2+4);t.setAttribute('y',(m[1]+m[3])/2-4);\n"
+    "  x.fwd.forEach(function(c){var r=document.getElementById('box'+c);if(r)r.setAttribute('class','box fwd');});\n"
+    "  if(x.v.length&&x.v.length<=3){var m=x.seg[x.seg.length-1],t=document.createElementNS(NS,'text');\n"
+    "   var vert=m[0]===m[2];t.setAttribute('x',(m[0]+m[2])/2+(vert?(m[1]<m[3]?-4:6):0));\n"
+    "   t.setAttribute('y',(m[1]+m[3])/2+(vert?4:(m[0]<m[2]?16:-6)));\n"
+    "   t.setAttribute('text-anchor',vert&&m[1]<m[3]?'end':vert?'start':'middle');\n"
     "   t.setAttribute('class','sent'+(x.sum?'':' copy'));t.textContent=(x.sum?'+':'=')+x.v.join(' ');g.appendChild(t);}\n"
     "  arrows.appendChild(g);});\n"
     " document.getElementById('step').textContent=String(k);\n"
@@ -303,16 +316,16 @@ int ftm_lesson_html(FILE *f, const ftm_lesson *l, const ftm_ring *ring, const ch
         return FTM_EINVAL;
     const ftm_mesh *m = &l->mesh;
     geo g = layout(l);
-    int W = 2 * g.margin + m->cols * (g.w + g.gap) - g.gap, H = 2 * g.margin + m->rows * (g.h + g.gap) - g.gap + 24;
+    int W = 2 * g.margin + m->cols * (g.w + g.gap) - g.gap, H = 2 * g.margin + m->rows * (g.h + g.gap) - g.gap;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
     html_escape(f, title ? title : "ftmesh demo");
     fprintf(f, "</title>\n<style>\n%s</style></head><body>\n<h1>", page_css);
     html_escape(f, title ? title : "ftmesh demo");
-    fprintf(f, "</h1>\n<div id=\"bar\"><button id=\"first\" title=\"Home\">&#x23EE;</button>"
+    fprintf(f, "</h1>\n<div id=\"bar\"><button id=\"first\" title=\"Home\">|&#x25C0;</button>"
                "<button id=\"prev\" title=\"Left arrow\">&#x25C0; Back</button>"
                "<button id=\"play\" title=\"Space\">Play</button>"
                "<button id=\"next\" title=\"Right arrow\">Forward &#x25B6;</button>"
-               "<button id=\"last\" title=\"End\">&#x23ED;</button>"
+               "<button id=\"last\" title=\"End\">&#x25B6;|</button>"
                "<span>step <b id=\"step\">0</b> of <b id=\"steps\">%d</b></span>"
                "<span style=\"color:#777\">keys: &larr; &rarr; space Home End</span></div>\n"
                "<div id=\"caption\">Step 0: every chip holds its own numbers.</div>\n",
@@ -326,10 +339,11 @@ int ftm_lesson_html(FILE *f, const ftm_lesson *l, const ftm_ring *ring, const ch
     }
     ring_path(f, m, &g, ring);
     chips(f, &g, l);
-    fprintf(f, "<g id=\"arrows\"></g>\n<text class=\"legend\" x=\"%d\" y=\"%d\">blue arrow: "
-               "partial sum sent and added; green: finished sum copied; red numbers: changed "
-               "this step; red dashes: dead link%s</text>\n</svg>\n<script>\n",
-            g.margin, H - 8, ring ? "; pale band: the ring" : "");
+    fprintf(f, "<g id=\"arrows\"></g>\n</svg>\n<div id=\"legend\">Blue arrow: a partial sum "
+               "sent and added by the receiver (+value). Green arrow: a finished sum copied "
+               "(=value). Red numbers: changed in this step. Orange dashed box: a chip "
+               "forwarding a detour. Red dashed link: dead; orange: one way only (arrow: the "
+               "working direction)%s.</div>\n<script>\n", ring ? ". Pale blue band: the ring" : "");
     frame_data(f, l, &g);
     fprintf(f, "var PER=%d;\n", g.vpl);
     fputs(page_js, f);

@@ -1,0 +1,52 @@
+#!/bin/sh
+# ftmesh demo in plain text (stdout not a terminal): no colour, no waiting
+# (--step and --delay are ignored), lines within 80 columns, and after the
+# last step every healthy chip holds the exact sums (tests/demo_cli.py
+# computes them from the inputs). Every algorithm; the whole lesson too.
+set -u
+ftmesh=${FTMESH:-./ftmesh}
+here=$(dirname "$0")
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# the whole lesson (parts 1-4); --step and a long --delay must not wait
+start=$(date +%s)
+"$ftmesh" demo --step --delay 30 </dev/null >"$tmp/out" || bad "demo exited $?"
+[ $(( $(date +%s) - start )) -lt 30 ] || bad "demo waited with stdout not a terminal"
+python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo sums"
+for part in "1. The mesh and its hole" "2. ring allreduce" "3. The 2-D algorithm" \
+            "4. A chip dies in the middle" "dies in this step" "The recovery run"; do
+    grep -q "$part" "$tmp/out" || bad "demo: no '$part'"
+done
+grep -q "Here 7 B and 8 w: 1 ring edge must join" "$tmp/out" || bad "demo: no two-colour argument"
+for algo in ring bidir tree; do
+    "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
+    python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"
+done
+for algo in 2d 2d-concurrent; do
+    "$ftmesh" demo --algo $algo --mesh 4x4 --torus --fail-host 2,2 >"$tmp/out" ||
+        bad "demo --algo $algo"
+    python3 "$here/demo_cli.py" "$tmp/out" 4 4 "2,2;2,3;3,2;3,3" || bad "demo --algo $algo sums"
+done
+# the largest lesson mesh still fits 80 columns
+"$ftmesh" demo --algo ring --mesh 8x8 --fail 3,4 >"$tmp/out" || bad "demo 8x8"
+python3 "$here/demo_cli.py" "$tmp/out" 8 8 "3,4" || bad "demo 8x8 sums"
+# a terminal: colour unless --no-color or NO_COLOR (when script(1) can fake one)
+if command -v script >/dev/null 2>&1; then
+    script -qec "$ftmesh demo --algo tree" /dev/null </dev/null >"$tmp/tty" 2>&1
+    grep -q "$(printf '\033')\[" "$tmp/tty" || bad "no colour on a terminal"
+    NO_COLOR=1 script -qec "$ftmesh demo --algo tree" /dev/null </dev/null >"$tmp/tty" 2>&1
+    grep -q "$(printf '\033')\[" "$tmp/tty" && bad "colour despite NO_COLOR"
+    script -qec "$ftmesh demo --algo tree --no-color" /dev/null </dev/null >"$tmp/tty" 2>&1
+    grep -q "$(printf '\033')\[" "$tmp/tty" && bad "colour despite --no-color"
+fi
+# errors: exit 2, one line
+for args in "--mesh 9x9" "--algo nope" "--delay -1" "--fail-during 1,1" "--json" "--bogus"; do
+    "$ftmesh" demo $args >/dev/null 2>"$tmp/err"; rc=$?
+    [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "demo $args: exit $rc, $(cat "$tmp/err")"
+done
+[ $fails = 0 ] || exit 1
+echo "demo_cli: all passed"

@@ -1,0 +1,146 @@
+"""Checks for tests/demo_html.sh.
+
+dom FILE ROWS COLS DEAD STEP|last: the DOM Chromium dumped for the page at
+  a step: the page contract (#step, #steps, one text.chip per healthy chip
+  with data-row/data-col) and the values: step 0 the inputs
+  1 + (n + i) mod 9 of chip n = r * cols + c, the last step the exact sums,
+  both computed here.
+png A.png B.png: two screenshots are neither blank nor identical."""
+import re
+import struct
+import sys
+import zlib
+from html.parser import HTMLParser
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+class Dom(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.chips = {}
+        self.ids = {}
+        self.stack = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("br", "img", "meta", "input", "link"):
+            return
+        cls = (a.get("class") or "").split()
+        key = None
+        if "chip" in cls:
+            key = ("chip", (int(a["data-row"]), int(a["data-col"])))
+            self.chips[key[1]] = ""
+        elif a.get("id") in ("step", "steps"):
+            key = ("id", a["id"])
+            self.ids[a["id"]] = ""
+        self.stack.append((tag, key))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            t, _ = self.stack.pop()
+            if t == tag:
+                break
+
+    def handle_data(self, data):
+        for _, key in self.stack:
+            if key and key[0] == "chip":
+                self.chips[key[1]] += data
+            elif key and key[0] == "id":
+                self.ids[key[1]] += data
+
+
+def check_dom(path, rows, cols, dead, step):
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    if "step" not in d.ids or "steps" not in d.ids:
+        fail("no #step or #steps in %s" % path)
+    steps = int(d.ids["steps"])
+    want_step = steps if step == "last" else int(step)
+    if int(d.ids["step"]) != want_step:
+        fail("#step shows %s, want %d" % (d.ids["step"], want_step))
+    dead = {tuple(map(int, x.split(","))) for x in dead.split(";") if x}
+    healthy = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in dead]
+    if sorted(d.chips) != healthy:
+        fail("chips on the page %r, want %r" % (sorted(d.chips), healthy))
+    ids = [r * cols + c for r, c in healthy]
+    count = len(ids)
+    for (r, c), text in d.chips.items():
+        vals = [int(v) for v in text.split()]
+        n = r * cols + c
+        if step == "last":
+            want = [sum(1 + (m + i) % 9 for m in ids) for i in range(count)]
+        else:
+            want = [1 + (n + i) % 9 for i in range(count)]
+        if want_step in (0, steps) and vals != want:
+            fail("step %d: chip (%d,%d) shows %r, want %r" % (want_step, r, c, vals, want))
+    print("ok: step %d of %d, %d chips" % (want_step, steps, len(d.chips)))
+
+
+def png_pixels(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("%s is not a PNG" % path)
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or ctype not in (2, 6):
+                fail("%s: unexpected PNG format %d/%d" % (path, depth, ctype))
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pr = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[x] = (line[x] + pr) & 255
+        rows.append(bytes(line))
+        prev = line
+    return [bytes(r[i:i + 3]) for r in rows for i in range(0, stride, bpp)]
+
+
+def check_png(a, b):
+    pa, pb = png_pixels(a), png_pixels(b)
+    for path, px in ((a, pa), (b, pb)):
+        colours = {}
+        for p in px:
+            colours[p] = colours.get(p, 0) + 1
+        top = max(colours.values())
+        if len(colours) < 8 or top > 0.995 * len(px):
+            fail("%s looks blank: %d colours, %d of %d pixels alike" % (path, len(colours), top, len(px)))
+    if len(pa) == len(pb):
+        diff = sum(1 for x, y in zip(pa, pb) if x != y)
+    else:
+        diff = max(len(pa), len(pb))
+    if diff < 50:
+        fail("first and last screenshots are (nearly) identical: %d pixels differ" % diff)
+    print("ok: screenshots differ in %d pixels" % diff)
+
+
+if sys.argv[1] == "dom":
+    check_dom(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6])
+else:
+    check_png(sys.argv[2], sys.argv[3])
