@@ -31,6 +31,10 @@ for algo in 2d 2d-concurrent; do
         bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "2,2;2,3;3,2;3,3" || bad "demo --algo $algo sums"
 done
+# --trace on the demo: the lesson's run as Chrome trace JSON
+"$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
+    bad "demo --trace"
+python3 "$here/trace_cli.py" "$tmp/d.json" modeled 4 4 "1,1" - || bad "demo --trace JSON"
 # the largest lesson mesh still fits 80 columns
 "$ftmesh" demo --algo ring --mesh 8x8 --fail 3,4 >"$tmp/out" || bad "demo 8x8"
 python3 "$here/demo_cli.py" "$tmp/out" 8 8 "3,4" || bad "demo 8x8 sums"
