@@ -32,11 +32,11 @@ static void usage(void)
            "the middle of an allreduce and the recovery. Default mesh: 4x4 without\n"
            "chip (1,1). Meshes up to %dx%d.\n"
            "\n"
-           "  --algo NAME        tell only this algorithm on the mesh (", DEMO_MAX_SIDE,
-           DEMO_MAX_SIDE);
+           "  --algo NAME        tell only this algorithm on the mesh:\n"
+           "                     ", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
         printf("%s%s", a == ftm_allreduce_algos() ? "" : ", ", a->name);
-    printf(")\n"
+    printf("\n"
            "  --fail-during R,C  chip (R,C) dies mid-allreduce in the failure part\n"
            "  --step             wait for Enter after each step\n"
            "  --delay SEC        pause SEC seconds after each step\n"

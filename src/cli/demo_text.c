@@ -124,10 +124,11 @@ void demo_table(const demo_out *o, const ftm_lesson *l, int k)
             if (i && i % per == 0)
                 printf("\n        ");
             int64_t v = f->vals[(size_t)c * l->count + i];
-            int fin = v == ftm_lesson_expected(m, i);
             /* a finished sum: green, and marked with * for plain text */
-            printf("%s%4lld%s%s", fin && k ? demo_c(o, D_GREEN) : "", (long long)v,
-                   fin && k ? "*" : " ", fin && k ? demo_c(o, D_OFF) : "");
+            int fin = k && v == ftm_lesson_expected(m, i);
+            int end = i + 1 == l->count || (i + 1) % per == 0;
+            printf("%s%4lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
+                   fin ? "*" : end ? "" : " ", fin ? demo_c(o, D_OFF) : "");
         }
         printf("\n");
     }
@@ -219,7 +220,8 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
             wrong += f->vals[(size_t)c * l->count + i] != ftm_lesson_expected(m, i);
     printf("\nThe sums, added up directly from every chip's inputs:\n  %-6s", "sum");
     for (size_t i = 0; i < l->count; i++)
-        printf("%s%4lld ", i && i % 14 == 0 ? "\n        " : "", (long long)ftm_lesson_expected(m, i));
+        printf("%s%4lld%s", i && i % 14 == 0 ? "\n        " : "",
+               (long long)ftm_lesson_expected(m, i), i + 1 == l->count || (i + 1) % 14 == 0 ? "" : " ");
     if (wrong)
         printf("\n%s%ld values differ from these sums.%s\n", demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
     else
