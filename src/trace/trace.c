@@ -175,8 +175,10 @@ static int sched_copy(ftm_sched *d, const ftm_sched *s)
     d->dirs = malloc((size_t)(s->ndirs ? s->ndirs : 1));
     rc = d->routes && d->dirs ? 0 : FTM_ENOMEM;
     if (!rc) {
-        memcpy(d->routes, s->routes, sizeof *d->routes * (size_t)s->nroutes);
-        memcpy(d->dirs, s->dirs, (size_t)s->ndirs);
+        if (s->nroutes) /* memcpy from NULL is undefined even for 0 bytes */
+            memcpy(d->routes, s->routes, sizeof *d->routes * (size_t)s->nroutes);
+        if (s->ndirs)
+            memcpy(d->dirs, s->dirs, (size_t)s->ndirs);
         d->nroutes = d->cap_routes = s->nroutes;
         d->ndirs = d->cap_dirs = s->ndirs;
     }
@@ -189,8 +191,10 @@ static int sched_copy(ftm_sched *d, const ftm_sched *s)
             rc = FTM_ENOMEM;
             break;
         }
-        memcpy(q->steps, p->steps, sizeof *q->steps * (size_t)p->nsteps);
-        memcpy(q->ops, p->ops, sizeof *q->ops * (size_t)p->nops);
+        if (p->nsteps)
+            memcpy(q->steps, p->steps, sizeof *q->steps * (size_t)p->nsteps);
+        if (p->nops)
+            memcpy(q->ops, p->ops, sizeof *q->ops * (size_t)p->nops);
         q->nsteps = q->cap_steps = p->nsteps;
         q->nops = q->cap_ops = p->nops;
     }
