@@ -1,8 +1,6 @@
 /* ftmesh demo: a narrated lesson on allreduce over a mesh with holes, told
  * from recorded runs (lesson.h), in the terminal and as an HTML page.
- *
- * Option parsing is one function over a table-like chain (demo_opt) after
- * the shared mesh options, so it can move to a getopt_long table as is. */
+ * Options: the demo's table plus the shared mesh table (cli_parse). */
 #include "cli.h"
 #include "demo.h"
 #include "trace_json.h"
@@ -12,12 +10,33 @@
 #include "ftmesh/router.h"
 #include "ftmesh/trace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEMO_MAX_SIDE 8 /* the text fits 80 columns up to 8x8 */
+#define CMD "demo"
+
+enum { O_ALGO = CLI_O_CMD, O_FAIL_DURING, O_STEP, O_DELAY, O_NO_COLOR, O_HTML, O_TRACE,
+       O_TRACE_CLOCK };
+
+static const cli_opt demo_options[] = {
+    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh: ring, bidir,\n"
+                              "tree, 2d or 2d-concurrent" },
+    { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
+    { "step", NULL, O_STEP, "wait for Enter after each step" },
+    { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },
+    { "no-color", NULL, O_NO_COLOR, "no colours (also when NO_COLOR is set); when stdout\n"
+                                    "is not a terminal: plain text and no waiting" },
+    { "html", "FILE", O_HTML, "write one self-contained page that plays the recorded\n"
+                              "run (open it in any browser; no network needed)" },
+    CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
+    { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8 (default 4x4 without chip\n(1,1))" },
+    { NULL, NULL, 0, NULL },
+};
+static const cli_opt *const demo_tables[] = { demo_options, cli_mesh_table, NULL };
 
 static void usage(void)
 {
@@ -30,71 +49,42 @@ static void usage(void)
            "recorded (what each chip sends and receives and its sums as they grow),\n"
            "then the 2-D algorithm on a torus with a dead host, then a chip dying in\n"
            "the middle of an allreduce and the recovery. Default mesh: 4x4 without\n"
-           "chip (1,1). Meshes up to %dx%d.\n"
-           "\n"
-           "  --algo NAME        tell only this algorithm on the mesh:\n"
-           "                     ", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
-    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("%s%s", a == ftm_allreduce_algos() ? "" : ", ", a->name);
-    printf("\n"
-           "  --fail-during R,C  chip (R,C) dies mid-allreduce in the failure part\n"
-           "  --step             wait for Enter after each step\n"
-           "  --delay SEC        pause SEC seconds after each step\n"
-           "  --no-color         no colours (also when NO_COLOR is set); when stdout is\n"
-           "                     not a terminal: plain text and no waiting\n"
-           "  --html FILE        write one self-contained page that plays the recorded\n"
-           "                     run (open it in any browser; no network needed)\n"
-           "  --trace FILE       the recorded run as Chrome trace JSON (ui.perfetto.dev)\n"
-           "  --trace-clock wall|modeled  the trace's clock (default wall)\n"
-           "\n%s", cli_mesh_help);
+           "chip (1,1). Meshes up to %dx%d.\n\n", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
+    cli_print_opts(stdout, "Options", demo_tables, 0, 1);
+    printf("\n");
+    cli_print_opts(stdout, "Mesh and faults", demo_tables, 1, 2);
 }
 
 typedef struct demo_args {
+    cli_mesh_opts o;
     const char *algo;      /* NULL: the whole lesson */
     int step, no_color;
     double delay;
-    const char *html, *trace;
+    const char *html, *trace, *fail_during;
     int trace_clock;
-    int fail_r, fail_c;
 } demo_args;
 
-/* One demo option at argv[*i]: 1 consumed, 0 not ours, 2 error (printed). */
-static int demo_opt(demo_args *d, const char *cmd, int argc, char **argv, int *i)
+static int demo_opt(void *ctx, int id, const char *name, const char *v)
 {
-    const char *s = argv[*i], *v;
-#define VAL(name) if (!(v = cli_value(cmd, argc, argv, i, name))) return 2
-    if (cli_is(s, "--algo")) {
-        VAL("--algo");
+    demo_args *d = ctx;
+    switch (id) {
+    case O_ALGO:
         if (!ftm_allreduce_find(v))
-            return cli_usage_error(cmd, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
+            return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
         d->algo = v;
-    } else if (!strcmp(s, "--step")) {
-        d->step = 1;
-    } else if (!strcmp(s, "--no-color")) {
-        d->no_color = 1;
-    } else if (cli_is(s, "--delay")) {
-        VAL("--delay");
-        if (cli_parse_double(v, 0, 60, &d->delay))
-            return cli_usage_error(cmd, "--delay %s: expected seconds, 0..60", v);
-    } else if (cli_is(s, "--fail-during")) {
-        VAL("--fail-during");
-        if (ftm_mesh_parse_coord(v, &d->fail_r, &d->fail_c))
-            return cli_usage_error(cmd, "--fail-during %s: expected R,C, e.g. 2,2", v);
-    } else if (cli_is(s, "--html")) {
-        VAL("--html");
-        d->html = v;
-    } else if (cli_is(s, "--trace")) {
-        VAL("--trace");
-        d->trace = v;
-    } else if (cli_is(s, "--trace-clock")) {
-        VAL("--trace-clock");
-        if (cli_trace_clock(cmd, v, &d->trace_clock))
-            return 2;
-    } else {
         return 0;
+    case O_STEP: d->step = 1; return 0;
+    case O_NO_COLOR: d->no_color = 1; return 0;
+    case O_DELAY:
+        if (cli_parse_double(v, 0, 60, &d->delay))
+            return cli_usage_error(CMD, "--delay %s: expected seconds, 0..60", v);
+        return 0;
+    case O_FAIL_DURING: d->fail_during = v; return 0;
+    case O_HTML: d->html = v; return 0;
+    case O_TRACE: d->trace = v; return 0;
+    case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &d->trace_clock);
+    default: return cli_mesh_set(&d->o, id, name, v);
     }
-#undef VAL
-    return 1;
 }
 
 static const char *algo_story(const char *algo)
@@ -268,8 +258,7 @@ static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const ftm_lesso
         if (fclose(hf) && !err)
             err = FTM_EIO;
         if (err) {
-            fprintf(stderr, "ftmesh demo: --html %s: %s\n", d->html, ftm_strerror(err));
-            rc = CLI_EXIT_FAIL;
+            rc = cli_error(CMD, "--html %s: %s", d->html, ftm_strerror(err));
         }
     }
     if (tf) {
@@ -279,59 +268,48 @@ static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const ftm_lesso
         if (fclose(tf) && !err)
             err = FTM_EIO;
         if (err) {
-            fprintf(stderr, "ftmesh demo: --trace %s: %s\n", d->trace, ftm_strerror(err));
-            rc = CLI_EXIT_FAIL;
+            rc = cli_error(CMD, "--trace %s: %s", d->trace, ftm_strerror(err));
         }
     }
     return rc;
 }
 
-/* Parses argv into o and d; CLI_EXIT_USAGE (printed), -1 for --help, or 0. */
-static int parse(int argc, char **argv, cli_mesh_opts *o, demo_args *d)
+/* Parses argv into d; CLI_EXIT_USAGE (printed), CLI_HELP, or 0. */
+static int parse(int argc, char **argv, demo_args *d)
 {
-    memset(d, 0, sizeof *d);
-    d->fail_r = -1;
-    o->mesh_spec = "4x4";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return -1;
-        int k = cli_mesh_opt(o, argc, argv, &i);
-        if (k < 0)
-            return CLI_EXIT_USAGE;
-        if (k == 0 && (k = demo_opt(d, o->cmd, argc, argv, &i)) != 1)
-            return k ? CLI_EXIT_USAGE
-                     : cli_usage_error(o->cmd, "unknown option %s (see ftmesh demo --help)", argv[i]);
-    }
-    if (o->json)
-        return cli_usage_error(o->cmd, "--json: the demo tells a story; use --trace FILE for "
-                                       "machine-readable events");
+    d->o.mesh_spec = "4x4";
+    int rc = cli_parse(CMD, argc, argv, demo_tables, demo_opt, d);
+    if (rc)
+        return rc;
     /* the default lesson: 4x4 without (1,1), a hole that forces a detour */
-    if (!strcmp(o->mesh_spec, "4x4") && !o->torus && !o->nfail && !o->nfail_host &&
-        !o->nfail_link && !o->random_faults)
-        o->fail[o->nfail++] = "1,1";
+    if (!strcmp(d->o.mesh_spec, "4x4") && !d->o.torus && !d->o.nfail && !d->o.nfail_host &&
+        !d->o.nfail_link && !d->o.random_faults)
+        d->o.fail[d->o.nfail++] = "1,1";
     return 0;
 }
 
 /* Checks the mesh and options against each other; 0 or CLI_EXIT_USAGE. */
-static int check_args(const cli_mesh_opts *o, const demo_args *d, const ftm_mesh *m, int *victim)
+static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
 {
     if (m->rows > DEMO_MAX_SIDE || m->cols > DEMO_MAX_SIDE)
-        return cli_usage_error(o->cmd, "--mesh %dx%d: the demo is for meshes up to %dx%d "
+        return cli_usage_error(CMD, "--mesh %dx%d: the demo is for meshes up to %dx%d "
                                "(use ftmesh allreduce for bigger ones)", m->rows, m->cols,
                                DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     if (ftm_mesh_healthy_count(m) < 2)
-        return cli_usage_error(o->cmd, "the mesh needs at least 2 healthy chips for a lesson");
+        return cli_usage_error(CMD, "the mesh needs at least 2 healthy chips for a lesson");
     *victim = -1;
-    if (d->fail_r >= 0) {
-        int c = d->fail_r < m->rows && d->fail_c < m->cols ? ftm_mesh_chip(m, d->fail_r, d->fail_c) : -1;
-        if (c < 0 || !ftm_mesh_alive(m, c) || ftm_mesh_healthy_count(m) < 3)
-            return cli_usage_error(o->cmd, "--fail-during %d,%d: not a healthy chip of the %dx%d "
-                                   "mesh (or too few chips would be left)", d->fail_r, d->fail_c,
-                                   m->rows, m->cols);
-        *victim = c;
+    if (d->fail_during) {
+        int rc = cli_fail_during_chip(CMD, m, d->fail_during, victim);
+        if (rc)
+            return rc;
+        if (ftm_mesh_healthy_count(m) < 3)
+            return cli_usage_error(CMD, "--fail-during %s: a lesson needs at least 2 chips "
+                                   "left after the failure; use a larger mesh", d->fail_during);
     } else if (!d->algo) {
         *victim = default_victim(m);
     }
+    if (d->o.seed_given && !d->o.random_faults)
+        cli_warn(CMD, "--seed has no effect without --random-faults");
     return 0;
 }
 
@@ -385,49 +363,46 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
     return rc ? rc : orc ? -1 : 0;
 }
 
-int cli_demo(int argc, char **argv);
 int cli_demo(int argc, char **argv)
 {
-    cli_mesh_opts o;
-    cli_mesh_opts_init(&o, "demo", argc + 1);
     demo_args d;
-    int rc = parse(argc, argv, &o, &d), victim = -1;
-    if (rc == -1)
+    memset(&d, 0, sizeof d);
+    if (cli_mesh_opts_init(&d.o, CMD, argc + 1)) /* + 1: room for the default hole */
+        return CLI_EXIT_FAIL;
+    int rc = parse(argc, argv, &d), victim = -1, have_m = 0;
+    if (rc == CLI_HELP)
         usage();
     ftm_mesh m;
-    int have_m = 0;
-    if (!rc && !(rc = cli_build_mesh(&o, &m)))
+    if (!rc && !(rc = cli_build_mesh(&d.o, &m)))
         have_m = 1;
     if (!rc)
-        rc = check_args(&o, &d, &m, &victim);
+        rc = check_args(&d, &m, &victim);
     FILE *hf = NULL, *tf = NULL;
     if (!rc && d.html && !(hf = fopen(d.html, "w")))
-        rc = cli_usage_error(o.cmd, "--html %s: cannot create the file", d.html);
+        rc = cli_usage_error(CMD, "--html %s: cannot create the file: %s", d.html, strerror(errno));
     if (!rc && d.trace && !(tf = fopen(d.trace, "w")))
-        rc = cli_usage_error(o.cmd, "--trace %s: cannot create the file", d.trace);
+        rc = cli_usage_error(CMD, "--trace %s: cannot create the file: %s", d.trace, strerror(errno));
     if (rc) {
         if (hf)
             fclose(hf);
         if (have_m)
             ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return rc == -1 ? 0 : rc;
+        cli_mesh_opts_free(&d.o);
+        return rc == CLI_HELP ? 0 : rc;
     }
     demo_out out = out_mode(&d);
     long wrong = 0;
     int err = lesson(&d, &out, &m, victim, hf, tf, &wrong);
-    if (err == FTM_EHANG) {
-        fprintf(stderr, "ftmesh demo: the chips hung (try ftmesh allreduce with the same mesh "
-                        "for the stuck chips)\n");
-        rc = CLI_EXIT_HANG;
-    } else if (err > 0 || err < -1) {
-        fprintf(stderr, "ftmesh demo: %s\n", ftm_strerror(err));
-        rc = CLI_EXIT_FAIL;
-    } else {
+    if (err == FTM_EHANG)
+        rc = cli_error(CMD, "the chips hung (ftmesh allreduce with the same mesh lists the "
+                            "stuck chips)");
+    else if (err > 0 || err < -1)
+        rc = cli_error(CMD, "%s", ftm_strerror(err));
+    else
         rc = err == -1 || wrong ? CLI_EXIT_FAIL : 0;
-    }
-    fflush(stdout);
+    if (err == FTM_EHANG)
+        rc = CLI_EXIT_HANG;
     ftm_mesh_free(&m);
-    cli_mesh_opts_free(&o);
+    cli_mesh_opts_free(&d.o);
     return rc;
 }

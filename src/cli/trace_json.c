@@ -12,7 +12,7 @@
 #include "trace_json.h"
 #include "ftmesh/error.h"
 
-#include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +21,6 @@ enum { LANE_MAIN, LANE_SEND, LANE_RECV, LANE_FWD, LANE_KINDS };
 enum { LANES = 16, TID_PER_CHIP = LANE_KINDS * LANES };
 
 static const char *const lane_names[LANE_KINDS] = { "", " send", " recv", " forward" };
-
-/* JSON string with escapes (quotes, backslash, control characters). */
-static void js_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-/* A JSON number: never inf or nan (0 instead; times here are finite). */
-static void js_num(FILE *f, double v)
-{
-    fprintf(f, "%.6f", isfinite(v) ? v : 0.0);
-}
 
 static int lane_kind(int kind)
 {
@@ -117,27 +96,47 @@ static void slice_name(char *b, size_t n, const ftm_mesh *m, const ftm_event *e)
     }
 }
 
-static void write_args(FILE *f, const ftm_mesh *m, const ftm_event *e)
+static void write_args(cli_json *j, const ftm_mesh *m, const ftm_event *e)
 {
     char peer[32];
-    fprintf(f, ",\"args\":{\"kind\":");
-    js_str(f, ftm_ev_kind_name(e->kind));
+    cli_json_begin_obj(j, "args");
+    cli_json_str(j, "kind", ftm_ev_kind_name(e->kind));
     if (e->peer >= 0) {
         chip_name(peer, sizeof peer, m, e->peer);
-        fprintf(f, ",\"peer\":");
-        js_str(f, peer);
+        cli_json_str(j, "peer", peer);
     }
-    if (e->kind == FTM_EV_SEND || e->kind == FTM_EV_RECV || e->kind == FTM_EV_FORWARD)
-        fprintf(f, ",\"bytes\":%zu,\"tag\":%u", e->len, (unsigned)e->tag);
+    if (e->kind == FTM_EV_SEND || e->kind == FTM_EV_RECV || e->kind == FTM_EV_FORWARD) {
+        cli_json_u64(j, "bytes", e->len);
+        cli_json_u64(j, "tag", e->tag);
+    }
     if (e->step >= 0)
-        fprintf(f, ",\"step\":%d", e->step);
-    if (e->sched >= 0)
-        fprintf(f, ",\"run\":%d,\"exec\":%d", e->run, e->exec);
-    fputc('}', f);
+        cli_json_int(j, "step", e->step);
+    if (e->sched >= 0) {
+        cli_json_int(j, "run", e->run);
+        cli_json_int(j, "exec", e->exec);
+    }
+    cli_json_end(j);
+}
+
+static void meta(cli_json *j, int tid, const char *what, const char *key, const char *sval,
+                 int ival)
+{
+    cli_json_begin_obj(j, NULL);
+    cli_json_str(j, "ph", "M");
+    cli_json_int(j, "pid", 1);
+    cli_json_int(j, "tid", tid);
+    cli_json_str(j, "name", what);
+    cli_json_begin_obj(j, "args");
+    if (sval)
+        cli_json_str(j, key, sval);
+    else
+        cli_json_int(j, key, ival);
+    cli_json_end(j);
+    cli_json_end(j);
 }
 
 /* Track names: the chip's main track, then each lane that holds a slice. */
-static void write_names(FILE *f, const ftm_mesh *m, const ftm_timeline *tl, const int *tid)
+static void write_names(cli_json *j, const ftm_mesh *m, const ftm_timeline *tl, const int *tid)
 {
     size_t ntid = (size_t)m->nchips * TID_PER_CHIP + 1;
     unsigned char *used = calloc(ntid, 1);
@@ -156,14 +155,27 @@ static void write_names(FILE *f, const ftm_mesh *m, const ftm_timeline *tl, cons
             snprintf(name, sizeof name, "chip %s%s", cn, lane_names[k / LANES]);
             if (lane)
                 snprintf(name + strlen(name), sizeof name - strlen(name), " %d", lane + 1);
-            fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
-                       "\"args\":{\"name\":", t);
-            js_str(f, name);
-            fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
-                       "\"args\":{\"sort_index\":%d}}", t, t);
+            meta(j, t, "thread_name", "name", name, 0);
+            meta(j, t, "thread_sort_index", "sort_index", NULL, t);
         }
     }
     free(used);
+}
+
+static void write_slice(cli_json *j, const ftm_mesh *m, const ftm_slice *s, int tid)
+{
+    char name[96];
+    slice_name(name, sizeof name, m, s->ev);
+    cli_json_begin_obj(j, NULL);
+    cli_json_str(j, "ph", "X");
+    cli_json_int(j, "pid", 1);
+    cli_json_int(j, "tid", tid);
+    cli_json_str(j, "name", name);
+    cli_json_str(j, "cat", ftm_ev_kind_name(s->ev->kind));
+    cli_json_num(j, "ts", "%.6f", s->t0 * 1e6);
+    cli_json_num(j, "dur", "%.6f", (s->t1 - s->t0) * 1e6);
+    write_args(j, m, s->ev);
+    cli_json_end(j);
 }
 
 int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
@@ -179,33 +191,63 @@ int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
         ftm_timeline_free(&tl);
         return FTM_ENOMEM;
     }
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":");
-    js_str(f, clock == FTM_CLOCK_MODELED ? "modeled" : "wall");
-    fprintf(f, ",\"span_us\":");
-    js_num(f, tl.span_s * 1e6);
-    fprintf(f, ",\"mesh\":\"%dx%d\",\"torus\":%s},\n\"traceEvents\":[\n"
-               "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"ftmesh\"}}",
-            m->rows, m->cols, m->torus ? "true" : "false");
-    write_names(f, m, &tl, tid);
-    for (size_t i = 0; i < tl.n; i++) {
-        const ftm_slice *s = &tl.slice[i];
-        char name[96];
-        slice_name(name, sizeof name, m, s->ev);
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid[i]);
-        js_str(f, name);
-        fprintf(f, ",\"cat\":");
-        js_str(f, ftm_ev_kind_name(s->ev->kind));
-        fprintf(f, ",\"ts\":");
-        js_num(f, s->t0 * 1e6);
-        fprintf(f, ",\"dur\":");
-        js_num(f, (s->t1 - s->t0) * 1e6);
-        write_args(f, m, s->ev);
-        fputc('}', f);
-    }
-    fprintf(f, "\n]}\n");
+    char mesh[32];
+    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+    cli_json j;
+    cli_json_init(&j, f);
+    cli_json_begin_obj(&j, NULL);
+    cli_json_str(&j, "displayTimeUnit", "ns");
+    cli_json_begin_obj(&j, "otherData");
+    cli_json_str(&j, "clock", clock == FTM_CLOCK_MODELED ? "modeled" : "wall");
+    cli_json_num(&j, "span_us", "%.6f", tl.span_s * 1e6);
+    cli_json_str(&j, "mesh", mesh);
+    cli_json_bool(&j, "torus", m->torus);
+    cli_json_end(&j);
+    cli_json_begin_arr(&j, "traceEvents");
+    cli_json_begin_obj(&j, NULL);
+    cli_json_str(&j, "ph", "M");
+    cli_json_int(&j, "pid", 1);
+    cli_json_str(&j, "name", "process_name");
+    cli_json_begin_obj(&j, "args");
+    cli_json_str(&j, "name", "ftmesh");
+    cli_json_end(&j);
+    cli_json_end(&j);
+    write_names(&j, m, &tl, tid);
+    for (size_t i = 0; i < tl.n; i++)
+        write_slice(&j, m, &tl.slice[i], tid[i]);
+    cli_json_end(&j);
+    cli_json_end(&j);
     free(tid);
     ftm_timeline_free(&tl);
     return ferror(f) ? FTM_EIO : 0;
+}
+
+FILE *cli_trace_open(const char *cmd, const char *path, ftm_trace **rec, int nchips)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_usage_error(cmd, "--trace %s: cannot create the file: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (ftm_trace_create(rec, nchips, 0)) {
+        fclose(f);
+        cli_error(cmd, "--trace %s: %s", path, ftm_strerror(FTM_ENOMEM));
+        return NULL;
+    }
+    return f;
+}
+
+int cli_trace_close(const char *cmd, const char *path, FILE *f, const ftm_trace *rec,
+                    const ftm_mesh *m, int clock, const ftm_cost_params *cp)
+{
+    int err = cli_trace_write(f, rec, m, clock, cp);
+    if (!err)
+        err = ftm_trace_error(rec);
+    if (fclose(f) && !err)
+        err = FTM_EIO;
+    if (err)
+        return cli_error(cmd, "--trace %s: %s", path, ftm_strerror(err));
+    return 0;
 }
 
 int cli_trace_clock(const char *cmd, const char *v, int *clock)

@@ -8,12 +8,22 @@
 #include "ftmesh/timeline.h"
 #include "ftmesh/trace.h"
 
-/* Help lines for --trace and --trace-clock. */
-#define CLI_TRACE_HELP \
-    "  --trace FILE   record what every chip does and write it as Chrome trace-event\n" \
-    "                 JSON (open it in ui.perfetto.dev or chrome://tracing)\n" \
-    "  --trace-clock wall|modeled  the trace's clock: this machine's (default) or\n" \
-    "                 the cost model's replay of the same schedule\n"
+/* The --trace and --trace-clock entries of a command's option table. */
+#define CLI_OPT_TRACE(id_trace, id_clock)                                           \
+    { "trace", "FILE", id_trace,                                                    \
+      "record what every chip does and write it as Chrome\n"                        \
+      "trace-event JSON (open it in ui.perfetto.dev or\nchrome://tracing)" },        \
+    { "trace-clock", "wall|modeled", id_clock,                                      \
+      "the trace's clock: this machine's (default), or the\n"                       \
+      "cost model's replay of the same schedule" }
+
+/* Opens --trace PATH before any work and creates the recorder *rec for
+ * nchips chips; NULL after printing one line (the caller exits 2). */
+FILE *cli_trace_open(const char *cmd, const char *path, ftm_trace **rec, int nchips);
+/* Writes the recording (cli_trace_write) and closes f; 0, or
+ * CLI_EXIT_FAIL after printing what failed. */
+int cli_trace_close(const char *cmd, const char *path, FILE *f, const ftm_trace *rec,
+                    const ftm_mesh *m, int clock, const ftm_cost_params *cp);
 
 /* Writes everything tr recorded on the mesh m as Chrome trace-event JSON
  * on clock (FTM_CLOCK_*) with cost parameters cp (modeled clock). Returns
