@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
+#include "ftmesh/costmodel.h"
 
 /* Builds an allreduce of count elements of type red (FTM_RED_SUM_F32: float,
  * FTM_RED_SUM_I64: int64) into s (initialised here; free with
@@ -28,9 +29,6 @@ typedef struct ftm_allreduce_algo {
 const ftm_allreduce_algo *ftm_allreduce_algos(void);
 /* Looks an algorithm up by name; NULL if unknown. */
 const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
-
-/* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
-size_t ftm_red_elem_size(ftm_red red);
 
 /* Runs an allreduce on the emulator and verifies it. */
 typedef struct ftm_allreduce_opts {
@@ -103,6 +101,14 @@ int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_
 int ftm_allreduce_ring_step(ftm_sched *s, const int *chips, const int *route, int n,
                             size_t first, size_t count, size_t elem, ftm_red red, int k);
 static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
+
+/* --algo auto (src/collective/auto.c: it uses the registry, so it sits
+ * above the cost model): builds every registered allreduce algorithm for
+ * (m, count, red), models each with p and reports the fastest: *name (a
+ * static string from the registry) and *res. Algorithms that fail to build
+ * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
+int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+                  const char **name, ftm_cost_result *res);
 static inline int ftm_ring_owned_block(int n, int i) { return (i + 1) % n; }
 
 #endif

@@ -140,15 +140,6 @@ static int rc_grow(rcache *c)
     return 0;
 }
 
-/* Block of element x in ftm_sched_block's balanced split of count into p. */
-static int block_of(size_t count, int p, size_t x)
-{
-    size_t q = count / (size_t)p, r = count % (size_t)p;
-    if (x < r * (q + 1))
-        return (int)(x / (q + 1));
-    return (int)(r + (x - r * (q + 1)) / q);
-}
-
 /* 1 when the route from a over dirs[0..h) visits no chip twice. */
 static int simple_path(const ftm_mesh *m, int a, const unsigned char *dirs, int h)
 {
@@ -290,7 +281,7 @@ static int make_segments(build *B, int h)
         /* Home column: the owners' column (column layout) or the column
          * block the segment falls in (drift layout). */
         int home = B->usable ? ftm_mesh_col(B->m, g->chips[0])
-                             : block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
+                             : ftm_sched_block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
         for (int q = 0; q < K && !rc; q++) {
             int id = rc_get(&B->cache, B->s, B->m, g->chips[q], g->chips[(q + 1) % K], home, B->tmp);
             if (id < 0)

@@ -28,15 +28,6 @@
 static const char *const PH_RS = "reduce-scatter";
 static const char *const PH_AG = "all-gather";
 
-size_t ftm_red_elem_size(ftm_red red)
-{
-    switch (red) {
-    case FTM_RED_SUM_F32: return 4;
-    case FTM_RED_SUM_I64: return 8;
-    default: return 1;
-    }
-}
-
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 int ftm_allreduce_ring_step(ftm_sched *s, const int *chips, const int *route, int n,
