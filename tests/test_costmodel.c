@@ -25,29 +25,36 @@ static ftm_cost_params params(void)
  * [0, half) and (bidir) a westward ring on [half, count). */
 static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int bidir)
 {
-    int P = m->cols, *chips = malloc(sizeof(int) * (size_t)P), *re = malloc(sizeof(int) * (size_t)P);
-    int *cw = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+    int P = m->cols, *re = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+    int *ro[2] = { malloc(sizeof(int) * (size_t)(P + 1)), malloc(sizeof(int) * (size_t)(P + 1)) };
+    size_t *rf[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
+    size_t *rn[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
     unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
     ck_assert_int_eq(ftm_sched_init(s, "test-ring", m->nchips, count * 4), 0);
     for (int i = 0; i < P; i++) {
-        chips[i] = i;
         re[i] = ftm_sched_route(s, i, (i + 1) % P, &e, 1);
-        cw[i] = P - 1 - i;
-        rw[i] = ftm_sched_route(s, cw[i], (cw[i] + P - 1) % P, &w, 1);
+        int cw = P - 1 - i;
+        rw[i] = ftm_sched_route(s, cw, (cw + P - 1) % P, &w, 1);
     }
     size_t half = bidir ? count / 2 : count;
+    ftm_ring_owned_balanced(P, 0, half, ro[0], rf[0], rn[0]);
+    ftm_ring_owned_balanced(P, half, count - half, ro[1], rf[1], rn[1]);
+    ftm_ring_owned fwd = { P, re, ro[0], rf[0], rn[0], NULL, NULL };
+    ftm_ring_owned bwd = { P, rw, ro[1], rf[1], rn[1], NULL, NULL };
     for (int k = 0; k < ftm_ring_nsteps(P); k++) {
         for (int i = 0; i < P; i++)
             ck_assert_int_eq(ftm_sched_step(s, i, "t", k), 0);
-        ck_assert_int_eq(ftm_allreduce_ring_step(s, chips, re, P, 0, half, 4, FTM_RED_SUM_F32, k), 0);
+        ck_assert_int_eq(ftm_allreduce_ring_step(s, &fwd, 4, FTM_RED_SUM_F32, k), 0);
         if (bidir)
-            ck_assert_int_eq(ftm_allreduce_ring_step(s, cw, rw, P, half, count - half, 4,
-                                                     FTM_RED_SUM_F32, k), 0);
+            ck_assert_int_eq(ftm_allreduce_ring_step(s, &bwd, 4, FTM_RED_SUM_F32, k), 0);
     }
-    free(chips);
     free(re);
-    free(cw);
     free(rw);
+    for (int j = 0; j < 2; j++) {
+        free(ro[j]);
+        free(rf[j]);
+        free(rn[j]);
+    }
 }
 
 START_TEST(test_ring_closed_form)

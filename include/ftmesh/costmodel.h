@@ -16,6 +16,10 @@
  *    it is a reduction (FTM_RED_SUM_*: the chip reads and writes HBM);
  *  - a step ends when all its sends have arrived and all its receives have
  *    completed. The schedule's time is the last step end over all chips.
+ *
+ * Reentrant: ftm_cost_sched only reads s, m and p, so any number of threads
+ * may model schedules at once (the sweep does), also the same schedule.
+ * The cost model knows nothing of the runtime; both read only sched.h.
  */
 #ifndef FTMESH_COSTMODEL_H
 #define FTMESH_COSTMODEL_H

@@ -12,6 +12,14 @@
  * combined into the chip's buffer by copy or sum). Every transfer is one
  * send op and its matching receive op, created together by ftm_sched_xfer
  * with a tag unique within the schedule.
+ *
+ * Ownership and threads: a schedule owns all its arrays (ftm_sched_init,
+ * then ftm_sched_free); algo and step phase names are static strings. The
+ * builders below are not thread-safe on one schedule but reentrant across
+ * schedules. While chips execute a schedule (runtime.h: ftm_chip_exec)
+ * every chip thread reads it concurrently: it must not change or be freed
+ * until every chip has finished it. Read-only functions (link bytes,
+ * packets, the executor) may run on one schedule from several threads.
  */
 #ifndef FTMESH_SCHED_H
 #define FTMESH_SCHED_H

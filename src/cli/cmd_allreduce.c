@@ -280,7 +280,7 @@ int cli_allreduce(int argc, char **argv)
         err = ftm_allreduce_run(&m, &ao, &r);
         if (r.died_chip >= 0) {
             /* The figures below are the recovery run's: model that mesh. */
-            m.chip_dead[r.died_chip] = 1;
+            ftm_mesh_fail_chip_id(&m, r.died_chip);
             ftm_sched_free(&sched);
             have_sched = 0;
             if (!err)

@@ -6,11 +6,10 @@ libftmesh_la_SOURCES += src/collective/ring.c src/collective/registry.c src/coll
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h
 
 # the 2-D allreduce family
-libftmesh_la_SOURCES += src/collective/plan2d.c src/collective/allreduce_2d.c \
+libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
 	src/collective/allreduce_2d_conc.c
-noinst_HEADERS += src/collective/twod_share.h
-ftmeshinclude_HEADERS += include/ftmesh/plan2d.h
+noinst_HEADERS += src/collective/allreduce_2d_int.h
 
 check_PROGRAMS += tests/test_allreduce
 TESTS += tests/test_allreduce

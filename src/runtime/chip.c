@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rt_ring(ftm_chip *c)
+void rt_wake(ftm_chip *c)
 {
     pthread_mutex_lock(&c->mu);
     c->bell++;
@@ -110,7 +110,7 @@ static void publish(ftm_chip *c, int d)
 {
     rt_mbox_push(c->out[d]);
     atomic_fetch_add_explicit(&c->rt->progress, 1, memory_order_relaxed);
-    rt_ring(c->out[d]->to);
+    rt_wake(c->out[d]->to);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -171,7 +171,7 @@ static int drain_inbound(exec_ctx *x)
                 }
             }
             rt_mbox_pop(mb);
-            rt_ring(mb->from);
+            rt_wake(mb->from);
             moved = 1;
         }
     }
@@ -259,7 +259,7 @@ static int push_sends(exec_ctx *x)
                  * and the health monitor tells every other chip. */
                 atomic_store(&c->rt->died, c->id);
                 atomic_store(&c->rt->abort, 1);
-                rt_ring_all(c->rt);
+                rt_wake_all(c->rt);
                 return FTM_ECHIPDEAD;
             }
         }
@@ -425,12 +425,11 @@ int ftm_chip_barrier(ftm_chip *chip)
     }
     pthread_mutex_unlock(&rt->bar_mu);
     if (last)
-        rt_ring_all(rt);
+        rt_wake_all(rt);
     return idle_until(chip, barrier_passed, gen, "barrier");
 }
 
 /* After its program a chip forwards until every chip has finished. */
-int rt_chip_linger(ftm_chip *chip);
 int rt_chip_linger(ftm_chip *chip)
 {
     int rc = idle_until(chip, all_finished, 0, "done");
