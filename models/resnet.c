@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/error.h"
+#include "models.h"
 #include "nn/model_impl.h"
 
 typedef struct cbn {            /* conv + batch norm (+ ReLU) */
@@ -131,7 +132,7 @@ static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
     }
     if ((rc = sync_sums(a, r, OC, FTM_FIX_SHIFT_STATS)))
         return rc;
-    ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, 1e-5f, OC);
+    ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, MODELS_BN_EPS, OC);
     ftm_nn_bn_forward(u->a, u->c, u->mean, u->rstd, mdl_p(m, u->tg), mdl_p(m, u->tb),
                       (int)a->count, OC, HW);
     if (u->relu)
@@ -191,11 +192,16 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
     long cnt = a->count;
     if (!a->hook && cnt != a->global_batch)
         return FTM_EINVAL; /* BN statistics need every example */
-    for (long i = 0; i < cnt; i++)
-        if ((rc = ftm_data_image(m->cfg.data, m->cfg.seed,
-                                 a->step * (uint64_t)a->global_batch + (uint64_t)(a->first + i),
-                                 S, r->x + i * 3 * S * S, &r->labels[i])))
+    for (long i = 0; i < cnt; i++) {
+        uint64_t id = a->step * (uint64_t)a->global_batch + (uint64_t)(a->first + i);
+        float *x = r->x + i * 3 * S * S;
+        rc = m->cfg.data ? ftm_data_image(m->cfg.data, m->cfg.seed, id, S, x, &r->labels[i])
+                         : ftm_data_synth_image(m->cfg.seed, id, S, K, x, &r->labels[i]);
+        if (rc)
             return rc;
+        if (r->labels[i] < 0 || r->labels[i] >= K)
+            return FTM_ERANGE; /* a label the logits do not have */
+    }
     /* forward, layer by layer over the micro-batches */
     if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb)))
         return rc;
@@ -223,7 +229,8 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
         ftm_nn_linear_forward(r->logits + mbs[i].off * K, r->pooled + mbs[i].off * C4,
                               mdl_p(m, r->tfw), mdl_p(m, r->tfb), (int)mbs[i].n, C4, K,
                               &m->gemm);
-    ftm_nn_softmax_xent_forward(r->losses, r->probs, r->logits, r->labels, (int)cnt, K);
+    if ((rc = ftm_nn_softmax_xent_forward(r->losses, r->probs, r->logits, r->labels, (int)cnt, K)))
+        return rc;
     double sum = 0.0;
     for (long i = 0; i < cnt; i++) {
         sum += r->losses[i] / (double)a->global_batch;
@@ -269,7 +276,7 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
     return cbn_backward(m, r, &r->stem, dout, r->x, NULL, r->buf[2], r->buf[4], a, mbs, nmb);
 }
 
-int ftm_resnet_init(ftm_model *m)
+int models_resnet_init(ftm_model *m)
 {
     ftm_model_config *c = &m->cfg;
     if (c->width == 0) c->width = 16;

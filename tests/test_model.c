@@ -93,6 +93,78 @@ START_TEST(bad_args)
 }
 END_TEST
 
+/* The registry names every model once, by kind and by name; an unknown
+ * kind or name is refused, also by ftm_model_create. */
+START_TEST(registry)
+{
+    static const struct { const char *name; int kind; } want[] = {
+        { "resnet", FTM_MODEL_RESNET }, { "bert", FTM_MODEL_BERT } };
+    int n = 0;
+    for (const ftm_model_info *i; (i = ftm_model_at(n)); n++) {
+        ck_assert_ptr_eq(ftm_model_find(i->name), i);
+        ck_assert_ptr_eq(ftm_model_find_kind(i->kind), i);
+        ck_assert(i->summary && i->summary[0]);
+    }
+    ck_assert_int_eq(n, 2);
+    for (int k = 0; k < 2; k++) {
+        const ftm_model_info *i = ftm_model_find(want[k].name);
+        ck_assert_ptr_nonnull(i);
+        ck_assert_int_eq(i->kind, want[k].kind);
+    }
+    ck_assert_ptr_null(ftm_model_find("gpt"));
+    ck_assert_ptr_null(ftm_model_find(NULL));
+    ck_assert_ptr_null(ftm_model_find_kind(0));
+    ck_assert_ptr_null(ftm_model_at(-1));
+    ftm_model_config c;
+    tiny(&c, FTM_MODEL_RESNET, 4);
+    c.kind = 99;
+    ftm_model *m = (ftm_model *)&c; /* must be reset to NULL */
+    ck_assert_int_eq(ftm_model_create(&m, &c), FTM_EINVAL);
+    ck_assert_ptr_null(m);
+    ftm_optim_config oc;
+    ftm_optim_config_default(&oc, 99);
+    ck_assert_int_eq(oc.kind, 0);
+}
+END_TEST
+
+/* A ResNet with fewer classes than the synthetic set's default 10: the
+ * generator draws labels 0..K-1 only (before, labels up to 9 read past the
+ * K logits), and the model trains. */
+START_TEST(resnet_few_classes)
+{
+    int seen[3] = {0};
+    float img[3 * 8 * 8];
+    for (uint64_t id = 0; id < 120; id++) {
+        int la;
+        ck_assert_int_eq(ftm_data_synth_image(5, id, 8, 3, img, &la), 0);
+        ck_assert(la >= 0 && la < 3);
+        seen[la]++;
+    }
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_gt(seen[k], 20);
+    ck_assert_int_eq(ftm_data_synth_image(5, 0, 8, 0, img, seen), FTM_EINVAL);
+    ftm_model_config c;
+    tiny(&c, FTM_MODEL_RESNET, 16);
+    c.classes = 3;
+    ftm_model *m;
+    ftm_optim *o;
+    ftm_optim_config oc;
+    ftm_optim_config_default(&oc, FTM_MODEL_RESNET);
+    oc.warmup = 5;
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    ck_assert_uint_eq(ftm_model_tensor(m, ftm_model_find_tensor(m, "fc.b"))->count, 3);
+    ck_assert_int_eq(ftm_optim_create(&o, &oc, ftm_model_nparams(m)), 0);
+    double losses[40];
+    ck_assert_int_eq(ftm_model_train(m, o, 40, 16, 8, losses, NULL, NULL), 0);
+    /* chance level is log 3 = 1.0986 */
+    double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[37] + losses[38] + losses[39]) / 3;
+    ck_assert_msg(fabs(losses[0] - log(3.0)) < 0.5, "first loss %g", losses[0]);
+    ck_assert_msg(last < 0.8 * first, "loss %g -> %g", first, last);
+    ftm_optim_destroy(o);
+    ftm_model_destroy(m);
+}
+END_TEST
+
 /* ---- whole-model finite differences (float mode) ---- */
 
 typedef struct fdctx { ftm_model *m; ftm_fb_args a; } fdctx;
@@ -356,6 +428,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, create_deterministic, 0, 2);
     tcase_add_test(tc, bad_args);
+    tcase_add_test(tc, registry);
+    tcase_add_test(tc, resnet_few_classes);
     tcase_add_loop_test(tc, model_gradcheck, 0, 2);
     tcase_add_loop_test(tc, shard_bitwise, 0, 8);
     tcase_add_loop_test(tc, exact_vs_float, 0, 2);

@@ -220,14 +220,12 @@ static void run_case(const tcase_def *d, int exact, const char *algo, ftm_train_
 }
 
 /* Exact mode: bitwise equal to one chip, for every mesh, fault set and
- * algorithm (the i-th case with ring, bidir and, if registered, 2d). */
+ * algorithm (the i-th case with ring, bidir and 2d). */
 START_TEST(exact_bitwise)
 {
     const tcase_def *d = &exact_cases[_i % NEXACT];
     static const char *algos[] = { NULL, "ring", "bidir", "2d" };
     const char *algo = _i < NEXACT ? d->algo : algos[_i / NEXACT];
-    if (!strcmp(algo, "2d") && !ftm_allreduce_find("2d"))
-        return; /* not registered in this build */
     ftm_train_result r;
     run_case(d, 1, algo, &r);
     ck_assert_msg(r.bitwise_equal, "%s[%zu] = %.9g, one chip %.9g (algo %s)", r.diff_name,
@@ -354,7 +352,11 @@ START_TEST(check_can_fail)
     o.tol = 1e-300;
     ftm_train_result r;
     ck_assert_int_eq(ftm_train_run(&m, &o, NULL, &r), 0);
-    ck_assert_int_eq(r.check_pass, r.max_grad_rel_diff == 0 && r.max_step_loss_rel_diff == 0);
+    /* 8 chips sum the float gradients in another order than one chip: the
+     * rounding differs (about 3e-7 of the scale), which a 1e-300 bound
+     * must reject */
+    ck_assert_msg(r.max_grad_rel_diff > 0, "mesh and one-chip gradients identical");
+    ck_assert_int_eq(r.check_pass, 0);
     ftm_train_result_free(&r);
     ftm_mesh_free(&m);
 }

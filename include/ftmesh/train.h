@@ -50,7 +50,7 @@ typedef struct ftm_train_opts {
     const char *bn_algo;     /* batch-norm hook allreduce: a registry name or
                                 "auto"; NULL: "tree" (latency-bound sums) */
     long steps, batch;       /* steps >= 1, batch B >= 1 */
-    int micro;               /* micro-batch size (default 8, see split) */
+    int micro;               /* micro-batch size (default 4, see split) */
     int exact;               /* 1: --reduce exact */
     int check;               /* 1: also train on one chip and compare */
     double tol;              /* float-mode bound; 0: FTM_TRAIN_FLOAT_TOL */
@@ -67,7 +67,7 @@ typedef struct ftm_train_opts {
 } ftm_train_opts;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
- * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 8. */
+ * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 4. */
 void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
 
 /* What one step did (summed or maximised over chips). */
@@ -96,8 +96,9 @@ typedef struct ftm_train_result {
     size_t nparams;
     int died_chip;             /* chip that died during training, or -1 */
     long resumed_step;         /* first step redone after the recovery (-1) */
-    const char *algo;          /* gradient algorithm used (auto resolved) */
-    const char *bn_algo;
+    const char *algo;          /* gradient algorithm used (auto resolved):
+                                  a static registry string, never freed */
+    const char *bn_algo;       /* batch-norm hook algorithm, likewise */
     int micro;                 /* micro-batch size used (float mode may need
                                   a divisor of the requested one) */
     long steps, batch;

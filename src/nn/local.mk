@@ -9,10 +9,11 @@ tests_test_nn_SOURCES = tests/test_nn.c tests/test_nn_grad.c tests/test_nn_util.
 tests_test_nn_CFLAGS = $(TEST_CFLAGS)
 tests_test_nn_LDADD = $(TEST_LIBS)
 
-# models, optimizers, data (model.h)
+# model replicas, optimizers (optim.h), data (model.h); the models
+# themselves are in models/local.mk
 libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
-	src/nn/data.c models/resnet.c models/bert.c
-ftmeshinclude_HEADERS += include/ftmesh/model.h
+	src/nn/data.c
+ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
 EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench

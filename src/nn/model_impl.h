@@ -1,5 +1,4 @@
-/* Internals shared by the models (models/resnet.c, models/bert.c) and
- * src/nn/model.c: the replica struct, the tensor table, micro-batch
+/* Internals shared by the models (models/) and src/nn/model.c: the replica struct, the tensor table, micro-batch
  * splitting and fixed-point accumulation. Not installed. */
 #ifndef FTMESH_MODEL_IMPL_H
 #define FTMESH_MODEL_IMPL_H
@@ -45,7 +44,9 @@ int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t);
 /* dst[i] += llrint(v[i] * 2^shift); FTM_ERANGE if |v| is too large. */
 int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift);
 
-int ftm_resnet_init(ftm_model *m);
-int ftm_bert_init(ftm_model *m);
+/* Allocates a replica for cfg and calls the model's init (a registry
+ * entry's, models/registry.c); on error destroys it. FTM_EINVAL, FTM_ENOMEM
+ * or init's code. */
+int mdl_create(ftm_model **m, const ftm_model_config *cfg, int (*init)(ftm_model *m));
 
 #endif

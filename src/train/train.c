@@ -511,7 +511,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->died_chip = -1;
     res->resumed_step = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
-        (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT) ||
+        !ftm_model_find_kind(o->model.kind) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
                             !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)))
         return FTM_EINVAL;
