@@ -130,9 +130,9 @@ static void drop(ftm_nn_dropout *d, const bert *b, const ftm_model *m,
 #define G(t) mdl_g(m, (t))
 #define ZERO(p, k) memset((p), 0, sizeof(float) * (size_t)(k))
 
-/* Forward and backward of one micro-batch; *loss += its sum of loss/B. */
-static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
-                   double *loss)
+/* Forward and backward of one micro-batch; its sum of loss/B goes to
+ * mdl_loss_add. */
+static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
 {
     int T = b->T, C = b->C, F = b->F, V = b->V, NH = b->NH, M = n * T, rc;
     ftm_gemm_stats *st = &m->gemm;
@@ -179,8 +179,10 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
     ftm_nn_linear_forward(b->logits, b->hn, P(b->wte), P(b->bv), K, C, V, st);
     if ((rc = ftm_nn_softmax_xent_forward(b->losses, b->probs, b->logits, b->mlab, K, V)))
         return rc;
+    double part = 0.0;
     for (int k = 0; k < K; k++)
-        *loss += (double)b->losses[k] * b->scale[k];
+        part += (double)b->losses[k] * b->scale[k];
+    mdl_loss_add(m, part);
     /* backward */
     ZERO(b->dlogits, (size_t)K * V);
     ftm_nn_softmax_xent_backward(b->dlogits, b->probs, b->mlab, b->scale, K, V);
@@ -231,12 +233,11 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
     return 0;
 }
 
-static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
-                   int nmb, double *loss)
+static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     bert *b = m->impl;
     for (int i = 0; i < nmb; i++) {
-        int rc = bert_mb(m, b, a, a->first + mbs[i].off, (int)mbs[i].n, loss);
+        int rc = bert_mb(m, b, a, a->first + mbs[i].off, (int)mbs[i].n);
         for (int t = 0; !rc && t < m->ntensors; t++)
             rc = mdl_flush(m, a, t);
         if (rc)

@@ -12,8 +12,9 @@ tests_test_nn_LDADD = $(TEST_LIBS)
 # model replicas, optimizers (optim.h), data (model.h); the models
 # themselves are in models/local.mk
 libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
-	src/nn/data.c
-ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h
+	src/nn/data.c src/nn/xsum.c
+ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h \
+	include/ftmesh/xsum.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
 EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench
@@ -28,3 +29,9 @@ tests_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_test_model_LDADD = $(TEST_LIBS)
 bench_sgemm_bench_SOURCES = bench/sgemm_bench.c
 bench_sgemm_bench_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
+
+check_PROGRAMS += tests/test_xsum
+TESTS += tests/test_xsum
+tests_test_xsum_SOURCES = tests/test_xsum.c
+tests_test_xsum_CFLAGS = $(TEST_CFLAGS)
+tests_test_xsum_LDADD = $(TEST_LIBS)

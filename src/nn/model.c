@@ -50,19 +50,6 @@ int mdl_alloc(ftm_model *m)
     return 0;
 }
 
-int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift)
-{
-    double lim = ldexp(1.0, 62 - shift);
-    for (size_t i = 0; i < n; i++) {
-        if (!(fabs(v[i]) < lim))
-            return FTM_ERANGE;
-        /* The sum must stay exact: overflow is an error, never a wrap. */
-        if (__builtin_add_overflow(dst[i], (int64_t)llrint(ldexp(v[i], shift)), &dst[i]))
-            return FTM_ERANGE;
-    }
-    return 0;
-}
-
 int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
 {
     if (!a->exact)
@@ -153,7 +140,12 @@ int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a, double *loss)
         m->mbs[nmb].n = a->count - off < a->micro ? a->count - off : a->micro;
         nmb++;
     }
-    return m->fb(m, a, m->mbs, nmb, loss);
+    memset(m->loss_x, 0, sizeof m->loss_x);
+    int rc = m->fb(m, a, m->mbs, nmb);
+    *loss = ftm_xsum_value(m->loss_x);
+    if (!rc && a->loss_x)
+        rc = ftm_xsum_merge(a->loss_x, m->loss_x);
+    return rc;
 }
 
 int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,
