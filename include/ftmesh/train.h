@@ -143,6 +143,9 @@ typedef struct ftm_train_result {
     float diff_val, diff_ref;
     double tol;                /* bound applied (0 = bitwise, exact mode) */
     int check_pass;            /* 1 when within the bound */
+    /* on FTM_EDIVERGED: the first step whose loss was not finite (-1:
+     * none); step[0..diverged_step] are filled, the totals are not */
+    long diverged_step;
     /* on FTM_EHANG */
     ftm_stuck *stuck;          /* malloc'd */
     int nstuck;
@@ -151,8 +154,9 @@ typedef struct ftm_train_result {
 /* Trains on the healthy chips of m and fills res (free it with
  * ftm_train_result_free, also after an error). Returns 0 (even when the
  * check fails: see res->check_pass), FTM_EINVAL (bad options or unknown
- * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_ERANGE (loss or gradient
- * overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
+ * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_EDIVERGED (a loss that is
+ * not finite: res->diverged_step says when; training stops there),
+ * FTM_ERANGE (fixed-point gradient overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
 int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
                   const ftm_train_callbacks *cb, ftm_train_result *res);
 void ftm_train_result_free(ftm_train_result *res);
