@@ -293,7 +293,7 @@ static void text_check(const ftm_train_result *r, int exact, long n)
 static void text_cpu(const ftm_train_result *r, const train_summary_info *in, const figs *f,
                      const train_out *c)
 {
-    printf("# forward/backward math: %.1f%% of the %d core%s' capacity (CPU time in math /\n"
+    printf("# forward/backward math: %.1f%% of the capacity of %d core%s (CPU time in math /\n"
            "#   (step wall x cores)); outside math (allreduce, sync, waiting%s): %.1f%%\n",
            100 * f->busy, f->cores, cli_s(f->cores),
            r->check_cpu_s > 0 ? ", float --check" : "", 100 * (1 - f->busy));
