@@ -22,7 +22,9 @@
     X(EIO, "input/output error")                                             \
     X(EFORMAT, "malformed input file")                                       \
     X(EMISMATCH, "results differ")                                           \
-    X(ENOTSUP, "not supported for this configuration")
+    X(ENOTSUP, "not supported for this configuration")                      \
+    X(ECORRUPT, "data is damaged (checksum mismatch)")                       \
+    X(ECONFIG, "made for another configuration")
 
 typedef enum {
     FTM_OK = 0,

@@ -1,8 +1,8 @@
 # train module: data-parallel training on the mesh (train.h), the train
 # subcommand, tests and the CLI end-to-end script
 libftmesh_la_SOURCES += src/train/train.c src/train/build.c src/train/check.c \
-	src/train/train_int.h
-ftmeshinclude_HEADERS += include/ftmesh/train.h
+	src/train/checkpoint.c src/train/train_int.h
+ftmeshinclude_HEADERS += include/ftmesh/train.h include/ftmesh/checkpoint.h
 ftmesh_SOURCES += src/cli/cmd_train.c
 
 check_PROGRAMS += tests/test_train
@@ -12,3 +12,9 @@ tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(TEST_CFLAGS)
 tests_test_train_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/train_cli.sh bench/train.sh
+
+check_PROGRAMS += tests/test_checkpoint
+TESTS += tests/test_checkpoint
+tests_test_checkpoint_SOURCES = tests/test_checkpoint.c
+tests_test_checkpoint_CFLAGS = $(TEST_CFLAGS)
+tests_test_checkpoint_LDADD = $(TEST_LIBS)
