@@ -24,7 +24,8 @@
     X(EMISMATCH, "results differ")                                           \
     X(ENOTSUP, "not supported for this configuration")                      \
     X(ECORRUPT, "data is damaged (checksum mismatch)")                       \
-    X(ECONFIG, "made for another configuration")
+    X(ECONFIG, "made for another configuration")                             \
+    X(ELINKDEAD, "a link died during the run")
 
 typedef enum {
     FTM_OK = 0,

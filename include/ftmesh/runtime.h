@@ -64,6 +64,46 @@ int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
 /* After FTM_ECHIPDEAD: the chip that died, else -1. */
 int ftm_rt_died(const ftm_rt *rt);
 
+/* ---- failures of chips, hosts and links (src/runtime/inject.c) ----------
+ * A dying chip (or the chips of a dying host) stops at once; a health
+ * monitor tells every other chip and the run returns FTM_ECHIPDEAD. A dying
+ * link kills no chip and nobody is told: packets already on it still
+ * arrive, but the next send, forward or receive that needs it fails, the
+ * chip that saw that tells every chip, and the run returns FTM_ELINKDEAD.
+ * A link nobody uses again is never noticed. */
+
+/* Who noticed a failure, and how. */
+typedef struct ftm_rt_notice {
+    int chip;              /* the chip that noticed; -1: the health monitor */
+    int dir;               /* the link it found dead, seen from chip (-1) */
+    int peer;              /* the chip at its other end (-1) */
+    const char *how;       /* "send failed", "forward failed", "receive
+                              failed", "heartbeat lost" */
+} ftm_rt_notice;
+
+/* From a chip's own thread: chips[0..n) (n <= 4) die now. Returns
+ * FTM_ECHIPDEAD (the caller, if among them, must stop; else the run is
+ * stopping anyway). */
+int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
+/* The link chip->dir dies now (both ways unless oneway). 0 or FTM_EINVAL
+ * (no such live link). Usable from a chip thread during a run, or before a
+ * run from the thread that owns rt (ftm_rt_kill_link). */
+int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway);
+int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway);
+/* The same, once self has sent pkts (>= 1) more packets of its own. One
+ * failure can be armed per chip; arming replaces the previous one. */
+int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n);
+int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway);
+/* Clears self's armed failure; 1 if one was still armed, else 0. */
+int ftm_chip_disarm(ftm_chip *self);
+
+/* After a run (and across runs of this runtime): the chips that died
+ * (ids into out, at most max; returns how many), the directed links that
+ * died (chip and dir), and who noticed what in the last run. */
+int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max);
+int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max);
+int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max);
+
 /* After FTM_EHANG: the stuck chips (at most max), returns how many. */
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 
