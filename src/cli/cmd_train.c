@@ -497,7 +497,7 @@ int cli_train(int argc, char **argv)
     }
     a.t.model.data = ds;
     out_ctx oc = { o.json, !o.json && isatty(STDOUT_FILENO), a.t.steps, a.t.batch, 0, 0, 0, 0, 0 };
-    ftm_train_callbacks cb = { on_step, on_ref, &oc };
+    ftm_train_callbacks cb = { on_step, on_ref, &oc, NULL };
     if (!o.json) {
         printf("# ftmesh train: %s, %dx%d %s, %d healthy chips, batch %ld, %ld steps, "
                "reduce %s%s\n", a.model, m.rows, m.cols, m.torus ? "torus" : "mesh",
