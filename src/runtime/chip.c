@@ -435,8 +435,10 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
             pthread_cond_wait(&chip->cv, &chip->mu);
         chip->waiting = 0;
         pthread_mutex_unlock(&chip->mu);
+        /* A barrier that completed still counts, so the step before it is
+         * reported even if a failure follows at once. */
         if (atomic_load(&chip->rt->abort))
-            return rt_abort_code(chip->rt);
+            return done(chip, arg) ? 0 : rt_abort_code(chip->rt);
     }
 }
 

@@ -18,3 +18,10 @@ TESTS += tests/test_checkpoint
 tests_test_checkpoint_SOURCES = tests/test_checkpoint.c
 tests_test_checkpoint_CFLAGS = $(TEST_CFLAGS)
 tests_test_checkpoint_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_recovery
+TESTS += tests/test_recovery
+THREADED_TESTS += tests/test_recovery
+tests_test_recovery_SOURCES = tests/test_recovery.c
+tests_test_recovery_CFLAGS = $(TEST_CFLAGS)
+tests_test_recovery_LDADD = $(TEST_LIBS)
