@@ -90,23 +90,9 @@ typedef struct ftm_train_opts {
     volatile sig_atomic_t *stop;
 } ftm_train_opts;
 
-/* One failure during training, as the survivors saw it. */
-typedef struct ftm_train_event {
-    long step;                 /* the step in which it struck */
-    int phase;                 /* ftm_fault_phase */
-    char what[64];             /* "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)" */
-    char detected_by[256];     /* who noticed and how; "" when nobody did */
-    int noticed;               /* 0: a dead link nothing needed again */
-    long resumed_step;         /* the step redone after it (-1: none) */
-    double lost_wall_s;        /* from the start of the interrupted step to
-                                  training again (rebuild included); the
-                                  first event of a recovery carries it */
-    double lost_modeled_s;     /* modeled collectives of the step redone */
-    int chips_after;           /* healthy chips after the recovery */
-    double grad_modeled_before_s, grad_modeled_after_s; /* modeled gradient
-                                  allreduce per step before and after: the
-                                  new rings' quality */
-} ftm_train_event;
+/* One failure during training, as the survivors saw it (when = the step,
+ * resumed = the step redone, modeled_* = the gradient allreduce). */
+typedef ftm_fault_record ftm_train_event;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
  * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 8. */

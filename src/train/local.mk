@@ -1,7 +1,7 @@
 # train module: data-parallel training on the mesh (train.h), the train
 # subcommand, tests and the CLI end-to-end script
 libftmesh_la_SOURCES += src/train/train.c src/train/build.c src/train/check.c \
-	src/train/checkpoint.c src/train/faults_train.c src/train/ckpt_train.c src/train/train_int.h
+	src/train/checkpoint.c src/train/ckpt_train.c src/train/train_int.h
 ftmeshinclude_HEADERS += include/ftmesh/train.h include/ftmesh/checkpoint.h
 ftmesh_SOURCES += src/cli/cmd_train.c
 

@@ -139,7 +139,7 @@ struct trainer {
     ftm_model *tf;             /* float --check: one-chip model at the mesh's
                                   parameters, run by the lowest chip */
     double tf_loss;
-    train_faults *faults;
+    ftm_rt_script *faults;
     long reported;             /* steps reported so far (the lowest chip) */
     double step_t0;            /* when the step being run started */
     _Atomic int halt;          /* *o->stop seen: stop after this step
@@ -181,9 +181,9 @@ static int bn_hook(void *ctx, int64_t *buf, size_t n)
     /* forward strikes at the first call, backward at the first call of the
      * backward pass (half of last step's calls: one per BN layer each way) */
     if (k == 0)
-        rc = train_faults_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_FORWARD);
+        rc = ftm_rt_script_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_FORWARD);
     if (!rc && c->hook_calls_prev && k == c->hook_calls_prev / 2)
-        rc = train_faults_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_BACKWARD);
+        rc = ftm_rt_script_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_BACKWARD);
     if (!rc)
         rc = hook_sched(&c->t->hc, n, &s, &modeled);
     if (!rc)
@@ -302,9 +302,9 @@ static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
     c->hook_cpu += c->hook_cpu_step;
     c->hook_calls_prev = c->hook_calls_step;
     if (!rc)
-        rc = train_faults_fire(t->faults, c->chip, t->m, s, FTM_PHASE_FORWARD);
+        rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_FORWARD);
     if (!rc)
-        rc = train_faults_fire(t->faults, c->chip, t->m, s, FTM_PHASE_BACKWARD);
+        rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_BACKWARD);
     return rc;
 }
 
@@ -314,13 +314,13 @@ static int step_reduce(trainer *t, chip_st *c, long s)
     size_t np = ftm_model_nparams(c->m);
     float *g = ftm_model_grads(c->m);
     double c0 = train_thread_cpu();
-    int rc = train_faults_arm(t->faults, c->chip, t->m, s, fail_point(t, c->chip));
+    int rc = ftm_rt_script_arm(t->faults, c->chip, t->m, s, fail_point(t, c->chip));
     if (!rc)
         rc = ftm_chip_exec(c->chip, &t->grad, t->o->exact ? (void *)c->gi : (void *)g);
     if (!rc && t->o->exact)
         ftm_fix_to_float(g, c->gi, np);
     if (!rc)
-        rc = train_faults_after(t->faults, c->chip, t->m, s);
+        rc = ftm_rt_script_after(t->faults, c->chip, t->m, s);
     c->grad_cpu += train_thread_cpu() - c0;
     return rc;
 }
@@ -340,7 +340,7 @@ static int step_update(trainer *t, chip_st *c, long s)
         t->res->check_cpu_s += c2 - c1;
         c1 = c2;
     }
-    if ((rc = train_faults_fire(t->faults, c->chip, t->m, s, FTM_PHASE_OPTIMIZER)))
+    if ((rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_OPTIMIZER)))
         return rc;
     memcpy(c->prev_params, p, sizeof(float) * np);
     if ((rc = ftm_optim_copy_state(c->prev_o, c->o)))
@@ -367,7 +367,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
     }
     for (long s = t->start; s < o->steps && !rc; s++) {
         double loss = 0, math = 0;
-        if ((rc = train_faults_fire(t->faults, chip, t->m, s, FTM_PHASE_START)) ||
+        if ((rc = ftm_rt_script_fire(t->faults, chip, t->m, s, FTM_PHASE_START)) ||
             (rc = step_fb(t, c, s, &loss, &math)) || (rc = step_reduce(t, c, s)) ||
             (rc = step_update(t, c, s)))
             break;
@@ -550,7 +550,7 @@ static void finish_events(trainer *t, recovery *rv)
         ftm_train_event *e = &res->events[i];
         if (e->noticed) {
             e->lost_wall_s = i == rv->first_new ? now - rv->fail_t0 : 0;
-            e->grad_modeled_after_s = t->grad_modeled;
+            e->modeled_after_s = t->grad_modeled;
             e->chips_after = res->chips;
         }
         if (t->cb && t->cb->event)
@@ -565,15 +565,15 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
 {
     ftm_train_result *res = t->res;
     int cap = t->faults->script.n + 1 - res->nevents;
-    int n = train_faults_recover(t->faults, rt, m, &rv->next, res->events + res->nevents, cap);
+    int n = ftm_rt_script_recover(t->faults, rt, m, &rv->next, res->events + res->nevents, cap);
     if (n < 0)
         return n;
     rv->have_next = 1;
     for (int i = 0; i < n; i++) {
         ftm_train_event *e = &res->events[res->nevents + i];
-        e->resumed_step = t->reported;
+        e->resumed = t->reported;
         e->lost_modeled_s = i == 0 ? t->grad_modeled + res->modeled_bn_s : 0;
-        e->grad_modeled_before_s = t->grad_modeled;
+        e->modeled_before_s = t->grad_modeled;
     }
     res->nevents += n;
     rv->fail_t0 = t->t_prev;
@@ -642,8 +642,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
         rc = ftm_rt_create(&rt, m, &cfg);
     }
     if (!rc) {
-        train_faults_rt(t->faults, rt);
-        train_faults_attempt(t->faults, m);
+        ftm_rt_script_rt(t->faults, rt);
+        ftm_rt_script_attempt(t->faults, m);
         finish_events(t, rv);
         rc = ftm_rt_run(rt, chip_fn, t);
         if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
@@ -696,7 +696,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
 /* Attempts until one ends without a failure: each failure's recovery gives
  * the next attempt its mesh and state. */
 static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train_callbacks *cb,
-                        ftm_train_result *res, train_faults *f, snapshot *snap)
+                        ftm_train_result *res, ftm_rt_script *f, snapshot *snap)
 {
     ftm_mesh cur;
     int rc = ftm_mesh_copy(&cur, m);
@@ -729,10 +729,32 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     res->interrupted = !rc && atomic_load(&t.halt) && t.reported < o->steps;
     if (!rc) { /* dead links nothing needed again */
         int first = res->nevents;
-        res->nevents += train_faults_unnoticed(f, res->events + first, f->script.n + 1 - first);
+        res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);
         for (int i = first; i < res->nevents && cb && cb->event; i++)
             cb->event(cb->ctx, &res->events[i]);
     }
+    return rc;
+}
+
+/* The script the run plays: o->faults plus the short form
+ * fail_chip@fail_step:allreduce. */
+static int train_script(const ftm_train_opts *o, const ftm_mesh *m, ftm_rt_script *f)
+{
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    memset(f, 0, sizeof *f);
+    int rc = 0;
+    for (int i = 0; o->faults && i < o->faults->n && !rc; i++)
+        rc = ftm_fault_script_add(&s, &o->faults->ev[i]);
+    if (!rc && o->fail_during) {
+        ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
+                              .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
+                              .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
+        rc = ftm_fault_script_add(&s, &e);
+    }
+    if (!rc)
+        rc = ftm_rt_script_init(f, &s, m);
+    ftm_fault_script_free(&s);
     return rc;
 }
 
@@ -755,9 +777,9 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->batch = o->batch;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     res->ncpus = ncpu > 0 ? (int)ncpu : 1;
-    train_faults f;
+    ftm_rt_script f;
     snapshot snap = { 0, NULL, NULL };
-    int rc = train_faults_init(&f, o, m);
+    int rc = train_script(o, m, &f);
     if (!rc && (!(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)) ||
                 !(res->step = calloc((size_t)o->steps, sizeof(ftm_train_step)))))
         rc = FTM_ENOMEM;
@@ -767,7 +789,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
         rc = resume_from(o, &snap, res);
     if (!rc)
         rc = run_attempts(m, o, cb, res, &f, &snap);
-    train_faults_free(&f);
+    ftm_rt_script_free(&f);
     free(snap.params);
     ftm_optim_destroy(snap.optim);
     return rc;

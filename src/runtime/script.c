@@ -1,7 +1,8 @@
-/* The fault script during training: which chip fires which event where,
- * and what the survivors learn afterwards.
+/* A fault script during a run: which chip fires which event where, and
+ * what the survivors learn afterwards (include/ftmesh/runtime.h).
  *
- * Where each phase strikes (on the victim's thread):
+ * Where each training phase strikes (on the victim's thread; the trainer
+ * calls the hooks at these points):
  *   start      before the step's forward pass;
  *   forward    at the victim's first batch-norm allreduce of the step (a
  *              model without one: when its forward/backward returns);
@@ -20,21 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/error.h"
-#include "train_int.h"
+#include "ftmesh/runtime.h"
 
-int train_faults_init(train_faults *f, const ftm_train_opts *o, const ftm_mesh *m)
+int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m)
 {
     memset(f, 0, sizeof *f);
-    ftm_fault_script_init(&f->script, FTM_FAULT_TRAIN);
+    ftm_fault_script_init(&f->script, s ? s->mode : FTM_FAULT_TRAIN);
     int rc = 0;
-    for (int i = 0; o->faults && i < o->faults->n && !rc; i++)
-        rc = ftm_fault_script_add(&f->script, &o->faults->ev[i]);
-    if (!rc && o->fail_during) {
-        ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
-                              .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
-                              .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
-        rc = ftm_fault_script_add(&f->script, &e);
-    }
+    for (int i = 0; s && i < s->n && !rc; i++)
+        rc = ftm_fault_script_add(&f->script, &s->ev[i]);
     if (rc)
         return rc;
     ftm_fault_script_sort(&f->script);
@@ -50,7 +45,7 @@ int train_faults_init(train_faults *f, const ftm_train_opts *o, const ftm_mesh *
     return 0;
 }
 
-void train_faults_free(train_faults *f)
+void ftm_rt_script_free(ftm_rt_script *f)
 {
     ftm_fault_script_free(&f->script);
     free(f->victim);
@@ -70,7 +65,7 @@ static int ev_link(const ftm_mesh *m, const ftm_fault_event *e, int *dir)
     return *dir < 0 ? -1 : a;
 }
 
-void train_faults_attempt(train_faults *f, const ftm_mesh *m)
+void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m)
 {
     f->attempt++;
     for (int c = 0; c < m->nchips; c++)
@@ -93,7 +88,7 @@ void train_faults_attempt(train_faults *f, const ftm_mesh *m)
     }
 }
 
-static int fire_one(train_faults *f, int i, ftm_chip *chip, const ftm_mesh *m)
+static int fire_one(ftm_rt_script *f, int i, ftm_chip *chip, const ftm_mesh *m)
 {
     const ftm_fault_event *e = &f->script.ev[i];
     f->fired[i] = f->attempt;
@@ -108,13 +103,13 @@ static int fire_one(train_faults *f, int i, ftm_chip *chip, const ftm_mesh *m)
 
 /* 1 when event i is due on chip id at (step, phase); only its victim
  * reads or writes fired[i]. */
-static int due(const train_faults *f, int i, int id, long step, int phase)
+static int due(const ftm_rt_script *f, int i, int id, long step, int phase)
 {
     const ftm_fault_event *e = &f->script.ev[i];
     return f->victim[i] == id && f->fired[i] == 0 && e->when == step && e->phase == phase;
 }
 
-int train_faults_fire(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase)
+int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase)
 {
     int id = ftm_chip_id(chip);
     for (int i = 0; i < f->script.n; i++) {
@@ -127,7 +122,7 @@ int train_faults_fire(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long s
     return 0;
 }
 
-int train_faults_arm(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long step,
+int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts)
 {
     int id = ftm_chip_id(chip);
@@ -156,7 +151,7 @@ int train_faults_arm(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long st
     return 0;
 }
 
-int train_faults_after(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long step)
+int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step)
 {
     int id = ftm_chip_id(chip), i = f->armed[id];
     f->armed[id] = -1;
@@ -165,10 +160,10 @@ int train_faults_after(train_faults *f, ftm_chip *chip, const ftm_mesh *m, long 
         if (rc)
             return rc;
     }
-    return train_faults_fire(f, chip, m, step, FTM_PHASE_ALLREDUCE);
+    return ftm_rt_script_fire(f, chip, m, step, FTM_PHASE_ALLREDUCE);
 }
 
-void train_faults_rt(const train_faults *f, ftm_rt *rt)
+void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
 {
     for (int i = 0; i < f->nsecret; i++)
         ftm_rt_kill_link(rt, f->secret_chip[i], f->secret_dir[i], 1);
@@ -200,21 +195,21 @@ static void describe_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn,
     }
 }
 
-static void record(train_faults *f, int i, ftm_train_event *e, int noticed, const char *by)
+static void record(ftm_rt_script *f, int i, ftm_fault_record *e, int noticed, const char *by)
 {
     const ftm_fault_event *ev = &f->script.ev[i];
     memset(e, 0, sizeof *e);
-    e->step = ev->when;
+    e->when = ev->when;
     e->phase = ev->phase;
     ftm_fault_what(ev, e->what, sizeof e->what);
     snprintf(e->detected_by, sizeof e->detected_by, "%s", by);
     e->noticed = noticed;
-    e->resumed_step = -1;
+    e->resumed = -1;
     f->logged[i] = 1;
 }
 
 /* 1 when event i actually struck in rt (an armed one may not have). */
-static int struck(const train_faults *f, int i, const ftm_mesh *m, const unsigned char *dead,
+static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsigned char *dead,
                   const unsigned char *dlink)
 {
     const ftm_fault_event *e = &f->script.ev[i];
@@ -232,7 +227,7 @@ static int struck(const train_faults *f, int i, const ftm_mesh *m, const unsigne
 
 /* Dead chips and directed links of rt into m2 / the secret list; dead and
  * dlink mark them. */
-static void learn(train_faults *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char *dead,
+static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char *dead,
                   unsigned char *dlink, const ftm_rt_notice *nt, int nn, int *scratch)
 {
     int n = m2->nchips, *lc = scratch, *ld = scratch + n * FTM_NDIRS;
@@ -255,8 +250,8 @@ static void learn(train_faults *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char
     }
 }
 
-int train_faults_recover(train_faults *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
-                         ftm_train_event *ev, int max)
+int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
+                         ftm_fault_record *ev, int max)
 {
     int rc = ftm_mesh_copy(m2, m), n = m->nchips, ne = 0;
     if (rc)
@@ -296,7 +291,7 @@ int train_faults_recover(train_faults *f, const ftm_rt *rt, const ftm_mesh *m, f
     return ne;
 }
 
-int train_faults_unnoticed(train_faults *f, ftm_train_event *ev, int max)
+int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
 {
     int ne = 0;
     for (int i = 0; i < f->script.n && ne < max; i++) {
