@@ -121,6 +121,8 @@ typedef struct chip_st {
     float *prev_params;
     ftm_optim *prev_o;
     int hook_calls_prev;       /* hook calls of the previous step (0: none yet) */
+    long diverged;             /* 1 + the step whose forward/backward could
+                                  not stay in range (0: none) */
 } chip_st;
 
 struct trainer {
@@ -247,9 +249,11 @@ static int report_step(trainer *t, chip_st *c, long s)
     st->math_max_cpu_s = mmax;
     t->res->modeled_bn_s = c->hook_modeled_step;
     t->res->bn_calls = c->hook_calls_step;
-    if (!isfinite(loss))
-        return FTM_ERANGE;
-    if (t->tf) {
+    /* A non-finite loss: report the step, then stop (FTM_EDIVERGED). */
+    int diverged = !isfinite(loss);
+    if (diverged && t->res->diverged_step < 0)
+        t->res->diverged_step = s;
+    if (t->tf && !diverged) {
         double d = fabs(loss - t->tf_loss) / fmax(fabs(t->tf_loss), 1e-300);
         if (!(d <= t->res->max_step_loss_rel_diff))
             t->res->max_step_loss_rel_diff = d;
@@ -258,6 +262,8 @@ static int report_step(trainer *t, chip_st *c, long s)
         t->cb->step(t->cb->ctx, st);
     t->t_prev = now;
     t->reported = s + 1;
+    if (diverged)
+        return FTM_EDIVERGED;
     const ftm_train_opts *o = t->o;
     if (o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
                           s + 1 == o->steps || atomic_load(&t->halt))) {
@@ -300,6 +306,11 @@ static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
     *math = train_thread_cpu() - c0 - c->hook_cpu_step;
     c->math_cpu += *math;
     c->hook_cpu += c->hook_cpu_step;
+    if (rc == FTM_ERANGE) {
+        /* values the fixed-point sums cannot hold: the loss diverged */
+        c->diverged = s + 1;
+        rc = FTM_EDIVERGED;
+    }
     c->hook_calls_prev = c->hook_calls_step;
     if (!rc)
         rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_FORWARD);
@@ -490,6 +501,24 @@ static void teardown(trainer *t)
     pthread_mutex_destroy(&t->hc.mu);
 }
 
+/* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
+ * the earliest such step, its loss not a number. */
+static void note_divergence(trainer *t, const ftm_mesh *m)
+{
+    ftm_train_result *res = t->res;
+    for (int id = 0; id < m->nchips && res->diverged_step < 0; id++) {
+        long s = ftm_mesh_alive(m, id) ? t->cs[id].diverged - 1 : -1;
+        for (int k = id + 1; s >= 0 && k < m->nchips; k++)
+            if (ftm_mesh_alive(m, k) && t->cs[k].diverged && t->cs[k].diverged - 1 < s)
+                s = t->cs[k].diverged - 1;
+        if (s >= 0) {
+            res->diverged_step = s;
+            res->step[s].step = s;
+            res->step[s].loss = NAN;
+        }
+    }
+}
+
 /* The state an attempt starts from: params and moments at step `done`. */
 typedef struct snapshot {
     long done;
@@ -652,6 +681,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
             int e = note_failure(t, rt, m, rv, snap);
             rc = e ? e : rc;
         }
+        if (rc == FTM_EDIVERGED)
+            note_divergence(t, m);
     }
     ftm_rt_destroy(rt);
     res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
@@ -767,6 +798,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->replica_mismatch_chip = -1;
     res->died_chip = -1;
     res->resumed_step = -1;
+    res->diverged_step = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
         (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
