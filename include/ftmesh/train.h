@@ -132,6 +132,7 @@ typedef struct ftm_train_result {
     int interrupted;           /* 1: *stop ended the run after steps_done */
     long steps_done;
     int checkpoints;           /* checkpoint files written */
+    int resume_failed;         /* 1: the --resume file was refused (detail) */
     char detail[256];          /* what went wrong, for the error's message
                                   (checkpoint files, fault scripts) */
     const char *algo;          /* gradient algorithm used (auto resolved) */

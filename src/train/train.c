@@ -817,8 +817,8 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
         rc = FTM_ENOMEM;
     if (!rc)
         rc = ftm_fault_script_check(&f.script, m, o->steps, NULL, res->detail, sizeof res->detail);
-    if (!rc && o->resume)
-        rc = resume_from(o, &snap, res);
+    if (!rc && o->resume && (rc = resume_from(o, &snap, res)))
+        res->resume_failed = 1;
     if (!rc)
         rc = run_attempts(m, o, cb, res, &f, &snap);
     ftm_rt_script_free(&f);
