@@ -79,6 +79,9 @@ typedef struct ftm_allreduce_result {
     struct ftm_fault_record *events; /* with faults: [nevents], in order */
     int nevents;
     char detail[256];          /* a refused script: why */
+    ftm_mesh mesh_after;       /* with faults, after a recovery: the mesh the
+                                * last run used (have_mesh_after) */
+    int have_mesh_after;
 } ftm_allreduce_result;
 
 /* Builds the algorithm's schedule, runs it iters times on chip threads with

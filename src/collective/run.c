@@ -107,6 +107,9 @@ void ftm_allreduce_result_free(ftm_allreduce_result *res)
     free(res->events);
     res->events = NULL;
     res->nevents = 0;
+    if (res->have_mesh_after)
+        ftm_mesh_free(&res->mesh_after);
+    res->have_mesh_after = 0;
     free(res->stuck);
     res->stuck = NULL;
     res->nstuck = 0;
@@ -143,9 +146,12 @@ static int run_once(const ftm_mesh *m, const ftm_allreduce_opts *o, const ftm_sc
 {
     ftm_fault_record *events = res->events;
     int nevents = res->nevents;
+    char detail[sizeof res->detail];
+    memcpy(detail, res->detail, sizeof detail);
     memset(res, 0, sizeof *res);
     res->events = events;
     res->nevents = nevents;
+    memcpy(res->detail, detail, sizeof detail);
     res->died_chip = -1;
     const ftm_allreduce_algo *algo = ftm_allreduce_find(o->algo);
     if (!algo || o->iters < 1)
@@ -302,7 +308,12 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         res->nevents += ftm_rt_script_unnoticed(&f, res->events + res->nevents,
                                                 f.script.n + 1 - res->nevents);
     res->died_chip = died;
-    ftm_mesh_free(&cur);
+    if (!rc && res->nevents) { /* the mesh the figures are from */
+        res->mesh_after = cur;
+        res->have_mesh_after = 1;
+    } else {
+        ftm_mesh_free(&cur);
+    }
     ftm_rt_script_free(&f);
     return rc;
 }
