@@ -5,5 +5,5 @@ ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c \
 	src/cli/faults_cli.c src/cli/faults_cli.h
 
 # End-to-end runs of the command (exit codes, errors, JSON keys).
-TESTS += tests/cli.sh
-EXTRA_DIST += tests/cli.sh
+TESTS += tests/cli.sh tests/faults_cli.sh
+EXTRA_DIST += tests/cli.sh tests/faults_cli.sh
