@@ -202,8 +202,8 @@ static int validate(ar_args *a, ar_run *x)
         return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
     if ((rc = build_script(a, x)))
         return rc;
-    if (a->o.seed_given && !a->o.random_faults)
-        cli_warn(CMD, "--seed has no effect without --random-faults");
+    if (a->o.seed_given && !a->o.random_faults && !a->f.random)
+        cli_warn(CMD, "--seed has no effect without --random-faults or --random-kills");
     if (a->model_only && a->iters_given)
         cli_warn(CMD, "--iters has no effect with --model-only");
     if (a->model_only && a->o.hang_timeout_s > 0)
