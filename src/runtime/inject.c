@@ -30,7 +30,7 @@ int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
     add_notice(rt, -1, -1, -1, "heartbeat lost");
     pthread_mutex_unlock(&rt->mu);
     atomic_store(&rt->abort, 1);
-    rt_ring_all(rt);
+    rt_wake_all(rt);
     return FTM_ECHIPDEAD;
 }
 
@@ -46,8 +46,8 @@ int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway)
     if (!oneway && b->out[back])
         atomic_store(&b->out[back]->dead, 1);
     /* Wake both ends: a chip waiting on this link should look again. */
-    rt_ring(a);
-    rt_ring(b);
+    rt_wake(a);
+    rt_wake(b);
     return 0;
 }
 
@@ -112,7 +112,7 @@ int rt_notice(ftm_chip *c, int d, int inbound, const char *how)
     pthread_mutex_unlock(&rt->mu);
     atomic_store(&rt->link_seen, 1);
     atomic_store(&rt->abort, 1);
-    rt_ring_all(rt);
+    rt_wake_all(rt);
     return FTM_ELINKDEAD;
 }
 

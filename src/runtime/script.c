@@ -232,8 +232,10 @@ static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned cha
 {
     int n = m2->nchips, *lc = scratch, *ld = scratch + n * FTM_NDIRS;
     int nd = ftm_rt_killed_chips(rt, lc, n);
-    for (int k = 0; k < nd; k++)
-        dead[lc[k]] = m2->chip_dead[lc[k]] = 1;
+    for (int k = 0; k < nd; k++) {
+        dead[lc[k]] = 1;
+        ftm_mesh_fail_chip_id(m2, lc[k]);
+    }
     int nl = ftm_rt_killed_links(rt, lc, ld, n * FTM_NDIRS);
     f->nsecret = 0;
     for (int k = 0; k < nl; k++) {
