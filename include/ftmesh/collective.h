@@ -104,7 +104,7 @@ typedef struct ftm_allreduce_result {
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
 
 /* The same for n allreduces o[0..n) (any algorithms and counts, no
- * fail_during: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
+ * fail_during or faults: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
  * chip threads start once: on rt if not NULL (created by the caller on this
  * very mesh, borrowed, reusable for further batches; its packet size and
  * timeout apply), else on a runtime made here from o[0]'s. res[i] (n

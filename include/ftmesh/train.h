@@ -67,7 +67,7 @@ typedef struct ftm_train_opts {
     int fail_chip;
     long fail_step;
     /* Fault script (mode FTM_FAULT_TRAIN; NULL: none): every event fires
-     * once, when its step and phase come (src/train/faults_train.c says
+     * once, when its step and phase come (src/runtime/script.c says
      * where each phase strikes). The short form above is one more event,
      * fail_chip@fail_step:allreduce. Chips and hosts die at once (a health
      * monitor tells every chip); a dying link kills no chip: the chips that

@@ -305,8 +305,9 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
                    ftm_allreduce_result *res, run_fault *rf)
 {
     for (int i = 0; i < n; i++) {
-        ftm_fault_record *events = res[i].events; /* a script's, kept across runs */
-        int nevents = res[i].nevents;
+        /* a script's records are kept across its runs (rf: res is set) */
+        ftm_fault_record *events = rf ? res[i].events : NULL;
+        int nevents = rf ? res[i].nevents : 0;
         memset(&res[i], 0, sizeof res[i]);
         res[i].events = events;
         res[i].nevents = nevents;
@@ -345,7 +346,7 @@ int ftm_allreduce_run_batch(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_o
                             ftm_allreduce_result *res)
 {
     for (int i = 0; i < n; i++)
-        if (o[i].fail_during)
+        if (o[i].fail_during || o[i].faults)
             return FTM_EINVAL;
     return run_set(m, rt, o, n, -1, res, NULL);
 }
