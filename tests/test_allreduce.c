@@ -12,6 +12,7 @@
 #include "ftmesh/runtime.h"
 #include "ftmesh/rng.h"
 #include "ftmesh/error.h"
+#include "ftmesh/faults.h"
 
 /* Fault set `kind` on m: 0 none, 1 a few chips, 2 a host and links,
  * 3 one-way links and a chip. Deterministic in (rows, cols, torus, kind). */
@@ -169,6 +170,51 @@ END_TEST
 
 /* The verifier catches a wrong sum: one bumped element per iteration must
  * be counted, for every algorithm. */
+static void add_ev(ftm_fault_script *s, const char *t)
+{
+    ftm_fault_event e;
+    ck_assert_int_eq(ftm_fault_parse(t, FTM_FAULT_ALLREDUCE, &e, NULL, 0), 0);
+    ck_assert_int_eq(ftm_fault_script_add(s, &e), 0);
+}
+
+/* A script: a link dies mid-allreduce (no chip lost, its ends notice),
+ * then a chip at the start of an iteration; the sums stay exact. */
+START_TEST(test_fault_script)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    add_ev(&s, "link:0,0-0,1@0:3");
+    add_ev(&s, "2,2@1");
+    ftm_allreduce_opts o = { .algo = _i ? "bidir" : "ring", .count = 5000, .iters = 3,
+                             .hang_timeout_s = 30, .pkt_bytes = 512, .faults = &s };
+    ftm_allreduce_result r;
+    int rc = ftm_allreduce_run(&m, &o, &r);
+    ck_assert_msg(rc == 0, "%s (%s)", ftm_strerror(rc), r.detail);
+    ck_assert_int_eq(r.wrong, 0);
+    ck_assert_int_eq(r.chips, 15);
+    ck_assert_int_eq(r.nevents, 2);
+    ck_assert(r.events[0].noticed);
+    ck_assert_int_eq(r.events[0].chips_after, 16);
+    ck_assert_msg(strstr(r.events[0].detected_by, "failed") != NULL, "%s", r.events[0].detected_by);
+    ck_assert_int_eq(r.events[1].chips_after, 15);
+    ck_assert_int_eq(r.died_chip, ftm_mesh_chip(&m, 2, 2));
+    ftm_allreduce_result_free(&r);
+    ftm_fault_script_free(&s);
+    /* The case: (0,1) dead, (1,0) dies: (0,0) is cut off. Refused. */
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 0, 1), 0);
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    add_ev(&s, "1,0@0:allreduce");
+    rc = ftm_allreduce_run(&m, &o, &r);
+    ck_assert_int_eq(rc, FTM_EPARTITION);
+    ck_assert_msg(strstr(r.detail, "(0,0)") != NULL, "%s", r.detail);
+    ftm_allreduce_result_free(&r);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(test_verifier_catches_wrong_sum)
 {
     ftm_mesh m;
@@ -216,6 +262,7 @@ int main(void)
     tcase_add_test(tc, test_detour_cases);
     tcase_add_loop_test(tc, test_chip_dies_during_run, 0, 2);
     tcase_add_test(tc, test_verifier_catches_wrong_sum);
+    tcase_add_loop_test(tc, test_fault_script, 0, 2);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);
     suite_add_tcase(s, tc);

@@ -279,6 +279,122 @@ START_TEST(test_chip_dies_mid_run)
 }
 END_TEST
 
+/* A directed link the schedule uses (bytes > 0), or one it does not. */
+static void pick_link(const ftm_sched *s, const ftm_mesh *m, int used, int *chip, int *dir)
+{
+    uint64_t *bytes = calloc((size_t)m->nchips * FTM_NDIRS, sizeof *bytes);
+    ftm_sched_link_bytes(s, m, bytes);
+    *chip = -1;
+    for (int i = 0; i < m->nchips * FTM_NDIRS && *chip < 0; i++)
+        if (ftm_mesh_link_live(m, i / FTM_NDIRS, i % FTM_NDIRS) && (bytes[i] > 0) == used) {
+            *chip = i / FTM_NDIRS;
+            *dir = i % FTM_NDIRS;
+        }
+    free(bytes);
+    ck_assert_int_ge(*chip, 0);
+}
+
+/* A dead link kills no chip; a chip at one of its ends notices. */
+START_TEST(test_link_dies_noticed_by_its_ends)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
+    unsigned char **b = alloc_bufs(16, 4096 * 4);
+    job j = { &s, b, 2 };
+    for (int oneway = 0; oneway < 2; oneway++) {
+        int a, d;
+        pick_link(&s, &m, 1, &a, &d);
+        int nb = ftm_mesh_neighbor(&m, a, d);
+        ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+        ck_assert_int_eq(ftm_rt_kill_link(rt, a, d, oneway), 0);
+        ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ELINKDEAD);
+        ck_assert_int_eq(ftm_rt_died(rt), -1);
+        int dead[16];
+        ck_assert_int_eq(ftm_rt_killed_chips(rt, dead, 16), 0);
+        int lc[8], ld[8];
+        int nl = ftm_rt_killed_links(rt, lc, ld, 8);
+        ck_assert_int_eq(nl, oneway ? 1 : 2);
+        ftm_rt_notice nt[16];
+        int nn = ftm_rt_notices(rt, nt, 16);
+        ck_assert_int_ge(nn, 1);
+        for (int i = 0; i < nn; i++) {
+            ck_assert(nt[i].chip == a || nt[i].chip == nb);
+            ck_assert(nt[i].peer == (nt[i].chip == a ? nb : a));
+            ck_assert(strstr(nt[i].how, "failed") != NULL);
+        }
+        ftm_rt_destroy(rt);
+    }
+    /* A dead link that nothing crosses is never noticed. */
+    int a, d;
+    pick_link(&s, &m, 0, &a, &d);
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_kill_link(rt, a, d, 1), 0); /* the other way may carry data */
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ftm_rt_destroy(rt);
+    free_bufs(b, 16);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+typedef struct armed_job {
+    job j;
+    int victim, host, link_chip, link_dir;
+} armed_job;
+
+static int run_armed(ftm_chip *c, void *arg)
+{
+    armed_job *aj = arg;
+    if (ftm_chip_id(c) == aj->victim) {
+        int host[4] = { 0, 1, 4, 5 };
+        int rc = aj->host ? ftm_chip_kill_chips_after(c, 5, host, 4)
+                          : ftm_chip_kill_link_after(c, 5, aj->link_chip, aj->link_dir, 0);
+        if (rc)
+            return rc;
+    }
+    return run_sched(c, &aj->j);
+}
+
+/* Armed from the chip's own thread: a host dies whole; a link dies
+ * mid-allreduce and the run stops with FTM_ELINKDEAD. */
+START_TEST(test_host_and_link_die_mid_run)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
+    unsigned char **b = alloc_bufs(16, 4096 * 4);
+    armed_job aj = { { &s, b, 2 }, 0, 1, -1, -1 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_armed, &aj), FTM_ECHIPDEAD);
+    int dead[16];
+    ck_assert_int_eq(ftm_rt_killed_chips(rt, dead, 16), 4);
+    ck_assert_int_eq(dead[0], 0);
+    ck_assert_int_eq(dead[3], 5);
+    ftm_rt_notice nt[4];
+    ck_assert_int_eq(ftm_rt_notices(rt, nt, 4), 1);
+    ck_assert_int_eq(nt[0].chip, -1);
+    ftm_rt_destroy(rt);
+    pick_link(&s, &m, 1, &aj.link_chip, &aj.link_dir);
+    aj.host = 0;
+    aj.victim = aj.link_chip;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_armed, &aj), FTM_ELINKDEAD);
+    ck_assert_int_eq(ftm_rt_killed_chips(rt, dead, 16), 0);
+    ck_assert_int_ge(ftm_rt_notices(rt, nt, 4), 1);
+    ftm_rt_destroy(rt);
+    free_bufs(b, 16);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Integer sums are exact or an error: an int64 overflow in a reduction is
  * FTM_ERANGE, never a silent wrap. */
 START_TEST(test_int_sum_overflow_is_error)
@@ -355,6 +471,8 @@ int main(void)
     tcase_add_test(tc, test_dead_link_route_refused);
     tcase_add_test(tc, test_route_passes_destination);
     tcase_add_test(tc, test_chip_dies_mid_run);
+    tcase_add_test(tc, test_link_dies_noticed_by_its_ends);
+    tcase_add_test(tc, test_host_and_link_die_mid_run);
     tcase_add_test(tc, test_int_sum_overflow_is_error);
     tcase_add_test(tc, test_many_threads);
     suite_add_tcase(s, tc);

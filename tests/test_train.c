@@ -407,7 +407,7 @@ START_TEST(callbacks_and_bad_input)
     ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
     ftm_train_opts o;
     tiny_opts(&o, FTM_MODEL_RESNET);
-    ftm_train_callbacks cb = { count_step, NULL, NULL };
+    ftm_train_callbacks cb = { count_step, NULL, NULL, NULL };
     ftm_train_result r;
     seen_steps = 0;
     ck_assert_int_eq(ftm_train_run(&m, &o, &cb, &r), 0);

@@ -58,6 +58,16 @@ typedef struct ftm_allreduce_opts {
                                 * chip's element 0 is bumped before it is
                                 * checked, so `wrong` must equal iters: a test
                                 * that the verifier catches a wrong sum */
+    /* Fault script (mode FTM_FAULT_ALLREDUCE, iterations as times; NULL:
+     * none). A failure stops the run; the mesh loses what died and was
+     * noticed, the rings are rebuilt and all iters run again on the chips
+     * left (the result describes that last run). */
+    const struct ftm_fault_script *faults;
+    /* Optional: modeled seconds of schedule s on mesh m (the caller's cost
+     * model; s NULL: the algorithm's schedule for m, which the callback
+     * builds), for the records' lost and before/after figures. */
+    double (*modeled_s)(void *ctx, const ftm_sched *s, const ftm_mesh *m);
+    void *modeled_ctx;
 } ftm_allreduce_opts;
 
 typedef struct ftm_allreduce_result {
@@ -74,6 +84,12 @@ typedef struct ftm_allreduce_result {
     int died_chip;             /* chip that died during the run (then the
                                 * figures are those of the recovery run on
                                 * the mesh without it), or -1 */
+    struct ftm_fault_record *events; /* with faults: [nevents], in order */
+    int nevents;
+    char detail[256];          /* a refused script: why */
+    ftm_mesh mesh_after;       /* with faults, after a recovery: the mesh the
+                                * last run used (have_mesh_after) */
+    int have_mesh_after;
 } ftm_allreduce_result;
 
 /* Builds the algorithm's schedule, runs it iters times on chip threads with
@@ -90,7 +106,7 @@ typedef struct ftm_allreduce_result {
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
 
 /* The same for n allreduces o[0..n) (any algorithms and counts, no
- * fail_during: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
+ * fail_during or faults: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
  * chip threads start once: on rt if not NULL (created by the caller on this
  * very mesh, borrowed, reusable for further batches; its packet size and
  * timeout apply), else on a runtime made here from o[0]'s. res[i] (n

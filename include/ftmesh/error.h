@@ -24,6 +24,9 @@
     X(EMISMATCH, "results differ")                                           \
     X(ENOTSUP, "not supported for this configuration")                       \
     X(EDIVERGED, "training diverged: loss is not finite")                    \
+    X(ECORRUPT, "data is damaged (checksum mismatch)")                       \
+    X(ECONFIG, "made for another configuration")                             \
+    X(ELINKDEAD, "a link died during the run")                               \
     X(EINTERNAL, "internal error (a bug)")
 
 typedef enum {

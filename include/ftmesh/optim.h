@@ -39,6 +39,9 @@ void ftm_optim_destroy(ftm_optim *o);
  * and size: FTM_EINVAL otherwise, and dst is unchanged. A recovering
  * trainer gives every replica the state of one survivor. */
 int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src);
+/* The state arrays, n floats each, for checkpoints: *m the momentum (SGD)
+ * or first moment, *v the second moment (NULL for SGD). */
+void ftm_optim_moments(ftm_optim *o, float **m, float **v);
 /* One update of params from grads; `step` counts from 0 (bias correction,
  * warm-up). The tensor table (model.h) supplies decay flags and LAMB trust
  * ratios. */

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ftmesh/faults.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
 
@@ -74,6 +75,46 @@ int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
 /* After FTM_ECHIPDEAD: the chip that died, else -1. */
 int ftm_rt_died(const ftm_rt *rt);
 
+/* ---- failures of chips, hosts and links (src/runtime/inject.c) ----------
+ * A dying chip (or the chips of a dying host) stops at once; a health
+ * monitor tells every other chip and the run returns FTM_ECHIPDEAD. A dying
+ * link kills no chip and nobody is told: packets already on it still
+ * arrive, but the next send, forward or receive that needs it fails, the
+ * chip that saw that tells every chip, and the run returns FTM_ELINKDEAD.
+ * A link nobody uses again is never noticed. */
+
+/* Who noticed a failure, and how. */
+typedef struct ftm_rt_notice {
+    int chip;              /* the chip that noticed; -1: the health monitor */
+    int dir;               /* the link it found dead, seen from chip (-1) */
+    int peer;              /* the chip at its other end (-1) */
+    const char *how;       /* "send failed", "forward failed", "receive
+                              failed", "heartbeat lost" */
+} ftm_rt_notice;
+
+/* From a chip's own thread: chips[0..n) (n <= 4) die now. Returns
+ * FTM_ECHIPDEAD (the caller, if among them, must stop; else the run is
+ * stopping anyway). */
+int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
+/* The link chip->dir dies now (both ways unless oneway). 0 or FTM_EINVAL
+ * (no such live link). Usable from a chip thread during a run, or before a
+ * run from the thread that owns rt (ftm_rt_kill_link). */
+int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway);
+int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway);
+/* The same, once self has sent pkts (>= 1) more packets of its own. One
+ * failure can be armed per chip; arming replaces the previous one. */
+int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n);
+int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway);
+/* Clears self's armed failure; 1 if one was still armed, else 0. */
+int ftm_chip_disarm(ftm_chip *self);
+
+/* After a run (and across runs of this runtime): the chips that died
+ * (ids into out, at most max; returns how many), the directed links that
+ * died (chip and dir), and who noticed what in the last run. */
+int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max);
+int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max);
+int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max);
+
 /* After FTM_EHANG: the stuck chips (at most max), returns how many. Valid
  * only after ftm_rt_run has returned. phase points into the schedule,
  * valid while it lives. */
@@ -108,5 +149,71 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
  * barrier for timing, not chip-to-chip traffic). Returns 0 or FTM_EHANG if
  * the run was aborted meanwhile. */
 int ftm_chip_barrier(ftm_chip *chip);
+
+/* ---- fault scripts during a run (src/runtime/script.c) ------------------
+ * The player of a fault script (include/ftmesh/faults.h): the program a
+ * chip runs calls the hooks at its points in time, and the hooks fire the
+ * events whose victim is that chip; after a run stopped by a failure,
+ * ftm_rt_script_recover says what died and was noticed. A run is one
+ * attempt; the caller recovers and starts the next one. */
+
+/* One failure as the survivors saw it. */
+typedef struct ftm_fault_record {
+    long when;                 /* step or iteration it struck in */
+    int phase;                 /* ftm_fault_phase */
+    char what[64];             /* "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)" */
+    char detected_by[256];     /* who noticed and how; "" when nobody did */
+    int noticed;               /* 0: a dead link nothing needed again */
+    long resumed;              /* the step or iteration redone (-1: none) */
+    double lost_wall_s;        /* from the start of the interrupted step to
+                                  running again (rebuild included); the
+                                  first record of a recovery carries it */
+    double lost_modeled_s;     /* modeled collectives of the work redone */
+    int chips_after;           /* healthy chips after the recovery */
+    double modeled_before_s, modeled_after_s; /* modeled allreduce before
+                                  and after: the new rings' quality */
+} ftm_fault_record;
+
+
+typedef struct ftm_rt_script {
+    ftm_fault_script script;   /* sorted: o->faults plus the short form */
+    int *victim;               /* [n] the chip that fires it in this attempt
+                                  (-1: what it names is already dead) */
+    int *fired;                /* [n] attempt (1-based) it fired in; 0 not
+                                  yet; -1 skipped */
+    unsigned char *logged;     /* [n] 1: reported in an event record */
+    int *armed;                /* [nchips] event armed on that chip, or -1 */
+    int attempt;
+    /* dead links nobody noticed: each new runtime gets them again */
+    int nsecret, *secret_chip, *secret_dir;
+} ftm_rt_script;
+
+/* A sorted copy of s (NULL: none) for mesh m. */
+int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m);
+void ftm_rt_script_free(ftm_rt_script *f);
+/* Before an attempt on mesh m: who fires what. */
+void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m);
+/* On chip's thread at (step, phase): fires its due events (not the counted
+ * allreduce ones). FTM_ECHIPDEAD when a chip or host died: stop. */
+int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase);
+/* Before the gradient allreduce: events with 0 packets fire, the first
+ * other one is armed (FTM_FAULT_MID: mid_pkts). After it: an armed event
+ * that did not strike (the victim sent fewer packets) and any other of the
+ * step's allreduce events strike now. */
+int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
+                     uint64_t mid_pkts);
+int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
+/* The new runtime of an attempt gets the dead links nobody noticed. */
+void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
+/* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or
+ * FTM_ELINKDEAD) on runtime rt: m2 (uninitialised) becomes m without what
+ * died and was noticed, and ev[] (up to max) the records of the events
+ * fired in this attempt (returns how many; the caller fills the times). */
+int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
+                         ftm_fault_record *ev, int max);
+/* Records of events that fired in the last attempt without being noticed
+ * (after a run that ended normally). */
+int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max);
+
 
 #endif

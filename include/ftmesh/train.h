@@ -29,6 +29,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
+#include "ftmesh/faults.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/model.h"
 #include "ftmesh/runtime.h"
@@ -67,7 +69,33 @@ typedef struct ftm_train_opts {
     /* Optional recorder (trace.h): every chip's allreduces, its
      * forward+backward and optimizer phases, the failure and the recovery. */
     struct ftm_trace *trace;
+    /* Fault script (mode FTM_FAULT_TRAIN; NULL: none): every event fires
+     * once, when its step and phase come (src/runtime/script.c says
+     * where each phase strikes). The short form above is one more event,
+     * fail_chip@fail_step:allreduce. Chips and hosts die at once (a health
+     * monitor tells every chip); a dying link kills no chip: the chips that
+     * next need it notice. Either way every survivor drops the step in
+     * progress, takes the state at the start of the first step not yet
+     * reported, the mesh loses what died, the rings are rebuilt, the batch
+     * is re-split and that step is redone. */
+    const ftm_fault_script *faults;
+    /* Checkpoints (include/ftmesh/checkpoint.h): written by the lowest
+     * chip every checkpoint_every steps (0: only at the end) and at the
+     * end, at step boundaries, when checkpoint is not NULL. resume: start
+     * from that file's state (it must match this configuration). data_id
+     * tells datasets apart in the file (0: synthetic). */
+    const char *checkpoint;
+    long checkpoint_every;
+    const char *resume;
+    uint64_t data_id;
+    /* When *stop becomes nonzero (a signal handler), the current step is
+     * finished, the checkpoint written if asked, and training stops. */
+    volatile sig_atomic_t *stop;
 } ftm_train_opts;
+
+/* One failure during training, as the survivors saw it (when = the step,
+ * resumed = the step redone, modeled_* = the gradient allreduce). */
+typedef ftm_fault_record ftm_train_event;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
  * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 4. */
@@ -94,13 +122,24 @@ typedef struct ftm_train_callbacks {
     /* After every step of the --check reference run (main thread). */
     void (*ref_step)(void *ctx, long step, double loss);
     void *ctx;
+    /* After each recovery, once per failure (main thread). */
+    void (*event)(void *ctx, const ftm_train_event *e);
 } ftm_train_callbacks;
 
 typedef struct ftm_train_result {
     int chips;                 /* healthy chips P (after a recovery: those left) */
     size_t nparams;
-    int died_chip;             /* chip that died during training, or -1 */
-    long resumed_step;         /* first step redone after the recovery (-1) */
+    int died_chip;             /* first chip that died during training, or -1 */
+    long resumed_step;         /* first step redone after the first recovery (-1) */
+    ftm_train_event *events;   /* [nevents], in the order they struck */
+    int nevents;
+    long start_step;           /* first step run (> 0 after --resume) */
+    int interrupted;           /* 1: *stop ended the run after steps_done */
+    long steps_done;
+    int checkpoints;           /* checkpoint files written */
+    int resume_failed;         /* 1: the --resume file was refused (detail) */
+    char detail[256];          /* what went wrong, for the error's message
+                                  (checkpoint files, fault scripts) */
     const char *algo;          /* gradient algorithm used (auto resolved):
                                   a static registry string, never freed */
     const char *bn_algo;       /* batch-norm hook algorithm, likewise */

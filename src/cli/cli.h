@@ -12,6 +12,7 @@
 #define CLI_EXIT_FAIL 1   /* ran, but the result is wrong, or failed */
 #define CLI_EXIT_USAGE 2  /* bad input */
 #define CLI_EXIT_HANG 3   /* the chips hung (the watchdog fired) */
+#define CLI_EXIT_INTERRUPTED 130 /* stopped by SIGINT (128 + 2) */
 #define CLI_HELP (-1)     /* cli_parse: --help was given (help printed) */
 
 /* The subcommands (main.c dispatches to them). */

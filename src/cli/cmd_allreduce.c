@@ -1,6 +1,7 @@
 /* ftmesh allreduce: run, verify and time an allreduce on the emulated mesh.
  * Parse, validate, model, run, report; one cleanup path. */
 #include "cli.h"
+#include "faults_cli.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/costmodel.h"
@@ -33,6 +34,10 @@ static const cli_opt ar_table[] = {
       "allreduce is redone (and verified) on the chips left" },
     { "fail-after", "N", O_FAIL_AFTER,
       "with --fail-during: die after sending N packets\n(default: half of its packets)" },
+    CLI_OPTS_FAULTS("WHEN: ITER (its start), ITER:N (once the\n"
+                    "victim sent N packets in it) or ITER:allreduce (half of\n"
+                    "its packets). A failure stops the run; the rings are\n"
+                    "rebuilt and all --iters run again on the chips left"),
     { "svg", "FILE", O_SVG,
       "write a picture: mesh, holes, ring(s), links coloured\nby bytes" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
@@ -73,6 +78,9 @@ typedef struct ar_args {
     long iters, fail_after;
     int model_only, iters_given;
     ftm_cost_params cp;
+    cli_faults f;              /* --kill, --faults, --random-kills */
+    ftm_fault_script script;
+    int have_script;
 } ar_args;
 
 static int ar_opt(void *ctx, int id, const char *name, const char *v)
@@ -102,6 +110,8 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
+    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS:
+        return cli_faults_set(CMD, &a->f, id, v);
     case CLI_O_LINK_GBPS: case CLI_O_HOP_US: case CLI_O_HBM_GBPS:
         return cli_cost_set(CMD, id, v, &a->cp);
     default:
@@ -153,8 +163,40 @@ static void ar_free(ar_run *x)
         ftm_mesh_free(&x->m);
 }
 
+/* The fault script, checked before the run: --kill, --faults,
+ * --random-kills, and --fail-during R,C [--fail-after N] as the event
+ * R,C@0:N (R,C@0:allreduce without --fail-after). Alone, --fail-during
+ * keeps its own path (a chip that sends fewer than N packets survives);
+ * it is checked all the same. */
+static int build_script(ar_args *a, ar_run *x)
+{
+    ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .phase = FTM_PHASE_ALLREDUCE,
+                           .pkts = a->fail_after ? a->fail_after : FTM_FAULT_MID };
+    if (!cli_faults_any(&a->f) && x->fail_chip < 0)
+        return 0;
+    if (a->model_only)
+        return cli_usage_error(CMD, "%s needs chips running: drop --model-only",
+                               x->fail_chip >= 0 ? "--fail-during" : "--kill");
+    char name[64];
+    if (x->fail_chip >= 0) {
+        sf.r = ftm_mesh_row(&x->m, x->fail_chip);
+        sf.c = ftm_mesh_col(&x->m, x->fail_chip);
+    }
+    snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_ALLREDUCE, a->iters, a->o.seed,
+                              x->fail_chip >= 0 ? &sf : NULL, name, &a->script);
+    if (rc)
+        return rc;
+    a->have_script = 1;
+    if (!cli_faults_any(&a->f)) { /* checked; --fail-during runs as before */
+        ftm_fault_script_free(&a->script);
+        a->have_script = 0;
+    }
+    return 0;
+}
+
 /* Cross-option checks on the built mesh; opens --svg before any work. */
-static int validate(const ar_args *a, ar_run *x)
+static int validate(ar_args *a, ar_run *x)
 {
     int rc = cli_build_mesh(&a->o, &x->m);
     if (rc)
@@ -169,8 +211,10 @@ static int validate(const ar_args *a, ar_run *x)
         return rc;
     if (a->fail_during && a->model_only)
         return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
-    if (a->o.seed_given && !a->o.random_faults)
-        cli_warn(CMD, "--seed has no effect without --random-faults");
+    if ((rc = build_script(a, x)))
+        return rc;
+    if (a->o.seed_given && !a->o.random_faults && !a->f.random)
+        cli_warn(CMD, "--seed has no effect without --random-faults or --random-kills");
     if (a->model_only && a->iters_given)
         cli_warn(CMD, "--iters has no effect with --model-only");
     if (a->model_only && a->o.hang_timeout_s > 0)
@@ -197,6 +241,52 @@ static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
     return ftm_cost_sched(&x->sched, &x->m, &a->cp, &x->cost, x->link_bytes);
 }
 
+/* The cost model for the fault records: s, or algo's schedule on m. */
+typedef struct model_ctx {
+    const ar_args *a;
+    const char *algo;
+} model_ctx;
+
+static double modeled(void *ctx, const ftm_sched *s, const ftm_mesh *m)
+{
+    const model_ctx *mc = ctx;
+    ftm_sched own;
+    ftm_cost_result c;
+    if (!s && ftm_allreduce_find(mc->algo)->build(&own, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
+        return 0;
+    int err = ftm_cost_sched(s ? s : &own, m, &mc->a->cp, &c, NULL);
+    if (!s)
+        ftm_sched_free(&own);
+    return err ? 0 : c.time_s;
+}
+
+static int model_schedule(const ar_args *a, const char *algo, ar_run *x);
+
+/* A run with a fault script: events logged as they are recovered from,
+ * then the figures of the last run, on the mesh it ran on. */
+static int run_script(const ar_args *a, const char *algo, ftm_allreduce_opts *ao, ar_run *x)
+{
+    model_ctx mc = { a, algo };
+    ao->fail_during = 0;
+    ao->faults = &a->script;
+    ao->modeled_s = modeled;
+    ao->modeled_ctx = &mc;
+    int err = ftm_allreduce_run(&x->m, ao, &x->r);
+    for (int i = 0; i < x->r.nevents && !a->o.json; i++)
+        cli_faults_print(stdout, &x->r.events[i], FTM_FAULT_ALLREDUCE);
+    if (!err && x->r.have_mesh_after) {
+        memcpy(x->m.chip_dead, x->r.mesh_after.chip_dead, (size_t)x->m.nchips);
+        memcpy(x->m.link_dead, x->r.mesh_after.link_dead, (size_t)x->m.nchips * FTM_NDIRS);
+        err = model_schedule(a, algo, x);
+        if (!a->o.json)
+            printf("# the figures below are from the last run, over the %d chip%s left\n",
+                   ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
+    }
+    if (err && x->r.detail[0])
+        fprintf(stderr, "ftmesh %s: %s\n", CMD, x->r.detail);
+    return err;
+}
+
 /* Model first (it picks the algorithm for auto; --model-only stops
  * there), then one schedule run by the chips; after a death, model the
  * mesh the recovery ran on, since the figures are that run's. */
@@ -219,6 +309,8 @@ static int run(const ar_args *a, const char **algo, ar_run *x)
                               .fail_during = x->fail_chip >= 0, .fail_chip = x->fail_chip,
                               .fail_after_pkts = (uint64_t)a->fail_after, .sched = &x->sched,
                               .trace = x->rec };
+    if (a->have_script)
+        return run_script(a, *algo, &ao, x);
     err = ftm_allreduce_run(&x->m, &ao, &x->r);
     int fr = ftm_mesh_row(&x->m, x->fail_chip), fc = ftm_mesh_col(&x->m, x->fail_chip);
     if (x->r.died_chip >= 0) {
@@ -270,6 +362,7 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
         cli_json_bool(&j, "links_match_schedule", r->links_match_sched);
         cli_json_u64(&j, "wrong", r->wrong);
         cli_json_chip(&j, "died_during_run", m, r->died_chip);
+        cli_faults_json(&j, r->events, r->nevents);
     }
     cli_json_end(&j);
 }
@@ -329,6 +422,10 @@ int cli_allreduce(int argc, char **argv)
     x.r.died_chip = -1;
     if (cli_mesh_opts_init(&a.o, CMD, argc))
         return CLI_EXIT_FAIL;
+    if (cli_faults_init(&a.f, argc)) {
+        cli_mesh_opts_free(&a.o);
+        return CLI_EXIT_FAIL;
+    }
     const char *algo = NULL;
     int rc = cli_parse(CMD, argc, argv, ar_tables, ar_opt, &a), err = 0;
     if (rc == CLI_HELP)
@@ -355,5 +452,8 @@ int cli_allreduce(int argc, char **argv)
 out:
     ar_free(&x);
     cli_mesh_opts_free(&a.o);
+    cli_faults_free(&a.f);
+    if (a.have_script)
+        ftm_fault_script_free(&a.script);
     return rc == CLI_HELP ? 0 : rc;
 }

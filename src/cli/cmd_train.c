@@ -2,12 +2,14 @@
  * emulated mesh, with --check against one chip. Parse, validate, run,
  * report (train_report.c); one cleanup path. */
 #include "cli.h"
+#include "faults_cli.h"
 #include "train_report.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
 #include "trace_json.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 
 enum { O_MODEL = CLI_O_CMD, O_STEPS, O_BATCH, O_ALGO, O_BN_ALGO, O_REDUCE, O_MICRO, O_CHECK,
        O_TOL, O_DEPTH, O_HEADS, O_LR, O_DATA, O_CORPUS, O_FAIL_DURING, O_FAIL_STEP,
-       O_TRACE, O_TRACE_CLOCK };
+       O_TRACE, O_TRACE_CLOCK, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME };
 
 static const cli_opt train_table[] = {
     { "model", "resnet|bert", O_MODEL, "the model (default resnet)" },
@@ -69,10 +71,23 @@ static const cli_opt train_table[] = {
     { "fail-during", "R,C", O_FAIL_DURING,
       "chip (R,C) dies in the middle of the gradient\n"
       "allreduce of step --fail-step (default 1); training\n"
-      "recovers: the survivors take the most advanced\n"
-      "survivor's state, the batch is re-split, the rings\n"
-      "rebuilt, and the step redone" },
-    { "fail-step", "S", O_FAIL_STEP, "the step in which --fail-during strikes" },
+      "recovers as for --kill" },
+    { "fail-step", "S", O_FAIL_STEP,
+      "the step in which --fail-during strikes (the short form\n"
+      "of --kill R,C@S:allreduce)" },
+    CLI_OPTS_FAULTS("WHEN: STEP (its start), STEP:PHASE with\n"
+                    "PHASE forward, backward, allreduce or optimizer, or\n"
+                    "STEP:allreduce:N (once the victim sent N packets of the\n"
+                    "gradient allreduce). Survivors agree on what died and\n"
+                    "on the first step not reported, rebuild the rings and\n"
+                    "redo that step"),
+    { "checkpoint", "FILE", O_CHECKPOINT,
+      "write the training state to FILE (atomically) at the end\n"
+      "and every --checkpoint-every steps" },
+    { "checkpoint-every", "N", O_CHECKPOINT_EVERY, "with --checkpoint: every N steps too" },
+    { "resume", "FILE", O_RESUME,
+      "continue from a --checkpoint FILE of the same model,\n"
+      "sizes, optimizer, batch and reduce mode up to --steps" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "json", NULL, CLI_O_JSON, "one JSON object per step, then a summary object" },
     CLI_OPT_HANG_TIMEOUT,
@@ -114,6 +129,9 @@ typedef struct targs {
     const char *model, *data, *corpus, *fail_during, *trace;
     int trace_clock;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
+    cli_faults f;           /* --kill, --faults, --random-kills */
+    ftm_fault_script script;
+    int have_script;
 } targs;
 
 /* First pass: only --model, whose defaults the other options refine. */
@@ -213,6 +231,14 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
             return cli_usage_error(CMD, "--fail-step %s: expected a step number >= 0", v);
         a->fail_step_given = 1;
         return 0;
+    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS:
+        return cli_faults_set(CMD, &a->f, id, v);
+    case O_CHECKPOINT: a->t.checkpoint = v; return 0;
+    case O_CHECKPOINT_EVERY:
+        if (cli_parse_int(v, 1, 10000000, &a->t.checkpoint_every))
+            return cli_usage_error(CMD, "--checkpoint-every %s: expected a whole number of steps >= 1", v);
+        return 0;
+    case O_RESUME: a->t.resume = v; return 0;
     default: return cli_mesh_set(&a->o, id, name, v);
     }
 }
@@ -266,6 +292,31 @@ typedef struct train_run {
     FILE *tracef;           /* --trace, recorded into a->t.trace */
 } train_run;
 
+/* The fault script: --kill, --faults, --random-kills and the short form
+ * --fail-during R,C --fail-step S (= R,C@S:allreduce), refused before the
+ * run if it would cut the healthy chips apart. */
+static int build_script(targs *a, train_run *x)
+{
+    ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .when = a->t.fail_step,
+                           .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
+    /* a short-form step past the run never comes (said after the run) */
+    int short_form = a->t.fail_during && a->t.fail_step < a->t.steps;
+    if (!cli_faults_any(&a->f) && !short_form)
+        return 0;
+    char name[64];
+    sf.r = ftm_mesh_row(&x->m, a->t.fail_chip);
+    sf.c = ftm_mesh_col(&x->m, a->t.fail_chip);
+    snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps, a->o.seed,
+                              short_form ? &sf : NULL, name, &a->script);
+    if (rc)
+        return rc;
+    a->have_script = 1;
+    a->t.faults = &a->script;
+    a->t.fail_during = 0; /* it is in the script now */
+    return 0;
+}
+
 static int validate(targs *a, train_run *x)
 {
     int rc = check_model_options(a);
@@ -281,6 +332,10 @@ static int validate(targs *a, train_run *x)
             return rc;
         a->t.fail_during = 1;
     }
+    if (a->t.checkpoint_every && !a->t.checkpoint)
+        return cli_usage_error(CMD, "--checkpoint-every needs --checkpoint FILE");
+    if ((rc = build_script(a, x)))
+        return rc;
     if ((rc = load_data(a, &x->ds)))
         return rc;
     if (a->t.check && a->t.batch > 4096)
@@ -321,10 +376,16 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         cli_print_stuck(CMD, &x->m, r->stuck, r->nstuck, a->o.hang_timeout_s);
         return CLI_EXIT_HANG;
     }
+    if (err && r->resume_failed)
+        return cli_usage_error(CMD, "--resume %s: %s", a->t.resume,
+                               r->detail[0] ? r->detail : ftm_strerror(err));
+    if (err && a->t.checkpoint && r->detail[0])
+        return cli_error(CMD, "--checkpoint %s: %s", a->t.checkpoint, r->detail);
     if (err && err != FTM_EDIVERGED)
         return err == FTM_EINVAL ? cli_usage_error(CMD, "%s", ftm_strerror(err))
-                                 : cli_error(CMD, "%s", ftm_strerror(err));
-    if (!err && r->died_chip >= 0 && !a->o.json)
+                                 : cli_error(CMD, "%s%s%s", ftm_strerror(err),
+                                             r->detail[0] ? ": " : "", r->detail);
+    if (!err && r->died_chip >= 0 && !a->o.json && !cli_faults_any(&a->f))
         printf("# chip (%d,%d) died during step %ld's gradient allreduce; recovered: "
                "%d chip%s left, resumed at step %ld from a survivor's state\n",
                ftm_mesh_row(&x->m, r->died_chip), ftm_mesh_col(&x->m, r->died_chip),
@@ -344,7 +405,49 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                        "lowest chip", r->replica_mismatch_chip);
     if (r->checked && !r->check_pass)
         rc = cli_error(CMD, "--check failed (see the summary)");
+    if (!rc && r->interrupted) {
+        if (!a->o.json)
+            printf("# interrupted: stopped after step %ld%s%s\n", r->steps_done - 1,
+                   a->t.checkpoint ? "; checkpoint written to " : "",
+                   a->t.checkpoint ? a->t.checkpoint : "");
+        rc = CLI_EXIT_INTERRUPTED;
+    }
     return rc;
+}
+
+/* SIGINT: the trainer finishes the current step, writes the checkpoint if
+ * asked, and stops (exit 130). */
+static volatile sig_atomic_t stop_flag;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void on_event(void *ctx, const ftm_train_event *e)
+{
+    const train_out *oc = ctx;
+    if (!oc->json) {
+        cli_faults_print(stdout, e, FTM_FAULT_TRAIN);
+        fflush(stdout);
+    }
+}
+
+/* Runs with SIGINT caught, then restores the previous handler. */
+static int run_train(targs *a, train_run *x, train_out *oc)
+{
+    ftm_train_callbacks cb = { train_on_step, train_on_ref, oc, on_event };
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    stop_flag = 0;
+    a->t.stop = &stop_flag;
+    int caught = sigaction(SIGINT, &sa, &old) == 0;
+    int err = ftm_train_run(&x->m, &a->t, &cb, &x->r);
+    if (caught)
+        sigaction(SIGINT, &old, NULL);
+    return err;
 }
 
 int cli_train(int argc, char **argv)
@@ -357,6 +460,10 @@ int cli_train(int argc, char **argv)
     memset(&x, 0, sizeof x);
     if (cli_mesh_opts_init(&a.o, CMD, argc))
         return CLI_EXIT_FAIL;
+    if (cli_faults_init(&a.f, argc)) {
+        cli_mesh_opts_free(&a.o);
+        return CLI_EXIT_FAIL;
+    }
     int rc = cli_parse(CMD, argc, argv, train_tables, model_opt, &a);
     if (!rc) {
         ftm_train_opts_default(&a.t, a.kind);
@@ -368,10 +475,9 @@ int cli_train(int argc, char **argv)
         goto out;
     train_out oc;
     train_out_init(&oc, a.o.json, a.t.steps, a.t.batch);
-    ftm_train_callbacks cb = { train_on_step, train_on_ref, &oc };
     if (!a.o.json)
         header(&a, &x.m);
-    int err = ftm_train_run(&x.m, &a.t, &cb, &x.r);
+    int err = run_train(&a, &x, &oc);
     x.have_result = 1;
     train_clear_bar(&oc);
     rc = report(&a, &x, err, &oc);
@@ -392,5 +498,8 @@ out:
     if (x.have_mesh)
         ftm_mesh_free(&x.m);
     cli_mesh_opts_free(&a.o);
+    cli_faults_free(&a.f);
+    if (a.have_script)
+        ftm_fault_script_free(&a.script);
     return rc == CLI_HELP ? 0 : rc;
 }

@@ -1,7 +1,8 @@
 # cli: the ftmesh command (the only code that prints or exits)
 ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c \
 	src/cli/json.c src/cli/cmd_rings.c src/cli/cmd_allreduce.c src/cli/cmd_sweep.c \
-	src/cli/cmd_train.c src/cli/train_report.c src/cli/train_report.h
+	src/cli/cmd_train.c src/cli/train_report.c src/cli/train_report.h \
+	src/cli/faults_cli.c src/cli/faults_cli.h
 
 # End-to-end runs of the command (exit codes, errors, JSON keys).
 TESTS += tests/cli.sh
@@ -14,3 +15,5 @@ TESTS += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py \
 	tests/demo_html.py
 EXTRA_DIST += tests/trace_cli.py
+TESTS += tests/faults_cli.sh
+EXTRA_DIST += tests/faults_cli.sh

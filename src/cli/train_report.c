@@ -2,6 +2,7 @@
  * and the /proc/stat sampling behind its load-free figure. */
 #include "cli.h"
 #include "train_report.h"
+#include "faults_cli.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,15 +146,17 @@ static double busy_share(const ftm_train_result *r, long n, double others_s)
 static figs compute(const ftm_train_result *r, const train_summary_info *in, const train_out *c)
 {
     figs f = { 0 };
-    f.n = in->diverged_step >= 0 ? in->diverged_step + 1 : r->steps;
-    f.s0 = f.n > 1 ? 1 : 0;
+    /* steps run: from --resume's step, up to a stop (SIGINT) */
+    f.n = in->diverged_step >= 0 ? in->diverged_step + 1
+        : r->interrupted ? r->steps_done : r->steps;
+    f.s0 = r->start_step + (f.n - r->start_step > 1 ? 1 : 0);
     f.wall = r->wall_s;
     if (in->diverged_step >= 0) /* the trainer stopped before summing */
         for (long s = 0; s < f.n; s++)
             f.wall += r->step[s].wall_s;
     for (long s = f.s0; s < f.n; s++)
         f.steady += r->step[s].wall_s;
-    f.steady /= (double)(f.n - f.s0);
+    f.steady = f.n > f.s0 ? f.steady / (double)(f.n - f.s0) : 0;
     f.others = c->have_stat ? c->others_s : 0;
     f.busy = busy_share(r, f.n, 0);
     f.busy_free = busy_share(r, f.n, f.others);
@@ -255,6 +258,10 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
         cli_json_bool(&j, "replicas_equal", r->replicas_equal);
     cli_json_chip(&j, "died_chip", m, r->died_chip);
     cli_json_int(&j, "resumed_step", r->resumed_step);
+    cli_faults_json(&j, r->events, r->nevents);
+    cli_json_int(&j, "start_step", r->start_step);
+    cli_json_bool(&j, "interrupted", r->interrupted);
+    cli_json_int(&j, "checkpoints", r->checkpoints);
     if (in->diverged_step >= 0)
         cli_json_int(&j, "diverged_step", in->diverged_step);
     else

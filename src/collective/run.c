@@ -38,7 +38,17 @@ typedef struct ar_job {
     uint64_t *links;       /* [nchips * 4] link byte counters after the job */
 } ar_job;
 
+/* A script's recovery between runs. */
+typedef struct run_fault {
+    ftm_rt_script *f;
+    ftm_mesh next;             /* after a failure: the mesh left */
+    int have_next;
+    int first;                 /* that failure's records: events[first..] */
+    double modeled0;           /* modeled allreduce of the failed run */
+} run_fault;
+
 typedef struct ar_batch {
+    run_fault *rf;             /* fault script (one job), or NULL */
     const ftm_mesh *m;
     ftm_rt *rt;
     ar_job *jobs;
@@ -60,6 +70,18 @@ static void snapshot_links(const ar_batch *b, uint64_t *links)
         }
 }
 
+/* The script's events of iteration it on this chip: at its start, and
+ * armed for the allreduce (the middle: half of its packets, plus one). */
+static int script_before(const ar_batch *b, const ar_job *j, ftm_chip *chip, int it)
+{
+    if (!b->rf)
+        return 0;
+    int rc = ftm_rt_script_fire(b->rf->f, chip, b->m, it, FTM_PHASE_START);
+    size_t pkt = ftm_rt_pkt_bytes(ftm_chip_rt(chip));
+    uint64_t mid = ftm_sched_chip_packets(j->s, ftm_chip_id(chip), pkt) / 2 + 1;
+    return rc ? rc : ftm_rt_script_arm(b->rf->f, chip, b->m, it, mid);
+}
+
 static int run_job(ftm_chip *chip, const ar_batch *b, ar_job *j)
 {
     int id = ftm_chip_id(chip);
@@ -71,7 +93,11 @@ static int run_job(ftm_chip *chip, const ar_batch *b, ar_job *j)
         int rc = ftm_chip_barrier(chip);
         double t0 = core_now_s();
         if (!rc)
+            rc = script_before(b, j, chip, it);
+        if (!rc)
             rc = ftm_chip_exec(chip, j->s, buf);
+        if (!rc && b->rf)
+            rc = ftm_rt_script_after(b->rf->f, chip, b->m, it);
         if (!rc)
             rc = ftm_chip_barrier(chip);
         if (rc)
@@ -102,6 +128,12 @@ static int chip_fn(ftm_chip *chip, void *arg)
 
 void ftm_allreduce_result_free(ftm_allreduce_result *res)
 {
+    free(res->events);
+    res->events = NULL;
+    res->nevents = 0;
+    if (res->have_mesh_after)
+        ftm_mesh_free(&res->mesh_after);
+    res->have_mesh_after = 0;
     free(res->stuck);
     res->stuck = NULL;
     res->nstuck = 0;
@@ -212,6 +244,23 @@ static int collect(const ar_batch *b, ftm_allreduce_result *res)
     return rc;
 }
 
+/* After a script's failure: the mesh left and the records (one job). */
+static int note_failure(ar_batch *b, ftm_allreduce_result *res)
+{
+    run_fault *rf = b->rf;
+    int cap = rf->f->script.n + 1 - res->nevents;
+    int n = ftm_rt_script_recover(rf->f, b->rt, b->m, &rf->next, res->events + res->nevents, cap);
+    if (n < 0)
+        return n;
+    rf->have_next = 1;
+    rf->first = res->nevents;
+    res->nevents += n;
+    const ftm_allreduce_opts *o = b->jobs[0].o;
+    if (rf->modeled0 == 0 && o->modeled_s)
+        rf->modeled0 = o->modeled_s(o->modeled_ctx, b->jobs[0].s, b->m);
+    return 0;
+}
+
 /* Runs the batch's jobs on rt (chip fail >= 0 dies during the first job). */
 static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
 {
@@ -222,12 +271,20 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
             after = ftm_sched_chip_packets(b->jobs[0].s, fail, ftm_rt_pkt_bytes(b->rt)) / 2 + 1;
         rc = ftm_rt_fail_chip_after(b->rt, fail, after);
     }
+    if (!rc && b->rf) {
+        ftm_rt_script_rt(b->rf->f, b->rt);
+        ftm_rt_script_attempt(b->rf->f, b->m);
+    }
     if (!rc) {
         ftm_rt_reset_stats(b->rt);
         rc = ftm_rt_run(b->rt, chip_fn, b);
     }
     if (rc == FTM_ECHIPDEAD)
         res[0].died_chip = ftm_rt_died(b->rt);
+    if ((rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) && b->rf) {
+        int e = note_failure(b, res);
+        rc = e ? e : rc;
+    }
     if (rc == FTM_EHANG) {
         res[0].stuck = malloc(sizeof(ftm_stuck) * (size_t)b->m->nchips);
         if (res[0].stuck)
@@ -246,10 +303,15 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
  * from o[0]'s packet size and timeout); chip fail >= 0 dies during the
  * first. */
 static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, int n, int fail,
-                   ftm_allreduce_result *res)
+                   ftm_allreduce_result *res, run_fault *rf)
 {
     for (int i = 0; i < n; i++) {
+        /* a script's records are kept across its runs (rf: res is set) */
+        ftm_fault_record *events = rf ? res[i].events : NULL;
+        int nevents = rf ? res[i].nevents : 0;
         memset(&res[i], 0, sizeof res[i]);
+        res[i].events = events;
+        res[i].nevents = nevents;
         res[i].died_chip = -1;
     }
     for (int i = 0; i < n; i++)
@@ -260,7 +322,7 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
         return rc;
     if (n < 1 || (rt && ftm_rt_mesh(rt)->nchips != m->nchips))
         return FTM_EINVAL;
-    ar_batch b = { .m = m, .rt = rt, .njobs = n };
+    ar_batch b = { .rf = rf, .m = m, .rt = rt, .njobs = n };
     b.jobs = calloc((size_t)n, sizeof *b.jobs);
     if (!b.jobs)
         return FTM_ENOMEM;
@@ -287,9 +349,81 @@ int ftm_allreduce_run_batch(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_o
                             ftm_allreduce_result *res)
 {
     for (int i = 0; i < n; i++)
-        if (o[i].fail_during)
+        if (o[i].fail_during || o[i].faults)
             return FTM_EINVAL;
-    return run_set(m, rt, o, n, -1, res);
+    return run_set(m, rt, o, n, -1, res, NULL);
+}
+
+/* The figures of one failure's records, once the next run is built. */
+static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *o, run_fault *rf,
+                           const ftm_mesh *next, double t0)
+{
+    double after = o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, next) : 0;
+    for (int i = rf->first; i < res->nevents; i++) {
+        ftm_fault_record *e = &res->events[i];
+        e->resumed = 0;
+        e->chips_after = ftm_mesh_healthy_count(next);
+        e->lost_wall_s = i == rf->first ? core_now_s() - t0 : 0;
+        e->lost_modeled_s = i == rf->first ? rf->modeled0 * (double)(e->when + 1) : 0;
+        e->modeled_before_s = rf->modeled0;
+        e->modeled_after_s = after;
+    }
+    rf->modeled0 = 0;
+}
+
+/* Runs until one run ends without a failure; each failure's recovery
+ * gives the next run its mesh, with new rings. */
+static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
+{
+    ftm_rt_script f;
+    run_fault rf = { &f, { 0 }, 0, 0, 0 };
+    ftm_mesh cur;
+    memset(res, 0, sizeof *res);
+    int rc = ftm_rt_script_init(&f, o->faults, m);
+    if (!rc && !(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)))
+        rc = FTM_ENOMEM;
+    if (!rc)
+        rc = ftm_fault_script_check(&f.script, m, o->iters, NULL, res->detail, sizeof res->detail);
+    if (!rc)
+        rc = ftm_mesh_copy(&cur, m);
+    if (rc) {
+        ftm_rt_script_free(&f);
+        return rc;
+    }
+    ftm_allreduce_opts oc = *o;
+    char detail[sizeof res->detail];
+    int died = -1;
+    for (int k = 0;; k++) {
+        double t0 = core_now_s();
+        memcpy(detail, res->detail, sizeof detail);
+        rc = run_set(&cur, NULL, &oc, 1, -1, res, &rf);
+        memcpy(res->detail, detail, sizeof detail);
+        died = died < 0 ? res->died_chip : died;
+        if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rf.have_next || k > f.script.n)
+            break;
+        finish_records(res, o, &rf, &rf.next, t0);
+        ftm_mesh_free(&cur);
+        cur = rf.next;
+        rf.have_next = 0;
+        oc.sched = NULL; /* the mesh changed: new rings */
+        free(res->stuck);
+        res->stuck = NULL;
+        res->nstuck = 0;
+    }
+    if (rf.have_next)
+        ftm_mesh_free(&rf.next);
+    if (!rc)
+        res->nevents += ftm_rt_script_unnoticed(&f, res->events + res->nevents,
+                                                f.script.n + 1 - res->nevents);
+    res->died_chip = died;
+    if (!rc && res->nevents) { /* the mesh the figures are from */
+        res->mesh_after = cur;
+        res->have_mesh_after = 1;
+    } else {
+        ftm_mesh_free(&cur);
+    }
+    ftm_rt_script_free(&f);
+    return rc;
 }
 
 /* Each survivor's RECOVER event: the rings are rebuilt from here. */
@@ -307,13 +441,15 @@ static void note_recovery(ftm_trace *tr, const ftm_mesh *m)
 
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
 {
+    if (o->faults)
+        return run_script(m, o, res);
     if (!o->fail_during)
-        return run_set(m, NULL, o, 1, -1, res);
+        return run_set(m, NULL, o, 1, -1, res, NULL);
     memset(res, 0, sizeof *res);
     res->died_chip = -1;
     if (o->fail_chip < 0 || o->fail_chip >= m->nchips || !ftm_mesh_alive(m, o->fail_chip))
         return FTM_EINVAL;
-    int rc = run_set(m, NULL, o, 1, o->fail_chip, res);
+    int rc = run_set(m, NULL, o, 1, o->fail_chip, res, NULL);
     if (rc != FTM_ECHIPDEAD)
         return rc; /* it finished before the failure point, or broke otherwise */
     /* Recovery: the mesh without the dead chip, new rings, a new runtime,
@@ -329,7 +465,7 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         note_recovery(o->trace, &m2);
     ftm_allreduce_opts o2 = *o;
     o2.sched = NULL; /* the mesh changed: new rings */
-    rc = run_set(&m2, NULL, &o2, 1, -1, res);
+    rc = run_set(&m2, NULL, &o2, 1, -1, res, NULL);
     res->died_chip = died;
     ftm_mesh_free(&m2);
     return rc;

@@ -1,10 +1,17 @@
 # core: errors, mesh topology and faults, counter-based random numbers
-libftmesh_la_SOURCES += src/core/error.c src/core/mesh.c
+libftmesh_la_SOURCES += src/core/error.c src/core/mesh.c src/core/faults.c
 noinst_HEADERS += src/core/util.h
-ftmeshinclude_HEADERS += include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h
+ftmeshinclude_HEADERS += include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h \
+	include/ftmesh/faults.h
 
 check_PROGRAMS += tests/test_mesh
 TESTS += tests/test_mesh
 tests_test_mesh_SOURCES = tests/test_mesh.c
 tests_test_mesh_CFLAGS = $(TEST_CFLAGS)
 tests_test_mesh_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_faults
+TESTS += tests/test_faults
+tests_test_faults_SOURCES = tests/test_faults.c
+tests_test_faults_CFLAGS = $(TEST_CFLAGS)
+tests_test_faults_LDADD = $(TEST_LIBS)

@@ -48,6 +48,12 @@ int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src)
     return 0;
 }
 
+void ftm_optim_moments(ftm_optim *o, float **m, float **v)
+{
+    *m = o->m;
+    *v = o->v;
+}
+
 void ftm_optim_destroy(ftm_optim *o)
 {
     if (!o)

@@ -161,6 +161,8 @@ static int drain_inbound(exec_ctx *x)
                 int nd = next_dir(h);
                 if (!c->out[nd])
                     return FTM_ENOROUTE;
+                if (rt_link_dead(c, nd, 0))
+                    return rt_notice(c, nd, 0, "forward failed");
                 kept = !c->outq_head[nd] && link_put(c, nd, pkt);
             }
             if (!kept) {
@@ -189,6 +191,8 @@ static int flush_outq(ftm_chip *c)
 {
     int moved = 0;
     for (int d = 0; d < FTM_NDIRS; d++) {
+        if (c->outq_head[d] && rt_link_dead(c, d, 0))
+            return rt_notice(c, d, 0, "forward failed");
         while (c->outq_head[d] && link_put(c, d, c->outq_head[d]->data)) {
             rt_pkt *p = c->outq_head[d];
             c->outq_head[d] = p->next;
@@ -239,6 +243,8 @@ static int push_sends(exec_ctx *x)
         if (!c->out[d])
             return FTM_ENOROUTE;
         while (x->st[i].done < op->len && !c->outq_head[d]) {
+            if (rt_link_dead(c, d, 0))
+                return rt_notice(c, d, 0, "send failed");
             unsigned char *slot = rt_mbox_slot_in(c->out[d]);
             if (!slot)
                 break;
@@ -262,15 +268,14 @@ static int push_sends(exec_ctx *x)
                 ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
             publish(c, d);
             moved = 1;
+            /* Injected failure, mid-collective (inject.c). */
             if (++c->sent_pkts == c->fail_after) {
-                /* Injected failure: the chip stops here, mid-schedule,
-                 * and the health monitor tells every other chip. */
-                atomic_store(&c->rt->died, c->id);
-                if (RT_TRACE(c))
-                    ftm_trace_fail(RT_TRACE(c), c->id);
-                atomic_store(&c->rt->abort, 1);
-                rt_wake_all(c->rt);
-                return FTM_ECHIPDEAD;
+                int rc = rt_fire(c);
+                if (rc) {
+                    if (RT_TRACE(c) && c->rt->killed[c->id])
+                        ftm_trace_fail(RT_TRACE(c), c->id);
+                    return rc;
+                }
             }
         }
     }
@@ -301,6 +306,23 @@ static void note_wait(exec_ctx *x)
         }
         return;
     }
+}
+
+/* A receive that can only arrive over a dead link (its last hop) that
+ * holds nothing more: the chip notices. */
+static int recv_dead(exec_ctx *x)
+{
+    ftm_chip *c = x->chip;
+    for (int i = 0; i < x->step->nops; i++) {
+        const ftm_op *op = &x->ops[i];
+        if (op->kind != FTM_OP_RECV || x->st[i].done >= op->len)
+            continue;
+        const ftm_route *r = &x->s->routes[op->route];
+        int d = ftm_dir_opposite(x->s->dirs[r->first + r->nhops - 1]);
+        if (rt_link_dead(c, d, 1) && !rt_mbox_slot_out(c->in[d]))
+            return rt_notice(c, d, 1, "receive failed");
+    }
+    return 0;
 }
 
 static int step_done(const exec_ctx *x)
@@ -381,7 +403,7 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
             }
             if (step_done(&x))
                 break;
-            if (!a && !b && !c && (rc = wait_bell(&x, seen)) != 0)
+            if (!a && !b && !c && ((rc = recv_dead(&x)) || (rc = wait_bell(&x, seen))))
                 break;
         }
     }
@@ -420,8 +442,10 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
             pthread_cond_wait(&chip->cv, &chip->mu);
         chip->waiting = 0;
         pthread_mutex_unlock(&chip->mu);
+        /* A barrier that completed still counts, so the step before it is
+         * reported even if a failure follows at once. */
         if (atomic_load(&chip->rt->abort))
-            return rt_abort_code(chip->rt);
+            return done(chip, arg) ? 0 : rt_abort_code(chip->rt);
     }
 }
 
@@ -457,5 +481,5 @@ int ftm_chip_barrier(ftm_chip *chip)
 int rt_chip_linger(ftm_chip *chip)
 {
     int rc = idle_until(chip, all_finished, 0, "done");
-    return rc == FTM_EHANG || rc == FTM_ECHIPDEAD ? 0 : rc;
+    return rc == FTM_EHANG || rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD ? 0 : rc;
 }

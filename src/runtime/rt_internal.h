@@ -33,6 +33,8 @@ typedef struct rt_mbox {
     size_t stride;
     unsigned char *slots;
     uint64_t bytes, pkts;    /* written by the producer only */
+    _Atomic int dead;        /* the link died: nothing more goes in (what
+                                is already in it still arrives) */
     struct ftm_chip *from, *to;
 } rt_mbox;
 
@@ -51,6 +53,15 @@ typedef struct rt_pkt {
     struct rt_pkt *next;
     unsigned char *data;     /* RT_HDR_BYTES header + payload */
 } rt_pkt;
+
+/* An injected failure armed on a chip (inject.c). */
+typedef struct rt_action {
+    int nchips;              /* chips that die (0: a link dies instead) */
+    int chips[4];
+    int link_chip, link_dir, oneway;
+} rt_action;
+
+#define RT_MAX_NOTICE 16
 
 struct ftm_chip {
     ftm_rt *rt;
@@ -72,7 +83,8 @@ struct ftm_chip {
     uint64_t sent_pkts;      /* own packets sent in this run */
     void *op_state;          /* per-op progress of a step; grown, reused */
     int op_state_cap;
-    uint64_t fail_after;     /* die after sending this many (0: never) */
+    uint64_t fail_after;     /* fire `pending` after sending this many (0: never) */
+    rt_action pending;       /* what happens then */
     pthread_t thread;
     int started;
 };
@@ -87,6 +99,11 @@ struct ftm_rt {
     _Atomic uint64_t progress; /* packets moved, for the watchdog */
     _Atomic int abort;
     _Atomic int died;        /* chip that failed during the run, or -1 */
+    /* Injected failures and who noticed them (inject.c), under mu. */
+    unsigned char *killed;   /* [nchips] 1: died in this runtime's runs */
+    _Atomic int link_seen;   /* a chip noticed a dead link */
+    ftm_rt_notice notice[RT_MAX_NOTICE];
+    int nnotice;
     _Atomic int running;     /* chips whose fn has not returned */
     pthread_mutex_t mu;      /* with cv: wakes the watchdog */
     pthread_cond_t cv;
@@ -102,8 +119,18 @@ struct ftm_rt {
 /* The run's recorder or NULL: the one check the hot path pays when off. */
 #define RT_TRACE(c) ((c)->rt->trace)
 
-/* Why waiting stopped: FTM_ECHIPDEAD if a chip died, else FTM_EHANG. */
+/* Why waiting stopped: FTM_ECHIPDEAD if a chip died, FTM_ELINKDEAD if a
+ * chip noticed a dead link, else FTM_EHANG. */
 int rt_abort_code(const ftm_rt *rt);
+
+/* inject.c: the armed failure of c fires (after its fail_after-th packet);
+ * FTM_ECHIPDEAD when c itself dies, else 0. */
+int rt_fire(ftm_chip *c);
+/* c found link d dead ("send", "forward" or "receive"): records who
+ * noticed, tells every chip (the run stops) and returns FTM_ELINKDEAD. */
+int rt_notice(ftm_chip *c, int d, int inbound, const char *how);
+/* 1 when the directed link chip->d has died (its mailbox is marked). */
+int rt_link_dead(const ftm_chip *c, int d, int inbound);
 
 /* Wakes chip c if it sleeps waiting for packets (its doorbell);
  * rt_wake_all wakes every healthy chip. */

@@ -43,9 +43,11 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
     rt->chips = calloc((size_t)n, sizeof *rt->chips);
     rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
-    if (!rt->chips || !rt->mbox) { /* nothing initialised yet to destroy */
+    rt->killed = calloc((size_t)n, 1);
+    if (!rt->chips || !rt->mbox || !rt->killed) { /* nothing initialised yet to destroy */
         free(rt->chips);
         free(rt->mbox);
+        free(rt->killed);
         ftm_mesh_free(&rt->mesh);
         free(rt);
         return FTM_ENOMEM;
@@ -115,6 +117,7 @@ void ftm_rt_destroy(ftm_rt *rt)
             rt_mbox_free(&rt->mbox[i]);
     free(rt->mbox);
     free(rt->chips);
+    free(rt->killed);
     ftm_mesh_free(&rt->mesh);
     free(rt);
 }
@@ -137,7 +140,7 @@ static void *chip_main(void *p)
     ftm_chip *c = p;
     ftm_rt *rt = c->rt;
     c->rc = rt->fn(c, rt->arg);
-    if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD) {
+    if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD && c->rc != FTM_ELINKDEAD) {
         /* A failed chip would leave its partners waiting: stop the run. */
         atomic_store(&rt->abort, 1);
         rt_wake_all(rt);
@@ -223,6 +226,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     rt->hung = 0;
     rt->bar_count = 0;
     atomic_store(&rt->died, -1);
+    atomic_store(&rt->link_seen, 0);
+    rt->nnotice = 0;
     atomic_store(&rt->abort, 0);
     atomic_store(&rt->running, ftm_mesh_healthy_count(&rt->mesh));
     pthread_attr_t attr;
@@ -274,6 +279,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         return FTM_EHANG;
     if (atomic_load(&rt->died) >= 0)
         return FTM_ECHIPDEAD;
+    if (atomic_load(&rt->link_seen))
+        return FTM_ELINKDEAD;
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started && rt->chips[c].rc && rt->chips[c].rc != FTM_EHANG)
             return rt->chips[c].rc;
@@ -285,23 +292,25 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
 
 int rt_abort_code(const ftm_rt *rt)
 {
-    return atomic_load(&rt->died) >= 0 ? FTM_ECHIPDEAD : FTM_EHANG;
+    return atomic_load(&rt->died) >= 0 ? FTM_ECHIPDEAD
+         : atomic_load(&rt->link_seen) ? FTM_ELINKDEAD : FTM_EHANG;
 }
 
 int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
 {
     if (chip < 0 || chip >= rt->mesh.nchips || !ftm_mesh_alive(&rt->mesh, chip))
         return FTM_EINVAL;
-    rt->chips[chip].fail_after = pkts;
+    ftm_chip *c = &rt->chips[chip];
+    memset(&c->pending, 0, sizeof c->pending);
+    c->pending.nchips = 1;
+    c->pending.chips[0] = chip;
+    c->fail_after = pkts;
     return 0;
 }
 
 int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts)
 {
-    if (pkts < 1)
-        return FTM_EINVAL;
-    chip->fail_after = chip->sent_pkts + pkts;
-    return 0;
+    return ftm_chip_kill_chips_after(chip, pkts, &chip->id, 1);
 }
 
 int ftm_rt_died(const ftm_rt *rt)

@@ -18,10 +18,12 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "ftmesh/checkpoint.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "train_int.h"
@@ -117,6 +119,12 @@ typedef struct chip_st {
     int hook_calls_step;
     double math_cpu, grad_cpu, optim_cpu;
     long done;                 /* steps completed (optimizer applied) */
+    long step;                 /* the step being computed */
+    /* The state at the start of step done - 1 (taken before the update):
+     * a recovery rolls back to the first step not reported. */
+    float *prev_params;
+    ftm_optim *prev_o;
+    int hook_calls_prev;       /* hook calls of the previous step (0: none yet) */
     long diverged;             /* 1 + the step whose forward/backward could
                                   not stay in range (0: none) */
 } chip_st;
@@ -138,6 +146,12 @@ struct trainer {
     ftm_model *tf;             /* float --check: one-chip model at the mesh's
                                   parameters, run by the lowest chip */
     double tf_loss;
+    ftm_rt_script *faults;
+    long reported;             /* steps reported so far (the lowest chip) */
+    double step_t0;            /* when the step being run started */
+    _Atomic int halt;          /* *o->stop seen: stop after this step
+                                  (set by the lowest chip before the
+                                  barrier, read by all after it) */
 };
 
 static int hook_sched(hook_cache *h, size_t count, const ftm_sched **s, double *modeled)
@@ -170,7 +184,15 @@ static int bn_hook(void *ctx, int64_t *buf, size_t n)
     chip_st *c = ctx;
     double c0 = train_thread_cpu(), modeled = 0;
     const ftm_sched *s;
-    int rc = hook_sched(&c->t->hc, n, &s, &modeled);
+    int rc = 0, k = c->hook_calls_step;
+    /* forward strikes at the first call, backward at the first call of the
+     * backward pass (half of last step's calls: one per BN layer each way) */
+    if (k == 0)
+        rc = ftm_rt_script_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_FORWARD);
+    if (!rc && c->hook_calls_prev && k == c->hook_calls_prev / 2)
+        rc = ftm_rt_script_fire(c->t->faults, c->chip, c->t->m, c->step, FTM_PHASE_BACKWARD);
+    if (!rc)
+        rc = hook_sched(&c->t->hc, n, &s, &modeled);
     if (!rc)
         rc = ftm_chip_exec(c->chip, s, buf);
     c->hook_cpu_step += train_thread_cpu() - c0;
@@ -248,7 +270,19 @@ static int report_step(trainer *t, chip_st *c, long s)
     if (t->cb && t->cb->step)
         t->cb->step(t->cb->ctx, st);
     t->t_prev = now;
-    return diverged ? FTM_EDIVERGED : 0;
+    t->reported = s + 1;
+    if (diverged)
+        return FTM_EDIVERGED;
+    const ftm_train_opts *o = t->o;
+    if (o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
+                          s + 1 == o->steps || atomic_load(&t->halt))) {
+        int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->res->detail,
+                                 sizeof t->res->detail);
+        if (rc)
+            return rc;
+        t->res->checkpoints++;
+    }
+    return 0;
 }
 
 /* Injected failure: half of the chip's packets of the gradient allreduce. */
@@ -258,14 +292,97 @@ static uint64_t fail_point(const trainer *t, ftm_chip *chip)
     return ftm_sched_chip_packets(&t->grad, ftm_chip_id(chip), pkt) / 2 + 1;
 }
 
+/* Forward and backward of step s; the forward and backward events of a
+ * model without batch-norm calls strike when it returns. */
+static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
+{
+    const ftm_train_opts *o = t->o;
+    size_t np = ftm_model_nparams(c->m);
+    memset(ftm_model_grads(c->m), 0, sizeof(float) * np);
+    if (o->exact)
+        memset(c->gi, 0, sizeof(int64_t) * np);
+    c->hook_cpu_step = c->hook_modeled_step = 0;
+    c->hook_calls_step = 0;
+    c->step = s;
+    /* a chip without examples still makes its hook calls; first = 0
+     * keeps the model's alignment rule satisfied */
+    ftm_fb_args a = {.step = (uint64_t)s, .first = c->count ? c->first : 0,
+                     .count = c->count, .global_batch = o->batch, .micro = t->micro,
+                     .exact = o->exact, .grads_i64 = c->gi, .hook = bn_hook,
+                     .hook_ctx = c, .loss_x = c->lossx};
+    memset(c->lossx, 0, sizeof c->lossx);
+    double c0 = train_thread_cpu(), n0 = train_note_t0(o);
+    int rc = ftm_model_forward_backward(c->m, &a, loss);
+    train_note(o, c->id, FTM_EV_COMPUTE, "forward+backward", n0);
+    *math = train_thread_cpu() - c0 - c->hook_cpu_step;
+    c->math_cpu += *math;
+    c->hook_cpu += c->hook_cpu_step;
+    if (rc == FTM_ERANGE) {
+        /* values the fixed-point sums cannot hold: the loss diverged */
+        c->diverged = s + 1;
+        rc = FTM_EDIVERGED;
+    }
+    c->hook_calls_prev = c->hook_calls_step;
+    if (!rc)
+        rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_FORWARD);
+    if (!rc)
+        rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_BACKWARD);
+    return rc;
+}
+
+/* The gradient allreduce, with the step's allreduce events. */
+static int step_reduce(trainer *t, chip_st *c, long s)
+{
+    size_t np = ftm_model_nparams(c->m);
+    float *g = ftm_model_grads(c->m);
+    double c0 = train_thread_cpu();
+    int rc = ftm_rt_script_arm(t->faults, c->chip, t->m, s, fail_point(t, c->chip));
+    if (!rc)
+        rc = ftm_chip_exec(c->chip, &t->grad, t->o->exact ? (void *)c->gi : (void *)g);
+    if (!rc && t->o->exact)
+        ftm_fix_to_float(g, c->gi, np);
+    if (!rc)
+        rc = ftm_rt_script_after(t->faults, c->chip, t->m, s);
+    c->grad_cpu += train_thread_cpu() - c0;
+    return rc;
+}
+
+/* The --check gradient (lowest chip), the optimizer events, the state a
+ * rollback would take, and the update. */
+static int step_update(trainer *t, chip_st *c, long s)
+{
+    size_t np = ftm_model_nparams(c->m);
+    float *g = ftm_model_grads(c->m), *p = ftm_model_params(c->m);
+    double c1 = train_thread_cpu();
+    int rc = 0;
+    if (t->tf && c->id == t->lead) {
+        if ((rc = tf_check(t, p, g, s)))
+            return rc;
+        double c2 = train_thread_cpu();
+        t->res->check_cpu_s += c2 - c1;
+        c1 = c2;
+    }
+    if ((rc = ftm_rt_script_fire(t->faults, c->chip, t->m, s, FTM_PHASE_OPTIMIZER)))
+        return rc;
+    memcpy(c->prev_params, p, sizeof(float) * np);
+    if ((rc = ftm_optim_copy_state(c->prev_o, c->o)))
+        return rc;
+    double n0 = train_note_t0(t->o);
+    if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0), ftm_model_ntensors(c->m),
+                             (uint64_t)s)))
+        return rc;
+    train_note(t->o, c->id, FTM_EV_COMPUTE, "optimizer", n0);
+    c->optim_cpu += train_thread_cpu() - c1;
+    c->done = s + 1;
+    return 0;
+}
+
 static int chip_fn(ftm_chip *chip, void *arg)
 {
     trainer *t = arg;
     int id = ftm_chip_id(chip);
     chip_st *c = &t->cs[id];
     const ftm_train_opts *o = t->o;
-    size_t np = ftm_model_nparams(c->m);
-    float *g = ftm_model_grads(c->m), *p = ftm_model_params(c->m);
     c->chip = chip;
     int rc = ftm_chip_barrier(chip);
     if (id == t->lead) {
@@ -273,64 +390,22 @@ static int chip_fn(ftm_chip *chip, void *arg)
         t->cpu0 = train_process_cpu();
     }
     for (long s = t->start; s < o->steps && !rc; s++) {
-        memset(g, 0, sizeof(float) * np);
-        if (o->exact)
-            memset(c->gi, 0, sizeof(int64_t) * np);
-        c->hook_cpu_step = c->hook_modeled_step = 0;
-        c->hook_calls_step = 0;
-        /* a chip without examples still makes its hook calls; first = 0
-         * keeps the model's alignment rule satisfied */
-        ftm_fb_args a = {.step = (uint64_t)s, .first = c->count ? c->first : 0,
-                         .count = c->count, .global_batch = o->batch, .micro = t->micro,
-                         .exact = o->exact, .grads_i64 = c->gi, .hook = bn_hook,
-                         .hook_ctx = c, .loss_x = c->lossx};
-        memset(c->lossx, 0, sizeof c->lossx);
-        double loss = 0, c0 = train_thread_cpu(), n0 = train_note_t0(o);
-        rc = ftm_model_forward_backward(c->m, &a, &loss);
-        train_note(o, id, FTM_EV_COMPUTE, "forward+backward", n0);
-        double math = train_thread_cpu() - c0 - c->hook_cpu_step;
-        c->math_cpu += math;
-        c->hook_cpu += c->hook_cpu_step;
-        if (rc == FTM_ERANGE) {
-            /* values the fixed-point sums cannot hold: the loss diverged */
-            c->diverged = s + 1;
-            rc = FTM_EDIVERGED;
-        }
-        if (rc)
+        double loss = 0, math = 0;
+        if ((rc = ftm_rt_script_fire(t->faults, chip, t->m, s, FTM_PHASE_START)) ||
+            (rc = step_fb(t, c, s, &loss, &math)) || (rc = step_reduce(t, c, s)) ||
+            (rc = step_update(t, c, s)))
             break;
-        c0 = train_thread_cpu();
-        if (o->fail_during && id == o->fail_chip && s == o->fail_step &&
-            (rc = ftm_chip_fail_after(chip, fail_point(t, chip))))
-            break;
-        if (o->exact) {
-            if ((rc = ftm_chip_exec(chip, &t->grad, c->gi)))
-                break;
-            ftm_fix_to_float(g, c->gi, np);
-        } else if ((rc = ftm_chip_exec(chip, &t->grad, g))) {
-            break;
-        }
-        double c1 = train_thread_cpu();
-        c->grad_cpu += c1 - c0;
-        if (t->tf && id == t->lead) {
-            if ((rc = tf_check(t, p, g, s)))
-                break;
-            double c2 = train_thread_cpu();
-            t->res->check_cpu_s += c2 - c1;
-            c1 = c2;
-        }
-        n0 = train_note_t0(o);
-        if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0),
-                                 ftm_model_ntensors(c->m), (uint64_t)s)))
-            break;
-        train_note(o, id, FTM_EV_COMPUTE, "optimizer", n0);
-        c->optim_cpu += train_thread_cpu() - c1;
-        c->done = s + 1;
+        (void)loss; /* the exact sum in c->lossx is what is reported */
         memcpy(t->slot_loss[s & 1] + (size_t)id * FTM_XSUM_WORDS, c->lossx, sizeof c->lossx);
         t->slot_math[s & 1][id] = math;
+        if (id == t->lead && o->stop && *o->stop)
+            atomic_store(&t->halt, 1);
         if ((rc = ftm_chip_barrier(chip)))
             break;
         if (id == t->lead)
             rc = report_step(t, c, s);
+        if (atomic_load(&t->halt))
+            break;
     }
     if (!rc && id == t->lead)
         t->res->cpu_s = train_process_cpu() - t->cpu0;
@@ -374,9 +449,12 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
         c->count = count[i++];
         if ((rc = ftm_model_create(&c->m, &mc)))
             break;
-        if ((rc = ftm_optim_create(&c->o, &oc, ftm_model_nparams(c->m))))
+        size_t np = ftm_model_nparams(c->m);
+        if ((rc = ftm_optim_create(&c->o, &oc, np)) || (rc = ftm_optim_create(&c->prev_o, &oc, np)))
             break;
-        if (o->exact && !(c->gi = malloc(sizeof(int64_t) * ftm_model_nparams(c->m))))
+        if (!(c->prev_params = malloc(sizeof(float) * np)))
+            rc = FTM_ENOMEM;
+        else if (o->exact && !(c->gi = malloc(sizeof(int64_t) * ftm_model_nparams(c->m))))
             rc = FTM_ENOMEM;
     }
     free(first);
@@ -422,6 +500,8 @@ static void teardown(trainer *t)
         for (int id = 0; id < t->m->nchips; id++) {
             ftm_model_destroy(t->cs[id].m);
             ftm_optim_destroy(t->cs[id].o);
+            ftm_optim_destroy(t->cs[id].prev_o);
+            free(t->cs[id].prev_params);
             free(t->cs[id].gi);
         }
     free(t->cs);
@@ -434,13 +514,6 @@ static void teardown(trainer *t)
         ftm_sched_free(&t->hc.e[i].s);
     pthread_mutex_destroy(&t->hc.mu);
 }
-
-/* The state a recovery resumes from: one survivor's params and moments. */
-typedef struct snapshot {
-    long done;
-    float *params;
-    ftm_optim *optim;
-} snapshot;
 
 /* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
  * the earliest such step, its loss not a number. */
@@ -460,11 +533,136 @@ static void note_divergence(trainer *t, const ftm_mesh *m)
     }
 }
 
-/* One attempt on mesh m from step t->start (with snap: every replica first
- * takes that state). On FTM_ECHIPDEAD, snap receives the most advanced
- * survivor's state. */
+/* The state an attempt starts from: params and moments at step `done`. */
+typedef struct snapshot {
+    long done;
+    float *params;
+    ftm_optim *optim;
+} snapshot;
+
+static int snap_alloc(snapshot *snap, const ftm_train_opts *o, size_t np)
+{
+    if (snap->params)
+        return 0;
+    ftm_optim_config oc = o->optim;
+    if (!oc.kind)
+        ftm_optim_config_default(&oc, o->model.kind);
+    if (!(snap->params = malloc(sizeof(float) * np)))
+        return FTM_ENOMEM;
+    return ftm_optim_create(&snap->optim, &oc, np);
+}
+
+/* After a failure the survivors (alive in next) agree on R, the first step
+ * not reported: every survivor has finished R - 1 and none R + 1. One that
+ * finished R takes the state it kept from before that update. */
+static int take_snapshot(trainer *t, const ftm_mesh *next, snapshot *snap)
+{
+    long R = t->reported;
+    int best = -1;
+    for (int id = 0; id < next->nchips && best < 0; id++)
+        if (ftm_mesh_alive(next, id) && t->cs[id].m &&
+            (t->cs[id].done == R || t->cs[id].done == R + 1))
+            best = id;
+    if (best < 0)
+        return FTM_EALLDEAD;
+    chip_st *c = &t->cs[best];
+    int rc = snap_alloc(snap, t->o, t->res->nparams), back = c->done == R + 1;
+    if (rc)
+        return rc;
+    memcpy(snap->params, back ? c->prev_params : ftm_model_params(c->m),
+           sizeof(float) * t->res->nparams);
+    snap->done = R;
+    return ftm_optim_copy_state(snap->optim, back ? c->prev_o : c->o);
+}
+
+/* What one recovery hands to the next attempt. */
+typedef struct recovery {
+    ftm_mesh next;             /* the mesh without what died and was noticed */
+    int have_next;
+    double fail_t0;            /* when the interrupted step started */
+    int first_new;             /* its events: res->events[first_new, nevents) */
+} recovery;
+
+/* Once the next attempt is ready to run: the time lost, the new rings'
+ * modeled quality, the chips left; then the callbacks. */
+static void finish_events(trainer *t, recovery *rv)
+{
+    ftm_train_result *res = t->res;
+    double now = train_now();
+    for (int i = rv->first_new; i < res->nevents; i++) {
+        ftm_train_event *e = &res->events[i];
+        if (e->noticed) {
+            e->lost_wall_s = i == rv->first_new ? now - rv->fail_t0 : 0;
+            e->modeled_after_s = t->grad_modeled;
+            e->chips_after = res->chips;
+        }
+        if (t->cb && t->cb->event)
+            t->cb->event(t->cb->ctx, e);
+    }
+    rv->first_new = res->nevents;
+}
+
+/* After a run stopped by a failure: what died, the events, the step the
+ * survivors resume from and the state they take. */
+static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv, snapshot *snap)
+{
+    ftm_train_result *res = t->res;
+    int cap = t->faults->script.n + 1 - res->nevents;
+    int n = ftm_rt_script_recover(t->faults, rt, m, &rv->next, res->events + res->nevents, cap);
+    if (n < 0)
+        return n;
+    rv->have_next = 1;
+    for (int i = 0; i < n; i++) {
+        ftm_train_event *e = &res->events[res->nevents + i];
+        e->resumed = t->reported;
+        e->lost_modeled_s = i == 0 ? t->grad_modeled + res->modeled_bn_s : 0;
+        e->modeled_before_s = t->grad_modeled;
+    }
+    res->nevents += n;
+    rv->fail_t0 = t->t_prev;
+    for (int id = 0; id < m->nchips && res->died_chip < 0; id++)
+        if (ftm_mesh_alive(m, id) && !ftm_mesh_alive(&rv->next, id))
+            res->died_chip = id;
+    if (res->resumed_step < 0)
+        res->resumed_step = t->reported;
+    return take_snapshot(t, &rv->next, snap);
+}
+
+/* The totals of a finished run, and --check. */
+static int finish_run(trainer *t, const ftm_train_opts *o)
+{
+    ftm_train_result *res = t->res;
+    for (long s = 0; s < o->steps; s++)
+        res->wall_s += res->step[s].wall_s;
+    res->modeled_grad_s = t->grad_modeled;
+    compare_replicas(t);
+    if (!(res->params = malloc(sizeof(float) * res->nparams)))
+        return FTM_ENOMEM;
+    memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * res->nparams);
+    if (o->check && !atomic_load(&t->halt))
+        return train_check(o, t->micro, ftm_model_params(t->cs[t->lead].m), t->cb, res);
+    return 0;
+}
+
+static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
+{
+    for (int id = 0; id < m->nchips && snap->params; id++) {
+        if (!ftm_mesh_alive(m, id))
+            continue;
+        memcpy(ftm_model_params(t->cs[id].m), snap->params, sizeof(float) * t->res->nparams);
+        int rc = ftm_optim_copy_state(t->cs[id].o, snap->optim);
+        if (rc)
+            return rc;
+        t->cs[id].done = snap->done;
+    }
+    return 0;
+}
+
+/* One attempt on mesh m from step t->start (with snap->params: every
+ * replica first takes that state). On a failure, rv and snap receive what
+ * the next attempt needs. */
 static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snapshot *snap,
-                   int *died)
+                   recovery *rv)
 {
     ftm_train_result *res = t->res;
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
@@ -479,12 +677,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     t->hc.name = o->bn_algo ? o->bn_algo : "tree";
     rc = setup(t, m, o);
     int have_grad = !rc;
-    for (int id = 0; id < m->nchips && !rc && snap->params; id++) {
-        if (!ftm_mesh_alive(m, id))
-            continue;
-        memcpy(ftm_model_params(t->cs[id].m), snap->params, sizeof(float) * res->nparams);
-        rc = ftm_optim_copy_state(t->cs[id].o, snap->optim);
-    }
+    if (!rc)
+        rc = start_state(t, m, snap);
     ftm_rt *rt = NULL;
     if (!rc) {
         ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
@@ -493,55 +687,122 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
             rc = ftm_rt_set_trace(rt, o->trace);
     }
     if (!rc) {
+        ftm_rt_script_rt(t->faults, rt);
+        ftm_rt_script_attempt(t->faults, m);
+        finish_events(t, rv);
         rc = ftm_rt_run(rt, chip_fn, t);
         if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
             res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
-        if (rc == FTM_ECHIPDEAD)
-            *died = ftm_rt_died(rt);
+        if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) {
+            int e = note_failure(t, rt, m, rv, snap);
+            rc = e ? e : rc;
+        }
         if (rc == FTM_EDIVERGED)
             note_divergence(t, m);
     }
     ftm_rt_destroy(rt);
     res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
-    if (rc == FTM_ECHIPDEAD) {
-        /* Keep the state of the survivor that got furthest: a chip that
-         * finished the step's allreduce holds a complete, correct sum. */
-        int best = -1;
-        for (int id = 0; id < m->nchips; id++)
-            if (ftm_mesh_alive(m, id) && id != *died && (best < 0 || t->cs[id].done > t->cs[best].done))
-                best = id;
-        snap->done = best >= 0 ? t->cs[best].done : 0;
-        free(snap->params);
-        ftm_optim_destroy(snap->optim);
-        snap->optim = NULL;
-        ftm_optim_config oc = o->optim;
-        if (!oc.kind)
-            ftm_optim_config_default(&oc, o->model.kind);
-        snap->params = best >= 0 ? malloc(sizeof(float) * res->nparams) : NULL;
-        int e = best < 0 ? FTM_EALLDEAD
-              : snap->params ? ftm_optim_create(&snap->optim, &oc, res->nparams) : FTM_ENOMEM;
-        if (!e) {
-            memcpy(snap->params, ftm_model_params(t->cs[best].m), sizeof(float) * res->nparams);
-            e = ftm_optim_copy_state(snap->optim, t->cs[best].o);
-        }
-        if (e)
-            rc = e;
-    }
-    if (!rc) {
-        for (long s = 0; s < o->steps; s++)
-            res->wall_s += res->step[s].wall_s;
-        res->modeled_grad_s = t->grad_modeled;
-        compare_replicas(t);
-        if ((res->params = malloc(sizeof(float) * res->nparams)))
-            memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * res->nparams);
-        else
-            rc = FTM_ENOMEM;
-        if (!rc && o->check)
-            rc = train_check(o, t->micro, ftm_model_params(t->cs[t->lead].m), t->cb, res);
-    }
+    if (!rc)
+        rc = finish_run(t, o);
     if (have_grad)
         ftm_sched_free(&t->grad);
     teardown(t);
+    return rc;
+}
+
+/* --resume: the checkpoint's state into snap, its losses into res. */
+static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res)
+{
+    ftm_model_config mc = o->model;
+    mc.max_batch = 1;
+    ftm_model *tmp;
+    int rc = ftm_model_create(&tmp, &mc);
+    if (rc)
+        return rc;
+    size_t np = ftm_model_nparams(tmp);
+    ftm_model_destroy(tmp);
+    ftm_ckpt_state st;
+    if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
+        return rc;
+    if (!(rc = snap_alloc(snap, o, np))) {
+        float *mom[2];
+        ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
+        memcpy(snap->params, st.params, sizeof(float) * np);
+        for (int k = 0; k < st.nmoments && mom[k]; k++)
+            memcpy(mom[k], st.moment[k], sizeof(float) * np);
+        snap->done = res->start_step = st.step;
+        for (long i = 0; i < st.step; i++) {
+            res->step[i].step = i;
+            res->step[i].loss = st.losses ? st.losses[i] : 0;
+        }
+    }
+    ftm_ckpt_state_free(&st);
+    return rc;
+}
+
+/* Attempts until one ends without a failure: each failure's recovery gives
+ * the next attempt its mesh and state. */
+static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train_callbacks *cb,
+                        ftm_train_result *res, ftm_rt_script *f, snapshot *snap)
+{
+    ftm_mesh cur;
+    int rc = ftm_mesh_copy(&cur, m);
+    if (rc)
+        return rc;
+    recovery rv;
+    memset(&rv, 0, sizeof rv);
+    trainer t;
+    for (int k = 0;; k++) {
+        memset(&t, 0, sizeof t);
+        t.o = o;
+        t.cb = cb;
+        t.res = res;
+        t.faults = f;
+        t.start = t.reported = snap->params ? snap->done : 0;
+        rc = attempt(&t, &cur, o, snap, &rv);
+        if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rv.have_next || k > f->script.n)
+            break;
+        ftm_mesh_free(&cur);
+        cur = rv.next;
+        rv.have_next = 0;
+        train_note_recovery(o, &cur);
+        free(res->stuck);
+        res->stuck = NULL;
+        res->nstuck = 0;
+    }
+    if (rv.have_next)
+        ftm_mesh_free(&rv.next);
+    ftm_mesh_free(&cur);
+    res->steps_done = t.reported;
+    res->interrupted = !rc && atomic_load(&t.halt) && t.reported < o->steps;
+    if (!rc) { /* dead links nothing needed again */
+        int first = res->nevents;
+        res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);
+        for (int i = first; i < res->nevents && cb && cb->event; i++)
+            cb->event(cb->ctx, &res->events[i]);
+    }
+    return rc;
+}
+
+/* The script the run plays: o->faults plus the short form
+ * fail_chip@fail_step:allreduce. */
+static int train_script(const ftm_train_opts *o, const ftm_mesh *m, ftm_rt_script *f)
+{
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    memset(f, 0, sizeof *f);
+    int rc = 0;
+    for (int i = 0; o->faults && i < o->faults->n && !rc; i++)
+        rc = ftm_fault_script_add(&s, &o->faults->ev[i]);
+    if (!rc && o->fail_during) {
+        ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
+                              .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
+                              .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
+        rc = ftm_fault_script_add(&s, &e);
+    }
+    if (!rc)
+        rc = ftm_rt_script_init(f, &s, m);
+    ftm_fault_script_free(&s);
     return rc;
 }
 
@@ -558,45 +819,26 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
         !ftm_model_find_kind(o->model.kind) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
-                            !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)))
+                            !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)) ||
+        (o->faults && o->faults->mode != FTM_FAULT_TRAIN))
         return FTM_EINVAL;
     res->steps = o->steps;
     res->batch = o->batch;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     res->ncpus = ncpu > 0 ? (int)ncpu : 1;
-    trainer t;
-    memset(&t, 0, sizeof t);
-    t.o = o;
-    t.cb = cb;
-    t.res = res;
+    ftm_rt_script f;
     snapshot snap = { 0, NULL, NULL };
-    int died = -1;
-    int rc = attempt(&t, m, o, &snap, &died);
-    if (rc == FTM_ECHIPDEAD) {
-        /* Recovery: the mesh without the dead chip, from the survivor's
-         * state; the steps from there on are redone (res->step is
-         * overwritten from resumed_step). */
-        ftm_mesh m2;
-        rc = ftm_mesh_copy(&m2, m);
-        if (!rc) {
-            ftm_mesh_fail_chip_id(&m2, died);
-            res->died_chip = died;
-            res->resumed_step = snap.done;
-            free(res->stuck);
-            res->stuck = NULL;
-            res->nstuck = 0;
-            ftm_train_opts o2 = *o;
-            o2.fail_during = 0;
-            train_note_recovery(o, &m2);
-            memset(&t, 0, sizeof t);
-            t.o = &o2;
-            t.cb = cb;
-            t.res = res;
-            t.start = snap.done;
-            rc = attempt(&t, &m2, &o2, &snap, &died);
-            ftm_mesh_free(&m2);
-        }
-    }
+    int rc = train_script(o, m, &f);
+    if (!rc && (!(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)) ||
+                !(res->step = calloc((size_t)o->steps, sizeof(ftm_train_step)))))
+        rc = FTM_ENOMEM;
+    if (!rc)
+        rc = ftm_fault_script_check(&f.script, m, o->steps, NULL, res->detail, sizeof res->detail);
+    if (!rc && o->resume && (rc = resume_from(o, &snap, res)))
+        res->resume_failed = 1;
+    if (!rc)
+        rc = run_attempts(m, o, cb, res, &f, &snap);
+    ftm_rt_script_free(&f);
     free(snap.params);
     ftm_optim_destroy(snap.optim);
     return rc;
@@ -604,6 +846,9 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
 
 void ftm_train_result_free(ftm_train_result *res)
 {
+    free(res->events);
+    res->events = NULL;
+    res->nevents = 0;
     free(res->step);
     free(res->ref_loss);
     free(res->stuck);

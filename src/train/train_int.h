@@ -25,6 +25,18 @@ void train_note(const ftm_train_opts *o, int chip, int kind, const char *name, d
 double train_note_t0(const ftm_train_opts *o);
 /* Each healthy chip of m notes the recovery. */
 void train_note_recovery(const ftm_train_opts *o, const ftm_mesh *m);
+/* ---- checkpoints (ckpt_train.c) ------------------------------------------- */
+struct ftm_ckpt_meta;
+struct ftm_ckpt_state;
+/* The run's configuration as a checkpoint's meta. */
+void train_ckpt_meta(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_meta *mt);
+/* Writes o->checkpoint: m's params, opt's moments, done steps and the
+ * losses of steps[0..done). */
+int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
+                    const ftm_train_step *steps, char *detail, size_t dlen);
+/* Loads o->resume, refusing a file made for another configuration. */
+int train_ckpt_load(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_state *st,
+                    char *detail, size_t dlen);
 
 double train_now(void);
 double train_thread_cpu(void);

@@ -1,0 +1,146 @@
+/* Fault scripts: what dies, and when, during a run.
+ *
+ * An event is written WHAT@WHEN:
+ *   WHAT  R,C  (or chip:R,C)   a chip
+ *         host:R,C             the 2x2 host whose top-left chip is (R,C)
+ *         link:R,C-R2,C2       the link between two neighbours, both ways
+ *         link:R,C>R2,C2       only the direction (R,C) -> (R2,C2)
+ *   WHEN  for training (FTM_FAULT_TRAIN):
+ *         STEP                 at the start of step STEP
+ *         STEP:PHASE           during PHASE of that step: forward, backward,
+ *                              allreduce (the middle of the gradient
+ *                              allreduce) or optimizer
+ *         STEP:allreduce:N     in the gradient allreduce, once the victim
+ *                              has sent N packets in it
+ *         for allreduce runs (FTM_FAULT_ALLREDUCE):
+ *         ITER                 at the start of iteration ITER
+ *         ITER:N               once the victim has sent N packets in it
+ *         ITER:allreduce       in the middle of it
+ * The victim of a packet count is the chip, the host's top-left chip (its
+ * first live one in row-major order), or the link's first-named end.
+ *
+ * A script file holds one event per line; '#' starts a comment, blank lines
+ * are skipped. Steps and iterations count from 0.
+ *
+ * Nothing here prints: errors are negative FTM_E* codes and, when the
+ * caller passes a buffer, one line of detail saying what is wrong.
+ */
+#ifndef FTMESH_FAULTS_H
+#define FTMESH_FAULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ftmesh/mesh.h"
+
+typedef enum { FTM_FAULT_CHIP = 0, FTM_FAULT_HOST = 1, FTM_FAULT_LINK = 2 } ftm_fault_kind;
+#define FTM_FAULT_KINDS_ALL 7u /* bit (1 << kind) for each kind */
+
+/* In time order within a step. */
+typedef enum {
+    FTM_PHASE_START = 0,
+    FTM_PHASE_FORWARD = 1,
+    FTM_PHASE_BACKWARD = 2,
+    FTM_PHASE_ALLREDUCE = 3,
+    FTM_PHASE_OPTIMIZER = 4
+} ftm_fault_phase;
+#define FTM_FAULT_NPHASES 5
+
+typedef enum { FTM_FAULT_TRAIN = 0, FTM_FAULT_ALLREDUCE = 1 } ftm_fault_mode;
+
+/* pkts value of an allreduce-phase event without a count: the middle of
+ * the victim's packets (half of them, plus one). */
+#define FTM_FAULT_MID (-1)
+/* Largest step/iteration and packet count the parser accepts. */
+#define FTM_FAULT_MAX_WHEN 1000000000L
+#define FTM_FAULT_MAX_PKTS 1000000000000LL
+
+typedef struct ftm_fault_event {
+    int kind;           /* ftm_fault_kind */
+    int r, c;           /* chip, host top-left, or the link's first end */
+    int r2, c2;         /* the link's second end */
+    int oneway;         /* link: 1 = only (r,c) -> (r2,c2) */
+    long when;          /* step or iteration */
+    int phase;          /* ftm_fault_phase */
+    int64_t pkts;       /* FTM_PHASE_ALLREDUCE: packets, or FTM_FAULT_MID */
+    int origin;         /* caller's tag (which option it came from) */
+    int line;           /* line in a script file (1-based), else 0 */
+    int order;          /* position in the script when added */
+} ftm_fault_event;
+
+typedef struct ftm_fault_script {
+    int mode;           /* ftm_fault_mode */
+    int n, cap;
+    ftm_fault_event *ev;
+} ftm_fault_script;
+
+/* Where a refused script goes wrong (ftm_fault_script_check). */
+typedef struct ftm_fault_verdict {
+    int event;          /* index (in the sorted script) of the event, or -1 */
+    int a, b;           /* FTM_EPARTITION: a healthy chip in each part
+                           (a cannot reach b); else -1 */
+} ftm_fault_verdict;
+
+void ftm_fault_script_init(ftm_fault_script *s, int mode);
+void ftm_fault_script_free(ftm_fault_script *s);
+
+/* Parses one WHAT@WHEN for `mode`. 0 or FTM_EINVAL (with detail); on
+ * error *ev is unspecified. origin/line/order are zeroed. */
+int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev,
+                    char *detail, size_t dlen);
+/* Appends a copy of ev (order = its position). 0 or FTM_ENOMEM. */
+int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev);
+/* Parses a script file's text (len bytes, need not end in NUL) and
+ * appends its events with their line numbers and `origin`. 0, FTM_EFORMAT
+ * (detail names the line; nothing is appended) or FTM_ENOMEM. */
+int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t len,
+                                int origin, char *detail, size_t dlen);
+/* Reads and parses a file: also FTM_EIO when it cannot be read. */
+int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
+                          char *detail, size_t dlen);
+
+/* Draws k events reproducibly from seed (counter-based, include/ftmesh/
+ * rng.h): times uniform over [0, horizon) and the phases, what uniform
+ * among the allowed kinds (bits 1 << kind) and the live targets, each
+ * event one that keeps the healthy chips of m (after the earlier events)
+ * connected. Appends them with `origin`. FTM_EINVAL (k < 0, horizon < 1,
+ * no kind), FTM_ERANGE when some event cannot be placed (detail says
+ * which), FTM_ENOMEM; on error nothing is appended. */
+int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
+                            long horizon, unsigned kinds, int origin,
+                            char *detail, size_t dlen);
+
+/* Time order: when, then phase, then packets (FTM_FAULT_MID counts as the
+ * middle, after every explicit count), then order. */
+int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b);
+/* Sorts the events into time order (stable: ties keep script order). */
+void ftm_fault_script_sort(ftm_fault_script *s);
+
+/* Applies ev to m: 0, FTM_ERANGE (outside the mesh, host does not fit),
+ * FTM_ENOTNEIGHBOR, or FTM_EINVAL when it kills nothing that is still
+ * alive (a dead chip, a host with every chip dead, a link already dead or
+ * with a dead end). On error m is unchanged. */
+int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
+
+/* The pre-run check: sorts s, then applies its events in time order to a
+ * copy of m (which holds the static faults), events at the same instant
+ * together, and refuses the script when an event is invalid (as in
+ * ftm_fault_apply), falls at or after `horizon` (steps or iterations; 0:
+ * no limit), kills every chip (FTM_EALLDEAD) or cuts the healthy chips
+ * apart (FTM_EPARTITION, v->a and v->b in different parts). v->event
+ * names the offending event. 0 when the script can run. */
+int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
+                           ftm_fault_verdict *v, char *detail, size_t dlen);
+
+/* The event's canonical text (parses back to the same event): buf of len
+ * bytes; returns the length snprintf would write. */
+int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len);
+/* What dies, for people: "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)",
+ * "link (0,0)->(0,1)". */
+int ftm_fault_what(const ftm_fault_event *ev, char *buf, size_t len);
+/* "start", "forward", "backward", "allreduce", "optimizer" ("?" else). */
+const char *ftm_fault_phase_name(int phase);
+/* The chips ev kills (a chip, or a host's live chips in m) into out (up to
+ * 4); 0 for a link. The victim of a packet count is out[0]. */
+int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out);
+
+#endif

@@ -1,0 +1,161 @@
+/* The fault-script options of train and allreduce: --kill WHAT@WHEN
+ * (repeatable), --faults FILE, --random-kills K (drawn from --seed), and
+ * the short form --fail-during; the one-line refusals; the event log and
+ * the JSON "events" list. */
+#include "cli.h"
+#include "faults_cli.h"
+#include "ftmesh/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT };
+
+int cli_faults_init(cli_faults *f, int argc)
+{
+    memset(f, 0, sizeof *f);
+    f->kill = calloc((size_t)argc + 1, sizeof *f->kill);
+    return f->kill ? 0 : CLI_EXIT_FAIL;
+}
+
+void cli_faults_free(cli_faults *f)
+{
+    free(f->kill);
+    f->kill = NULL;
+}
+
+int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
+{
+    long n;
+    switch (id) {
+    case CLI_O_KILL:
+        f->kill[f->nkill++] = val;
+        return 0;
+    case CLI_O_FAULTS:
+        f->file = val;
+        return 0;
+    case CLI_O_RANDOM_KILLS:
+        if (cli_parse_int(val, 0, 4095, &n))
+            return cli_usage_error(cmd, "--random-kills %s: expected a whole number 0..4095", val);
+        f->random = (int)n;
+        f->random_given = 1;
+        return 0;
+    default:
+        return cli_usage_error(cmd, "internal: option %d is not a fault option", id);
+    }
+}
+
+int cli_faults_any(const cli_faults *f)
+{
+    return f->nkill || f->file || f->random;
+}
+
+/* "--kill V", "--faults F line N", "--random-kills K", "--fail-during ..." */
+static void origin_text(const cli_faults *f, const ftm_fault_event *e, const char *short_name,
+                        char *buf, size_t len)
+{
+    if (e->origin == ORIGIN_KILL)
+        snprintf(buf, len, "--kill %s", e->line >= 1 && e->line <= f->nkill ? f->kill[e->line - 1] : "?");
+    else if (e->origin == ORIGIN_FILE)
+        snprintf(buf, len, "--faults %s line %d", f->file, e->line);
+    else if (e->origin == ORIGIN_RANDOM)
+        snprintf(buf, len, "--random-kills %d", f->random);
+    else
+        snprintf(buf, len, "%s", short_name ? short_name : "?");
+}
+
+/* Parses --kill values, the file and the random draws into s. */
+static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long horizon,
+                   uint64_t seed, ftm_fault_script *s)
+{
+    char why[256];
+    for (int i = 0; i < f->nkill; i++) {
+        ftm_fault_event e;
+        if (ftm_fault_parse(f->kill[i], s->mode, &e, why, sizeof why))
+            return cli_usage_error(cmd, "--kill %s: %s", f->kill[i], why);
+        e.origin = ORIGIN_KILL;
+        e.line = i + 1;
+        if (ftm_fault_script_add(s, &e))
+            return cli_usage_error(cmd, "--kill: out of memory");
+    }
+    int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
+    if (rc)
+        return cli_usage_error(cmd, "--faults %s: %s", f->file, why);
+    if (f->random &&
+        ftm_fault_script_random(s, m, f->random, seed, horizon, FTM_FAULT_KINDS_ALL, ORIGIN_RANDOM,
+                                why, sizeof why))
+        return cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
+    return 0;
+}
+
+int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
+                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
+                     const char *short_name, ftm_fault_script *s)
+{
+    ftm_fault_script_init(s, mode);
+    int rc = collect(cmd, f, m, horizon, seed, s);
+    if (!rc && short_form) {
+        ftm_fault_event e = *short_form;
+        e.origin = ORIGIN_SHORT;
+        if (ftm_fault_script_add(s, &e))
+            rc = cli_usage_error(cmd, "out of memory");
+    }
+    ftm_fault_verdict v;
+    char why[320], where[300];
+    if (!rc && ftm_fault_script_check(s, m, horizon, &v, why, sizeof why)) {
+        origin_text(f, &s->ev[v.event], short_name, where, sizeof where);
+        rc = cli_usage_error(cmd, "%s: %s; %s", where, why,
+                             v.a >= 0 ? "drop it or keep a path of live links between them"
+                                      : "drop or change that event");
+    }
+    if (rc)
+        ftm_fault_script_free(s);
+    return rc;
+}
+
+static const char *unit(int mode)
+{
+    return mode == FTM_FAULT_TRAIN ? "step" : "iteration";
+}
+
+void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
+{
+    if (!e->noticed) {
+        fprintf(out, "# %s %ld (%s): %s %s; %s\n", unit(mode), e->when, ftm_fault_phase_name(e->phase),
+                e->what, e->detected_by[0] ? "" : "died", e->detected_by[0] ? e->detected_by
+                : "nothing needed it again, nobody noticed");
+        return;
+    }
+    double q = e->modeled_before_s > 0 ? e->modeled_after_s / e->modeled_before_s : 0;
+    fprintf(out, "# %s %ld (%s): %s died; noticed by %s; lost %.3g s wall, %.3g s modeled; "
+            "%d chip%s left, %s %ld redone; allreduce modeled %.3g -> %.3g s (x%.3f)\n",
+            unit(mode), e->when, ftm_fault_phase_name(e->phase), e->what, e->detected_by,
+            e->lost_wall_s, e->lost_modeled_s, e->chips_after, cli_s(e->chips_after), unit(mode),
+            e->resumed, e->modeled_before_s, e->modeled_after_s, q);
+}
+
+void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n)
+{
+    cli_json_begin_arr(j, "events");
+    for (int i = 0; i < n; i++) {
+        const ftm_fault_record *e = &ev[i];
+        cli_json_begin_obj(j, NULL);
+        cli_json_int(j, "step", e->when);
+        cli_json_str(j, "phase", ftm_fault_phase_name(e->phase));
+        cli_json_str(j, "what", e->what);
+        cli_json_str(j, "detected_by", e->detected_by[0] ? e->detected_by : NULL);
+        cli_json_num(j, "lost_wall_s", "%.6g", e->noticed ? e->lost_wall_s : 0);
+        cli_json_num(j, "lost_modeled_s", "%.6g", e->noticed ? e->lost_modeled_s : 0);
+        if (e->noticed)
+            cli_json_int(j, "chips_after", e->chips_after);
+        else
+            cli_json_null(j, "chips_after");
+        cli_json_bool(j, "noticed", e->noticed);
+        cli_json_int(j, "resumed_step", e->resumed);
+        cli_json_num(j, "modeled_before_s", "%.6g", e->modeled_before_s);
+        cli_json_num(j, "modeled_after_s", "%.6g", e->modeled_after_s);
+        cli_json_end(j);
+    }
+    cli_json_end(j);
+}

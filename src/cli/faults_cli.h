@@ -1,0 +1,58 @@
+/* The fault-script options shared by train and allreduce (faults_cli.c). */
+#ifndef FTMESH_FAULTS_CLI_H
+#define FTMESH_FAULTS_CLI_H
+
+#include <stdio.h>
+#include "cli.h"
+#include "ftmesh/faults.h"
+#include "ftmesh/runtime.h"
+
+/* Option ids (between the shared ones and the commands' own). */
+enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS };
+
+/* --kill, --faults, --random-kills: the table entries. */
+#define CLI_OPTS_FAULTS(when_help)                                                        \
+    { "kill", "WHAT@WHEN", CLI_O_KILL,                                                   \
+      "WHAT dies at WHEN during the run; repeatable. WHAT: R,C (a chip),\n"             \
+      "host:R,C (its 2x2 host), link:R,C-R2,C2 (both ways) or link:R,C>R2,C2\n"          \
+      "(one way). " when_help },                                                         \
+    { "faults", "FILE", CLI_O_FAULTS,                                                    \
+      "read --kill events from FILE, one per line ('#' comments)" },                    \
+    { "random-kills", "K", CLI_O_RANDOM_KILLS,                                           \
+      "K more events drawn from --seed: chips, hosts or links at random times\n"         \
+      "that keep the healthy chips connected" }
+
+typedef struct cli_faults {
+    const char **kill;         /* --kill values, argv pointers */
+    int nkill;
+    const char *file;          /* --faults */
+    int random, random_given;  /* --random-kills */
+} cli_faults;
+
+/* 0, or CLI_EXIT_FAIL when out of memory. */
+int cli_faults_init(cli_faults *f, int argc);
+void cli_faults_free(cli_faults *f);
+/* Applies CLI_O_KILL, CLI_O_FAULTS or CLI_O_RANDOM_KILLS; 0 or
+ * CLI_EXIT_USAGE (after printing). */
+int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val);
+/* 1 when any fault option was given. */
+int cli_faults_any(const cli_faults *f);
+/* The run's script for m (mode FTM_FAULT_TRAIN or _ALLREDUCE, horizon the
+ * steps or iterations): every --kill, the file, the random draws from
+ * seed, and short_form (the --fail-during event, or NULL) named
+ * short_name in messages. Checked before the run: a malformed event, one
+ * outside the mesh or the run, or one that would cut the healthy chips
+ * apart is refused with one line naming the option (and a chip in each
+ * part): CLI_EXIT_USAGE. On 0, s is the caller's to free. */
+int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
+                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
+                     const char *short_name, ftm_fault_script *s);
+/* One line for the log: when, what died, who noticed and how, the time
+ * lost, the chips left, the step redone, the new rings' modeled time. */
+void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode);
+/* The summary's "events" list: step (the iteration for allreduce), phase,
+ * what, detected_by, lost_wall_s, lost_modeled_s, chips_after, noticed,
+ * resumed_step, modeled_before_s, modeled_after_s. */
+void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n);
+
+#endif

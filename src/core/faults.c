@@ -1,0 +1,607 @@
+/* Fault scripts: parsing, random draws, time order and the pre-run check
+ * (see include/ftmesh/faults.h). */
+#include "ftmesh/faults.h"
+#include "ftmesh/error.h"
+#include "ftmesh/rng.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const phase_names_[FTM_FAULT_NPHASES] = {
+    "start", "forward", "backward", "allreduce", "optimizer"
+};
+
+const char *ftm_fault_phase_name(int phase)
+{
+    return phase >= 0 && phase < FTM_FAULT_NPHASES ? phase_names_[phase] : "?";
+}
+
+/* Writes the detail line (if the caller gave a buffer) and returns rc. */
+static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+{
+    if (detail && dlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, dlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+void ftm_fault_script_init(ftm_fault_script *s, int mode)
+{
+    memset(s, 0, sizeof *s);
+    s->mode = mode;
+}
+
+void ftm_fault_script_free(ftm_fault_script *s)
+{
+    free(s->ev);
+    s->ev = NULL;
+    s->n = s->cap = 0;
+}
+
+int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 8;
+        ftm_fault_event *e = realloc(s->ev, sizeof *e * (size_t)cap);
+        if (!e)
+            return FTM_ENOMEM;
+        s->ev = e;
+        s->cap = cap;
+    }
+    s->ev[s->n] = *ev;
+    s->ev[s->n].order = s->n;
+    s->n++;
+    return 0;
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+/* A decimal number 0..max without sign; advances *p. */
+static int fs_num(const char **p, long long max, long long *out)
+{
+    const char *s = *p;
+    long long v = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > max)
+            return -1;
+    }
+    *out = v;
+    *p = s;
+    return 0;
+}
+
+static int fs_coord(const char **p, int *r, int *c)
+{
+    long long a, b;
+    if (fs_num(p, 1000000, &a) || **p != ',')
+        return -1;
+    (*p)++;
+    if (fs_num(p, 1000000, &b))
+        return -1;
+    *r = (int)a;
+    *c = (int)b;
+    return 0;
+}
+
+static int fs_prefix(const char **p, const char *word)
+{
+    size_t n = strlen(word);
+    if (strncmp(*p, word, n))
+        return 0;
+    *p += n;
+    return 1;
+}
+
+/* WHAT, up to the '@'. */
+static int fs_what(const char **p, ftm_fault_event *ev, char *detail, size_t dlen)
+{
+    ev->kind = FTM_FAULT_CHIP;
+    if (fs_prefix(p, "host:"))
+        ev->kind = FTM_FAULT_HOST;
+    else if (fs_prefix(p, "link:"))
+        ev->kind = FTM_FAULT_LINK;
+    else
+        fs_prefix(p, "chip:");
+    const char *what = ev->kind == FTM_FAULT_LINK ? "link:R,C-R2,C2 or link:R,C>R2,C2"
+                     : ev->kind == FTM_FAULT_HOST ? "host:R,C" : "R,C";
+    if (fs_coord(p, &ev->r, &ev->c))
+        return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+    if (ev->kind == FTM_FAULT_LINK) {
+        if (**p != '-' && **p != '>')
+            return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+        ev->oneway = **p == '>';
+        (*p)++;
+        if (fs_coord(p, &ev->r2, &ev->c2))
+            return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+    }
+    if (**p != '@')
+        return fs_fail(FTM_EINVAL, detail, dlen, "expected '@' after %s", what);
+    (*p)++;
+    return 0;
+}
+
+/* WHEN for training: STEP[:PHASE] or STEP:allreduce:N. */
+static int fs_when_train(const char *p, ftm_fault_event *ev, char *detail, size_t dlen)
+{
+    if (!*p)
+        return 0;
+    if (*p++ != ':')
+        return fs_fail(FTM_EINVAL, detail, dlen, "expected STEP, STEP:PHASE or STEP:allreduce:N after '@'");
+    for (int ph = FTM_PHASE_FORWARD; ph < FTM_FAULT_NPHASES; ph++) {
+        const char *q = p;
+        if (!fs_prefix(&q, phase_names_[ph]) || (*q && *q != ':'))
+            continue;
+        ev->phase = ph;
+        if (!*q)
+            return 0;
+        long long n;
+        q++;
+        if (ph != FTM_PHASE_ALLREDUCE)
+            return fs_fail(FTM_EINVAL, detail, dlen, "a packet count goes only after 'allreduce'");
+        if (fs_num(&q, FTM_FAULT_MAX_PKTS, &n) || *q)
+            return fs_fail(FTM_EINVAL, detail, dlen, "expected a packet count 0..%lld after 'allreduce:'",
+                           (long long)FTM_FAULT_MAX_PKTS);
+        ev->pkts = n;
+        return 0;
+    }
+    return fs_fail(FTM_EINVAL, detail, dlen,
+                   "unknown phase after STEP: (forward, backward, allreduce or optimizer)");
+}
+
+/* WHEN for allreduce runs: ITER, ITER:N or ITER:allreduce. */
+static int fs_when_iter(const char *p, ftm_fault_event *ev, char *detail, size_t dlen)
+{
+    if (!*p)
+        return 0;
+    long long n;
+    ev->phase = FTM_PHASE_ALLREDUCE;
+    if (!strcmp(p, ":allreduce"))
+        return 0;
+    p += *p == ':';
+    if (p[-1] != ':' || fs_num(&p, FTM_FAULT_MAX_PKTS, &n) || *p)
+        return fs_fail(FTM_EINVAL, detail, dlen,
+                       "expected ITER, ITER:N (packets sent) or ITER:allreduce after '@'");
+    ev->pkts = n;
+    return 0;
+}
+
+int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev, char *detail, size_t dlen)
+{
+    const char *p = text;
+    long long when;
+    memset(ev, 0, sizeof *ev);
+    ev->pkts = FTM_FAULT_MID;
+    int rc = fs_what(&p, ev, detail, dlen);
+    if (rc)
+        return rc;
+    if (fs_num(&p, FTM_FAULT_MAX_WHEN, &when))
+        return fs_fail(FTM_EINVAL, detail, dlen, "expected a %s number 0..%ld after '@'",
+                       mode == FTM_FAULT_TRAIN ? "step" : "iteration", FTM_FAULT_MAX_WHEN);
+    ev->when = (long)when;
+    return mode == FTM_FAULT_TRAIN ? fs_when_train(p, ev, detail, dlen)
+                                   : fs_when_iter(p, ev, detail, dlen);
+}
+
+#define FS_LINE_MAX 256
+
+/* One line of a file into buf without comment and surrounding blanks;
+ * returns the bytes consumed (with the newline), or -1 if too long or not
+ * text. */
+static long fs_line(const char *text, size_t len, char *buf)
+{
+    size_t i = 0, n = 0;
+    int comment = 0;
+    for (; i < len && text[i] != '\n'; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '#')
+            comment = 1;
+        if (comment)
+            continue;
+        if (ch == 0 || (ch < 0x20 && ch != '\t' && ch != '\r'))
+            return -1;
+        if (n == FS_LINE_MAX - 1)
+            return -1;
+        buf[n++] = (char)ch;
+    }
+    while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = 0;
+    size_t lead = strspn(buf, " \t");
+    memmove(buf, buf + lead, n - lead + 1);
+    return (long)(i + (i < len));
+}
+
+int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t len,
+                                int origin, char *detail, size_t dlen)
+{
+    char buf[FS_LINE_MAX], why[160];
+    int n0 = s->n, line = 0, rc = 0;
+    while (len && !rc) {
+        long used = fs_line(text, len, buf);
+        line++;
+        if (used < 0) {
+            rc = fs_fail(FTM_EFORMAT, detail, dlen, "line %d: not a text line of at most %d characters",
+                         line, FS_LINE_MAX - 1);
+            break;
+        }
+        text += used;
+        len -= (size_t)used;
+        if (!buf[0])
+            continue;
+        ftm_fault_event ev;
+        if (ftm_fault_parse(buf, s->mode, &ev, why, sizeof why)) {
+            rc = fs_fail(FTM_EFORMAT, detail, dlen, "line %d: '%.60s': %s", line, buf, why);
+            break;
+        }
+        ev.origin = origin;
+        ev.line = line;
+        rc = ftm_fault_script_add(s, &ev);
+    }
+    if (rc)
+        s->n = n0;
+    return rc;
+}
+
+int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
+                          char *detail, size_t dlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fs_fail(FTM_EIO, detail, dlen, "cannot open: %s", strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    int rc = text ? 0 : FTM_ENOMEM;
+    while (!rc) {
+        if (len == cap) {
+            char *t = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
+            if (!t) {
+                rc = fs_fail(t || cap < (64u << 20) ? FTM_ENOMEM : FTM_EFORMAT, detail, dlen,
+                             "file too large for a fault script");
+                break;
+            }
+            text = t;
+            cap *= 2;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (!rc && ferror(f))
+        rc = fs_fail(FTM_EIO, detail, dlen, "read error");
+    fclose(f);
+    if (!rc)
+        rc = ftm_fault_script_parse_text(s, text, len, origin, detail, dlen);
+    free(text);
+    return rc;
+}
+
+/* ---- time order --------------------------------------------------------------- */
+
+static int64_t fs_pkt_key(const ftm_fault_event *e)
+{
+    return e->pkts == FTM_FAULT_MID ? INT64_MAX : e->pkts;
+}
+
+int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    if (a->when != b->when)
+        return a->when < b->when ? -1 : 1;
+    if (a->phase != b->phase)
+        return a->phase < b->phase ? -1 : 1;
+    int64_t ka = a->phase == FTM_PHASE_ALLREDUCE ? fs_pkt_key(a) : 0;
+    int64_t kb = b->phase == FTM_PHASE_ALLREDUCE ? fs_pkt_key(b) : 0;
+    if (ka != kb)
+        return ka < kb ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+static int fs_qcmp(const void *a, const void *b)
+{
+    return ftm_fault_cmp(a, b);
+}
+
+void ftm_fault_script_sort(ftm_fault_script *s)
+{
+    if (s->n > 1)
+        qsort(s->ev, (size_t)s->n, sizeof *s->ev, fs_qcmp);
+}
+
+/* Same instant: equal in everything ftm_fault_cmp looks at but order. */
+static int fs_same_time(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    ftm_fault_event x = *b;
+    x.order = a->order;
+    return ftm_fault_cmp(a, &x) == 0;
+}
+
+/* ---- applying ------------------------------------------------------------------ */
+
+int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out)
+{
+    int n = 0;
+    if (ev->kind == FTM_FAULT_CHIP) {
+        out[n++] = ftm_mesh_chip(m, ev->r, ev->c);
+    } else if (ev->kind == FTM_FAULT_HOST) {
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                int id = ftm_mesh_chip(m, (ev->r + i) % m->rows, (ev->c + j) % m->cols);
+                if (ftm_mesh_alive(m, id))
+                    out[n++] = id;
+            }
+    }
+    return n;
+}
+
+int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev)
+{
+    int in = ev->r >= 0 && ev->r < m->rows && ev->c >= 0 && ev->c < m->cols;
+    if (!in)
+        return FTM_ERANGE;
+    int a = ftm_mesh_chip(m, ev->r, ev->c), chips[4];
+    switch (ev->kind) {
+    case FTM_FAULT_CHIP:
+        if (!ftm_mesh_alive(m, a))
+            return FTM_EINVAL;
+        return ftm_mesh_fail_chip(m, ev->r, ev->c);
+    case FTM_FAULT_HOST: {
+        if (m->rows < 2 || m->cols < 2 || (!m->torus && (ev->r + 1 >= m->rows || ev->c + 1 >= m->cols)))
+            return FTM_ERANGE;
+        if (ftm_fault_chips(m, ev, chips) == 0)
+            return FTM_EINVAL;
+        return ftm_mesh_fail_host(m, ev->r, ev->c);
+    }
+    case FTM_FAULT_LINK: {
+        if (ev->r2 < 0 || ev->r2 >= m->rows || ev->c2 < 0 || ev->c2 >= m->cols)
+            return FTM_ERANGE;
+        int b = ftm_mesh_chip(m, ev->r2, ev->c2), d = ftm_mesh_dir_to(m, a, b);
+        if (d < 0 || a == b)
+            return FTM_ENOTNEIGHBOR;
+        int live = ftm_mesh_link_live(m, a, d);
+        if (!ev->oneway)
+            live |= ftm_mesh_link_live(m, b, ftm_dir_opposite(d));
+        if (!live)
+            return FTM_EINVAL;
+        return ftm_mesh_fail_link(m, ev->r, ev->c, ev->r2, ev->c2, ev->oneway);
+    }
+    default:
+        return FTM_EINVAL;
+    }
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+int ftm_fault_what(const ftm_fault_event *ev, char *buf, size_t len)
+{
+    if (ev->kind == FTM_FAULT_LINK)
+        return snprintf(buf, len, "link (%d,%d)%s(%d,%d)", ev->r, ev->c,
+                        ev->oneway ? "->" : "-", ev->r2, ev->c2);
+    return snprintf(buf, len, "%s (%d,%d)", ev->kind == FTM_FAULT_HOST ? "host" : "chip",
+                    ev->r, ev->c);
+}
+
+int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len)
+{
+    char what[64], when[64];
+    if (ev->kind == FTM_FAULT_LINK)
+        snprintf(what, sizeof what, "link:%d,%d%c%d,%d", ev->r, ev->c, ev->oneway ? '>' : '-',
+                 ev->r2, ev->c2);
+    else
+        snprintf(what, sizeof what, "%s%d,%d", ev->kind == FTM_FAULT_HOST ? "host:" : "",
+                 ev->r, ev->c);
+    if (ev->phase == FTM_PHASE_START)
+        snprintf(when, sizeof when, "%ld", ev->when);
+    else if (ev->phase == FTM_PHASE_ALLREDUCE && ev->pkts != FTM_FAULT_MID)
+        snprintf(when, sizeof when, mode == FTM_FAULT_TRAIN ? "%ld:allreduce:%lld" : "%ld:%lld",
+                 ev->when, (long long)ev->pkts);
+    else
+        snprintf(when, sizeof when, "%ld:%s", ev->when, ftm_fault_phase_name(ev->phase));
+    return snprintf(buf, len, "%s@%s", what, when);
+}
+
+/* ---- the pre-run check ------------------------------------------------------------- */
+
+static int fs_refuse_apply(int rc, const char *ev, const ftm_mesh *m, char *detail, size_t dlen)
+{
+    if (rc == FTM_ERANGE)
+        return fs_fail(rc, detail, dlen, "%s: outside the %dx%d %s (or the 2x2 host does not fit)",
+                       ev, m->rows, m->cols, m->torus ? "torus" : "mesh");
+    if (rc == FTM_ENOTNEIGHBOR)
+        return fs_fail(rc, detail, dlen, "%s: the two chips are not neighbours, so no link joins them", ev);
+    if (rc == FTM_EINVAL)
+        return fs_fail(rc, detail, dlen, "%s: nothing left to kill: what it names is already dead by then", ev);
+    return fs_fail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
+}
+
+/* Applies the events [i, j) of one instant to t; 0 or the refusal. */
+static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, long horizon,
+                          ftm_fault_verdict *v, char *detail, size_t dlen)
+{
+    char txt[96];
+    for (int k = i; k < j; k++) {
+        const ftm_fault_event *e = &s->ev[k];
+        ftm_fault_format(e, s->mode, txt, sizeof txt);
+        v->event = k;
+        if (horizon > 0 && e->when >= horizon)
+            return fs_fail(FTM_ERANGE, detail, dlen, "%s: the run has only %ld %s (0..%ld)", txt,
+                           horizon, s->mode == FTM_FAULT_TRAIN ? "steps" : "iterations", horizon - 1);
+        int rc = ftm_fault_apply(t, e);
+        if (rc)
+            return fs_refuse_apply(rc, txt, t, detail, dlen);
+    }
+    int rc = ftm_mesh_check_connected(t, &v->a, &v->b);
+    if (rc == FTM_EALLDEAD)
+        return fs_fail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
+    if (rc == FTM_EPARTITION)
+        return fs_fail(rc, detail, dlen, "%s cuts the healthy chips apart: (%d,%d) cannot reach (%d,%d) "
+                       "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
+                       ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
+    if (rc)
+        return fs_fail(rc, detail, dlen, "%s", ftm_strerror(rc));
+    v->event = -1;
+    return 0;
+}
+
+int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
+                           ftm_fault_verdict *v, char *detail, size_t dlen)
+{
+    ftm_fault_verdict dummy;
+    ftm_mesh t;
+    if (!v)
+        v = &dummy;
+    v->event = v->a = v->b = -1;
+    ftm_fault_script_sort(s);
+    int rc = ftm_mesh_copy(&t, m);
+    if (rc)
+        return fs_fail(rc, detail, dlen, "%s", ftm_strerror(rc));
+    for (int i = 0, j; i < s->n && !rc; i = j) {
+        for (j = i + 1; j < s->n && fs_same_time(&s->ev[i], &s->ev[j]); j++)
+            ;
+        rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
+    }
+    if (rc != FTM_EPARTITION)
+        v->a = v->b = -1;
+    ftm_mesh_free(&t);
+    return rc;
+}
+
+/* ---- random scripts ------------------------------------------------------------------ */
+
+#define FS_TAG 0x6b696c6c73ULL /* "kills" */
+#define FS_TRIES 200
+
+static uint64_t fs_rand(uint64_t seed, int j, int attempt, int field)
+{
+    return ftm_rng_u64(seed, FS_TAG, (uint64_t)j, (uint64_t)attempt, (uint64_t)field);
+}
+
+/* Time of event j: step, phase and packet count. */
+static void fs_draw_time(ftm_fault_event *e, int mode, uint64_t seed, int j, long horizon)
+{
+    static const int train_phase[6] = { FTM_PHASE_START, FTM_PHASE_FORWARD, FTM_PHASE_BACKWARD,
+                                        FTM_PHASE_ALLREDUCE, FTM_PHASE_ALLREDUCE,
+                                        FTM_PHASE_OPTIMIZER };
+    memset(e, 0, sizeof *e);
+    e->order = j;
+    e->when = (long)(fs_rand(seed, j, -1, 0) % (uint64_t)horizon);
+    uint64_t pick = fs_rand(seed, j, -1, 1);
+    int counted = mode == FTM_FAULT_TRAIN ? pick % 6 == 4 : pick % 3 == 2;
+    e->phase = mode == FTM_FAULT_TRAIN ? train_phase[pick % 6]
+             : pick % 3 ? FTM_PHASE_ALLREDUCE : FTM_PHASE_START;
+    e->pkts = counted ? (int64_t)(fs_rand(seed, j, -1, 2) % 32) : FTM_FAULT_MID;
+}
+
+/* The n-th candidate of a kind in t, or how many there are (n < 0). */
+static int fs_candidate(const ftm_mesh *t, int kind, long n, ftm_fault_event *e)
+{
+    int count = 0, chips[4];
+    for (int id = 0; id < t->nchips; id++) {
+        int r = ftm_mesh_row(t, id), c = ftm_mesh_col(t, id);
+        for (int d = 0; d < (kind == FTM_FAULT_LINK ? FTM_NDIRS : 1); d++) {
+            e->r = r;
+            e->c = c;
+            if (kind == FTM_FAULT_CHIP && !ftm_mesh_alive(t, id))
+                continue;
+            if (kind == FTM_FAULT_HOST &&
+                (t->rows < 2 || t->cols < 2 || (!t->torus && (r + 1 >= t->rows || c + 1 >= t->cols)) ||
+                 ftm_fault_chips(t, e, chips) == 0))
+                continue;
+            if (kind == FTM_FAULT_LINK) {
+                if (!ftm_mesh_link_live(t, id, d))
+                    continue;
+                int nb = ftm_mesh_neighbor(t, id, d);
+                e->r2 = ftm_mesh_row(t, nb);
+                e->c2 = ftm_mesh_col(t, nb);
+            }
+            if (count++ == n)
+                return 0;
+        }
+    }
+    return n < 0 ? count : -1;
+}
+
+/* One attempt at what event j kills; 0 when drawn and t2 (a copy of t)
+ * stays connected with it applied. */
+static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, unsigned kinds,
+                        uint64_t seed, int j, int attempt)
+{
+    int allowed[3], nk = 0;
+    for (int k = 0; k < 3; k++)
+        if (kinds & (1u << k))
+            allowed[nk++] = k;
+    e->kind = allowed[fs_rand(seed, j, attempt, 0) % (uint64_t)nk];
+    int n = fs_candidate(t, e->kind, -1, e);
+    if (n <= 0)
+        return -1;
+    fs_candidate(t, e->kind, (long)(fs_rand(seed, j, attempt, 1) % (uint64_t)n), e);
+    e->oneway = e->kind == FTM_FAULT_LINK && fs_rand(seed, j, attempt, 2) % 4 == 0;
+    memcpy(t2->chip_dead, t->chip_dead, (size_t)t->nchips);
+    memcpy(t2->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
+    if (ftm_fault_apply(t2, e))
+        return -1;
+    return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
+}
+
+static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
+                    char *detail, size_t dlen)
+{
+    ftm_mesh t, t2;
+    int rc = ftm_mesh_copy(&t, m);
+    if (rc)
+        return rc;
+    if ((rc = ftm_mesh_copy(&t2, m))) {
+        ftm_mesh_free(&t);
+        return rc;
+    }
+    for (int i = 0; i < k && !rc; i++) {
+        int a = 0;
+        while (a < FS_TRIES && fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
+            a++;
+        if (a == FS_TRIES)
+            rc = fs_fail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
+                         "kinds can die without cutting the healthy chips apart; ask for fewer kills",
+                         i + 1, k);
+        else
+            ftm_fault_apply(&t, &ev[i]);
+    }
+    ftm_mesh_free(&t);
+    ftm_mesh_free(&t2);
+    return rc;
+}
+
+int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
+                            long horizon, unsigned kinds, int origin,
+                            char *detail, size_t dlen)
+{
+    if (k < 0 || horizon < 1 || !(kinds & FTM_FAULT_KINDS_ALL))
+        return fs_fail(FTM_EINVAL, detail, dlen, "need kills >= 0, a run of at least one step "
+                       "and at least one kind of fault");
+    if (k == 0)
+        return 0;
+    ftm_fault_event *ev = calloc((size_t)k, sizeof *ev);
+    if (!ev)
+        return FTM_ENOMEM;
+    for (int j = 0; j < k; j++)
+        fs_draw_time(&ev[j], s->mode, seed, j, horizon);
+    qsort(ev, (size_t)k, sizeof *ev, fs_qcmp);
+    int rc = fs_place(ev, k, m, seed, kinds, detail, dlen), n0 = s->n;
+    for (int j = 0; j < k && !rc; j++) {
+        ev[j].origin = origin;
+        rc = ftm_fault_script_add(s, &ev[j]);
+    }
+    if (rc)
+        s->n = n0;
+    free(ev);
+    return rc;
+}

@@ -1,0 +1,145 @@
+/* Injected failures: chips and hosts that die (a health monitor tells
+ * everyone at once), links that die silently and are noticed by the chips
+ * that next need them (see include/ftmesh/runtime.h). */
+#include "rt_internal.h"
+#include "ftmesh/error.h"
+
+#include <string.h>
+
+/* Under rt->mu; one entry per (chip, dir, how). */
+static void add_notice(ftm_rt *rt, int chip, int dir, int peer, const char *how)
+{
+    for (int i = 0; i < rt->nnotice; i++)
+        if (rt->notice[i].chip == chip && rt->notice[i].dir == dir && rt->notice[i].how == how)
+            return;
+    if (rt->nnotice < RT_MAX_NOTICE)
+        rt->notice[rt->nnotice++] = (ftm_rt_notice){ chip, dir, peer, how };
+}
+
+int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
+{
+    ftm_rt *rt = self->rt;
+    pthread_mutex_lock(&rt->mu);
+    for (int i = 0; i < n && i < 4; i++) {
+        if (chips[i] < 0 || chips[i] >= rt->mesh.nchips)
+            continue;
+        rt->killed[chips[i]] = 1;
+        int none = -1;
+        atomic_compare_exchange_strong(&rt->died, &none, chips[i]);
+    }
+    add_notice(rt, -1, -1, -1, "heartbeat lost");
+    pthread_mutex_unlock(&rt->mu);
+    atomic_store(&rt->abort, 1);
+    rt_wake_all(rt);
+    return FTM_ECHIPDEAD;
+}
+
+int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway)
+{
+    if (chip < 0 || chip >= rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS ||
+        !rt->chips[chip].out[dir])
+        return FTM_EINVAL;
+    ftm_chip *a = &rt->chips[chip];
+    atomic_store(&a->out[dir]->dead, 1);
+    ftm_chip *b = a->out[dir]->to;
+    int back = ftm_dir_opposite(dir);
+    if (!oneway && b->out[back])
+        atomic_store(&b->out[back]->dead, 1);
+    /* Wake both ends: a chip waiting on this link should look again. */
+    rt_wake(a);
+    rt_wake(b);
+    return 0;
+}
+
+int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway)
+{
+    return ftm_rt_kill_link(self->rt, chip, dir, oneway);
+}
+
+int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n)
+{
+    if (pkts < 1 || n < 1 || n > 4)
+        return FTM_EINVAL;
+    memset(&self->pending, 0, sizeof self->pending);
+    self->pending.nchips = n;
+    memcpy(self->pending.chips, chips, sizeof(int) * (size_t)n);
+    self->fail_after = self->sent_pkts + pkts;
+    return 0;
+}
+
+int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway)
+{
+    if (pkts < 1 || chip < 0 || chip >= self->rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS)
+        return FTM_EINVAL;
+    memset(&self->pending, 0, sizeof self->pending);
+    self->pending.link_chip = chip;
+    self->pending.link_dir = dir;
+    self->pending.oneway = oneway;
+    self->fail_after = self->sent_pkts + pkts;
+    return 0;
+}
+
+int ftm_chip_disarm(ftm_chip *self)
+{
+    int armed = self->fail_after > self->sent_pkts;
+    self->fail_after = 0;
+    return armed;
+}
+
+int rt_fire(ftm_chip *c)
+{
+    c->fail_after = 0;
+    rt_action a = c->pending;
+    if (a.nchips)
+        return ftm_chip_kill_chips(c, a.chips, a.nchips);
+    ftm_rt_kill_link(c->rt, a.link_chip, a.link_dir, a.oneway);
+    return 0;
+}
+
+int rt_link_dead(const ftm_chip *c, int d, int inbound)
+{
+    const rt_mbox *mb = inbound ? c->in[d] : c->out[d];
+    return mb && atomic_load(&mb->dead);
+}
+
+int rt_notice(ftm_chip *c, int d, int inbound, const char *how)
+{
+    ftm_rt *rt = c->rt;
+    const rt_mbox *mb = inbound ? c->in[d] : c->out[d];
+    int peer = inbound ? mb->from->id : mb->to->id;
+    pthread_mutex_lock(&rt->mu);
+    add_notice(rt, c->id, d, peer, how);
+    pthread_mutex_unlock(&rt->mu);
+    atomic_store(&rt->link_seen, 1);
+    atomic_store(&rt->abort, 1);
+    rt_wake_all(rt);
+    return FTM_ELINKDEAD;
+}
+
+int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max)
+{
+    int k = 0;
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        if (rt->killed[c] && k < max)
+            out[k++] = c;
+    return k;
+}
+
+int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max)
+{
+    int k = 0;
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        for (int d = 0; d < FTM_NDIRS; d++)
+            if (rt->chips[c].out[d] && atomic_load(&rt->chips[c].out[d]->dead) && k < max) {
+                chip[k] = c;
+                dir[k++] = d;
+            }
+    return k;
+}
+
+int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max)
+{
+    int k = rt->nnotice < max ? rt->nnotice : max;
+    memcpy(out, rt->notice, sizeof *out * (size_t)k);
+    return k;
+}

@@ -1,0 +1,305 @@
+/* A fault script during a run: which chip fires which event where, and
+ * what the survivors learn afterwards (include/ftmesh/runtime.h).
+ *
+ * Where each training phase strikes (on the victim's thread; the trainer
+ * calls the hooks at these points):
+ *   start      before the step's forward pass;
+ *   forward    at the victim's first batch-norm allreduce of the step (a
+ *              model without one: when its forward/backward returns);
+ *   backward   at its first batch-norm allreduce of the backward pass (the
+ *              count is known after one step of the attempt; before that,
+ *              and without batch norm: when forward/backward returns);
+ *   allreduce  once the victim has sent N packets of the gradient
+ *              allreduce (default: half of its packets, plus one); if it
+ *              sends fewer, when its allreduce ends;
+ *   optimizer  after the gradient allreduce, before the update.
+ * The victim is the chip, the host's first live chip, or the link's
+ * first-named end. Each event fires once; an event whose target died
+ * already is skipped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/error.h"
+#include "ftmesh/runtime.h"
+
+int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m)
+{
+    memset(f, 0, sizeof *f);
+    ftm_fault_script_init(&f->script, s ? s->mode : FTM_FAULT_TRAIN);
+    int rc = 0;
+    for (int i = 0; s && i < s->n && !rc; i++)
+        rc = ftm_fault_script_add(&f->script, &s->ev[i]);
+    if (rc)
+        return rc;
+    ftm_fault_script_sort(&f->script);
+    size_t n = (size_t)f->script.n + 1, links = (size_t)m->nchips * FTM_NDIRS;
+    f->victim = calloc(n, sizeof(int));
+    f->fired = calloc(n, sizeof(int));
+    f->logged = calloc(n, 1);
+    f->armed = calloc((size_t)m->nchips, sizeof(int));
+    f->secret_chip = calloc(links, sizeof(int));
+    f->secret_dir = calloc(links, sizeof(int));
+    if (!f->victim || !f->fired || !f->logged || !f->armed || !f->secret_chip || !f->secret_dir)
+        return FTM_ENOMEM;
+    return 0;
+}
+
+void ftm_rt_script_free(ftm_rt_script *f)
+{
+    ftm_fault_script_free(&f->script);
+    free(f->victim);
+    free(f->fired);
+    free(f->logged);
+    free(f->armed);
+    free(f->secret_chip);
+    free(f->secret_dir);
+    memset(f, 0, sizeof *f);
+}
+
+/* The link of a link event: its first end and direction (-1 if none). */
+static int ev_link(const ftm_mesh *m, const ftm_fault_event *e, int *dir)
+{
+    int a = ftm_mesh_chip(m, e->r, e->c), b = ftm_mesh_chip(m, e->r2, e->c2);
+    *dir = ftm_mesh_dir_to(m, a, b);
+    return *dir < 0 ? -1 : a;
+}
+
+void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m)
+{
+    f->attempt++;
+    for (int c = 0; c < m->nchips; c++)
+        f->armed[c] = -1;
+    for (int i = 0; i < f->script.n; i++) {
+        const ftm_fault_event *e = &f->script.ev[i];
+        int chips[4], d, v = -1;
+        if (e->kind == FTM_FAULT_LINK) {
+            int a = ev_link(m, e, &d);
+            int b = a < 0 ? -1 : ftm_mesh_neighbor(m, a, d);
+            if (a >= 0 && (ftm_mesh_link_live(m, a, d) ||
+                           (!e->oneway && ftm_mesh_link_live(m, b, ftm_dir_opposite(d)))))
+                v = a;
+        } else if (ftm_fault_chips(m, e, chips) > 0 && ftm_mesh_alive(m, chips[0])) {
+            v = chips[0];
+        }
+        f->victim[i] = v;
+        if (v < 0 && f->fired[i] == 0)
+            f->fired[i] = -1;
+    }
+}
+
+static int fire_one(ftm_rt_script *f, int i, ftm_chip *chip, const ftm_mesh *m)
+{
+    const ftm_fault_event *e = &f->script.ev[i];
+    f->fired[i] = f->attempt;
+    if (e->kind == FTM_FAULT_LINK) {
+        int d, a = ev_link(m, e, &d);
+        ftm_chip_kill_link(chip, a, d, e->oneway);
+        return 0;
+    }
+    int chips[4], n = ftm_fault_chips(m, e, chips);
+    return ftm_chip_kill_chips(chip, chips, n);
+}
+
+/* 1 when event i is due on chip id at (step, phase); only its victim
+ * reads or writes fired[i]. */
+static int due(const ftm_rt_script *f, int i, int id, long step, int phase)
+{
+    const ftm_fault_event *e = &f->script.ev[i];
+    return f->victim[i] == id && f->fired[i] == 0 && e->when == step && e->phase == phase;
+}
+
+int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase)
+{
+    int id = ftm_chip_id(chip);
+    for (int i = 0; i < f->script.n; i++) {
+        if (!due(f, i, id, step, phase))
+            continue;
+        int rc = fire_one(f, i, chip, m);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
+                     uint64_t mid_pkts)
+{
+    int id = ftm_chip_id(chip);
+    for (int i = 0; i < f->script.n; i++) {
+        if (!due(f, i, id, step, FTM_PHASE_ALLREDUCE))
+            continue;
+        const ftm_fault_event *e = &f->script.ev[i];
+        uint64_t n = e->pkts == FTM_FAULT_MID ? mid_pkts : (uint64_t)e->pkts;
+        int rc = 0;
+        if (n == 0) {
+            rc = fire_one(f, i, chip, m);
+        } else if (f->armed[id] < 0) {
+            int chips[4], k, d;
+            if (e->kind == FTM_FAULT_LINK) {
+                int a = ev_link(m, e, &d);
+                rc = ftm_chip_kill_link_after(chip, n, a, d, e->oneway);
+            } else if ((k = ftm_fault_chips(m, e, chips)) > 0) {
+                rc = ftm_chip_kill_chips_after(chip, n, chips, k);
+            }
+            f->armed[id] = i;
+            f->fired[i] = f->attempt;
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step)
+{
+    int id = ftm_chip_id(chip), i = f->armed[id];
+    f->armed[id] = -1;
+    if (i >= 0 && ftm_chip_disarm(chip)) {
+        int rc = fire_one(f, i, chip, m);
+        if (rc)
+            return rc;
+    }
+    return ftm_rt_script_fire(f, chip, m, step, FTM_PHASE_ALLREDUCE);
+}
+
+void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
+{
+    for (int i = 0; i < f->nsecret; i++)
+        ftm_rt_kill_link(rt, f->secret_chip[i], f->secret_dir[i], 1);
+}
+
+/* 1 when notice n is about the physical link a-b. */
+static int notice_on(const ftm_mesh *m, const ftm_rt_notice *n, int a, int b)
+{
+    if (n->chip < 0 || n->dir < 0)
+        return 0;
+    int x = n->chip, y = ftm_mesh_neighbor(m, x, n->dir);
+    return (x == a && y == b) || (x == b && y == a);
+}
+
+static void describe_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, int a, int b,
+                             char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int k = 0; k < nn && used + 1 < len; k++) {
+        if (!notice_on(m, &nt[k], a, b))
+            continue;
+        int x = nt[k].chip, y = nt[k].peer;
+        int w = snprintf(buf + used, len - used, "%s(%d,%d) %s on link %s %s (%d,%d)",
+                         used ? "; " : "", ftm_mesh_row(m, x), ftm_mesh_col(m, x), nt[k].how,
+                         ftm_dir_name(nt[k].dir), strstr(nt[k].how, "receive") ? "from" : "to",
+                         ftm_mesh_row(m, y), ftm_mesh_col(m, y));
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static void record(ftm_rt_script *f, int i, ftm_fault_record *e, int noticed, const char *by)
+{
+    const ftm_fault_event *ev = &f->script.ev[i];
+    memset(e, 0, sizeof *e);
+    e->when = ev->when;
+    e->phase = ev->phase;
+    ftm_fault_what(ev, e->what, sizeof e->what);
+    snprintf(e->detected_by, sizeof e->detected_by, "%s", by);
+    e->noticed = noticed;
+    e->resumed = -1;
+    f->logged[i] = 1;
+}
+
+/* 1 when event i actually struck in rt (an armed one may not have). */
+static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsigned char *dead,
+                  const unsigned char *dlink)
+{
+    const ftm_fault_event *e = &f->script.ev[i];
+    int chips[4], d, n;
+    if (e->kind == FTM_FAULT_LINK) {
+        int a = ev_link(m, e, &d);
+        return a >= 0 && dlink[a * FTM_NDIRS + d];
+    }
+    n = ftm_fault_chips(m, e, chips);
+    for (int k = 0; k < n; k++)
+        if (dead[chips[k]])
+            return 1;
+    return 0;
+}
+
+/* Dead chips and directed links of rt into m2 / the secret list; dead and
+ * dlink mark them. */
+static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char *dead,
+                  unsigned char *dlink, const ftm_rt_notice *nt, int nn, int *scratch)
+{
+    int n = m2->nchips, *lc = scratch, *ld = scratch + n * FTM_NDIRS;
+    int nd = ftm_rt_killed_chips(rt, lc, n);
+    for (int k = 0; k < nd; k++) {
+        dead[lc[k]] = 1;
+        ftm_mesh_fail_chip_id(m2, lc[k]);
+    }
+    int nl = ftm_rt_killed_links(rt, lc, ld, n * FTM_NDIRS);
+    f->nsecret = 0;
+    for (int k = 0; k < nl; k++) {
+        int a = lc[k], b = ftm_mesh_neighbor(m2, a, ld[k]), seen = 0;
+        dlink[a * FTM_NDIRS + ld[k]] = 1;
+        for (int j = 0; j < nn && !seen; j++)
+            seen = notice_on(m2, &nt[j], a, b);
+        if (seen) {
+            m2->link_dead[a * FTM_NDIRS + ld[k]] = 1;
+        } else {
+            f->secret_chip[f->nsecret] = a;
+            f->secret_dir[f->nsecret++] = ld[k];
+        }
+    }
+}
+
+int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
+                         ftm_fault_record *ev, int max)
+{
+    int rc = ftm_mesh_copy(m2, m), n = m->nchips, ne = 0;
+    if (rc)
+        return rc;
+    unsigned char *dead = calloc((size_t)n * (1 + FTM_NDIRS), 1);
+    int *scratch = malloc(sizeof(int) * (size_t)n * FTM_NDIRS * 2);
+    if (!dead || !scratch) {
+        free(dead);
+        free(scratch);
+        ftm_mesh_free(m2);
+        return FTM_ENOMEM;
+    }
+    unsigned char *dlink = dead + n;
+    ftm_rt_notice nt[16];
+    int nn = ftm_rt_notices(rt, nt, 16);
+    learn(f, rt, m2, dead, dlink, nt, nn, scratch);
+    for (int i = 0; i < f->script.n; i++) {
+        const ftm_fault_event *e = &f->script.ev[i];
+        if (f->fired[i] <= 0 || f->logged[i])
+            continue;
+        if (f->fired[i] == f->attempt && !struck(f, i, m, dead, dlink)) {
+            f->fired[i] = 0; /* armed, but the run stopped first: it comes again */
+            continue;
+        }
+        char by[256] = "health monitor: heartbeat lost, every chip told at once";
+        if (e->kind == FTM_FAULT_LINK) {
+            int d, a = ev_link(m, e, &d), b = ftm_mesh_neighbor(m, a, d);
+            describe_notices(m, nt, nn, a, b, by, sizeof by);
+            if (!by[0])
+                continue; /* dead, but nobody needed it yet */
+        }
+        if (ne < max)
+            record(f, i, &ev[ne++], 1, by);
+    }
+    free(dead);
+    free(scratch);
+    return ne;
+}
+
+int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
+{
+    int ne = 0;
+    for (int i = 0; i < f->script.n && ne < max; i++) {
+        if (f->logged[i] || f->fired[i] == 0)
+            continue;
+        record(f, i, &ev[ne++], 0, f->fired[i] < 0 ? "skipped: what it names had died already" : "");
+    }
+    return ne;
+}

@@ -1,0 +1,65 @@
+/* The trainer's checkpoints: its configuration as a checkpoint's meta,
+ * saving the lowest chip's state at a step boundary, and loading one to
+ * resume from (include/ftmesh/checkpoint.h has the file). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/checkpoint.h"
+#include "ftmesh/error.h"
+#include "train_int.h"
+
+void train_ckpt_meta(const ftm_train_opts *o, size_t nparams, ftm_ckpt_meta *mt)
+{
+    memset(mt, 0, sizeof *mt);
+    mt->model = o->model;
+    mt->model.max_batch = 0;
+    mt->model.data = NULL;
+    mt->optim = o->optim;
+    if (!mt->optim.kind)
+        ftm_optim_config_default(&mt->optim, o->model.kind);
+    mt->batch = o->batch;
+    mt->micro = o->micro;
+    mt->exact = o->exact;
+    mt->data_id = o->data_id;
+    mt->nparams = nparams;
+}
+
+int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
+                    const ftm_train_step *steps, char *detail, size_t dlen)
+{
+    ftm_ckpt_meta mt;
+    size_t np = ftm_model_nparams(m);
+    train_ckpt_meta(o, np, &mt);
+    ftm_ckpt_state st;
+    memset(&st, 0, sizeof st);
+    st.step = done;
+    st.examples = (uint64_t)done * (uint64_t)o->batch;
+    st.nparams = np;
+    st.params = ftm_model_params(m);
+    st.nmoments = ftm_ckpt_nmoments(mt.optim.kind);
+    ftm_optim_moments(opt, &st.moment[0], &st.moment[1]);
+    st.losses = malloc(sizeof(double) * (size_t)(done ? done : 1));
+    if (!st.losses)
+        return FTM_ENOMEM;
+    for (long i = 0; i < done; i++)
+        st.losses[i] = steps[i].loss;
+    int rc = ftm_ckpt_save(o->checkpoint, &mt, &st, detail, dlen);
+    free(st.losses);
+    return rc;
+}
+
+int train_ckpt_load(const ftm_train_opts *o, size_t nparams, ftm_ckpt_state *st,
+                    char *detail, size_t dlen)
+{
+    ftm_ckpt_meta mt;
+    train_ckpt_meta(o, nparams, &mt);
+    int rc = ftm_ckpt_load(o->resume, &mt, NULL, st, detail, dlen);
+    if (rc)
+        return rc;
+    if (st->step > o->steps) {
+        ftm_ckpt_state_free(st);
+        snprintf(detail, dlen, "the checkpoint is at step %ld, past --steps %ld", st->step, o->steps);
+        return FTM_ERANGE;
+    }
+    return 0;
+}

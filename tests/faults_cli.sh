@@ -1,0 +1,129 @@
+#!/bin/sh
+# End-to-end test of the fault scripts and checkpoints of `ftmesh train`
+# and `ftmesh allreduce`: --kill, --faults, --random-kills, refusals (exit 2,
+# one line naming the option and a chip in each part), the JSON events
+# list, the issue's lost-step case, --checkpoint / --resume bitwise, damaged
+# files refused, SIGINT (exit 130). FTMESH is the binary.
+set -u
+FTMESH=${FTMESH:-./ftmesh}
+fail=0
+tmp=$(mktemp -d)
+out=$tmp/out
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # code description command...
+    want=$1; what=$2; shift 2
+    "$@" >"$out" 2>"$out.err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
+    fi
+}
+
+# json EXPR: every line of $out is JSON and EXPR holds (j: the last object)
+json() {
+    python3 - "$out" "$1" <<'EOF' || { echo "FAIL: JSON check: $1"; head -c 800 "$out"; fail=1; }
+import json, sys
+def no_const(c):
+    raise ValueError("not JSON: " + c)
+objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
+j = objs[-1] if objs else {}
+steps = [o for o in objs if "step" in o and "summary" not in o]
+sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "steps": steps, "objs": objs}) else 1)
+EOF
+}
+
+# err_is TEXT...: stderr is one line containing every TEXT
+err_is() {
+    lines=$(wc -l <"$out.err")
+    [ "$lines" -eq 1 ] || { echo "FAIL: want one line on stderr, got:"; cat "$out.err"; fail=1; return; }
+    for t in "$@"; do
+        grep -qF -- "$t" "$out.err" || { echo "FAIL: want '$t' in: $(cat "$out.err")"; fail=1; }
+    done
+}
+
+T="$FTMESH train --mesh 3x3 --steps 3 --batch 12 --micro 2 --reduce exact --check"
+
+# The issue's case: a survivor may finish step 2 before the death; the step
+# is still reported once with its loss, and --check passes. Several times,
+# since it was timing-dependent.
+for i in 1 2 3; do
+    expect 0 "lost step record" "$FTMESH" train --model resnet --mesh 4x2 --seed 134 --algo tree \
+        --steps 3 --batch 21 --fail-during 2,1 --fail-step 2 --reduce exact --check --json
+    json 'len(steps) == 3 and all(s["loss"] > 0 for s in steps) and j["check_pass"] and j["examples_per_s"] is not None and j["events"][0]["what"] == "chip (2,1)"'
+done
+
+# Links, hosts, phases; the events list
+expect 0 "kills" $T --mesh 4x4 --kill link:0,0-0,1@1:forward --kill host:2,2@2:allreduce:3 --json
+json '[e["what"] for e in j["events"]] == ["link (0,0)-(0,1)", "host (2,2)"] and j["chips"] == 12 and j["bitwise_equal"] and all(set(e) >= {"step", "phase", "what", "detected_by", "lost_wall_s", "lost_modeled_s", "chips_after"} for e in j["events"])'
+json 'j["events"][0]["chips_after"] == 16 and "failed" in j["events"][0]["detected_by"]'
+printf '# a script\n1,2@0:backward\n\nlink:2,0>2,1@1  # one way\n' >"$tmp/script"
+expect 0 "--faults" $T --model bert --faults "$tmp/script" --json
+json 'len(j["events"]) == 2 and j["bitwise_equal"]'
+expect 0 "--random-kills" $T --random-kills 3 --seed 5 --json
+json 'len(j["events"]) == 3 and j["check_pass"]'
+
+# Refused before the run: exit 2, one line, the option and both chips
+expect 2 "cut apart" $T --fail 0,1 --kill 1,0@1
+err_is "--kill 1,0@1" "(0,0)" "cannot reach"
+expect 2 "short form cuts" $T --fail 0,1 --fail-during 1,0 --fail-step 1
+err_is "--fail-during 1,0" "(0,0)"
+printf '2,2@1\n0,0@9\n' >"$tmp/bad"
+expect 2 "past the run" $T --faults "$tmp/bad"
+err_is "--faults $tmp/bad line 2" "only 3 steps"
+expect 2 "malformed" $T --kill 1,1@1:sideways
+err_is "--kill 1,1@1:sideways" "unknown phase"
+expect 2 "no file" $T --faults "$tmp/none"
+err_is "--faults $tmp/none" "cannot open"
+expect 2 "allreduce cut" "$FTMESH" allreduce --mesh 8x8 --fail 0,1 --fail-during 1,0 --size 64K
+err_is "--fail-during 1,0" "(0,0)" "cannot reach"
+
+# allreduce with a script
+expect 0 "allreduce kills" "$FTMESH" allreduce --mesh 4x4 --kill link:0,0-0,1@0:3 --kill 2,2@1 \
+    --size 64K --iters 3 --json
+json 'j["wrong"] == 0 and j["chips"] == 15 and len(j["events"]) == 2 and j["events"][0]["chips_after"] == 16'
+
+# Checkpoints: stop at 2, resume to 4 on another mesh: the same parameters
+# (exact mode), the same losses; a damaged or foreign file is refused.
+ck=$tmp/run.ckpt
+expect 0 "full" $T --steps 4 --json
+json 'True'
+cp "$out" "$tmp/full.json"
+expect 0 "first half" $T --steps 2 --checkpoint "$ck" --checkpoint-every 1 --json
+json 'j["checkpoints"] == 2'
+expect 0 "resume" $T --steps 4 --resume "$ck" --mesh 2x3 --fail 1,1 --json
+json 'j["start_step"] == 2 and j["bitwise_equal"]'
+python3 - "$tmp/full.json" "$out" <<'EOF' || { echo "FAIL: resumed losses differ"; fail=1; }
+import json, sys
+def losses(f):
+    return {o["step"]: o["loss"] for o in map(json.loads, open(f)) if "summary" not in o}
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+sys.exit(0 if sorted(b) == [2, 3] and all(abs(a[s] - b[s]) <= 1e-12 * a[s] for s in b) else 1)
+EOF
+head -c 100 "$ck" >"$tmp/short.ckpt"
+expect 2 "truncated" $T --steps 4 --resume "$tmp/short.ckpt"
+err_is "--resume $tmp/short.ckpt" "truncated"
+python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[len(b)//2]^=1; open(sys.argv[2],'wb').write(b)" "$ck" "$tmp/bad.ckpt"
+expect 2 "damaged" $T --steps 4 --resume "$tmp/bad.ckpt"
+err_is "damaged"
+expect 2 "other model" $T --model bert --steps 4 --resume "$ck"
+err_is "another model"
+expect 2 "every without file" $T --checkpoint-every 2
+err_is "--checkpoint-every needs --checkpoint"
+
+# SIGINT: the current step finishes, the checkpoint is written, exit 130
+"$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" >"$out" 2>"$out.err" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q "^ *1 " "$out"; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid
+wait $pid
+got=$?
+[ "$got" -eq 130 ] || { echo "FAIL: SIGINT: exit $got, expected 130"; cat "$out.err"; fail=1; }
+grep -q "interrupted: stopped after step" "$out" || { echo "FAIL: SIGINT: no message"; fail=1; }
+k=$(sed -n 's/.*stopped after step \([0-9]*\).*/\1/p' "$out")
+expect 0 "resume after SIGINT" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" \
+    --steps $((k + 2)) --json
+json "j['start_step'] == $k + 1 and len(steps) == 1"
+
+exit $fail
