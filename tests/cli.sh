@@ -58,7 +58,11 @@ expect 2 allreduce --link-GBps 0
 expect 2 sweep --bogus
 expect 2 allreduce --fail-after 3
 expect 2 train --fail-step 2
-expect 2 rings --algo bidir
+expect 2 rings --algo auto
+for algo in ring bidir tree 2d 2d-concurrent; do
+    expect 0 rings --mesh 6x6 --fail 2,2 --algo $algo
+    awk "length > 80 { exit 1 }" "$tmp/out" && ok || bad "rings --algo $algo: a line over 80 columns"
+done
 expect 2 allreduce --mesh 64x64 --size 1G
 expect 2 frobnicate
 
@@ -75,6 +79,7 @@ grep -q "X" "$tmp/out" && grep -q "1 detour edge" "$tmp/out" && ok || bad "rings
 expect 0 rings --mesh 8x8 --fail 3,4 --json
 has_keys "$tmp/out" healthy ring_chips hops detours longest_edge max_link_load valid
 grep -q '"healthy":63,"ring_chips":63,"hops":64,"detours":1' "$tmp/out" && ok || bad "rings JSON values"
+grep -q '"detour_lower_bound":1,' "$tmp/out" && ok || bad "rings JSON: detour_lower_bound of 8x8 minus (3,4) is 1"
 expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # The band around (3,4) has 15 chips, an odd number: a grid is bipartite, so
 # its ring cannot be all one-hop edges; the figures must show a detour.

@@ -60,6 +60,10 @@ struct ftm_stuck;
 void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck *st, int n,
                      double timeout_s);
 
+/* Prints the terminal pictures of allreduce algorithm algo on m (rings
+ * --algo); returns an exit code. */
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo);
+
 /* The help text for the common options. */
 extern const char cli_mesh_help[];
 
