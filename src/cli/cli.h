@@ -4,6 +4,7 @@
 #define FTMESH_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include "ftmesh/mesh.h"
 
@@ -63,6 +64,14 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck 
 /* Prints the terminal pictures of allreduce algorithm algo on m (rings
  * --algo); returns an exit code. */
 int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo);
+/* Writes the SVG of algo's first phase to path; returns an exit code. */
+int cli_rings_algo_svg(const ftm_mesh *m, const char *algo, const char *path);
+
+/* Writes train --svg (mesh, link heat, loss curve with the fault events)
+ * to f and closes it; returns an exit code. */
+struct ftm_train_result;
+int cli_train_svg(FILE *f, const char *path, const ftm_mesh *m, const struct ftm_train_result *r,
+                  long fail_step);
 
 /* The help text for the common options. */
 extern const char cli_mesh_help[];

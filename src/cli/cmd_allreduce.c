@@ -78,19 +78,18 @@ static int model_schedule(const ftm_mesh *m, const char *algo, size_t count,
     return err;
 }
 
+/* The picture: link heat, and the schedule's routes (for ring and bidir
+ * all of them, for the others the detours only, to stay legible). */
 static int write_svg(FILE *f, const char *path, const ftm_mesh *m, const char *algo,
-                     const uint64_t *link_bytes)
+                     const uint64_t *link_bytes, const ftm_sched *sched)
 {
-    ftm_ring ring = { 0 };
-    /* The 1-D algorithms run over the router ring; draw it for them. */
-    int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
-                    ftm_router_ring(m, &ring) == 0;
     char title[128];
     snprintf(title, sizeof title, "allreduce %s", algo);
-    int err = ftm_svg_write(f, m, have_ring ? &ring : NULL, NULL, have_ring, link_bytes, title);
+    ftm_svg_picture q = { .title = title, .sched = sched, .link_bytes = link_bytes,
+                          .only_detours = strcmp(algo, "ring") && strcmp(algo, "bidir") };
+    int err = ftm_svg_draw(f, m, &q);
     if (fclose(f) && !err)
         err = FTM_EIO;
-    ftm_ring_free(&ring);
     if (err)
         fprintf(stderr, "ftmesh allreduce: --svg %s: %s\n", path, ftm_strerror(err));
     return err ? -1 : 0;
@@ -304,7 +303,7 @@ int cli_allreduce(int argc, char **argv)
     } else {
         report(&o, &m, algo, bytes, iters, model_only, &r, &cost);
         rc = r.wrong ? CLI_EXIT_FAIL : 0;
-        if (svgf && write_svg(svgf, svg, &m, algo, link_bytes))
+        if (svgf && write_svg(svgf, svg, &m, algo, link_bytes, have_sched ? &sched : NULL))
             rc = CLI_EXIT_FAIL;
         svgf = NULL; /* write_svg closed it */
     }

@@ -127,7 +127,9 @@ static int show_2d(const ftm_mesh *m, int json, const char *svg)
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
 static int show_algo(const ftm_mesh *m, const char *algo, int json, const char *svg)
 {
-    (void)svg;
+    int rc = svg ? cli_rings_algo_svg(m, algo, svg) : 0;
+    if (rc)
+        return rc;
     if (json) {
         printf("{\"mesh\":\"%dx%d\",\"torus\":%s,\"algo\":", m->rows, m->cols,
                m->torus ? "true" : "false");

@@ -18,6 +18,7 @@ static void usage(void)
            "                    [--algo NAME] [--steps N] [--batch B] [--seed S]\n"
            "                    [--reduce float|exact] [--micro M] [--check] [--json]\n"
            "                    [--depth 8|14|20] [--heads H] [--lr X] [--data DIR] [--corpus FILE]\n"
+           "                    [--fail-during R,C [--fail-step S]] [--svg FILE]\n"
            "\n"
            "Trains on every healthy chip of the mesh. The global batch B is split over\n"
            "the healthy chips by example index (unequal shares when B does not divide);\n"
@@ -73,6 +74,8 @@ static void usage(void)
            "                       survivors take the most advanced survivor's state, the\n"
            "                       batch is re-split, the rings rebuilt, and the step redone\n"
            "  --fail-step S        the step in which --fail-during strikes\n"
+           "  --svg FILE           write a picture: the mesh, one gradient allreduce's bytes\n"
+           "                       per link, and the loss per step with the fault events\n"
            "  --json               one JSON object per step, then a summary object\n"
            "\n%s", FTM_FIX_SHIFT, FTM_TRAIN_FLOAT_TOL, FTM_TRAIN_FLOAT_TOL, cli_mesh_help);
 }
@@ -315,7 +318,7 @@ static void summary(const ftm_train_result *r, const ftm_mesh *m, const char *mo
 /* Parses one train-specific option; 1 consumed, 0 unknown, 2 bad input. */
 typedef struct targs {
     ftm_train_opts t;
-    const char *model, *data, *corpus;
+    const char *model, *data, *corpus, *svg;
     int fail_r, fail_c, fail_step_given;
     double lr;
     long depth, heads;
@@ -388,6 +391,9 @@ static int parse_opt(targs *a, const char *cmd, int argc, char **argv, int *i)
             return cli_usage_error(cmd, "--fail-step %s: expected a step number >= 0", v);
         a->t.fail_step = n;
         a->fail_step_given = 1;
+    } else if (cli_is(s, "--svg")) {
+        VAL("--svg");
+        a->svg = v;
     } else if (cli_is(s, "--data")) {
         VAL("--data");
         a->data = v;
@@ -495,6 +501,13 @@ int cli_train(int argc, char **argv)
         cli_mesh_opts_free(&o);
         return rc;
     }
+    FILE *svgf = a.svg ? fopen(a.svg, "w") : NULL; /* a bad path fails before training */
+    if (a.svg && !svgf) {
+        ftm_data_free(ds);
+        ftm_mesh_free(&m);
+        cli_mesh_opts_free(&o);
+        return cli_usage_error("train", "--svg %s: cannot create the file", a.svg);
+    }
     a.t.model.data = ds;
     out_ctx oc = { o.json, !o.json && isatty(STDOUT_FILENO), a.t.steps, a.t.batch, 0, 0, 0, 0, 0 };
     ftm_train_callbacks cb = { on_step, on_ref, &oc };
@@ -531,6 +544,9 @@ int cli_train(int argc, char **argv)
         else if (a.fail_r >= 0 && !o.json)
             printf("# --fail-during: step %ld never came; nothing failed\n", a.t.fail_step);
         summary(&r, &m, a.model, a.t.exact, o.json, &oc);
+        if (svgf && cli_train_svg(svgf, a.svg, &m, &r, a.t.fail_step))
+            rc = CLI_EXIT_FAIL;
+        svgf = NULL; /* closed */
         if (!r.replicas_equal) {
             fprintf(stderr, "ftmesh train: replicas differ: chip %d's parameters are not "
                             "those of the lowest chip\n", r.replica_mismatch_chip);
@@ -542,6 +558,8 @@ int cli_train(int argc, char **argv)
         }
     }
     fflush(stdout);
+    if (svgf)
+        fclose(svgf);
     ftm_train_result_free(&r);
     ftm_data_free(ds);
     ftm_mesh_free(&m);

@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/viz.h"
+#include "ftmesh/svg.h"
+#include "ftmesh/train.h"
 #include "ftmesh/error.h"
 
 #include <stdio.h>
@@ -127,4 +129,97 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
         rc = phase_picture(m, &s, algo, NULL, 0, s.bytes, -1);
     ftm_sched_free(&s);
     return rc;
+}
+
+/* rings --algo NAME --svg FILE for bidir, tree and 2d-concurrent: the links
+ * of the algorithm's first phase (both rings; the tree; rows and columns of
+ * the two halves). */
+int cli_rings_algo_svg(const ftm_mesh *m, const char *algo, const char *path)
+{
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    if (!a)
+        return CLI_EXIT_USAGE;
+    size_t count = (size_t)m->nchips * 64;
+    ftm_sched s;
+    int err = a->build(&s, m, count, FTM_RED_SUM_F32);
+    if (err) {
+        fprintf(stderr, "ftmesh rings: %s schedule failed: %s\n", algo, ftm_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
+                        : strncmp(algo, "2d", 2) == 0 ? "row-reduce-scatter" : "reduce-scatter";
+    char title[160];
+    snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
+    ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase };
+    FILE *f = fopen(path, "w");
+    err = f ? ftm_svg_draw(f, m, &q) : FTM_EIO;
+    if (f && fclose(f) && !err)
+        err = FTM_EIO;
+    ftm_sched_free(&s);
+    if (err) {
+        fprintf(stderr, "ftmesh rings: --svg %s: %s\n", path, ftm_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* train --svg: the mesh as training left it (a chip that died marked
+ * dead), its links' heat for one gradient allreduce (r->nparams floats over
+ * r->algo), and the loss per step with the fault events. Closes f. */
+int cli_train_svg(FILE *f, const char *path, const ftm_mesh *m0, const ftm_train_result *r,
+                  long fail_step)
+{
+    ftm_mesh m;
+    int err = ftm_mesh_copy(&m, m0);
+    if (err) {
+        fclose(f);
+        return CLI_EXIT_FAIL;
+    }
+    if (r->died_chip >= 0)
+        m.chip_dead[r->died_chip] = 1;
+    uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
+    double *loss = malloc(sizeof *loss * (size_t)(r->steps > 0 ? r->steps : 1));
+    ftm_sched s;
+    const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
+    int have = lb && loss && a && a->build(&s, &m, r->nparams, FTM_RED_SUM_F32) == 0;
+    if (have)
+        ftm_sched_link_bytes(&s, &m, lb);
+    for (long i = 0; loss && i < r->steps; i++)
+        loss[i] = r->step[i].loss;
+    char lab[3][96], title[160];
+    ftm_svg_event ev[3];
+    int nev = 0, dead0 = ftm_mesh_healthy_count(&m) + (r->died_chip >= 0) < m.nchips;
+    if (dead0) {
+        int k = m.nchips - ftm_mesh_healthy_count(m0);
+        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", k, k == 1 ? "" : "s");
+        ev[nev++] = (ftm_svg_event){ 0, lab[0] };
+    }
+    if (r->died_chip >= 0) {
+        snprintf(lab[nev], sizeof lab[nev], "chip (%d,%d) dies in step %ld",
+                 ftm_mesh_row(&m, r->died_chip), ftm_mesh_col(&m, r->died_chip), fail_step);
+        ev[nev] = (ftm_svg_event){ fail_step, lab[nev] };
+        nev++;
+        snprintf(lab[nev], sizeof lab[nev], "resumed at step %ld on %d chips", r->resumed_step,
+                 r->chips);
+        ev[nev] = (ftm_svg_event){ r->resumed_step, lab[nev] };
+        nev++;
+    }
+    snprintf(title, sizeof title, "training: gradient allreduce %s, one step's bytes",
+             r->algo ? r->algo : "ring");
+    ftm_svg_picture q = { .title = title, .sched = have ? &s : NULL, .only_detours = 1,
+                          .link_bytes = have ? lb : NULL, .loss = loss,
+                          .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev };
+    err = loss ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
+    if (fclose(f) && !err)
+        err = FTM_EIO;
+    if (have)
+        ftm_sched_free(&s);
+    free(lb);
+    free(loss);
+    ftm_mesh_free(&m);
+    if (err) {
+        fprintf(stderr, "ftmesh train: --svg %s: %s\n", path, ftm_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
 }
