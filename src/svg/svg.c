@@ -175,29 +175,43 @@ static int check_path(const ftm_mesh *m, int src, int nhops, const unsigned char
     return 0;
 }
 
-static int draw_rings(pic *p, const ftm_svg_picture *q)
+/* FTM_EINVAL when a ring or route leaves the mesh (checked before anything
+ * is written, so a refused picture writes nothing). */
+static int check_input(const ftm_mesh *m, const ftm_svg_picture *q)
+{
+    for (int i = 0; i < q->nrings; i++)
+        for (int e = 0; e < q->rings[i].n; e++) {
+            const ftm_ring *g = &q->rings[i];
+            if (check_path(m, g->chips[e], g->path_off[e + 1] - g->path_off[e],
+                           g->dirs + g->path_off[e]))
+                return FTM_EINVAL;
+        }
+    const ftm_sched *s = q->sched;
+    if (s && s->nchips != m->nchips)
+        return FTM_EINVAL;
+    for (int r = 0; s && r < s->nroutes; r++)
+        if (check_path(m, s->routes[r].src, s->routes[r].nhops, s->dirs + s->routes[r].first))
+            return FTM_EINVAL;
+    return 0;
+}
+
+static void draw_rings(pic *p, const ftm_svg_picture *q)
 {
     for (int i = 0; i < q->nrings; i++) {
         const ftm_ring *g = &q->rings[i];
         int alt = q->alternate ? q->alternate[i] : 0;
         fprintf(p->f, "<g class=\"ring%s\">\n", alt ? " alternate" : "");
-        for (int e = 0; e < g->n; e++) {
-            int nh = g->path_off[e + 1] - g->path_off[e];
-            if (check_path(p->m, g->chips[e], nh, g->dirs + g->path_off[e]))
-                return FTM_EINVAL;
-            draw_edge(p, g->chips[e], nh, g->dirs + g->path_off[e], ring_pal[i % 6], i, alt);
-        }
+        for (int e = 0; e < g->n; e++)
+            draw_edge(p, g->chips[e], g->path_off[e + 1] - g->path_off[e],
+                      g->dirs + g->path_off[e], ring_pal[i % 6], i, alt);
         fprintf(p->f, "</g>\n");
     }
-    return 0;
 }
 
 /* The schedule's routes used by the selected sends, each once. */
 static int draw_sched(pic *p, const ftm_svg_picture *q)
 {
     const ftm_sched *s = q->sched;
-    if (s->nchips != p->m->nchips)
-        return FTM_EINVAL;
     unsigned char *use = calloc((size_t)s->nroutes + 1, 1);
     if (!use)
         return FTM_ENOMEM;
@@ -213,7 +227,7 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
                     use[o->route] = 1;
             }
         }
-    int rc = 0, ndet = 0;
+    int ndet = 0;
     for (int r = 0; r < s->nroutes; r++)
         ndet += use[r] && s->routes[r].nhops > 1;
     if (q->only_detours && ndet > FTM_SVG_MAX_DETOURS) {
@@ -223,18 +237,16 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
         return 0;
     }
     fprintf(p->f, "<g class=\"routes\">\n");
-    for (int r = 0; r < s->nroutes && !rc; r++) {
+    for (int r = 0; r < s->nroutes; r++) {
         const ftm_route *rt = &s->routes[r];
         if (!use[r] || rt->nhops == 0 || (q->only_detours && rt->nhops == 1))
             continue;
-        rc = check_path(p->m, rt->src, rt->nhops, s->dirs + rt->first);
-        if (!rc)
-            draw_edge(p, rt->src, rt->nhops, s->dirs + rt->first, ring_pal[0], 0, 0);
+        draw_edge(p, rt->src, rt->nhops, s->dirs + rt->first, ring_pal[0], 0, 0);
     }
     fprintf(p->f, "</g>\n");
     p->seen = (p->seen & ~(unsigned)LG_RING) | ((p->seen & LG_RING) ? LG_ROUTE : 0);
     free(use);
-    return rc;
+    return 0;
 }
 
 static void draw_chips(pic *p)
@@ -406,6 +418,8 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
                            (q->nevents < 0 || (q->nevents && !q->events)))))
         return FTM_EINVAL;
     q = q ? q : &none;
+    if (check_input(m, q))
+        return FTM_EINVAL;
     pic p = { f, m, 0, 0, m->torus && m->cols >= 3, m->torus && m->rows >= 3, 0,
               max_bytes(m, q->link_bytes) };
     p.ox = PAD + LABEL + CELL / 2.0 + (p.wrap_h ? WRAP : 0);
@@ -428,8 +442,9 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
             m->torus ? "torus" : "mesh", ftm_mesh_healthy_count(m));
     draw_labels(&p);
     draw_links(&p, q->link_bytes);
-    int rc = draw_rings(&p, q);
-    if (!rc && q->sched)
+    draw_rings(&p, q);
+    int rc = 0;
+    if (q->sched)
         rc = draw_sched(&p, q);
     draw_chips(&p);
     draw_legend(&p, PAD, grid_h + PAD);
