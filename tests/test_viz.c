@@ -271,6 +271,39 @@ START_TEST(test_width)
 }
 END_TEST
 
+/* A detour of many hops is listed within 80 columns, its hops cut short. */
+START_TEST(test_long_detour)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 16, 0), 0);
+    int c[16], off[17];
+    unsigned char d[15 + 19];
+    for (int i = 0; i < 16; i++) {
+        c[i] = i;
+        off[i] = i;
+    }
+    off[16] = 15 + 19;
+    for (int i = 0; i < 15; i++)
+        d[i] = E;
+    for (int i = 0; i < 19; i++) /* back west, then to and fro at the end */
+        d[15 + i] = i < 15 ? W : (i % 2 ? E : W);
+    ftm_ring r = { 16, c, off, d };
+    char *pic = NULL, *lines[16];
+    ck_assert_int_eq(ftm_viz_ring_ascii(&m, &r, &pic), 0);
+    int nl = split_lines(pic, lines, 16), found = 0;
+    for (int y = 0; y < nl; y++) {
+        ck_assert_int_le((int)strlen(lines[y]), 80);
+        if (strncmp(lines[y], "detour (0,15) -> (0,0): 19 hops via W,W,", 40) == 0) {
+            found = 1;
+            ck_assert_str_eq(lines[y] + strlen(lines[y]) - 4, ",...");
+        }
+    }
+    ck_assert(found);
+    free(pic);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* A schedule picture: the routes of one phase, each once, restricted to a
  * byte range; root marked. Hand-made schedule on a 1x3 mesh. */
 START_TEST(test_sched)
@@ -340,6 +373,7 @@ int main(void)
     tcase_add_test(tc, test_faults_and_wrap);
     tcase_add_test(tc, test_hole_structure);
     tcase_add_test(tc, test_width);
+    tcase_add_test(tc, test_long_detour);
     tcase_add_test(tc, test_sched);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * an 80-column terminal.
  *
  * Chip (r,c) sits on line 2r (after a line of column numbers) at column
- * 4 + 4c, after its row number; three cells between two chips and one line
+ * 4 + 4c, after its row number (on a torus both shift by the wrap margin:
+ * one line, four columns); three cells between two chips and one line
  * between two rows show the link. Marks (the picture's legend lists those
  * it uses):
  *

@@ -259,9 +259,10 @@ static void emit_detours(sbuf *b, const ftm_mesh *m, const vz_path *p, int np, i
         sb_printf(b, " -> ");
         emit_coord(b, m, p[i].dst);
         sb_printf(b, ": %d hops via ", p[i].nhops);
-        /* 2 columns a hop; longer lists end in "..." within 80 columns */
+        /* 2 columns a hop after at most 40 ("detour (12,13) -> (14,13): 100
+         * hops via "); a longer list ends in ",..." within 80 columns */
         for (int k = 0; k < p[i].nhops; k++) {
-            if (k == 24 && p[i].nhops > 25) {
+            if (k == 17 && p[i].nhops > 18) {
                 sb_printf(b, ",...");
                 break;
             }
