@@ -89,6 +89,16 @@ grep -q '"column_layout":"column","usable_columns":\[0,1,2,3,5,6,7\]' "$tmp/out"
     ok || bad "rings 2d columns: column 4 holds the hole: $(cat "$tmp/out")"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
+for algo in bidir tree 2d-concurrent; do
+    expect 0 rings --mesh 6x6 --fail 2,2 --algo $algo --svg "$tmp/r.svg"
+    grep -q 'class="legend"' "$tmp/r.svg" && grep -q 'class="edge"' "$tmp/r.svg" &&
+        ok || bad "rings --algo $algo --svg: legend and edges"
+done
+# train --svg: the loss curve beside the mesh, with the failure marked
+expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
+    --svg "$tmp/t.svg"
+grep -q 'class="loss-curve"' "$tmp/t.svg" && [ "$(grep -c 'class="event"' "$tmp/t.svg")" = 3 ] &&
+    grep -q '>chip (1,2) dies in step 1<' "$tmp/t.svg" && ok || bad "train --svg: curve and events"
 
 # allreduce: verified, nccl-style, JSON keys; every algorithm; faults.
 for algo in ring bidir 2d tree auto; do

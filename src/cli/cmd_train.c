@@ -558,8 +558,10 @@ int cli_train(int argc, char **argv)
         }
     }
     fflush(stdout);
-    if (svgf)
+    if (svgf) { /* training failed: no picture */
         fclose(svgf);
+        remove(a.svg);
+    }
     ftm_train_result_free(&r);
     ftm_data_free(ds);
     ftm_mesh_free(&m);
