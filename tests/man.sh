@@ -67,6 +67,11 @@ for cmd in $(cat "$tmp/cmds"); do
         sort -u "$tmp/m" "$tmp/common" >"$tmp/m2"
         mv "$tmp/m2" "$tmp/m"
     fi
+    # --help is described once, under OPTIONS, for every command
+    if grep -qx -- --help "$tmp/h" && man_opts top | grep -qx -- --help; then
+        { cat "$tmp/m"; echo --help; } | sort -u >"$tmp/m2"
+        mv "$tmp/m2" "$tmp/m"
+    fi
     [ -s "$tmp/m" ] || bad "ftmesh $cmd: no options in its man page section"
     compare "ftmesh $cmd" "$tmp/h" "$tmp/m"
 done

@@ -18,10 +18,8 @@ static int phase_picture(const ftm_mesh *m, const ftm_sched *s, const char *capt
 {
     char *pic = NULL;
     int err = ftm_viz_sched_ascii(m, s, phase, lo, hi, root, &pic);
-    if (err) {
-        fprintf(stderr, "ftmesh rings: drawing %s: %s\n", s->algo, ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
+    if (err)
+        return cli_error("rings", "drawing %s: %s", s->algo, ftm_strerror(err));
     printf("\n%s\n%s", caption, pic);
     free(pic);
     return 0;
@@ -112,10 +110,8 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     size_t count = (size_t)m->nchips * (size_t)m->nchips * 2;
     ftm_sched s;
     int err = a->build(&s, m, count, FTM_RED_SUM_F32);
-    if (err) {
-        fprintf(stderr, "ftmesh rings: %s schedule failed: %s\n", algo, ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
+    if (err)
+        return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
     int rc = 0;
     if (strcmp(algo, "bidir") == 0)
         rc = draw_bidir(m, &s);
@@ -133,48 +129,36 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
 
 /* rings --algo NAME --svg FILE for bidir, tree and 2d-concurrent: the links
  * of the algorithm's first phase (both rings; the tree; rows and columns of
- * the two halves). */
-int cli_rings_algo_svg(const ftm_mesh *m, const char *algo, const char *path)
+ * the two halves). Returns 0 or an FTM_E* code. */
+int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     if (!a)
-        return CLI_EXIT_USAGE;
-    size_t count = (size_t)m->nchips * 64;
+        return FTM_EINVAL;
     ftm_sched s;
-    int err = a->build(&s, m, count, FTM_RED_SUM_F32);
-    if (err) {
-        fprintf(stderr, "ftmesh rings: %s schedule failed: %s\n", algo, ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
+    int err = a->build(&s, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
+    if (err)
+        return err;
     const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
                         : strncmp(algo, "2d", 2) == 0 ? "row-reduce-scatter" : "reduce-scatter";
     char title[160];
     snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
     ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase };
-    FILE *f = fopen(path, "w");
-    err = f ? ftm_svg_draw(f, m, &q) : FTM_EIO;
-    if (f && fclose(f) && !err)
-        err = FTM_EIO;
+    err = ftm_svg_draw(f, m, &q);
     ftm_sched_free(&s);
-    if (err) {
-        fprintf(stderr, "ftmesh rings: --svg %s: %s\n", path, ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
-    return 0;
+    return err;
 }
 
 /* train --svg: the mesh as training left it (a chip that died marked
  * dead), its links' heat for one gradient allreduce (r->nparams floats over
- * r->algo), and the loss per step with the fault events. Closes f. */
-int cli_train_svg(FILE *f, const char *path, const ftm_mesh *m0, const ftm_train_result *r,
-                  long fail_step)
+ * r->algo), and the loss per step with the fault events. Returns 0 or an
+ * FTM_E* code. */
+int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
 {
     ftm_mesh m;
     int err = ftm_mesh_copy(&m, m0);
-    if (err) {
-        fclose(f);
-        return CLI_EXIT_FAIL;
-    }
+    if (err)
+        return err;
     if (r->died_chip >= 0)
         m.chip_dead[r->died_chip] = 1;
     uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
@@ -188,10 +172,9 @@ int cli_train_svg(FILE *f, const char *path, const ftm_mesh *m0, const ftm_train
         loss[i] = r->step[i].loss;
     char lab[3][96], title[160];
     ftm_svg_event ev[3];
-    int nev = 0, dead0 = ftm_mesh_healthy_count(&m) + (r->died_chip >= 0) < m.nchips;
+    int nev = 0, dead0 = m.nchips - ftm_mesh_healthy_count(m0);
     if (dead0) {
-        int k = m.nchips - ftm_mesh_healthy_count(m0);
-        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", k, k == 1 ? "" : "s");
+        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", dead0, cli_s(dead0));
         ev[nev++] = (ftm_svg_event){ 0, lab[0] };
     }
     if (r->died_chip >= 0) {
@@ -210,16 +193,10 @@ int cli_train_svg(FILE *f, const char *path, const ftm_mesh *m0, const ftm_train
                           .link_bytes = have ? lb : NULL, .loss = loss,
                           .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev };
     err = loss ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
-    if (fclose(f) && !err)
-        err = FTM_EIO;
     if (have)
         ftm_sched_free(&s);
     free(lb);
     free(loss);
     ftm_mesh_free(&m);
-    if (err) {
-        fprintf(stderr, "ftmesh train: --svg %s: %s\n", path, ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
-    return 0;
+    return err;
 }
