@@ -342,6 +342,14 @@ START_TEST(test_sched)
     ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, NULL, 0, 16, -1, &pic), 0);
     ck_assert(strstr(pic, " 0  o-=>*-=>o\n") == pic + strlen("    0   1   2\n"));
     free(pic);
+    /* a route used 256 times is still drawn (a byte counter once wrapped) */
+    for (int c = 0; c < 3; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "many", 0), 0);
+    for (int k = 0; k < 256; k++)
+        ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 4, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "many", 0, 16, -1, &pic), 0);
+    ck_assert(strstr(pic, " 0  o-->o   o\n") != NULL);
+    free(pic);
     ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 3, &pic), FTM_EINVAL);
     ck_assert_ptr_null(pic);
     ftm_sched_free(&s);
