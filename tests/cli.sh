@@ -74,7 +74,7 @@ expect 2 allreduce --link-GBps=0
 expect 2 sweep --bogus
 expect 2 allreduce --fail-after 3
 expect 2 train --fail-step 2
-expect 2 rings --algo bidir
+expect 2 rings --algo auto
 expect 2 allreduce --mesh 64x64 --size 1G
 expect 2 frobnicate
 
@@ -115,7 +115,8 @@ for args in "rings --json" "rings --mesh 4x4" "allreduce --mesh 2x2 --size 4K --
 done
 
 # --svg that cannot be created: exit 2 before any work (nothing on stdout).
-for args in "rings" "rings --algo 2d" "allreduce --mesh 2x2 --size 4K --iters 1"; do
+for args in "rings" "rings --algo 2d" "rings --algo tree" "allreduce --mesh 2x2 --size 4K --iters 1" \
+            "train --mesh 1x1 --steps 1 --batch 2"; do
     # shellcheck disable=SC2086
     expect 2 $args --svg "$tmp/no/such/dir/x.svg"
     [ -s "$tmp/out" ] && bad "ftmesh $args: printed before the --svg error" || ok
@@ -124,19 +125,39 @@ done
 
 # rings: picture, quality, JSON.
 expect 0 rings --mesh 8x8 --fail 3,4
-grep -q "X" "$tmp/out" && grep -q "1 detour edge," "$tmp/out" && ok || bad "rings picture"
+grep -q "X" "$tmp/out" && grep -q "1 detour edge (lower bound 1:" "$tmp/out" && ok || bad "rings picture"
+awk 'length > 80 { exit 1 }' "$tmp/out" && ok || bad "rings: a line over 80 columns"
+# every algorithm draws, within 80 columns
+for algo in ring bidir tree 2d 2d-concurrent; do
+    expect 0 rings --mesh 6x6 --fail 2,2 --algo $algo
+    awk 'length > 80 { exit 1 }' "$tmp/out" && ok || bad "rings --algo $algo: a line over 80 columns"
+    expect 0 rings --mesh 6x6 --fail 2,2 --algo $algo --json
+    # 6x6 less (2,2): 17 chips of its colour against 18
+    json "$tmp/out" 'j["detour_lower_bound"] == 1 if "detour_lower_bound" in j else any(b["detour_lower_bound"] == 1 for b in j["bands"])'
+done
 expect 0 rings --mesh 1x1
 grep_out "1 healthy chip;"
 grep_out "ring of 1 chip:"
 expect 0 rings --mesh 8x8 --fail 3,4 --json
 json "$tmp/out" 'j["healthy"] == 63 and j["ring_chips"] == 63 and j["hops"] == 64 and j["detours"] == 1 and j["valid"] is True and len(j["ring"]) == 63 and all(k in j for k in ("longest_edge", "max_link_load"))'
+json "$tmp/out" 'j["detour_lower_bound"] == 1'
 expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # The band around (3,4) has 15 chips, an odd number: a grid is bipartite, so
 # its ring cannot be all one-hop edges; the figures must show a detour.
-json "$tmp/out" 'any(b["rows"] == 2 and b["chips"] == 15 and b["alternate"] and b["hops"] >= 16 and b["detours"] >= 1 for b in j["bands"])'
+json "$tmp/out" 'any(b["rows"] == 2 and b["chips"] == 15 and b["alternate"] and b["hops"] >= 16 and b["detours"] >= 1 and b["detour_lower_bound"] == 1 for b in j["bands"])'
 json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
+for algo in bidir tree 2d-concurrent; do
+    expect 0 rings --mesh 6x6 --fail 2,2 --algo $algo --svg "$tmp/r.svg"
+    grep -q 'class="legend"' "$tmp/r.svg" && grep -q 'class="edge"' "$tmp/r.svg" &&
+        ok || bad "rings --algo $algo --svg: legend and edges"
+done
+# train --svg: the loss curve beside the mesh, with the failure marked
+expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
+    --svg "$tmp/t.svg"
+grep -q 'class="loss-curve"' "$tmp/t.svg" && [ "$(grep -c 'class="event"' "$tmp/t.svg")" = 3 ] &&
+    grep -q '>chip (1,2) dies in step 1<' "$tmp/t.svg" && ok || bad "train --svg: curve and events"
 expect 0 rings --mesh 4x4 --seed 5
 grep_err "warning: --seed has no effect without --random-faults"
 

@@ -29,6 +29,34 @@ START_TEST(test_neighbors_open_and_torus)
 }
 END_TEST
 
+/* The colour bound: |black - white| healthy chips, 0 on an odd torus. */
+START_TEST(test_detour_bound)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 0), 0);
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 0);
+    ftm_mesh_fail_chip(&m, 3, 4);              /* (3+4) odd: one of 32 gone */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1);
+    ftm_mesh_fail_chip(&m, 0, 1);              /* same colour: 30 against 32 */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 2);
+    ftm_mesh_fail_chip(&m, 0, 0);              /* other colour */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 7, 7, 0), 0); /* 25 against 24 */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 7, 7, 1), 0); /* odd wrap: no colouring */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 0);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
+    ftm_mesh_fail_host(&m, 7, 7);              /* 2x2: two of each colour */
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 0);
+    ftm_mesh_fail_chip(&m, 2, 2);
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(test_sizes)
 {
     ftm_mesh m;
@@ -150,6 +178,7 @@ int main(void)
     tcase_add_test(tc, test_partition);
     tcase_add_test(tc, test_parsers);
     tcase_add_test(tc, test_strerror);
+    tcase_add_test(tc, test_detour_bound);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,6 @@
 /* SVG pictures: well-formed XML (checked by a tiny parser here), one
- * element per chip, link and ring, escaped title. */
+ * element per chip, link and ring, escaped title, labels, legend, wrap
+ * links, the one-way arrow, detours with their hops, the loss curve. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,16 +134,42 @@ START_TEST(test_svg_well_formed)
     ftm_sched_link_bytes(&s, &m, lb);
     char *svg = render(&m, &p, lb, "2d <allreduce> & \"holes\"");
     ck_assert_msg(xml_ok(svg), "malformed SVG");
-    ck_assert_int_eq(count(svg, "<circle"), m.nchips - 4);
+    ck_assert_int_eq(count(svg, "class=\"chip\""), m.nchips - 4);
     ck_assert_int_eq(count(svg, "class=\"dead\""), 4);
     ck_assert_int_eq(count(svg, "<g class=\"ring"), p.nbands);
     ck_assert_int_ge(count(svg, "ring alternate"), 1);
-    int nlinks = 0;
+    int nlinks = 0, nwrap = 0, ndead = 0;
     for (int c = 0; c < m.nchips; c++)
-        for (int d = 0; d < 4; d++)
-            nlinks += ftm_mesh_neighbor(&m, c, d) >= 0;
-    ck_assert_int_eq(count(svg, "class=\"link\""), nlinks);
+        for (int d = 0; d < 4; d++) {
+            int nb = ftm_mesh_neighbor(&m, c, d);
+            nlinks += nb >= 0;
+            nwrap += nb >= 0 && abs(ftm_mesh_row(&m, nb) - ftm_mesh_row(&m, c)) +
+                                    abs(ftm_mesh_col(&m, nb) - ftm_mesh_col(&m, c)) > 1;
+            ndead += nb >= 0 && m.link_dead[c * 4 + d];
+        }
+    ck_assert_int_eq(count(svg, "class=\"link"), nlinks);
+    /* a torus's wrap links are drawn as wrap links, one per direction */
+    ck_assert_int_eq(count(svg, "class=\"link wrap"), nwrap);
+    ck_assert_int_eq(nwrap, torus ? 2 * (6 + 7) : 0);
+    ck_assert_int_eq(count(svg, "link dead\"") + count(svg, "link wrap dead\""), ndead);
+    /* the one-way link 5,5 > 5,6: the way back still works, with an arrow */
+    ck_assert_int_eq(count(svg, "marker-end=\"url(#works)\""), 1 + 1); /* + legend */
+    ck_assert_ptr_nonnull(strstr(svg, "(5,6) -&gt; (5,5) (the other way is dead)"));
     ck_assert_ptr_nonnull(strstr(svg, "&lt;allreduce&gt; &amp; &quot;holes&quot;"));
+    /* labels: every row and column numbered */
+    ck_assert_int_eq(count(svg, "class=\"row-label\""), 6);
+    ck_assert_int_eq(count(svg, "class=\"col-label\""), 7);
+    ck_assert_ptr_nonnull(strstr(svg, "class=\"col-label\" x=\"") );
+    /* legend: chips, dead chips, links, alternate rings, dead and one-way
+     * links, wrap links when a torus; the heat scale in MB */
+    ck_assert_int_eq(count(svg, "<g class=\"legend\">"), 1);
+    ck_assert_ptr_nonnull(strstr(svg, ">dead chip</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">ring of a band routed around a hole (alternate)</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">one-way dead link: the arrow is the direction that "
+                                      "still works</text>"));
+    ck_assert_int_eq(strstr(svg, ">torus wrap link: leaves one border") != NULL, torus);
+    ck_assert_ptr_nonnull(strstr(svg, "<g class=\"scale\""));
+    ck_assert_ptr_nonnull(strstr(svg, "carried (MB)</text>"));
     free(svg);
     /* No loads, no rings, no title. */
     char *buf = NULL;
@@ -156,6 +183,95 @@ START_TEST(test_svg_well_formed)
     free(lb);
     ftm_sched_free(&s);
     ftm_plan2d_free(&p);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* The picture q of m; well-formed when drawn, empty when refused. */
+static char *draw_pic(const ftm_mesh *m, const ftm_svg_picture *q, int want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(ftm_svg_draw(f, m, q), want);
+    fclose(f);
+    if (want == 0)
+        ck_assert_msg(xml_ok(buf), "malformed SVG");
+    else
+        ck_assert_int_eq((int)len, 0);
+    return buf;
+}
+
+/* A hand-made ring on 1x3 with a 2-hop detour back: the detour is drawn
+ * apart (its own class, a dot on the chip that forwards it, its hop count),
+ * the one-hop edges as arrows. */
+START_TEST(test_svg_detour_and_curve)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
+    int chips[] = { 0, 1, 2 }, off[] = { 0, 1, 2, 4 };
+    unsigned char dirs[] = { FTM_DIR_E, FTM_DIR_E, FTM_DIR_W, FTM_DIR_W };
+    ftm_ring r = { 3, chips, off, dirs };
+    double loss[] = { 2.5, 2.0, 1.75, 1.5 };
+    ftm_svg_event ev[] = { { 2, "chip (0,1) dies" } };
+    ftm_svg_picture q = { .title = "t", .rings = &r, .nrings = 1, .loss = loss, .nloss = 4,
+                          .events = ev, .nevents = 1 };
+    char *svg = draw_pic(&m, &q, 0);
+    ck_assert_int_eq(count(svg, "<path class=\"edge\""), 2);
+    ck_assert_int_eq(count(svg, "<path class=\"detour\""), 1);
+    ck_assert_int_eq(count(svg, "<circle class=\"hop\""), 1);
+    ck_assert_int_eq(count(svg, ">2 hops</text>"), 1);
+    ck_assert_ptr_nonnull(strstr(svg, "<title>(0,2) -&gt; (0,0): 2 hops</title>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">detour: an edge of several hops"));
+    /* the loss curve: 4 points, the event marked and labelled */
+    const char *pl = strstr(svg, "class=\"loss-curve\"");
+    ck_assert_ptr_nonnull(pl);
+    const char *pts = strstr(pl, "points=\"");
+    int commas = 0;
+    for (const char *c = pts; *c && c[0] != '/'; c++)
+        commas += *c == ',';
+    ck_assert_int_eq(commas, 4);
+    ck_assert_int_eq(count(svg, "<g class=\"event\">"), 1);
+    ck_assert_ptr_nonnull(strstr(svg, ">chip (0,1) dies</text>"));
+    ck_assert_ptr_null(strstr(svg, "class=\"scale\"")); /* no bytes, no scale */
+    free(svg);
+    /* A path off the mesh is refused. */
+    dirs[3] = FTM_DIR_N;
+    free(draw_pic(&m, &q, FTM_EINVAL));
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* A schedule's routes, each once; only_detours keeps the multi-hop ones. */
+START_TEST(test_svg_sched)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 1, 1), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 15 * 8, FTM_RED_SUM_F32), 0);
+    int one = 0, multi = 0;
+    for (int r = 0; r < s.nroutes; r++) {
+        one += s.routes[r].nhops == 1;
+        multi += s.routes[r].nhops > 1;
+    }
+    ck_assert_int_ge(multi, 1);
+    ftm_svg_picture q = { .sched = &s };
+    char *svg = draw_pic(&m, &q, 0);
+    ck_assert_int_eq(count(svg, "<path class=\"edge\""), one);
+    ck_assert_int_eq(count(svg, "<path class=\"detour\""), multi);
+    free(svg);
+    q.only_detours = 1;
+    svg = draw_pic(&m, &q, 0);
+    ck_assert_int_eq(count(svg, "<path class=\"edge\""), 0);
+    ck_assert_int_eq(count(svg, "<path class=\"detour\""), multi);
+    free(svg);
+    q.phase = "no such phase";
+    svg = draw_pic(&m, &q, 0);
+    ck_assert_int_eq(count(svg, "<path class=\"detour\""), 0);
+    free(svg);
+    ftm_sched_free(&s);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -176,6 +292,8 @@ Suite *svg_suite(void)
     Suite *su = suite_create("svg");
     TCase *tc = tcase_create("svg");
     tcase_add_loop_test(tc, test_svg_well_formed, 0, 2);
+    tcase_add_test(tc, test_svg_detour_and_curve);
+    tcase_add_test(tc, test_svg_sched);
     tcase_add_test(tc, test_checker_rejects_bad_xml);
     suite_add_tcase(su, tc);
     return su;

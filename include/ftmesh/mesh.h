@@ -55,6 +55,12 @@ int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb);
 /* Direction from a to its neighbour b, or -1 if they are not neighbours. */
 int ftm_mesh_dir_to(const ftm_mesh *m, int a, int b);
 int ftm_mesh_healthy_count(const ftm_mesh *m);
+/* Lower bound on the detour edges of any ring over the healthy chips: with
+ * the checkerboard colouring (row + col) % 2, a one-hop edge joins two
+ * colours, so a ring needs at least |black - white| edges of several hops
+ * (Itai, Papadimitriou, Szwarcfiter 1982 use the same count). A torus with
+ * a wrapping side of odd length is not two-coloured: the bound is 0. */
+int ftm_mesh_detour_lower_bound(const ftm_mesh *m);
 
 /* Faults. Each returns 0, FTM_ERANGE (coordinates outside the mesh) or
  * FTM_ENOTNEIGHBOR (link between non-neighbours); on error nothing changes. */

@@ -1,19 +1,57 @@
-/* SVG pictures of a mesh: chips and holes, rings, and each directed link
- * coloured by the bytes it carried (white-yellow-red, red = the most). */
+/* SVG pictures of a mesh: chips and holes with row and column numbers, the
+ * links (two lanes per link, one per direction, coloured by the bytes each
+ * direction carried: grey when idle, then light yellow to dark red, with a
+ * scale in MB), rings or a schedule's routes as arrows, detours drawn apart
+ * with a dot on every hop, dead links dashed red, one-way dead links with an
+ * arrow the way that still works, torus wrap links as stubs that leave one
+ * border and come back at the other, a legend of everything drawn, and for
+ * training the loss curve with the fault events, beside the mesh. */
 #ifndef FTMESH_SVG_H
 #define FTMESH_SVG_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
+#include "ftmesh/sched.h"
 
-/* Writes one standalone SVG document to f: mesh m (dead chips crossed
- * out, dead directed links dashed), rings[0..nrings) drawn along their
- * paths (alternate[i] != 0: dashed, e.g. a 2-D band routed around a hole;
- * alternate may be NULL), link_bytes (nchips * 4, chip * 4 + dir, may be
- * NULL) as link colours, and title (may be NULL; escaped). Returns 0,
- * FTM_EINVAL or FTM_EIO. */
+#define FTM_SVG_MAX_DETOURS 16
+
+/* Something that happened at a training step (a chip dying, the resume). */
+typedef struct ftm_svg_event {
+    long step;
+    const char *label;     /* escaped on output */
+} ftm_svg_event;
+
+/* What to draw; every member may be 0 / NULL. */
+typedef struct ftm_svg_picture {
+    const char *title;             /* escaped */
+    const ftm_ring *rings;         /* [nrings], drawn with arrows */
+    const int *alternate;          /* [nrings] or NULL: 1 = dashed, e.g. a
+                                      2-D band routed around a hole */
+    int nrings;
+    const ftm_sched *sched;        /* its routes, each once, as arrows */
+    const char *phase;             /* only sends of this phase (NULL: all) */
+    size_t lo, hi;                 /* ... from source bytes [lo, hi) (hi 0:
+                                      all) */
+    int only_detours;              /* 1: of those, only routes of several
+                                      hops, and only when there are at most
+                                      FTM_SVG_MAX_DETOURS (else a note says
+                                      how many): a busy schedule stays
+                                      legible */
+    const uint64_t *link_bytes;    /* [nchips * 4], chip * 4 + dir: heat */
+    const double *loss;            /* [nloss] loss per training step */
+    long nloss;
+    const ftm_svg_event *events;   /* [nevents] marked on the loss curve */
+    int nevents;
+} ftm_svg_picture;
+
+/* Writes one standalone SVG document to f. Returns 0, FTM_EINVAL (no f or
+ * m, a ring or schedule that does not fit m) or FTM_EIO. */
+int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *p);
+
+/* The same with rings, alternate flags, link bytes and a title only. */
 int ftm_svg_write(FILE *f, const ftm_mesh *m, const ftm_ring *rings, const int *alternate,
                   int nrings, const uint64_t *link_bytes, const char *title);
 

@@ -132,6 +132,16 @@ FILE *cli_open_svg(const char *cmd, const char *path);
  * CLI_EXIT_FAIL after printing what failed. */
 int cli_close_svg(const char *cmd, const char *path, FILE *f, int err);
 
+/* Pictures (pictures.c). Prints the terminal pictures of allreduce
+ * algorithm algo on m (rings --algo); returns an exit code. */
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo);
+/* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
+int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo);
+/* Writes train --svg (mesh, link heat, loss curve with the fault events)
+ * to f; 0 or an FTM_E* code. */
+struct ftm_train_result;
+int cli_train_svg(FILE *f, const ftm_mesh *m, const struct ftm_train_result *r, long fail_step);
+
 /* Prints the watchdog's report to stderr: each stuck chip, its phase and
  * step, what it waits for, from/to whom and on which link. */
 struct ftm_stuck;

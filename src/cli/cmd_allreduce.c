@@ -39,7 +39,8 @@ static const cli_opt ar_table[] = {
                     "its packets). A failure stops the run; the rings are\n"
                     "rebuilt and all --iters run again on the chips left"),
     { "svg", "FILE", O_SVG,
-      "write a picture: mesh, holes, ring(s), links coloured\nby bytes" },
+      "write a picture: mesh, holes, links coloured by bytes\n"
+      "(MB), the schedule's routes and detours, legend" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_HANG_TIMEOUT,
@@ -397,17 +398,16 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
                r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");
 }
 
-/* The picture: the 1-D algorithms run over the router ring, drawn too. */
+/* The picture: link heat, and the schedule's routes (for ring and bidir
+ * all of them, for the others the detours only, to stay legible). */
 static int write_svg(const ar_args *a, const char *algo, ar_run *x)
 {
-    ftm_ring ring = { 0 };
-    int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
-                    ftm_router_ring(&x->m, &ring) == 0;
     char title[128];
     snprintf(title, sizeof title, "allreduce %s", algo);
-    int err = ftm_svg_write(x->svgf, &x->m, have_ring ? &ring : NULL, NULL, have_ring,
-                            x->link_bytes, title);
-    ftm_ring_free(&ring);
+    ftm_svg_picture q = { .title = title, .sched = x->have_sched ? &x->sched : NULL,
+                          .link_bytes = x->link_bytes,
+                          .only_detours = strcmp(algo, "ring") && strcmp(algo, "bidir") };
+    int err = ftm_svg_draw(x->svgf, &x->m, &q);
     int rc = cli_close_svg(CMD, a->svg, x->svgf, err);
     x->svgf = NULL;
     return rc;

@@ -1,6 +1,7 @@
 /* ftmesh rings: draw the ring the router builds around the holes. */
 #include "cli.h"
 #include "ftmesh/router.h"
+#include "ftmesh/collective.h"
 #include "ftmesh/viz.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/svg.h"
@@ -13,11 +14,11 @@
 enum { O_ALGO = CLI_O_CMD, O_SVG };
 
 static const cli_opt rings_table[] = {
-    { "algo", "ring|2d", O_ALGO,
-      "ring (default): one ring over every healthy chip;\n"
-      "2d: the 2-D algorithm's row bands instead, each\n"
-      "band's ring; bands marked 'alternate' were merged or\n"
-      "routed around a hole" },
+    { "algo", "NAME", O_ALGO,
+      "draw what an allreduce algorithm sends over which\n"
+      "links: ring (default), bidir, tree, 2d (also its row\n"
+      "bands: 'alternate' ones go around a hole) or\n"
+      "2d-concurrent" },
     { "svg", "FILE", O_SVG, "also write the picture as SVG (alternate rings\ndashed)" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     { NULL, NULL, 0, NULL },
@@ -26,12 +27,13 @@ static const cli_opt *const rings_tables[] = { rings_table, cli_mesh_table, NULL
 
 static void usage(void)
 {
-    printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo ring|2d] [--svg FILE] [--json]\n"
+    printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo NAME] [--svg FILE] [--json]\n"
            "\n"
            "Builds one ring over every healthy chip, routed around dead chips and\n"
            "links, validates it, draws the mesh with the ring through it, and prints\n"
            "its quality: total hops, detour edges, longest edge, and the number of\n"
-           "ring edges on the most-used directed link.\n"
+           "ring edges on the most-used directed link. The detours come with their\n"
+           "lower bound: the imbalance of the two checkerboard colours of healthy chips.\n"
            "\n");
     cli_print_opts(stdout, "Options", rings_tables, 0, 1);
     printf("\n");
@@ -40,7 +42,7 @@ static void usage(void)
 
 typedef struct rings_args {
     cli_mesh_opts o;
-    int twod;
+    const char *algo;
     const char *svg;
 } rings_args;
 
@@ -48,12 +50,10 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
 {
     rings_args *a = ctx;
     if (id == O_ALGO) {
-        if (strcmp(v, "2d") == 0)
-            a->twod = 1;
-        else if (strcmp(v, "ring") != 0)
-            return cli_usage_error("rings", "--algo %s: expected ring or 2d", v);
-        else
-            a->twod = 0;
+        if (!ftm_allreduce_find(v))
+            return cli_usage_error("rings", "--algo %s: expected ring, bidir, tree, 2d or "
+                                   "2d-concurrent", v);
+        a->algo = v;
         return 0;
     }
     if (id == O_SVG) {
@@ -75,6 +75,21 @@ static ftm_ring_quality band_quality(const ftm_ring *r)
         q.longest_edge = h > q.longest_edge ? h : q.longest_edge;
     }
     return q;
+}
+
+/* 1 when the checkerboard colouring is proper (ftm_mesh_detour_lower_bound). */
+static int two_coloured(const ftm_mesh *m)
+{
+    return !(m->torus && ((m->rows >= 3 && (m->rows & 1)) || (m->cols >= 3 && (m->cols & 1))));
+}
+
+/* The colour bound of ftm_mesh_detour_lower_bound over a band's chips. */
+static int band_bound(const ftm_mesh *m, const ftm_ring *r)
+{
+    int gap = 0;
+    for (int e = 0; e < r->n; e++)
+        gap += ((ftm_mesh_row(m, r->chips[e]) + ftm_mesh_col(m, r->chips[e])) & 1) ? -1 : 1;
+    return two_coloured(m) ? abs(gap) : 0;
 }
 
 static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
@@ -100,6 +115,7 @@ static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
         cli_json_bool(&j, "alternate", bd->alternate);
         cli_json_int(&j, "hops", q.hops);
         cli_json_int(&j, "detours", q.detours);
+        cli_json_int(&j, "detour_lower_bound", band_bound(m, &bd->fwd));
         cli_json_int(&j, "longest_edge", q.longest_edge);
         cli_json_end(&j);
     }
@@ -120,30 +136,30 @@ static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
         const ftm_plan2d_band *bd = &p->bands[b];
         ftm_ring_quality q = band_quality(&bd->fwd);
         nalt += bd->alternate;
-        printf("band %d: rows %d..%d, %d chip%s%s; ring %d hop%s, %d detour%s\n", b, bd->row0,
-               bd->row0 + bd->nrows - 1, bd->n, cli_s(bd->n),
+        printf("band %d: rows %d..%d, %d chip%s%s;\n  ring %d hop%s, %d detour%s (lower bound %d)\n",
+               b, bd->row0, bd->row0 + bd->nrows - 1, bd->n, cli_s(bd->n),
                bd->alternate ? ", ALTERNATE ring around a fault" : "", q.hops, cli_s(q.hops),
-               q.detours, cli_s(q.detours));
+               q.detours, cli_s(q.detours), band_bound(m, &bd->fwd));
         char *pic = NULL;
         if (bd->alternate && ftm_viz_ring_ascii(m, &bd->fwd, &pic) == 0) {
             fputs(pic, stdout);
             free(pic);
         }
     }
-    printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s "
+    printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s\n"
            "(both rings of every band)\n", p->nbands, cli_s(p->nbands), nalt, p->max_load,
            cli_s(p->max_load));
     if (!U) {
-        printf("column phase: drift layout (too many columns hold holes): each segment's "
-               "owners, one per band, are linked top to bottom over live paths\n");
+        printf("column phase: drift layout (too many columns hold holes): each\n"
+               "segment's owners, one per band, are linked top to bottom over live paths\n");
         return;
     }
     printf("column rings (one per usable column, through every row%s):\n  ",
            m->torus && m->rows >= 3 ? ", closed by the wrap link" : "");
     for (int c = 0; c < m->cols; c++)
         printf("%c ", usable[c] ? '|' : 'x');
-    printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out, their share "
-           "adopted by the others\n", U, m->cols);
+    printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out,\n"
+           "  their share adopted by the others\n", U, m->cols);
 }
 
 static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p)
@@ -174,12 +190,16 @@ static int show_2d(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
     }
     unsigned char *usable = calloc((size_t)m->cols, 1);
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
-    if (json)
+    int rc = 0;
+    if (json) {
         json_2d(m, &p, usable, U);
-    else
+    } else {
         text_2d(m, &p, usable, U);
+        rc = cli_rings_algo_pictures(m, "2d");
+    }
     free(usable);
-    int rc = svgf ? cli_close_svg("rings", svg, svgf, svg_2d(svgf, m, &p)) : 0;
+    int src = svgf ? cli_close_svg("rings", svg, svgf, svg_2d(svgf, m, &p)) : 0;
+    rc = rc ? rc : src;
     ftm_plan2d_free(&p);
     return rc;
 }
@@ -199,6 +219,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
         cli_json_int(&j, "ring_chips", q->ring_chips);
         cli_json_int(&j, "hops", q->hops);
         cli_json_int(&j, "detours", q->detours);
+        cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
         cli_json_int(&j, "longest_edge", q->longest_edge);
         cli_json_int(&j, "max_link_load", q->max_link_load);
         cli_json_bool(&j, "valid", q->valid);
@@ -214,11 +235,15 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
         fputs(pic, stdout);
         free(pic);
     }
-    printf("\n%dx%d %s, %d healthy chip%s; ring of %d chip%s: %d hop%s, %d detour edge%s, "
-           "longest edge %d hop%s, most-used link carries %d ring edge%s; %s\n",
+    printf("\n%dx%d %s, %d healthy chip%s; ring of %d chip%s: %d hop%s,\n%d detour edge%s "
+           "(lower bound %d: %s),\nlongest edge %d hop%s, most-used link carries %d ring "
+           "edge%s; %s\n",
            m->rows, m->cols, m->torus ? "torus" : "mesh", q->healthy, cli_s(q->healthy),
            q->ring_chips, cli_s(q->ring_chips), q->hops, cli_s(q->hops), q->detours,
-           cli_s(q->detours), q->longest_edge, cli_s(q->longest_edge), q->max_link_load,
+           cli_s(q->detours), ftm_mesh_detour_lower_bound(m),
+           two_coloured(m) ? "the imbalance of the two checkerboard colours"
+                           : "an odd torus side has no two-colouring",
+           q->longest_edge, cli_s(q->longest_edge), q->max_link_load,
            cli_s(q->max_link_load), q->valid ? "valid" : "INVALID");
 }
 
@@ -242,9 +267,33 @@ static int show_ring(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
     return rc;
 }
 
+/* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
+static int show_algo(const ftm_mesh *m, const char *algo, int json, FILE *svgf,
+                     const char *svg)
+{
+    int rc = 0;
+    if (json) {
+        cli_json j;
+        char mesh[32];
+        snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+        cli_json_init(&j, stdout);
+        cli_json_begin_obj(&j, NULL);
+        cli_json_str(&j, "mesh", mesh);
+        cli_json_bool(&j, "torus", m->torus);
+        cli_json_str(&j, "algo", algo);
+        cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
+        cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
+        cli_json_end(&j);
+    } else {
+        rc = cli_rings_algo_pictures(m, algo);
+    }
+    int src = svgf ? cli_close_svg("rings", svg, svgf, cli_rings_algo_svg(svgf, m, algo)) : 0;
+    return rc ? rc : src;
+}
+
 int cli_rings(int argc, char **argv)
 {
-    rings_args a = { .twod = 0, .svg = NULL };
+    rings_args a = { .algo = "ring", .svg = NULL };
     if (cli_mesh_opts_init(&a.o, "rings", argc))
         return CLI_EXIT_FAIL;
     ftm_mesh m;
@@ -258,7 +307,9 @@ int cli_rings(int argc, char **argv)
         if (a.svg && !(svgf = cli_open_svg("rings", a.svg)))
             rc = CLI_EXIT_USAGE;
         else
-            rc = (a.twod ? show_2d : show_ring)(&m, a.o.json, svgf, a.svg);
+            rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, svgf, a.svg)
+                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, svgf, a.svg)
+                                             : show_algo(&m, a.algo, a.o.json, svgf, a.svg);
         ftm_mesh_free(&m);
     }
     cli_mesh_opts_free(&a.o);

@@ -18,7 +18,7 @@
 
 enum { O_MODEL = CLI_O_CMD, O_STEPS, O_BATCH, O_ALGO, O_BN_ALGO, O_REDUCE, O_MICRO, O_CHECK,
        O_TOL, O_DEPTH, O_HEADS, O_LR, O_DATA, O_CORPUS, O_FAIL_DURING, O_FAIL_STEP,
-       O_TRACE, O_TRACE_CLOCK, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME };
+       O_TRACE, O_TRACE_CLOCK, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME, O_SVG };
 
 static const cli_opt train_table[] = {
     { "model", "resnet|bert", O_MODEL, "the model (default resnet)" },
@@ -89,6 +89,9 @@ static const cli_opt train_table[] = {
       "continue from a --checkpoint FILE of the same model,\n"
       "sizes, optimizer, batch and reduce mode up to --steps" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
+    { "svg", "FILE", O_SVG,
+      "write a picture: the mesh, one gradient allreduce's\n"
+      "bytes per link, and the loss per step with the fault\nevents" },
     { "json", NULL, CLI_O_JSON, "one JSON object per step, then a summary object" },
     CLI_OPT_HANG_TIMEOUT,
     { NULL, NULL, 0, NULL },
@@ -101,6 +104,7 @@ static void usage(void)
            "                    [--algo NAME] [--steps N] [--batch B] [--seed S]\n"
            "                    [--reduce float|exact] [--micro M] [--check] [--json]\n"
            "                    [--depth 8|14|20] [--heads H] [--lr X] [--data DIR] [--corpus FILE]\n"
+           "                    [--fail-during R,C [--fail-step S]] [--svg FILE]\n"
            "\n"
            "Trains on every healthy chip of the mesh. The global batch B is split over\n"
            "the healthy chips by example index (unequal shares when B does not divide);\n"
@@ -126,7 +130,7 @@ static void usage(void)
 typedef struct targs {
     cli_mesh_opts o;
     ftm_train_opts t;       /* the library's defaults, then the options */
-    const char *model, *data, *corpus, *fail_during, *trace;
+    const char *model, *data, *corpus, *fail_during, *trace, *svg;
     int trace_clock;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     cli_faults f;           /* --kill, --faults, --random-kills */
@@ -226,6 +230,7 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_TRACE: a->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
+    case O_SVG: a->svg = v; return 0;
     case O_FAIL_STEP:
         if (cli_parse_int(v, 0, 1000000, &a->t.fail_step))
             return cli_usage_error(CMD, "--fail-step %s: expected a step number >= 0", v);
@@ -290,6 +295,7 @@ typedef struct train_run {
     ftm_dataset *ds;
     ftm_train_result r;
     FILE *tracef;           /* --trace, recorded into a->t.trace */
+    FILE *svgf;             /* --svg, opened before training */
 } train_run;
 
 /* The fault script: --kill, --faults, --random-kills and the short form
@@ -338,6 +344,8 @@ static int validate(targs *a, train_run *x)
         return rc;
     if ((rc = load_data(a, &x->ds)))
         return rc;
+    if (a->svg && !(x->svgf = cli_open_svg(CMD, a->svg)))
+        return CLI_EXIT_USAGE;
     if (a->t.check && a->t.batch > 4096)
         return cli_usage_error(CMD, "--check: the one-chip reference holds the whole batch; "
                                     "--batch must be <= 4096");
@@ -400,6 +408,10 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                          "try a lower --lr (this run used %g)", r->diverged_step,
                          (double)a->t.optim.lr);
     int rc = 0;
+    if (x->svgf) {
+        rc = cli_close_svg(CMD, a->svg, x->svgf, cli_train_svg(x->svgf, &x->m, r, a->t.fail_step));
+        x->svgf = NULL;
+    }
     if (!r->replicas_equal)
         rc = cli_error(CMD, "replicas differ: chip %d's parameters are not those of the "
                        "lowest chip", r->replica_mismatch_chip);
@@ -492,6 +504,10 @@ out:
     if (x.tracef)
         fclose(x.tracef);
     ftm_trace_destroy(a.t.trace);
+    if (x.svgf) { /* training failed: no picture */
+        fclose(x.svgf);
+        remove(a.svg);
+    }
     if (x.have_result)
         ftm_train_result_free(&x.r);
     ftm_data_free(x.ds);

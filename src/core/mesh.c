@@ -90,6 +90,17 @@ int ftm_mesh_healthy_count(const ftm_mesh *m)
     return n;
 }
 
+int ftm_mesh_detour_lower_bound(const ftm_mesh *m)
+{
+    if (m->torus && ((m->rows >= 3 && (m->rows & 1)) || (m->cols >= 3 && (m->cols & 1))))
+        return 0;
+    int gap = 0;
+    for (int i = 0; i < m->nchips; i++)
+        if (!m->chip_dead[i])
+            gap += ((ftm_mesh_row(m, i) + ftm_mesh_col(m, i)) & 1) ? -1 : 1;
+    return gap < 0 ? -gap : gap;
+}
+
 static int in_range(const ftm_mesh *m, int r, int c)
 {
     return r >= 0 && r < m->rows && c >= 0 && c < m->cols;

@@ -1,30 +1,43 @@
-/* SVG pictures: a grid of chips, two offset lines per link (one per
- * direction, so a link's two directions can show different loads), ring
- * polylines through the path hops. Wrap-around links of a torus are drawn
- * as short segments leaving and entering the grid's edge. */
+/* SVG pictures (see svg.h). Layout: title, column numbers, the grid of
+ * chips (row numbers on the left; on a torus a band around the grid for the
+ * wrap stubs), the legend below the grid, the loss curve to its right.
+ *
+ * Each directed link is a lane 3 px to the right of its direction of
+ * travel, so both directions show their own load; ring and route arrows run
+ * 9 px to the right, so two rings that use a link both ways stay apart. */
 #include "ftmesh/svg.h"
 #include "ftmesh/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-enum { CELL = 48, MARGIN = 40, TOP = 30 };
-
-static double cx(int c) { return MARGIN + (double)c * CELL; }
-static double cy(int r) { return TOP + MARGIN + (double)r * CELL; }
+enum { CELL = 48, PAD = 24, LABEL = 24, TITLE_H = 44, WRAP = 22, LEG_LINE = 18 };
+enum { CURVE_W = 360, CURVE_H = 220 };
 
 static const int dr_[4] = { -1, 0, 1, 0 }, dc_[4] = { 0, 1, 0, -1 };
+static const char *const ring_pal[] = { "#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b",
+                                        "#e377c2" };
+#define DETOUR_COL "#ff7f0e"
+#define DEAD_COL "#d00000"
+#define WORKS_COL "#006400"
 
-/* Colour for load fraction x in [0, 1]: light grey when idle, then
- * yellow to red. */
-static void load_colour(double x, char *out, size_t n)
-{
-    if (x <= 0) {
-        snprintf(out, n, "#dddddd");
-        return;
-    }
-    int g = (int)(230 * (1 - x));
-    snprintf(out, n, "#%02x%02x%02x", 255, g < 0 ? 0 : g, 40);
-}
+typedef struct {
+    FILE *f;
+    const ftm_mesh *m;
+    double ox, oy;   /* centre of chip (0,0) */
+    int wrap_h, wrap_v;
+    unsigned seen;   /* legend entries in use (LG_*) */
+    uint64_t max_bytes;
+} pic;
+
+enum {
+    LG_DEAD = 1, LG_DEADLINK = 2, LG_ONEWAY = 4, LG_WRAP = 8, LG_RING = 16, LG_ALT = 32,
+    LG_DETOUR = 64, LG_HEAT = 128, LG_ROUTE = 256
+};
+
+static double cx(const pic *p, int c) { return p->ox + (double)c * CELL; }
+static double cy(const pic *p, int r) { return p->oy + (double)r * CELL; }
 
 static void escaped(FILE *f, const char *s)
 {
@@ -42,91 +55,417 @@ static void escaped(FILE *f, const char *s)
     }
 }
 
-static void links(FILE *f, const ftm_mesh *m, const uint64_t *lb)
+/* Heat colour for load fraction x in (0, 1]: light yellow to dark red. */
+static void heat_colour(double x, char *out, size_t n)
 {
-    uint64_t mx = 0;
-    for (int l = 0; lb && l < m->nchips * 4; l++)
-        mx = lb[l] > mx ? lb[l] : mx;
+    static const int stops[3][3] = { { 255, 237, 160 }, { 253, 141, 60 }, { 128, 0, 38 } };
+    double t = x < 0 ? 0 : x > 1 ? 2 : 2 * x;
+    int i = t >= 1 ? 1 : 0;
+    double u = t - i;
+    int rgb[3];
+    for (int k = 0; k < 3; k++)
+        rgb[k] = (int)(stops[i][k] + u * (stops[i + 1][k] - stops[i][k]));
+    snprintf(out, n, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+static int is_wrap(const ftm_mesh *m, int id, int d)
+{
+    int nb = ftm_mesh_neighbor(m, id, d);
+    return nb >= 0 && (ftm_mesh_row(m, nb) != ftm_mesh_row(m, id) + dr_[d] ||
+                       ftm_mesh_col(m, nb) != ftm_mesh_col(m, id) + dc_[d]);
+}
+
+/* Path data of hop id -> neighbour(d) at offset `off` right of travel,
+ * trimmed by `trim` px at both ends; a wrap hop is two stubs, out of the
+ * border and in at the opposite one. */
+static void hop_path(const pic *p, int id, int d, double off, double trim, int start)
+{
+    const ftm_mesh *m = p->m;
+    int nb = ftm_mesh_neighbor(m, id, d);
+    double ox = -dr_[d] * off, oy = dc_[d] * off;
+    double x1 = cx(p, ftm_mesh_col(m, id)) + ox, y1 = cy(p, ftm_mesh_row(m, id)) + oy;
+    double x2 = cx(p, ftm_mesh_col(m, nb)) + ox, y2 = cy(p, ftm_mesh_row(m, nb)) + oy;
+    double ux = dc_[d], uy = dr_[d];
+    if (!is_wrap(m, id, d)) {
+        fprintf(p->f, "%s%.1f %.1f L%.1f %.1f", start ? "M" : " L", x1 + ux * trim,
+                y1 + uy * trim, x2 - ux * trim, y2 - uy * trim);
+        return;
+    }
+    double out = CELL / 2.0 + WRAP / 2.0;
+    fprintf(p->f, "%s%.1f %.1f L%.1f %.1f M%.1f %.1f L%.1f %.1f", start ? "M" : " L",
+            x1 + ux * trim, y1 + uy * trim, x1 + ux * out, y1 + uy * out, x2 - ux * out,
+            y2 - uy * out, x2 - ux * trim, y2 - uy * trim);
+}
+
+/* One element per directed link: its heat, dead (dashed red), or the
+ * working direction of a one-way dead link (arrow). */
+static void draw_links(pic *p, const uint64_t *lb)
+{
+    const ftm_mesh *m = p->m;
     for (int id = 0; id < m->nchips; id++)
         for (int d = 0; d < 4; d++) {
             int nb = ftm_mesh_neighbor(m, id, d);
             if (nb < 0)
                 continue;
-            int r = ftm_mesh_row(m, id), c = ftm_mesh_col(m, id);
-            int wrap = ftm_mesh_row(m, nb) != r + dr_[d] || ftm_mesh_col(m, nb) != c + dc_[d];
-            double len = wrap ? 0.4 : 1.0;
-            /* offset to the right of the direction of travel */
-            double ox = -dr_[d] * 4.0, oy = dc_[d] * 4.0;
-            double x1 = cx(c) + ox + dc_[d] * 8, y1 = cy(r) + oy + dr_[d] * 8;
-            double x2 = cx(c) + ox + dc_[d] * (CELL * len - (wrap ? 0 : 8));
-            double y2 = cy(r) + oy + dr_[d] * (CELL * len - (wrap ? 0 : 8));
-            char col[16];
+            int dead = m->link_dead[id * 4 + d];
+            int oneway = !dead && m->link_dead[nb * 4 + ftm_dir_opposite(d)];
+            int wrap = is_wrap(m, id, d);
             uint64_t b = lb ? lb[id * 4 + d] : 0;
-            load_colour(mx ? (double)b / (double)mx : 0, col, sizeof col);
-            int live = ftm_mesh_link_live(m, id, d);
-            fprintf(f, "<line class=\"link\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                       "stroke=\"%s\" stroke-width=\"3\"%s><title>(%d,%d) %s: %llu bytes</title></line>\n",
-                    x1, y1, x2, y2, live ? col : "#ff0000",
-                    live ? "" : " stroke-dasharray=\"3,3\"", r, c, ftm_dir_name(d),
-                    (unsigned long long)b);
+            char col[16] = "#cccccc";
+            if (b && p->max_bytes)
+                heat_colour((double)b / (double)p->max_bytes, col, sizeof col);
+            p->seen |= (dead ? LG_DEADLINK : 0) | (oneway ? LG_ONEWAY : 0) | (wrap ? LG_WRAP : 0);
+            fprintf(p->f, "<path class=\"link%s%s\" d=\"", wrap ? " wrap" : "",
+                    dead ? " dead" : "");
+            hop_path(p, id, d, 3, 8, 1);
+            fprintf(p->f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"3\"%s%s>"
+                          "<title>(%d,%d) -&gt; (%d,%d)%s: %.3f MB</title></path>\n",
+                    dead ? DEAD_COL : oneway ? WORKS_COL : col,
+                    dead ? " stroke-dasharray=\"3,3\"" : wrap ? " stroke-dasharray=\"8,2\"" : "",
+                    oneway ? " marker-end=\"url(#works)\"" : "", ftm_mesh_row(m, id),
+                    ftm_mesh_col(m, id), ftm_mesh_row(m, nb), ftm_mesh_col(m, nb),
+                    dead ? " dead" : oneway ? " (the other way is dead)" : wrap ? " wrap" : "",
+                    (double)b / 1e6);
         }
-    if (lb) /* a picture without traffic has no busiest link */
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">busiest link: %llu bytes "
-                   "(white to red)</text>\n",
-                MARGIN, TOP + 12, (unsigned long long)mx);
 }
 
-static void ring(FILE *f, const ftm_mesh *m, const ftm_ring *g, int alt, int k)
+/* One edge (nhops from src): one hop as an arrow in colour col; more as a
+ * detour, thick orange with a dot on each chip it passes and its hop count. */
+static void draw_edge(pic *p, int src, int nhops, const unsigned char *dirs, const char *col,
+                      int k, int alt)
 {
-    static const char *pal[] = { "#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2" };
-    const char *col = pal[k % 6];
-    fprintf(f, "<g class=\"ring%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s>\n",
-            alt ? " alternate" : "", col, alt ? " stroke-dasharray=\"6,3\"" : "");
-    for (int i = 0; i < g->n; i++) {
-        int at = g->chips[i];
-        for (int h = g->path_off[i]; h < g->path_off[i + 1]; h++) {
-            int d = g->dirs[h], nb = ftm_mesh_neighbor(m, at, d);
-            int r = ftm_mesh_row(m, at), c = ftm_mesh_col(m, at);
-            int wrap = ftm_mesh_row(m, nb) != r + dr_[d] || ftm_mesh_col(m, nb) != c + dc_[d];
-            double x2 = cx(c) + dc_[d] * CELL * (wrap ? 0.45 : 1.0);
-            double y2 = cy(r) + dr_[d] * CELL * (wrap ? 0.45 : 1.0);
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", cx(c), cy(r), x2, y2);
-            at = nb;
-        }
+    const ftm_mesh *m = p->m;
+    int det = nhops > 1;
+    p->seen |= det ? LG_DETOUR : alt ? LG_ALT : LG_RING;
+    fprintf(p->f, "<path class=\"%s\" d=\"", det ? "detour" : "edge");
+    int x = src;
+    for (int h = 0; h < nhops; h++) {
+        hop_path(p, x, dirs[h], 9, h ? 0 : 8, h == 0);
+        x = ftm_mesh_neighbor(m, x, dirs[h]);
     }
+    fprintf(p->f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s marker-end=\"url(#%s%d)\">"
+                  "<title>(%d,%d) -&gt; (%d,%d): %d hop%s</title></path>\n",
+            det ? DETOUR_COL : col, det ? "3" : "1.5",
+            alt && !det ? " stroke-dasharray=\"6,3\"" : "", det ? "det" : "arr", det ? 0 : k % 6,
+            ftm_mesh_row(m, src), ftm_mesh_col(m, src), ftm_mesh_row(m, x), ftm_mesh_col(m, x),
+            nhops, nhops == 1 ? "" : "s");
+    if (!det)
+        return;
+    x = src;
+    for (int h = 0; h + 1 < nhops; h++) { /* where the hop into x ends */
+        x = ftm_mesh_neighbor(m, x, dirs[h]);
+        fprintf(p->f, "<circle class=\"hop\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#ffffff\" "
+                      "stroke=\"%s\" stroke-width=\"2\"/>\n",
+                cx(p, ftm_mesh_col(m, x)) - dr_[dirs[h]] * 9.0,
+                cy(p, ftm_mesh_row(m, x)) + dc_[dirs[h]] * 9.0, DETOUR_COL);
+    }
+    fprintf(p->f, "<text class=\"hops\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">%d hops"
+                  "</text>\n", cx(p, ftm_mesh_col(m, src)) + 10, cy(p, ftm_mesh_row(m, src)) + 18,
+            DETOUR_COL, nhops);
+}
+
+static int check_path(const ftm_mesh *m, int src, int nhops, const unsigned char *dirs)
+{
+    if (src < 0 || src >= m->nchips)
+        return FTM_EINVAL;
+    for (int h = 0; h < nhops; h++) {
+        if (dirs[h] >= FTM_NDIRS || (src = ftm_mesh_neighbor(m, src, dirs[h])) < 0)
+            return FTM_EINVAL;
+    }
+    return 0;
+}
+
+/* FTM_EINVAL when a ring or route leaves the mesh (checked before anything
+ * is written, so a refused picture writes nothing). */
+static int check_input(const ftm_mesh *m, const ftm_svg_picture *q)
+{
+    for (int i = 0; i < q->nrings; i++)
+        for (int e = 0; e < q->rings[i].n; e++) {
+            const ftm_ring *g = &q->rings[i];
+            if (check_path(m, g->chips[e], g->path_off[e + 1] - g->path_off[e],
+                           g->dirs + g->path_off[e]))
+                return FTM_EINVAL;
+        }
+    const ftm_sched *s = q->sched;
+    if (s && s->nchips != m->nchips)
+        return FTM_EINVAL;
+    for (int r = 0; s && r < s->nroutes; r++)
+        if (check_path(m, s->routes[r].src, s->routes[r].nhops, s->dirs + s->routes[r].first))
+            return FTM_EINVAL;
+    return 0;
+}
+
+static void draw_rings(pic *p, const ftm_svg_picture *q)
+{
+    for (int i = 0; i < q->nrings; i++) {
+        const ftm_ring *g = &q->rings[i];
+        int alt = q->alternate ? q->alternate[i] : 0;
+        fprintf(p->f, "<g class=\"ring%s\">\n", alt ? " alternate" : "");
+        for (int e = 0; e < g->n; e++)
+            draw_edge(p, g->chips[e], g->path_off[e + 1] - g->path_off[e],
+                      g->dirs + g->path_off[e], ring_pal[i % 6], i, alt);
+        fprintf(p->f, "</g>\n");
+    }
+}
+
+/* The schedule's routes used by the selected sends, each once. */
+static int draw_sched(pic *p, const ftm_svg_picture *q)
+{
+    const ftm_sched *s = q->sched;
+    unsigned char *use = calloc((size_t)s->nroutes + 1, 1);
+    if (!use)
+        return FTM_ENOMEM;
+    size_t hi = q->hi ? q->hi : (size_t)-1;
+    for (int c = 0; c < s->nchips; c++)
+        for (int j = 0; j < s->prog[c].nsteps; j++) {
+            const ftm_step *st = &s->prog[c].steps[j];
+            for (int k = 0; k < st->nops; k++) {
+                const ftm_op *o = &s->prog[c].ops[st->first_op + k];
+                if (o->kind == FTM_OP_SEND && o->len && o->off >= q->lo && o->off < hi &&
+                    o->route >= 0 && o->route < s->nroutes &&
+                    (!q->phase || (st->phase && strcmp(st->phase, q->phase) == 0)))
+                    use[o->route] = 1;
+            }
+        }
+    int ndet = 0;
+    for (int r = 0; r < s->nroutes; r++)
+        ndet += use[r] && s->routes[r].nhops > 1;
+    if (q->only_detours && ndet > FTM_SVG_MAX_DETOURS) {
+        fprintf(p->f, "<text class=\"note\" x=\"%d\" y=\"38\" font-size=\"11\">%d detours "
+                      "not drawn (too many to read)</text>\n", PAD, ndet);
+        free(use);
+        return 0;
+    }
+    fprintf(p->f, "<g class=\"routes\">\n");
+    for (int r = 0; r < s->nroutes; r++) {
+        const ftm_route *rt = &s->routes[r];
+        if (!use[r] || rt->nhops == 0 || (q->only_detours && rt->nhops == 1))
+            continue;
+        draw_edge(p, rt->src, rt->nhops, s->dirs + rt->first, ring_pal[0], 0, 0);
+    }
+    fprintf(p->f, "</g>\n");
+    p->seen = (p->seen & ~(unsigned)LG_RING) | ((p->seen & LG_RING) ? LG_ROUTE : 0);
+    free(use);
+    return 0;
+}
+
+static void draw_chips(pic *p)
+{
+    const ftm_mesh *m = p->m;
+    for (int id = 0; id < m->nchips; id++) {
+        int r = ftm_mesh_row(m, id), c = ftm_mesh_col(m, id);
+        double x = cx(p, c), y = cy(p, r);
+        if (ftm_mesh_alive(m, id)) {
+            fprintf(p->f, "<circle class=\"chip\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"#4d4d4d\">"
+                          "<title>chip (%d,%d)</title></circle>\n", x, y, r, c);
+            continue;
+        }
+        p->seen |= LG_DEAD;
+        fprintf(p->f, "<g class=\"dead\" stroke=\"%s\" stroke-width=\"3\"><title>dead chip (%d,%d)"
+                      "</title><path d=\"M%.1f %.1f L%.1f %.1f M%.1f %.1f L%.1f %.1f\"/></g>\n",
+                DEAD_COL, r, c, x - 8, y - 8, x + 8, y + 8, x - 8, y + 8, x + 8, y - 8);
+    }
+}
+
+/* Row numbers left of the grid, column numbers above it. */
+static void draw_labels(pic *p)
+{
+    const ftm_mesh *m = p->m;
+    double top = p->oy - CELL / 2.0 - (p->wrap_v ? WRAP : 0) + 4;
+    double left = p->ox - CELL / 2.0 - (p->wrap_h ? WRAP : 0) - 2;
+    fprintf(p->f, "<g class=\"labels\" font-size=\"11\" fill=\"#555555\">\n");
+    for (int c = 0; c < m->cols; c++)
+        fprintf(p->f, "<text class=\"col-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d"
+                      "</text>\n", cx(p, c), top, c);
+    for (int r = 0; r < m->rows; r++)
+        fprintf(p->f, "<text class=\"row-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d"
+                      "</text>\n", left, cy(p, r) + 4, r);
+    fprintf(p->f, "</g>\n");
+}
+
+static void draw_defs(FILE *f)
+{
+    fprintf(f, "<defs>\n");
+    for (int k = 0; k < 7; k++)
+        fprintf(f, "<marker id=\"%s%d\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+                   "markerWidth=\"%d\" markerHeight=\"%d\" orient=\"auto\"><path d=\"M0 0 L10 5 "
+                   "L0 10 z\" fill=\"%s\"/></marker>\n", k < 6 ? "arr" : "det", k < 6 ? k : 0,
+                k < 6 ? 6 : 4, k < 6 ? 6 : 4, k < 6 ? ring_pal[k] : DETOUR_COL);
+    fprintf(f, "<marker id=\"works\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"4\" "
+               "markerHeight=\"4\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 z\" fill=\"%s\"/>"
+               "</marker>\n", WORKS_COL);
+    fprintf(f, "<linearGradient id=\"heat\"><stop offset=\"0\" stop-color=\"#ffeda0\"/>"
+               "<stop offset=\"0.5\" stop-color=\"#fd8d3c\"/><stop offset=\"1\" "
+               "stop-color=\"#800026\"/></linearGradient>\n</defs>\n");
+}
+
+/* A legend line: a sample drawing at (x, y) and its text. */
+static void legend_line(FILE *f, double x, double y, const char *sample, const char *text)
+{
+    fprintf(f, "<g transform=\"translate(%.1f %.1f)\">%s<text x=\"44\" y=\"4\" font-size=\"11\">",
+            x, y, sample);
+    escaped(f, text);
+    fprintf(f, "</text></g>\n");
+}
+
+enum { LEGEND_LINES = 10 };
+
+/* Every mark in use, one line each, from (x, y) down. */
+static void draw_legend(pic *p, double x, double y)
+{
+    static const struct { unsigned bit; const char *sample, *text; } items[] = {
+        { 0, "<circle cx=\"18\" cy=\"0\" r=\"6\" fill=\"#4d4d4d\"/>", "healthy chip" },
+        { LG_DEAD, "<path d=\"M10 -8 L26 8 M10 8 L26 -8\" stroke=\"" DEAD_COL "\" stroke-width=\"3\"/>",
+          "dead chip" },
+        { 0, "<path d=\"M4 0 L34 0\" stroke=\"#cccccc\" stroke-width=\"3\"/>",
+          "link: one lane per direction, right of the way it goes (grey: idle)" },
+        { LG_RING, "<path d=\"M4 0 L32 0\" stroke=\"#1f77b4\" stroke-width=\"1.5\" marker-end=\"url(#arr0)\"/>",
+          "ring edge of one hop; the arrow is the way data goes (one colour per ring)" },
+        { LG_ROUTE, "<path d=\"M4 0 L32 0\" stroke=\"#1f77b4\" stroke-width=\"1.5\" marker-end=\"url(#arr0)\"/>",
+          "a transfer over one hop; the arrow is the way data goes" },
+        { LG_ALT, "<path d=\"M4 0 L32 0\" stroke=\"#1f77b4\" stroke-width=\"1.5\" stroke-dasharray=\"6,3\"/>",
+          "ring of a band routed around a hole (alternate)" },
+        { LG_DETOUR, "<path d=\"M4 0 L32 0\" stroke=\"" DETOUR_COL "\" stroke-width=\"3\" marker-end=\"url(#det0)\"/>"
+                     "<circle cx=\"18\" cy=\"0\" r=\"3.5\" fill=\"#ffffff\" stroke=\"" DETOUR_COL "\" stroke-width=\"2\"/>",
+          "detour: an edge of several hops; a dot on each chip that forwards it" },
+        { LG_DEADLINK, "<path d=\"M4 0 L34 0\" stroke=\"" DEAD_COL "\" stroke-width=\"3\" stroke-dasharray=\"3,3\"/>",
+          "dead direction of a link" },
+        { LG_ONEWAY, "<path d=\"M4 0 L32 0\" stroke=\"" WORKS_COL "\" stroke-width=\"3\" marker-end=\"url(#works)\"/>",
+          "one-way dead link: the arrow is the direction that still works" },
+        { LG_WRAP, "<path d=\"M4 0 L34 0\" stroke=\"#cccccc\" stroke-width=\"3\" stroke-dasharray=\"8,2\"/>",
+          "torus wrap link: leaves one border, comes back at the opposite one" },
+    };
+    fprintf(p->f, "<g class=\"legend\">\n");
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+        if (!items[i].bit || (p->seen & items[i].bit)) {
+            legend_line(p->f, x, y, items[i].sample, items[i].text);
+            y += LEG_LINE;
+        }
+    fprintf(p->f, "</g>\n");
+}
+
+/* The heat scale: a gradient bar from 0 to the busiest link, in MB. */
+static void draw_scale(pic *p, double x, double y)
+{
+    double mb = (double)p->max_bytes / 1e6;
+    fprintf(p->f, "<g class=\"scale\" font-size=\"11\">\n<text x=\"%.1f\" y=\"%.1f\">bytes each "
+                  "direction of a link carried (MB)</text>\n<rect x=\"%.1f\" y=\"%.1f\" "
+                  "width=\"200\" height=\"10\" fill=\"url(#heat)\" stroke=\"#999999\"/>\n",
+            x, y, x, y + 6);
+    for (int k = 0; k <= 4; k++)
+        fprintf(p->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.3g</text>\n",
+                x + 50.0 * k, y + 30, mb * k / 4);
+    fprintf(p->f, "</g>\n");
+}
+
+/* The loss per step in a box at (x, y), with the fault events. */
+static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
+{
+    FILE *f = p->f;
+    double lo = q->loss[0], hi = q->loss[0];
+    for (long i = 1; i < q->nloss; i++) {
+        lo = q->loss[i] < lo ? q->loss[i] : lo;
+        hi = q->loss[i] > hi ? q->loss[i] : hi;
+    }
+    if (hi - lo < 1e-12)
+        hi = lo + 1;
+    double w = CURVE_W - 60, h = CURVE_H - 50, x0 = x + 50, y0 = y + 20;
+    double sx = q->nloss > 1 ? w / (double)(q->nloss - 1) : 0;
+#define PX(i) (x0 + sx * (double)(i))
+#define PY(v) (y0 + h - h * ((v) - lo) / (hi - lo))
+    fprintf(f, "<g class=\"loss\" font-size=\"11\">\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">"
+               "training loss per step</text>\n", x0, y + 8);
+    fprintf(f, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\" fill=\"none\" stroke=\"#333333\"/>\n",
+            x0, y0, x0, y0 + h, x0 + w, y0 + h);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n", x0 - 4, y0 + 4, hi);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n", x0 - 4, y0 + h, lo);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n", x0, y0 + h + 14);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%ld</text>\n", x0 + w,
+            y0 + h + 14, q->nloss - 1);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n", x0 + w / 2,
+            y0 + h + 28);
+    fprintf(f, "<polyline class=\"loss-curve\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" "
+               "points=\"");
+    for (long i = 0; i < q->nloss; i++)
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(i), PY(q->loss[i]));
+    fprintf(f, "\"/>\n");
+    for (int e = 0; e < q->nevents; e++) {
+        double ex = PX(q->events[e].step < 0 ? 0 : q->events[e].step);
+        fprintf(f, "<g class=\"event\"><path d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
+                   "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", ex, y0,
+                ex, y0 + h, DEAD_COL, ex + 3, y0 + 12 + 13.0 * e, DEAD_COL);
+        escaped(f, q->events[e].label ? q->events[e].label : "");
+        fprintf(f, "</text></g>\n");
+    }
+#undef PX
+#undef PY
     fprintf(f, "</g>\n");
+}
+
+static uint64_t max_bytes(const ftm_mesh *m, const uint64_t *lb)
+{
+    uint64_t mx = 0;
+    for (int l = 0; lb && l < m->nchips * 4; l++)
+        mx = lb[l] > mx ? lb[l] : mx;
+    return mx;
+}
+
+int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
+{
+    static const ftm_svg_picture none = { 0 };
+    if (!f || !m || (q && ((q->nrings < 0 || (q->nrings && !q->rings)) ||
+                           (q->nloss < 0 || (q->nloss && !q->loss)) ||
+                           (q->nevents < 0 || (q->nevents && !q->events)))))
+        return FTM_EINVAL;
+    q = q ? q : &none;
+    if (check_input(m, q))
+        return FTM_EINVAL;
+    pic p = { f, m, 0, 0, m->torus && m->cols >= 3, m->torus && m->rows >= 3, 0,
+              max_bytes(m, q->link_bytes) };
+    p.ox = PAD + LABEL + CELL / 2.0 + (p.wrap_h ? WRAP : 0);
+    p.oy = TITLE_H + LABEL + CELL / 2.0 + (p.wrap_v ? WRAP : 0);
+    double grid_w = p.ox + (m->cols - 1) * CELL + CELL / 2.0 + (p.wrap_h ? WRAP : 0) + PAD;
+    double grid_h = p.oy + (m->rows - 1) * CELL + CELL / 2.0 + (p.wrap_v ? WRAP : 0);
+    double leg_h = LEGEND_LINES * LEG_LINE + (q->link_bytes ? 50 : 0) + PAD;
+    double w = (grid_w > 560 ? grid_w : 560) + (q->nloss ? CURVE_W + PAD : 0);
+    double h = grid_h + leg_h;
+    if (q->nloss && h < TITLE_H + CURVE_H + PAD)
+        h = TITLE_H + CURVE_H + PAD;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n", w, h, w, h);
+    draw_defs(f);
+    fprintf(f, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"22\" "
+               "font-size=\"15\">", w, h, PAD);
+    escaped(f, q->title ? q->title : "ftmesh");
+    fprintf(f, " (%dx%d %s, %d healthy chips)</text>\n", m->rows, m->cols,
+            m->torus ? "torus" : "mesh", ftm_mesh_healthy_count(m));
+    draw_labels(&p);
+    draw_links(&p, q->link_bytes);
+    draw_rings(&p, q);
+    int rc = 0;
+    if (q->sched)
+        rc = draw_sched(&p, q);
+    draw_chips(&p);
+    draw_legend(&p, PAD, grid_h + PAD);
+    if (q->link_bytes)
+        draw_scale(&p, PAD, grid_h + PAD + LEGEND_LINES * LEG_LINE);
+    if (q->nloss)
+        draw_curve(&p, q, (grid_w > 560 ? grid_w : 560), TITLE_H);
+    fprintf(f, "</svg>\n");
+    if (rc)
+        return rc;
+    return ferror(f) ? FTM_EIO : 0;
 }
 
 int ftm_svg_write(FILE *f, const ftm_mesh *m, const ftm_ring *rings, const int *alternate,
                   int nrings, const uint64_t *link_bytes, const char *title)
 {
-    if (!f || !m || nrings < 0 || (nrings && !rings))
-        return FTM_EINVAL;
-    int w = 2 * MARGIN + (m->cols - 1) * CELL, h = TOP + 2 * MARGIN + (m->rows - 1) * CELL;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
-            w, h, w, h);
-    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", w, h);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\">", MARGIN, 18);
-    escaped(f, title ? title : "ftmesh");
-    fprintf(f, " (%dx%d %s)</text>\n", m->rows, m->cols, m->torus ? "torus" : "mesh");
-    links(f, m, link_bytes);
-    for (int i = 0; i < nrings; i++)
-        ring(f, m, &rings[i], alternate ? alternate[i] : 0, i);
-    for (int id = 0; id < m->nchips; id++) {
-        int r = ftm_mesh_row(m, id), c = ftm_mesh_col(m, id);
-        if (ftm_mesh_alive(m, id)) {
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"#4d4d4d\"><title>chip %d (%d,%d)</title></circle>\n",
-                    cx(c), cy(r), id, r, c);
-        } else {
-            fprintf(f, "<g class=\"dead\" stroke=\"#d00000\" stroke-width=\"3\"><title>dead chip %d (%d,%d)</title>"
-                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
-                    id, r, c, cx(c) - 8, cy(r) - 8, cx(c) + 8, cy(r) + 8, cx(c) - 8, cy(r) + 8,
-                    cx(c) + 8, cy(r) - 8);
-        }
-    }
-    fprintf(f, "</svg>\n");
-    return ferror(f) ? FTM_EIO : 0;
+    ftm_svg_picture q = { 0 };
+    q.title = title;
+    q.rings = rings;
+    q.alternate = alternate;
+    q.nrings = nrings;
+    q.link_bytes = link_bytes;
+    return ftm_svg_draw(f, m, &q);
 }

@@ -1,0 +1,202 @@
+/* Terminal pictures of every allreduce algorithm, for `ftmesh rings --algo`:
+ * each picture is drawn from the schedule the algorithm builds (the links
+ * its sends take in one phase), so it shows what the chips will do. */
+#include "cli.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/viz.h"
+#include "ftmesh/svg.h"
+#include "ftmesh/train.h"
+#include "ftmesh/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Prints caption and the picture of phase's sends from bytes [lo, hi). */
+static int phase_picture(const ftm_mesh *m, const ftm_sched *s, const char *caption,
+                         const char *phase, size_t lo, size_t hi, int root)
+{
+    char *pic = NULL;
+    int err = ftm_viz_sched_ascii(m, s, phase, lo, hi, root, &pic);
+    if (err)
+        return cli_error("rings", "drawing %s: %s", s->algo, ftm_strerror(err));
+    printf("\n%s\n%s", caption, pic);
+    free(pic);
+    return 0;
+}
+
+/* The tree's root: the healthy chip that sends nothing up. */
+static int tree_root(const ftm_mesh *m, const ftm_sched *s)
+{
+    for (int c = 0; c < m->nchips; c++) {
+        const ftm_chip_prog *pg = &s->prog[c];
+        int sends = 0;
+        for (int j = 0; j < pg->nsteps; j++)
+            for (int k = 0; k < pg->steps[j].nops; k++)
+                sends += pg->ops[pg->steps[j].first_op + k].kind == FTM_OP_SEND &&
+                         strcmp(pg->steps[j].phase, "tree-up") == 0;
+        if (ftm_mesh_alive(m, c) && !sends)
+            return c;
+    }
+    return -1;
+}
+
+static int draw_bidir(const ftm_mesh *m, const ftm_sched *s)
+{
+    size_t half = s->bytes / 2;
+    printf("bidir: two rings through every healthy chip, running opposite ways in the\n"
+           "same steps, half of the buffer each, so every link carries data both ways.\n");
+    int rc = phase_picture(m, s, "ring 1, first half of the buffer:", "reduce-scatter", 0, half, -1);
+    if (!rc)
+        rc = phase_picture(m, s, "ring 2, second half, the other way round:", "reduce-scatter",
+                           half, s->bytes, -1);
+    return rc;
+}
+
+static int draw_tree(const ftm_mesh *m, const ftm_sched *s)
+{
+    int root = tree_root(m, s);
+    printf("tree: a spanning tree over live links, rooted at R near the centre. Reduce:\n"
+           "each chip adds its children's sums to its own and sends the result along its\n"
+           "arrow, leaves first; broadcast: the root's total goes back down every arrow,\n"
+           "reversed. 2 x depth steps instead of the ring's 2(P-1).\n");
+    return phase_picture(m, s, "the tree (arrows point to the parent):", "tree-up", 0, s->bytes,
+                         root);
+}
+
+/* 2d: the row phase, then the column phase; in each, a band's or column's
+ * two rings carry half of the data each, one each way. */
+static int draw_2d(const ftm_mesh *m, const ftm_sched *s)
+{
+    printf("2d: phase 1 reduce-scatters along the rows (rows touched by a hole merge into\n"
+           "bands whose rings go around it), phase 2 along the columns on each chip's\n"
+           "share; then the all-gathers: columns, then rows, over the same links.\n");
+    int rc = phase_picture(m, s, "phase 1, rows (<-> : two rings, one each way, half the data each):",
+                           "row-reduce-scatter", 0, s->bytes, -1);
+    if (!rc)
+        rc = phase_picture(m, s, "phase 2, columns:", "col-reduce-scatter", 0, s->bytes, -1);
+    return rc;
+}
+
+static int draw_2d_concurrent(const ftm_mesh *m, const ftm_sched *s, size_t count)
+{
+    size_t ha = (count + 1) / 2 * sizeof(float);
+    printf("2d-concurrent: half A of the buffer runs the 2d algorithm rows first, half B\n"
+           "columns first, in the same steps, so all four links of a chip carry data.\n");
+    static const struct { const char *cap, *phase; int half; } pics[] = {
+        { "phase 1, half A along the rows:", "row-reduce-scatter", 0 },
+        { "phase 1, half B along the columns (at the same time):", "row-reduce-scatter", 1 },
+        { "phase 2, half A along the columns:", "col-reduce-scatter", 0 },
+        { "phase 2, half B along the rows (at the same time):", "col-reduce-scatter", 1 },
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof pics / sizeof pics[0] && !rc; i++)
+        rc = phase_picture(m, s, pics[i].cap, pics[i].phase, pics[i].half ? ha : 0,
+                           pics[i].half ? s->bytes : ha, -1);
+    return rc;
+}
+
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
+{
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    if (!a)
+        return CLI_EXIT_USAGE;
+    if (m->cols > FTM_VIZ_MAX_COLS) {
+        printf("(%d columns do not fit in %d: draw this mesh as a picture with --svg FILE)\n",
+               m->cols, FTM_VIZ_WIDTH);
+        return 0;
+    }
+    /* Enough elements that every block of every ring is non-empty. */
+    size_t count = (size_t)m->nchips * (size_t)m->nchips * 2;
+    ftm_sched s;
+    int err = a->build(&s, m, count, FTM_RED_SUM_F32);
+    if (err)
+        return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
+    int rc = 0;
+    if (strcmp(algo, "bidir") == 0)
+        rc = draw_bidir(m, &s);
+    else if (strcmp(algo, "tree") == 0)
+        rc = draw_tree(m, &s);
+    else if (strcmp(algo, "2d") == 0)
+        rc = draw_2d(m, &s);
+    else if (strcmp(algo, "2d-concurrent") == 0)
+        rc = draw_2d_concurrent(m, &s, count);
+    else
+        rc = phase_picture(m, &s, algo, NULL, 0, s.bytes, -1);
+    ftm_sched_free(&s);
+    return rc;
+}
+
+/* rings --algo NAME --svg FILE for bidir, tree and 2d-concurrent: the links
+ * of the algorithm's first phase (both rings; the tree; rows and columns of
+ * the two halves). Returns 0 or an FTM_E* code. */
+int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
+{
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    if (!a)
+        return FTM_EINVAL;
+    ftm_sched s;
+    int err = a->build(&s, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
+    if (err)
+        return err;
+    const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
+                        : strncmp(algo, "2d", 2) == 0 ? "row-reduce-scatter" : "reduce-scatter";
+    char title[160];
+    snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
+    ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase };
+    err = ftm_svg_draw(f, m, &q);
+    ftm_sched_free(&s);
+    return err;
+}
+
+/* train --svg: the mesh as training left it (a chip that died marked
+ * dead), its links' heat for one gradient allreduce (r->nparams floats over
+ * r->algo), and the loss per step with the fault events. Returns 0 or an
+ * FTM_E* code. */
+int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
+{
+    ftm_mesh m;
+    int err = ftm_mesh_copy(&m, m0);
+    if (err)
+        return err;
+    if (r->died_chip >= 0)
+        m.chip_dead[r->died_chip] = 1;
+    uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
+    double *loss = malloc(sizeof *loss * (size_t)(r->steps > 0 ? r->steps : 1));
+    ftm_sched s;
+    const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
+    int have = lb && loss && a && a->build(&s, &m, r->nparams, FTM_RED_SUM_F32) == 0;
+    if (have)
+        ftm_sched_link_bytes(&s, &m, lb);
+    for (long i = 0; loss && i < r->steps; i++)
+        loss[i] = r->step[i].loss;
+    char lab[3][96], title[160];
+    ftm_svg_event ev[3];
+    int nev = 0, dead0 = m.nchips - ftm_mesh_healthy_count(m0);
+    if (dead0) {
+        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", dead0, cli_s(dead0));
+        ev[nev++] = (ftm_svg_event){ 0, lab[0] };
+    }
+    if (r->died_chip >= 0) {
+        snprintf(lab[nev], sizeof lab[nev], "chip (%d,%d) dies in step %ld",
+                 ftm_mesh_row(&m, r->died_chip), ftm_mesh_col(&m, r->died_chip), fail_step);
+        ev[nev] = (ftm_svg_event){ fail_step, lab[nev] };
+        nev++;
+        snprintf(lab[nev], sizeof lab[nev], "resumed at step %ld on %d chips", r->resumed_step,
+                 r->chips);
+        ev[nev] = (ftm_svg_event){ r->resumed_step, lab[nev] };
+        nev++;
+    }
+    snprintf(title, sizeof title, "training: gradient allreduce %s, one step's bytes",
+             r->algo ? r->algo : "ring");
+    ftm_svg_picture q = { .title = title, .sched = have ? &s : NULL, .only_detours = 1,
+                          .link_bytes = have ? lb : NULL, .loss = loss,
+                          .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev };
+    err = loss ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
+    if (have)
+        ftm_sched_free(&s);
+    free(lb);
+    free(loss);
+    ftm_mesh_free(&m);
+    return err;
+}
