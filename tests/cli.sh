@@ -56,6 +56,9 @@ expect 2 allreduce --iters 0
 expect 2 allreduce --hang-timeout -1
 expect 2 allreduce --link-GBps 0
 expect 2 sweep --bogus
+expect 2 sweep --throughput --overlap 2
+expect 2 sweep --throughput --algos 2d,nope
+expect 2 sweep --throughput --bert-batch-1024 0
 expect 2 allreduce --fail-after 3
 expect 2 train --fail-step 2
 expect 2 rings --algo bidir
@@ -68,6 +71,7 @@ expect 0 --version
 expect 0 rings --help
 expect 0 allreduce --help
 expect 0 sweep --help
+expect 0 sweep --throughput --help
 
 # rings: picture, quality, JSON.
 expect 0 rings --mesh 8x8 --fail 3,4
@@ -111,6 +115,12 @@ tail -1 "$tmp/out" > "$tmp/sum"
 grep -q '"died_chip":\[1,1\]' "$tmp/sum" && grep -q '"bitwise_equal":true' "$tmp/sum" &&
     grep -q '"chips":8' "$tmp/sum" && ok || bad "train fail-during: $(cat "$tmp/sum")"
 expect 2 train --mesh 3x3 --fail-during 3,3
+
+# Training throughput at pod scale: 20 rows with the documented keys.
+expect 0 sweep --throughput --algos 2d --json
+has_keys "$tmp/out" mesh model scenario chips global_batch compute_s allreduce_s step_s \
+    examples_per_s impact_pct
+[ "$(grep -o '"scenario":' "$tmp/out" | wc -l)" = 20 ] && ok || bad "sweep --throughput: want 20 rows"
 
 # Modeled time is deterministic.
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/a"

@@ -54,6 +54,9 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
 struct ftm_cost_params;
 int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, struct ftm_cost_params *p);
 
+/* ftmesh sweep --throughput (sweep_tput.c). */
+int cli_sweep_throughput(int argc, char **argv);
+
 /* Prints the watchdog's report to stderr: each stuck chip, its phase and
  * step, what it waits for, from/to whom and on which link. */
 struct ftm_stuck;

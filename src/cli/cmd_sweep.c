@@ -10,6 +10,7 @@
 static void usage(void)
 {
     printf("usage: ftmesh sweep [--json] [--link-GBps X] [--hop-us X] [--hbm-GBps X]\n"
+           "       ftmesh sweep --throughput [options]   (training throughput; see --throughput --help)\n"
            "\n"
            "The scenario of Kumar & Jouppi (2020), modeled on TPU-v3 links: 16x32 and\n"
            "32x32 tori (512 and 1024 chips), healthy and with one dead host, one dead\n"
@@ -29,6 +30,9 @@ int cli_sweep(int argc, char **argv)
     ftm_cost_params cp;
     ftm_cost_defaults(&cp);
     int json = 0, rc = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--throughput") == 0)
+            return cli_sweep_throughput(argc, argv);
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -4,6 +4,9 @@
 # way).
 libftmesh_la_SOURCES += src/costmodel/costmodel.c src/costmodel/auto.c src/costmodel/sweep.c
 ftmeshinclude_HEADERS += include/ftmesh/costmodel.h include/ftmesh/sweep.h
+# training throughput at pod scale (ftmesh sweep --throughput)
+libftmesh_la_SOURCES += src/costmodel/throughput.c
+ftmeshinclude_HEADERS += include/ftmesh/throughput.h
 
 check_PROGRAMS += tests/test_costmodel
 TESTS += tests/test_costmodel
