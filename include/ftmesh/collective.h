@@ -89,7 +89,6 @@ int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_
 int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ftm_allreduce_2d_mirror_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Building block shared by the algorithms: one step of a ring allreduce

@@ -11,8 +11,6 @@ static const ftm_allreduce_algo algos[] = {
       ftm_allreduce_2d_build },
     { "2d-concurrent", "half the buffer rows-first, half columns-first at once: all 4 links busy",
       ftm_allreduce_2d_concurrent_build },
-    { "2d-mirror", "2d-concurrent on two halves, the second planned on the mesh turned 180 degrees",
-      ftm_allreduce_2d_mirror_build },
     { "tree", "a spanning tree over live links: few steps, for small buffers",
       ftm_allreduce_tree_build },
     { NULL, NULL, NULL },
