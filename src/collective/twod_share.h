@@ -57,5 +57,12 @@ int ftm_twod_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t c
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
 int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* 1 when more than a quarter of the rows or of the columns hold a fault
+ * (allreduce_2d_fallback.c). */
+int ftm_twod_crowded(const ftm_mesh *m);
+/* On a crowded mesh, replaces the built 2-D schedule s by the 1-D ring's
+ * when that models faster (keeping s->algo). Returns 0 or an error (s is
+ * then still the caller's to free). */
+int ftm_twod_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 #endif
