@@ -17,7 +17,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
-#include "twod_share.h"
+#include "allreduce_2d_int.h"
 
 #include <stdlib.h>
 
@@ -37,7 +37,7 @@ static int line_faulty(const ftm_mesh *m, int i, int cols)
     return 0;
 }
 
-int ftm_twod_crowded(const ftm_mesh *m)
+int ar2d_crowded(const ftm_mesh *m)
 {
     int fr = 0, fc = 0;
     for (int r = 0; r < m->rows; r++)
@@ -54,10 +54,10 @@ int ftm_twod_crowded(const ftm_mesh *m)
 static int worth_checking(const ftm_mesh *m)
 {
     int lo = m->rows < m->cols ? m->rows : m->cols;
-    return m->nchips <= 256 || lo <= 4 || ftm_twod_crowded(m);
+    return m->nchips <= 256 || lo <= 4 || ar2d_crowded(m);
 }
 
-int ftm_twod_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     if (!worth_checking(m))
         return 0;
