@@ -331,6 +331,111 @@ START_TEST(test_dead_host_target)
 }
 END_TEST
 
+
+static double model_algo(const char *name, const ftm_mesh *m, size_t count)
+{
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
+    ftm_sched_free(&s);
+    return r.time_s;
+}
+
+/* A healthy mesh never gets "alternate" bands (nothing to go around),
+ * whatever its shape: 1x1 .. 8x8, open and torus. */
+START_TEST(test_healthy_no_alternate)
+{
+    for (int R = 1; R <= 8; R++)
+        for (int C = 1; C <= 8; C++) {
+            ftm_mesh m;
+            ck_assert_int_eq(ftm_mesh_init(&m, R, C, _i), 0);
+            ftm_plan2d p;
+            ck_assert_int_eq(ftm_plan2d_build(&m, &p), 0);
+            check_plan(&m, &p);
+            for (int b = 0; b < p.nbands; b++)
+                ck_assert_msg(!p.bands[b].alternate, "%dx%d%s band %d alternate", R, C,
+                              _i ? " torus" : "", b);
+            ftm_plan2d_free(&p);
+            ftm_mesh_free(&m);
+        }
+}
+END_TEST
+
+/* Bands use the router's ring where it is better than a snake: 3x3 minus
+ * its centre is one band whose rings are the 8-hop cycle round the hole
+ * (a snake needs 14 hops, with two 4-hop detours). */
+START_TEST(test_band_router_ring)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 1, 1), 0);
+    ftm_plan2d p;
+    ck_assert_int_eq(ftm_plan2d_build(&m, &p), 0);
+    ck_assert_int_eq(p.nbands, 1);
+    ck_assert_int_eq(p.bands[0].fwd.path_off[8], 8);
+    ck_assert_int_eq(p.bands[0].rev.path_off[8], 8);
+    ck_assert_int_eq(p.max_load, 1);
+    ck_assert(p.bands[0].alternate);
+    ftm_plan2d_free(&p);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* On every sweep mesh (2x2 .. 8x8, open and torus, every fault kind) "2d"
+ * and "2d-concurrent" are modeled at most 2x the 1-D ring (1 MB). */
+START_TEST(test_within_2x_ring)
+{
+    for (int j = 0; j < 7; j++) {
+        int i = _i * 7 + j;
+        if (sanitizer_scale() && j != 3)
+            continue;
+        ftm_mesh m;
+        if (sweep_mesh(i, &m)) {
+            ftm_mesh_free(&m);
+            continue;
+        }
+        double ring = model_algo("ring", &m, 250000);
+        for (int a = 0; a < 2; a++) {
+            double t = model_algo(a ? "2d-concurrent" : "2d", &m, 250000);
+            ck_assert_msg(t <= 2 * ring, "sweep mesh %d %dx%d: %s %.4g ms, ring %.4g ms", i, m.rows,
+                          m.cols, a ? "2d-concurrent" : "2d", t * 1e3, ring * 1e3);
+        }
+        ftm_mesh_free(&m);
+    }
+}
+END_TEST
+
+/* Graceful degradation on bigger crowded meshes (100 MB): never above 2x
+ * the ring, and with two faults below it (measured: 2d 2.21 ms, ring
+ * 3.00 ms on the 16x16 torus). */
+START_TEST(test_crowded_degrades_gracefully)
+{
+    static const int cfg[][4] = { /* rows, cols, torus, random dead chips */
+        { 16, 16, 1, 2 }, { 16, 16, 1, 40 }, { 12, 12, 0, 20 }, { 16, 16, 0, 60 } };
+    if (_i > 0 && sanitizer_scale())
+        return;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, cfg[_i][0], cfg[_i][1], cfg[_i][2]), 0);
+    ftm_mesh_fail_random(&m, cfg[_i][3], 7);
+    int x, y;
+    if (ftm_mesh_check_connected(&m, &x, &y)) {
+        ftm_mesh_free(&m);
+        return;
+    }
+    double ring = model_algo("ring", &m, 25000000);
+    for (int a = 0; a < 2; a++) {
+        double t = model_algo(a ? "2d-concurrent" : "2d", &m, 25000000);
+        ck_assert_msg(t <= 2 * ring, "case %d: %.4g ms vs ring %.4g ms", _i, t * 1e3, ring * 1e3);
+        if (_i == 0) /* two faults: still a 2-D schedule, below the ring */
+            ck_assert_double_lt(t, 0.8 * ring);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 typedef struct thr_ctx { const ftm_sched *s; float **b; } thr_ctx;
 
 static int chip_fn(ftm_chip *chip, void *arg)
@@ -399,6 +504,10 @@ Suite *twod_suite(void)
     tcase_add_test(tm, test_common_faults_stay_2d);
     tcase_add_loop_test(tm, test_dead_host_target, 0, 3);
     tcase_add_test(tm, test_pod_busbw);
+    tcase_add_loop_test(tm, test_healthy_no_alternate, 0, 2);
+    tcase_add_test(tm, test_band_router_ring);
+    tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);
+    tcase_add_loop_test(tm, test_crowded_degrades_gracefully, 0, 4);
     tcase_set_timeout(tm, 120);
     suite_add_tcase(su, tm);
     TCase *tt = tcase_create("threads");

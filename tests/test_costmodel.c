@@ -8,6 +8,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
+#include "ftmesh/throughput.h"
 
 static const double HOP = 1e-6, LINK = 100e9, HBM = 900e9;
 
@@ -382,6 +383,76 @@ START_TEST(test_model_only_speed)
 }
 END_TEST
 
+
+/* The step formula, exactly: batch split over the healthy chips, compute
+ * at the sustained rate, plus the part of the allreduce not hidden. */
+START_TEST(test_tput_step_formula)
+{
+    ftm_tput_params p;
+    ftm_tput_defaults(&p);
+    p.overlap = 0.25;
+    ftm_tput_row r;
+    memset(&r, 0, sizeof r);
+    r.chips = 1020;
+    r.global_batch = 32768;
+    r.allreduce_s = 1e-3;
+    ftm_tput_step(&p, 0, &r);
+    double compute = 32768.0 / 1020 * (3.0 * 2.0 * 4.1e9) / 50e12;
+    ck_close(r.compute_s, compute);
+    ck_close(r.step_s, compute + 0.75e-3);
+    ck_close(r.examples_per_s, 32768.0 / (compute + 0.75e-3));
+    ftm_tput_step(&p, 1, &r); /* BERT-large: 6 x 340M x 512 per example */
+    ck_close(r.compute_s, 32768.0 / 1020 * 6.0 * 340e6 * 512 / 50e12);
+}
+END_TEST
+
+START_TEST(test_tput_rejects_bad_params)
+{
+    ftm_tput_params p;
+    ftm_tput_row *rows = NULL;
+    int n = 0;
+    ftm_tput_defaults(&p);
+    p.overlap = 1.5;
+    ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), FTM_EINVAL);
+    ftm_tput_defaults(&p);
+    p.algos[0] = "no-such-algo";
+    ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), FTM_EINVAL);
+    ftm_tput_defaults(&p);
+    p.global_batch[1][0] = 0;
+    ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), FTM_EINVAL);
+    ck_assert_ptr_null(rows);
+}
+END_TEST
+
+/* The paper's metric on the 512- and 1024-chip tori with the default
+ * compute model: one dead host, chip or link costs at most 10% of the
+ * training throughput, two dead hosts at most 20%, and no fault helps.
+ * Model only (40 schedules); skipped under sanitizers (minutes there). */
+START_TEST(test_tput_minimal_impact)
+{
+    const char *e = getenv("FTMESH_TEST_SCALE");
+    if (e && strcmp(e, "sanitizer") == 0)
+        return;
+    ftm_tput_params p;
+    ftm_tput_defaults(&p);
+    ftm_tput_row *rows = NULL;
+    int n = 0;
+    ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), 0);
+    ck_assert_int_eq(n, FTM_TPUT_NMESHES * FTM_TPUT_NMODELS * FTM_TPUT_NSCEN);
+    for (int i = 0; i < n; i++) {
+        const ftm_tput_row *r = &rows[i];
+        int two = strcmp(r->scenario, "two-dead-hosts") == 0;
+        ck_assert_msg(r->impact_pct <= (two ? 20.0 : 10.0), "%dx%d %s %s: impact %.2f%%", r->rows,
+                      r->cols, r->model, r->scenario, r->impact_pct);
+        ck_assert_double_ge(r->impact_pct, strcmp(r->scenario, "healthy") == 0 ? 0.0 : 1e-9);
+        ck_assert_double_ge(r->step_s, r->compute_s + r->allreduce_s * (1 - 1e-12));
+        ck_assert_int_eq(r->chips, r->rows * r->cols - (two ? 8 : strcmp(r->scenario, "dead-host") == 0 ? 4
+                                                        : strcmp(r->scenario, "dead-chip") == 0 ? 1 : 0));
+    }
+    free(rows);
+}
+END_TEST
+
 Suite *costmodel_suite(void);
 Suite *costmodel_suite(void)
 {
@@ -396,8 +467,14 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_determinism_and_link_bytes);
     tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
     tcase_add_test(tc, test_model_only_speed);
+    tcase_add_test(tc, test_tput_step_formula);
+    tcase_add_test(tc, test_tput_rejects_bad_params);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(su, tc);
+    TCase *tp = tcase_create("throughput"); /* 40 pod-sized schedules */
+    tcase_add_test(tp, test_tput_minimal_impact);
+    tcase_set_timeout(tp, 300);
+    suite_add_tcase(su, tp);
     return su;
 }
 

@@ -141,6 +141,15 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo);
  * to f; 0 or an FTM_E* code. */
 struct ftm_train_result;
 int cli_train_svg(FILE *f, const ftm_mesh *m, const struct ftm_train_result *r, long fail_step);
+/* ftmesh sweep --throughput (sweep_tput.c). cli_tput_set applies
+ * throughput option k (0 overlap, 1 chip-TFLOPS, 2 resnet50-GFLOP,
+ * 3 bert-GFLOP, 4-7 the batches: resnet50 512/1024, bert 512/1024,
+ * 8 algos; *abuf keeps the --algos names) and returns 0 or CLI_EXIT_USAGE;
+ * cli_sweep_throughput runs and prints the table. */
+struct ftm_tput_params;
+int cli_tput_set(const char *cmd, int k, const char *name, const char *val,
+                 struct ftm_tput_params *p, char **abuf);
+int cli_sweep_throughput(const struct ftm_tput_params *p, int json);
 
 /* Prints the watchdog's report to stderr: each stuck chip, its phase and
  * step, what it waits for, from/to whom and on which link. */

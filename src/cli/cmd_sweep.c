@@ -1,6 +1,7 @@
 /* ftmesh sweep: the paper's scenario table, modeled. */
 #include "cli.h"
 #include "ftmesh/sweep.h"
+#include "ftmesh/throughput.h"
 #include "ftmesh/error.h"
 
 #include <stdio.h>
@@ -10,11 +11,31 @@ static const cli_opt sweep_table[] = {
     { "json", NULL, CLI_O_JSON, "one JSON object: {\"rows\":[{...}, ...]}" },
     { NULL, NULL, 0, NULL },
 };
-static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, NULL };
+enum {
+    O_TPUT = CLI_O_CMD, O_OVERLAP, O_CHIP_TFLOPS, O_RESNET_GFLOP, O_BERT_GFLOP, O_RB512, O_RB1024,
+    O_BB512, O_BB1024, O_ALGOS
+};
+/* ftmesh sweep --throughput (sweep_tput.c) */
+static const cli_opt tput_table[] = {
+    { "throughput", NULL, O_TPUT, "training throughput at pod scale instead (the options below)" },
+    { "overlap", "F", O_OVERLAP, "share of the allreduce hidden under the backward pass, 0..1\n(default 0)" },
+    { "chip-TFLOPS", "X", O_CHIP_TFLOPS, "sustained TFLOP/s per chip (default 50; TPU-v3 peak 123)" },
+    { "resnet50-GFLOP", "X", O_RESNET_GFLOP, "GFLOP per ResNet-50 training example (default 24.6)" },
+    { "bert-GFLOP", "X", O_BERT_GFLOP,
+      "GFLOP per BERT-large training example (default 1044.48:\n6 x 340M parameters x 512 tokens)" },
+    { "resnet50-batch-512", "N", O_RB512, "ResNet-50 global batch on 512 chips (default 16384)" },
+    { "resnet50-batch-1024", "N", O_RB1024, "ResNet-50 global batch on 1024 chips (default 32768)" },
+    { "bert-batch-512", "N", O_BB512, "BERT-large global batch on 512 chips (default 4096)" },
+    { "bert-batch-1024", "N", O_BB1024, "BERT-large global batch on 1024 chips (default 8192)" },
+    { "algos", "A,B", O_ALGOS, "allreduce candidates, the fastest is used\n(default 2d,2d-concurrent)" },
+    { NULL, NULL, 0, NULL },
+};
+static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, tput_table, NULL };
 
 static void usage(void)
 {
     printf("usage: ftmesh sweep [--json] [--link-GBps X] [--hop-us X] [--hbm-GBps X]\n"
+           "       ftmesh sweep --throughput [--json] [throughput options] [cost options]\n"
            "\n"
            "The scenario of Kumar & Jouppi (2020), modeled on TPU-v3 links: 16x32 and\n"
            "32x32 tori (512 and 1024 chips), healthy and with one dead host, one dead\n"
@@ -23,22 +44,40 @@ static void usage(void)
            "busbw, overhead vs the same algorithm on the healthy torus, and vs the\n"
            "best algorithm on the healthy torus. '*' marks the fastest algorithm of\n"
            "each (mesh, scenario, model). No data moves, so it takes seconds.\n"
+           "\n"
+           "With --throughput: the training step per mesh, model and scenario (also two\n"
+           "dead hosts): every healthy chip computes its share of the global batch (dead\n"
+           "chips' examples move to the survivors), then the gradient allreduce runs\n"
+           "(modeled); columns: compute, allreduce, step time, examples/s, and the\n"
+           "throughput lost against the healthy torus (impact, %%).\n"
            "\n");
     cli_print_opts(stdout, "Options", sweep_tables, 0, 2);
+    cli_print_opts(stdout, "Throughput options", sweep_tables, 2, 3);
 }
 
 typedef struct sweep_args {
     int json;
     ftm_cost_params cp;
+    int throughput;
+    const char *tput_only;   /* a throughput option given (its name) */
+    ftm_tput_params tp;
+    char *algos;             /* --algos copy, the names point into it */
 } sweep_args;
 
 static int sweep_opt(void *ctx, int id, const char *name, const char *val)
 {
     sweep_args *a = ctx;
-    (void)name;
     if (id == CLI_O_JSON) {
         a->json = 1;
         return 0;
+    }
+    if (id == O_TPUT) {
+        a->throughput = 1;
+        return 0;
+    }
+    if (id > O_TPUT) {
+        a->tput_only = name;
+        return cli_tput_set("sweep", id - O_OVERLAP, name, val, &a->tp, &a->algos);
     }
     return cli_cost_set("sweep", id, val, &a->cp);
 }
@@ -100,12 +139,20 @@ int cli_sweep(int argc, char **argv)
 {
     sweep_args a = { 0 };
     ftm_cost_defaults(&a.cp);
+    ftm_tput_defaults(&a.tp);
     int rc = cli_parse("sweep", argc, argv, sweep_tables, sweep_opt, &a);
-    if (rc == CLI_HELP) {
+    if (rc == CLI_HELP)
         usage();
-        return 0;
+    else if (!rc && a.tput_only && !a.throughput)
+        rc = cli_usage_error("sweep", "--%s needs --throughput", a.tput_only);
+    else if (!rc && a.throughput) {
+        a.tp.cost = a.cp;
+        rc = cli_sweep_throughput(&a.tp, a.json);
     }
-    if (rc)
+    free(a.algos);
+    if (rc == CLI_HELP)
+        return 0;
+    if (rc || a.throughput)
         return rc;
     ftm_sweep_row *rows = NULL;
     int n = 0, err = ftm_sweep_run(&a.cp, &rows, &n);

@@ -192,12 +192,20 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
     return rc;
 }
 
+/* Both entry points fall back to the 1-D ring on crowded meshes when it
+ * models faster (allreduce_2d_fallback.c). */
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ar2d_build_range(s, m, 0, count, count, red, "2d");
+    int rc = ar2d_build_range(s, m, 0, count, count, red, "2d");
+    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+        ftm_sched_free(s);
+    return rc;
 }
 
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ar2d_build_concurrent(s, m, count, red);
+    int rc = ar2d_build_concurrent(s, m, count, red);
+    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+        ftm_sched_free(s);
+    return rc;
 }

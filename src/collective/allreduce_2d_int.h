@@ -54,5 +54,12 @@ int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
 int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* 1 when more than a quarter of the rows or of the columns hold a fault
+ * (allreduce_2d_fallback.c). */
+int ar2d_crowded(const ftm_mesh *m);
+/* On a crowded, small or thin mesh, replaces the built 2-D schedule s by
+ * the 1-D ring's when that models faster (keeping s->algo). Returns 0 or
+ * an error (s is then still the caller's to free). */
+int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 #endif

@@ -2,13 +2,13 @@
 # registry, --algo auto and the scenario sweep (above the cost model), and
 # the run-and-verify harness (above the runtime)
 libftmesh_la_SOURCES += src/collective/ring.c src/collective/registry.c src/collective/run.c \
-	src/collective/tree.c src/collective/auto.c src/collective/sweep.c
-ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h
+	src/collective/tree.c src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
+ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
 
 # the 2-D allreduce family
 libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
-	src/collective/allreduce_2d_conc.c
+	src/collective/allreduce_2d_conc.c src/collective/allreduce_2d_fallback.c
 noinst_HEADERS += src/collective/allreduce_2d_int.h
 
 check_PROGRAMS += tests/test_allreduce

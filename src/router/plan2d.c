@@ -143,6 +143,61 @@ static int seams(const band_ctx *x, int r0, int nr, int *out)
     return n;
 }
 
+/* The router's ring over the healthy chips of rows [r0, r0+nr) (a mesh of
+ * those rows, with only the links among them), in chip ids of x->m, into
+ * out; or 0 chips when the band's chips are not connected among
+ * themselves. Returns the count or an error. */
+static int band_router_order(const band_ctx *x, int r0, int nr, int *out)
+{
+    const ftm_mesh *m = x->m;
+    ftm_mesh b;
+    int rc = ftm_mesh_init(&b, nr, m->cols, m->torus);
+    if (rc)
+        return rc;
+    for (int r = 0; r < nr; r++)
+        for (int c = 0; c < m->cols; c++) {
+            int a = ftm_mesh_chip(m, r0 + r, c), k = ftm_mesh_chip(&b, r, c);
+            b.chip_dead[k] = m->chip_dead[a];
+            for (int d = 0; d < FTM_NDIRS; d++) {
+                int na = ftm_mesh_neighbor(m, a, d), nk = ftm_mesh_neighbor(&b, k, d);
+                int same = na >= 0 && nk >= 0 && ftm_mesh_row(m, na) - r0 == ftm_mesh_row(&b, nk) &&
+                           ftm_mesh_col(m, na) == ftm_mesh_col(&b, nk);
+                b.link_dead[k * FTM_NDIRS + d] = !same || !ftm_mesh_link_live(m, a, d);
+            }
+        }
+    ftm_ring g = { 0 };
+    rc = ftm_router_ring(&b, &g);
+    int n = 0;
+    if (rc == FTM_EPARTITION || rc == FTM_EALLDEAD)
+        rc = 0;
+    else if (!rc)
+        for (; n < g.n; n++)
+            out[n] = ftm_mesh_chip(m, r0 + ftm_mesh_row(&b, g.chips[n]), ftm_mesh_col(&b, g.chips[n]));
+    ftm_ring_free(&g);
+    ftm_mesh_free(&b);
+    return rc ? rc : n;
+}
+
+/* Candidate ring orders of rows [r0, r0+nr): snakes from every seam, both
+ * ways, then the router's ring of the band and its reverse. Writes
+ * candidate k to x->order; returns its length, 0 for none (k past the
+ * last) or an error. */
+static int candidate(band_ctx *x, int r0, int nr, const int *sv, int ns, int k)
+{
+    if (k < 4 * ns)
+        return snake(x, r0, nr, sv[k / 4], (k / 2) & 1, k & 1, x->order);
+    if (k > 4 * ns + 1)
+        return 0;
+    int n = band_router_order(x, r0, nr, x->order);
+    if (n > 0 && k == 4 * ns + 1)
+        for (int i = 0; i < n / 2; i++) {
+            int t = x->order[i];
+            x->order[i] = x->order[n - 1 - i];
+            x->order[n - 1 - i] = t;
+        }
+    return n;
+}
+
 /* Picks the best ring of rows [r0, r0+nr) given load x->load, stores it in
  * r and adds its edges to x->load. */
 static int best_ring(band_ctx *x, int r0, int nr, ftm_ring *r, long *smax, long *scost)
@@ -150,23 +205,27 @@ static int best_ring(band_ctx *x, int r0, int nr, ftm_ring *r, long *smax, long 
     int sv[MAX_SEAMS], ns = seams(x, r0, nr, sv), nl = x->m->nchips * FTM_NDIRS;
     int found = 0, rc = 0;
     long bmax = 0, bcost = 0;
-    for (int si = 0; si < ns && !rc; si++)
-        for (int dir0 = 0; dir0 < 2 && !rc; dir0++)
-            for (int up = 0; up < 2 && !rc; up++) {
-                int n = snake(x, r0, nr, sv[si], dir0, up, x->order);
-                memcpy(x->tmp, x->load, sizeof(int) * (size_t)nl);
-                long cm, cc;
-                rc = route_ring(x, x->order, n, x->tmp, &cm, &cc);
-                if (rc)
-                    break;
-                if (!found || cm < bmax || (cm == bmax && cc < bcost)) {
-                    found = 1;
-                    bmax = cm;
-                    bcost = cc;
-                    memcpy(x->best, x->tmp, sizeof(int) * (size_t)nl);
-                    rc = rtr_ring_set(r, x->order, n, x->off, x->dirs);
-                }
-            }
+    for (int k = 0; k < 4 * ns + 2 && !rc; k++) {
+        int n = candidate(x, r0, nr, sv, ns, k);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if (n == 0 && k >= 4 * ns) /* no router ring: the band is cut */
+            continue;
+        memcpy(x->tmp, x->load, sizeof(int) * (size_t)nl);
+        long cm, cc;
+        rc = route_ring(x, x->order, n, x->tmp, &cm, &cc);
+        if (rc)
+            break;
+        if (!found || cm < bmax || (cm == bmax && cc < bcost)) {
+            found = 1;
+            bmax = cm;
+            bcost = cc;
+            memcpy(x->best, x->tmp, sizeof(int) * (size_t)nl);
+            rc = rtr_ring_set(r, x->order, n, x->off, x->dirs);
+        }
+    }
     if (!rc) {
         memcpy(x->load, x->best, sizeof(int) * (size_t)nl);
         *smax = bmax;
@@ -243,6 +302,26 @@ void ftm_plan2d_free(ftm_plan2d *p)
     memset(p, 0, sizeof *p);
 }
 
+/* 1 when rows [r0, r0+nr) hold a dead chip or a dead link between two of
+ * their chips: a band is "alternate" only around a fault (a healthy open
+ * mesh's odd band has a detour too, but nothing to go around). */
+static int band_has_fault(const ftm_mesh *m, int r0, int nr)
+{
+    for (int r = r0; r < r0 + nr; r++)
+        for (int c = 0; c < m->cols; c++) {
+            int a = ftm_mesh_chip(m, r, c);
+            if (!ftm_mesh_alive(m, a))
+                return 1;
+            for (int d = 0; d < FTM_NDIRS; d++) {
+                int nb = ftm_mesh_neighbor(m, a, d);
+                int in = nb >= 0 && ftm_mesh_row(m, nb) >= r0 && ftm_mesh_row(m, nb) < r0 + nr;
+                if (in && !ftm_mesh_link_live(m, a, d))
+                    return 1;
+            }
+        }
+    return 0;
+}
+
 /* Re-plans the dirty run of bands [a, e] (indices into p->bands). */
 static int replan_run(band_ctx *x, ftm_plan2d *p, int a, int e, const int *dirty, int *used)
 {
@@ -291,7 +370,7 @@ static int replan_run(band_ctx *x, ftm_plan2d *p, int a, int e, const int *dirty
         int lo = a - bx, hi = e + by;
         ftm_plan2d_band *nb = &p->bands[lo];
         nb->nrows = p->bands[hi].row0 + p->bands[hi].nrows - nb->row0;
-        nb->alternate = 1;
+        nb->alternate = band_has_fault(m, nb->row0, nb->nrows);
         ftm_ring_free(&nb->fwd);
         ftm_ring_free(&nb->rev);
         nb->fwd = bf;

@@ -1,0 +1,59 @@
+/* Training throughput at pod scale (the paper's metric): per step, every
+ * healthy chip computes its share of the global batch, then the gradient
+ * allreduce runs (modeled); a fraction of the allreduce may hide under the
+ * backward pass.
+ *
+ *   compute_s   = (global_batch / healthy_chips) * flops_per_example / chip_flops
+ *                 (dead chips' examples move to the survivors: x P/(P-k))
+ *   step_s      = compute_s + (1 - overlap) * allreduce_s
+ *   examples/s  = global_batch / step_s
+ *   impact_pct  = 100 * (1 - examples/s / the healthy torus's examples/s)
+ *
+ * The defaults and their sources are in ftm_tput_defaults (throughput.c)
+ * and the README ("Training throughput at pod scale").
+ */
+#ifndef FTMESH_THROUGHPUT_H
+#define FTMESH_THROUGHPUT_H
+
+#include <stddef.h>
+#include "ftmesh/costmodel.h"
+
+enum { FTM_TPUT_NMODELS = 2, FTM_TPUT_NMESHES = 2, FTM_TPUT_NSCEN = 5, FTM_TPUT_MAXALGOS = 8 };
+
+typedef struct ftm_tput_params {
+    ftm_cost_params cost;       /* the links (allreduce model) */
+    double chip_flops;          /* sustained FLOP/s of one chip */
+    double overlap;             /* 0..1: share of the allreduce hidden */
+    double flops_per_example[FTM_TPUT_NMODELS];    /* resnet50, bert-large */
+    long global_batch[FTM_TPUT_NMODELS][FTM_TPUT_NMESHES]; /* [model][16x32, 32x32] */
+    const char *algos[FTM_TPUT_MAXALGOS]; /* candidates; the fastest is used */
+    int nalgos;
+} ftm_tput_params;
+
+typedef struct ftm_tput_row {
+    int rows, cols;             /* torus */
+    const char *model;          /* "resnet50", "bert-large" */
+    const char *scenario;       /* healthy, dead-host, dead-chip, dead-link, two-dead-hosts */
+    const char *fault;          /* as command-line options ("" when healthy) */
+    int chips;                  /* healthy chips */
+    long global_batch;
+    const char *algo;           /* fastest candidate for this mesh and model */
+    double compute_s, allreduce_s, step_s, examples_per_s, impact_pct;
+} ftm_tput_row;
+
+/* TPU-v3 and MLPerf defaults; candidates "2d" and "2d-concurrent". */
+void ftm_tput_defaults(ftm_tput_params *p);
+
+/* Fills compute_s, step_s and examples_per_s of row from its chips,
+ * global_batch and allreduce_s, for model index md (0 resnet50, 1
+ * bert-large). impact_pct is left alone. */
+void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row);
+
+/* The table: meshes 16x32 and 32x32 torus, models as above, scenarios as
+ * above (two dead hosts: far apart, see throughput.c). Returns 0 with a
+ * malloc'd array (free()) of FTM_TPUT_NMESHES * FTM_TPUT_NMODELS *
+ * FTM_TPUT_NSCEN rows (mesh, model, scenario nesting), FTM_EINVAL (bad
+ * parameter or unknown algorithm) or another error. */
+int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows);
+
+#endif

@@ -1,0 +1,206 @@
+/* Training throughput at pod scale: compute per chip plus the modeled
+ * gradient allreduce, healthy and with faults (throughput.h).
+ *
+ * Defaults and where they come from:
+ *  - ResNet-50: 4.1e9 multiply-adds per 224x224 image forward (He et al.
+ *    2016 give 3.8e9 for their variant; v1.5, which MLPerf uses, ~4.1e9),
+ *    2 FLOPs each, and backward ~2x forward: 3 x 2 x 4.1e9 = 24.6 GFLOP per
+ *    training example;
+ *  - BERT-large: 6 FLOPs per parameter per token for forward + backward
+ *    (Kaplan et al. 2020, "6N"; attention adds ~5% at length 512 and is
+ *    left out), 340M parameters, 512 tokens per sequence (MLPerf BERT's
+ *    maximum length): 6 x 340e6 x 512 = 1.044 TFLOP per example;
+ *  - chip: TPU-v3 peaks at 123 TFLOP/s (bf16, 2 cores; Jouppi et al.,
+ *    CACM 2020); sustained 50 TFLOP/s (~40% of peak) is assumed;
+ *  - global batch: ResNet-50 32 images per chip (16384 on 512 chips, 32768
+ *    on 1024: the batch Google's TPU-v3 pod runs used with LARS), BERT-large
+ *    8 sequences per chip (4096 and 8192). These are the defaults, not
+ *    figures read from the MLPerf v0.7 result tables; all are options.
+ */
+#include "ftmesh/throughput.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/error.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int mesh_rc[FTM_TPUT_NMESHES][2] = { { 16, 32 }, { 32, 32 } };
+static const char *const model_name[FTM_TPUT_NMODELS] = { "resnet50", "bert-large" };
+static const size_t model_params[FTM_TPUT_NMODELS] = { 25600000, 340000000 };
+static const char *const scen[FTM_TPUT_NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link",
+                                                  "two-dead-hosts" };
+/* The faults of ftmesh sweep, and two hosts half a torus apart. */
+static const char *const fault_txt[FTM_TPUT_NMESHES][FTM_TPUT_NSCEN] = {
+    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
+      "--fail-host 4,8 --fail-host 12,24" },
+    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17",
+      "--fail-host 8,8 --fail-host 24,24" },
+};
+
+void ftm_tput_defaults(ftm_tput_params *p)
+{
+    memset(p, 0, sizeof *p);
+    ftm_cost_defaults(&p->cost);
+    p->chip_flops = 50e12;
+    p->overlap = 0;
+    p->flops_per_example[0] = 3.0 * 2.0 * 4.1e9;
+    p->flops_per_example[1] = 6.0 * 340e6 * 512;
+    p->global_batch[0][0] = 16384;
+    p->global_batch[0][1] = 32768;
+    p->global_batch[1][0] = 4096;
+    p->global_batch[1][1] = 8192;
+    p->algos[0] = "2d";
+    p->algos[1] = "2d-concurrent";
+    p->nalgos = 2;
+}
+
+void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)
+{
+    double per_chip = (double)row->global_batch / (double)row->chips;
+    row->compute_s = per_chip * p->flops_per_example[md] / p->chip_flops;
+    row->step_s = row->compute_s + (1.0 - p->overlap) * row->allreduce_s;
+    row->examples_per_s = (double)row->global_batch / row->step_s;
+}
+
+static int make_mesh(ftm_mesh *m, int mi, int sc)
+{
+    int R = mesh_rc[mi][0], C = mesh_rc[mi][1], r = R / 2, c = C / 2;
+    int rc = ftm_mesh_init(m, R, C, 1);
+    if (rc)
+        return rc;
+    if (sc == 1)
+        rc = ftm_mesh_fail_host(m, r, c);
+    else if (sc == 2)
+        rc = ftm_mesh_fail_chip(m, r, c);
+    else if (sc == 3)
+        rc = ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
+    else if (sc == 4) {
+        rc = ftm_mesh_fail_host(m, R / 4, C / 4);
+        if (!rc)
+            rc = ftm_mesh_fail_host(m, 3 * R / 4, 3 * C / 4);
+    }
+    if (rc)
+        ftm_mesh_free(m);
+    return rc;
+}
+
+typedef struct job {
+    const ftm_tput_params *p;
+    ftm_allreduce_build_fn fn[FTM_TPUT_MAXALGOS];
+    ftm_tput_row *rows;
+    int total, next, rc;
+    pthread_mutex_t mu;
+} job;
+
+/* Row i: the fastest candidate's modeled allreduce and the step. */
+static int run_row(const job *J, int i)
+{
+    int sc = i % FTM_TPUT_NSCEN, md = (i / FTM_TPUT_NSCEN) % FTM_TPUT_NMODELS,
+        mi = i / FTM_TPUT_NSCEN / FTM_TPUT_NMODELS;
+    ftm_mesh m;
+    int rc = make_mesh(&m, mi, sc);
+    if (rc)
+        return rc;
+    ftm_tput_row *w = &J->rows[i];
+    w->rows = mesh_rc[mi][0];
+    w->cols = mesh_rc[mi][1];
+    w->model = model_name[md];
+    w->scenario = scen[sc];
+    w->fault = fault_txt[mi][sc];
+    w->chips = ftm_mesh_healthy_count(&m);
+    w->global_batch = J->p->global_batch[md][mi];
+    for (int a = 0; a < J->p->nalgos && !rc; a++) {
+        ftm_sched s;
+        ftm_cost_result r;
+        rc = J->fn[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
+        if (rc)
+            break;
+        rc = ftm_cost_sched(&s, &m, &J->p->cost, &r, NULL);
+        ftm_sched_free(&s);
+        if (!rc && (!w->algo || r.time_s < w->allreduce_s)) {
+            w->algo = J->p->algos[a];
+            w->allreduce_s = r.time_s;
+        }
+    }
+    ftm_mesh_free(&m);
+    if (!rc)
+        ftm_tput_step(J->p, md, w);
+    return rc;
+}
+
+static void *worker(void *arg)
+{
+    job *J = arg;
+    for (;;) {
+        pthread_mutex_lock(&J->mu);
+        int i = J->rc ? J->total : J->next++;
+        pthread_mutex_unlock(&J->mu);
+        if (i >= J->total)
+            return NULL;
+        int rc = run_row(J, i);
+        if (rc) {
+            pthread_mutex_lock(&J->mu);
+            if (!J->rc)
+                J->rc = rc;
+            pthread_mutex_unlock(&J->mu);
+        }
+    }
+}
+
+static int check_params(const ftm_tput_params *p, job *J)
+{
+    if (!(p->chip_flops > 0) || !(p->overlap >= 0 && p->overlap <= 1) || p->nalgos < 1 ||
+        p->nalgos > FTM_TPUT_MAXALGOS)
+        return FTM_EINVAL;
+    for (int md = 0; md < FTM_TPUT_NMODELS; md++) {
+        if (!(p->flops_per_example[md] > 0))
+            return FTM_EINVAL;
+        for (int mi = 0; mi < FTM_TPUT_NMESHES; mi++)
+            if (p->global_batch[md][mi] < 1)
+                return FTM_EINVAL;
+    }
+    for (int a = 0; a < p->nalgos; a++) {
+        const ftm_allreduce_algo *al = p->algos[a] ? ftm_allreduce_find(p->algos[a]) : NULL;
+        if (!al)
+            return FTM_EINVAL;
+        J->fn[a] = al->build;
+    }
+    return 0;
+}
+
+int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows)
+{
+    enum { NTHREADS = 2 }; /* as ftmesh sweep: 2 cores, one schedule each */
+    job J;
+    memset(&J, 0, sizeof J);
+    int rc = check_params(p, &J);
+    if (rc)
+        return rc;
+    J.p = p;
+    J.total = FTM_TPUT_NMESHES * FTM_TPUT_NMODELS * FTM_TPUT_NSCEN;
+    J.rows = calloc((size_t)J.total, sizeof *J.rows);
+    if (!J.rows)
+        return FTM_ENOMEM;
+    pthread_mutex_init(&J.mu, NULL);
+    pthread_t th;
+    int started = pthread_create(&th, NULL, worker, &J) == 0;
+    worker(&J);
+    if (started)
+        pthread_join(th, NULL);
+    pthread_mutex_destroy(&J.mu);
+    rc = J.rc;
+    /* Impact against the healthy row of the same mesh and model (the
+     * first of each group of scenarios). */
+    for (int i = 0; i < J.total && !rc; i++) {
+        const ftm_tput_row *h = &J.rows[i - i % FTM_TPUT_NSCEN];
+        J.rows[i].impact_pct = 100.0 * (1.0 - J.rows[i].examples_per_s / h->examples_per_s);
+    }
+    if (rc) {
+        free(J.rows);
+        return rc;
+    }
+    *out = J.rows;
+    *nrows = J.total;
+    return 0;
+}
