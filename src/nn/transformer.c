@@ -111,41 +111,76 @@ void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
     }
 }
 
-static inline float keep_scale(const ftm_nn_dropout *dp, int n, size_t e)
+/* Dropout of example n: the RNG key prefix (seed, step, example, layer) is
+ * mixed once, then one mix per element (the same bits as ftm_rng_uniform
+ * on the whole key). keep = 1/(1-p) or 0. */
+typedef struct drop_ex {
+    uint64_t prefix;
+    float p, keep;
+} drop_ex;
+
+static inline drop_ex drop_example(const ftm_nn_dropout *dp, int n)
 {
-    float u = ftm_rng_uniform(dp->seed, dp->step,
-                              (uint64_t)(dp->first_example + n), dp->layer, e);
-    return u >= dp->p ? 1.0f / (1.0f - dp->p) : 0.0f;
+    drop_ex x = {ftm_rng_prefix(dp->seed, dp->step, (uint64_t)(dp->first_example + n),
+                                dp->layer),
+                 dp->p, 1.0f / (1.0f - dp->p)};
+    return x;
+}
+
+static inline float keep_scale(const drop_ex *x, size_t e)
+{
+    return ftm_rng_to_uniform(ftm_rng_u64_at(x->prefix, e)) >= x->p ? x->keep : 0.0f;
+}
+
+static int dropout_on(const ftm_nn_dropout *dp)
+{
+    return dp && dp->p > 0.0f;
 }
 
 void ftm_nn_dropout_forward(float *out, const float *inp, int N, size_t E,
                             const ftm_nn_dropout *dp)
 {
-    for (int n = 0; n < N; n++)
+    if (!dropout_on(dp)) {
+        if (out != inp)
+            memcpy(out, inp, sizeof(float) * (size_t)N * E);
+        return;
+    }
+    for (int n = 0; n < N; n++) {
+        drop_ex x = drop_example(dp, n);
         for (size_t e = 0; e < E; e++) {
             size_t i = (size_t)n * E + e;
-            out[i] = (dp && dp->p > 0.0f) ? inp[i] * keep_scale(dp, n, e) : inp[i];
+            out[i] = inp[i] * keep_scale(&x, e);
         }
+    }
 }
 
 void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
                              const ftm_nn_dropout *dp)
 {
-    for (int n = 0; n < N; n++)
+    size_t NE = (size_t)N * E;
+    if (!dropout_on(dp)) {
+        for (size_t i = 0; i < NE; i++)
+            dinp[i] += dout[i];
+        return;
+    }
+    for (int n = 0; n < N; n++) {
+        drop_ex x = drop_example(dp, n);
         for (size_t e = 0; e < E; e++) {
             size_t i = (size_t)n * E + e;
-            dinp[i] += (dp && dp->p > 0.0f) ? dout[i] * keep_scale(dp, n, e) : dout[i];
+            dinp[i] += dout[i] * keep_scale(&x, e);
         }
+    }
 }
 
 /* Pd = dropout(P) for head h of example n into dst (or P itself). */
 static const float *dropped(float *dst, const float *P, int n, int h, int T,
                             const ftm_nn_dropout *dp)
 {
-    if (!dp || dp->p <= 0.0f)
+    if (!dropout_on(dp))
         return P;
+    drop_ex x = drop_example(dp, n);
     for (int i = 0; i < T * T; i++)
-        dst[i] = P[i] * keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+        dst[i] = P[i] * keep_scale(&x, (size_t)h * T * T + (size_t)i);
     return dst;
 }
 
@@ -200,9 +235,11 @@ void ftm_nn_attention_backward(float *dqkv, float *scratch, const float *dout,
             const float *Pd = dropped(Pdbuf, P, n, h, T, dp);
             ftm_nn_sgemm(st, 0, 1, T, T, hd, 1.0f, dY, C, V, C3, 0.0f, dP, T);
             ftm_nn_sgemm(st, 1, 0, T, hd, T, 1.0f, Pd, T, dY, C, 1.0f, dV, C3);
-            if (Pd != P) /* d(Pd)/d(P) is the same keep/(1-p) factor */
+            if (Pd != P) { /* d(Pd)/d(P) is the same keep/(1-p) factor */
+                drop_ex x = drop_example(dp, n);
                 for (int i = 0; i < T * T; i++)
-                    dP[i] *= keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+                    dP[i] *= keep_scale(&x, (size_t)h * T * T + (size_t)i);
+            }
             for (int i = 0; i < T; i++) {
                 const float *p = P + (size_t)i * T;
                 float *d = dP + (size_t)i * T, dot = 0.0f;
