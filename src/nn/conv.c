@@ -14,6 +14,8 @@
 
 /* Columns (nb*P) a chunk aims for: wide enough for the GEMM kernels. */
 #define CONV_CHUNK_COLS 1024
+/* Kernel widths whose valid column ranges are computed once per call. */
+#define CONV_MAX_K 16
 
 int ftm_nn_conv_dims(ftm_conv_dims *d, int C, int H, int W, int OC, int K,
                      int stride, int pad)
@@ -66,14 +68,19 @@ static void im2col(float *restrict col,        /* C*K*K, ld */
                    const float *restrict img,  /* C, H, W */
                    const ftm_conv_dims *d, size_t ld)
 {
-    int K = d->K, s = d->stride, OW = d->OW;
+    int K = d->K, s = d->stride, OW = d->OW, lo_[CONV_MAX_K], hi_[CONV_MAX_K];
+    for (int kw = 0; kw < K && kw < CONV_MAX_K; kw++)
+        valid_cols(d, kw, &lo_[kw], &hi_[kw]);
     for (int c = 0; c < d->C; c++)
         for (int kh = 0; kh < K; kh++)
             for (int kw = 0; kw < K; kw++) {
                 float *row = col + (size_t)((c * K + kh) * K + kw) * ld;
                 const float *ch = img + (size_t)c * d->H * d->W;
                 int lo, hi;
-                valid_cols(d, kw, &lo, &hi);
+                if (kw < CONV_MAX_K)
+                    lo = lo_[kw], hi = hi_[kw];
+                else
+                    valid_cols(d, kw, &lo, &hi);
                 for (int oh = 0; oh < d->OH; oh++) {
                     int ih = oh * s - d->pad + kh;
                     float *r = row + (size_t)oh * OW;
@@ -100,14 +107,19 @@ static void col2im_add(float *restrict img,        /* C, H, W */
                        const float *restrict col,  /* C*K*K, ld */
                        const ftm_conv_dims *d, size_t ld)
 {
-    int K = d->K, s = d->stride, OW = d->OW;
+    int K = d->K, s = d->stride, OW = d->OW, lo_[CONV_MAX_K], hi_[CONV_MAX_K];
+    for (int kw = 0; kw < K && kw < CONV_MAX_K; kw++)
+        valid_cols(d, kw, &lo_[kw], &hi_[kw]);
     for (int c = 0; c < d->C; c++)
         for (int kh = 0; kh < K; kh++)
             for (int kw = 0; kw < K; kw++) {
                 const float *row = col + (size_t)((c * K + kh) * K + kw) * ld;
                 float *ch = img + (size_t)c * d->H * d->W;
                 int lo, hi;
-                valid_cols(d, kw, &lo, &hi);
+                if (kw < CONV_MAX_K)
+                    lo = lo_[kw], hi = hi_[kw];
+                else
+                    valid_cols(d, kw, &lo, &hi);
                 for (int oh = 0; oh < d->OH; oh++) {
                     int ih = oh * s - d->pad + kh;
                     if (ih < 0 || ih >= d->H)
