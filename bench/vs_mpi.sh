@@ -8,7 +8,8 @@ set -e
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-.}
 iters=${ITERS:-10}
-export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=16G
+# glibc parses the digits only ("16G" would mean 16 bytes): 16 GiB spelled out.
+export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184
 get() { echo "$2" | tr ' ,{}' '\n\n\n\n' | sed -n "s/^\"*$1\"*[=:]//p"; }
 echo "# memory floor, one thread, 64 MiB buffers (traffic = bytes read + written)"
 "$build/bench/membw" 64 "$iters"
@@ -18,7 +19,7 @@ if ! command -v mpirun >/dev/null 2>&1 || ! command -v mpicc >/dev/null 2>&1; th
     echo "# MPI skipped: mpirun/mpicc not found (Debian: apt-get install openmpi-bin libopenmpi-dev)"
 elif mpicc -O2 -o "$build/bench/mpi_allreduce" "$here/mpi_allreduce.c"; then
     mpi="$build/bench/mpi_allreduce"
-    echo "# $(mpirun --version 2>/dev/null | head -n 1); mpirun --oversubscribe -np P, MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=16G"
+    echo "# $(mpirun --version 2>/dev/null | head -n 1); mpirun --oversubscribe -np P, MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=16GiB"
 fi
 printf '%-4s %-10s %6s  %12s %12s %8s\n' P mesh size ftmesh_busbw mpi_busbw ratio
 for pm in 4:2x2 8:2x4 16:4x4; do

@@ -20,17 +20,36 @@ if [ -z "$py" ]; then
     exit 0
 fi
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# PyTorch frees and re-allocates its activations every step; with glibc's
+# defaults they come from mmap and every step page-faults them in again
+# (2-4x slower in this VM). Keep freed memory in the heap, for both sides
+# (ftmesh allocates once). glibc reads the number only: "16G" would be 16.
+export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184
 get() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-printf '%-7s %5s  %10s %10s %8s   %10s %10s %8s\n' model batch ftmesh_ms torch_ms speedup \
-    ftm_cpu_ms torch_cpu speedup
+ratio() { echo "$1 $2" | awk '{printf "%.2fx", $1 / $2}'; }
+# OpenBLAS kernels: the environment's OPENBLAS_CORETYPE (the tests preset
+# Haswell, AVX2) and, when it is set, also OpenBLAS's own pick for this CPU
+# (what a user gets; PyTorch/oneDNN picks its ISA at run time too).
+blas_env=${OPENBLAS_CORETYPE:-auto}
+printf '%-7s %5s %-8s %10s %10s %8s   %10s %10s %8s\n' model batch blas ftmesh_ms torch_ms \
+    speedup ftm_cpu_ms torch_cpu speedup
 for model in resnet bert; do
     for batch in 32 256; do
-        f=$("$build/bench/train_step" "$model" "$batch" "$steps" 2)
         t=$("$py" "$here/torch_train.py" "$model" "$batch" "$steps" 2)
-        fw=$(get wall_ms "$f"); tw=$(get wall_ms "$t"); fc=$(get cpu_ms "$f"); tc=$(get cpu_ms "$t")
-        printf '%-7s %5s  %10s %10s %8s   %10s %10s %8s\n' "$model" "$batch" "$fw" "$tw" \
-            "$(echo "$tw $fw" | awk '{printf "%.2fx", $1 / $2}')" "$fc" "$tc" \
-            "$(echo "$tc $fc" | awk '{printf "%.2fx", $1 / $2}')"
+        tw=$(get wall_ms "$t"); tc=$(get cpu_ms "$t")
+        for blas in "$blas_env" auto; do
+            [ "$blas" = auto ] && [ "$blas_env" = auto ] && [ -n "${done_auto:-}" ] && continue
+            if [ "$blas" = auto ]; then
+                f=$(env -u OPENBLAS_CORETYPE "$build/bench/train_step" "$model" "$batch" "$steps" 2)
+                done_auto=1
+            else
+                f=$("$build/bench/train_step" "$model" "$batch" "$steps" 2)
+            fi
+            fw=$(get wall_ms "$f"); fc=$(get cpu_ms "$f")
+            printf '%-7s %5s %-8s %10s %10s %8s   %10s %10s %8s\n' "$model" "$batch" "$blas" \
+                "$fw" "$tw" "$(ratio "$tw" "$fw")" "$fc" "$tc" "$(ratio "$tc" "$fc")"
+        done
+        done_auto=
     done
 done
-echo "# $(get framework "$t"); ftmesh sgemm: OpenBLAS, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}"
+echo "# $(get framework "$t"), one thread; ftmesh: OpenBLAS sgemm, blas = OPENBLAS_CORETYPE"
