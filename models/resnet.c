@@ -213,8 +213,7 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
             sc = b->proj.a;
         }
         size_t n = (size_t)cnt * out_size(&b->c2.d);
-        ftm_nn_add_forward(b->out, b->c2.a, sc, n);
-        ftm_nn_relu_forward(b->out, b->out, n);
+        ftm_nn_add_relu_forward(b->out, b->c2.a, sc, n);
         in = b->out;
     }
     const ftm_conv_dims *last = &r->blocks[r->nblocks - 1].c2.d;

@@ -149,6 +149,9 @@ void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
                           size_t n);
 /* out = a + b (residual add; out may alias a or b). */
 void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
+/* out = max(a + b, 0): residual add and ReLU in one pass (out must not
+ * alias a or b). */
+void ftm_nn_add_relu_forward(float *out, const float *a, const float *b, size_t n);
 /* da += dout; db += dout. */
 void ftm_nn_add_backward(float *da, float *db, const float *dout, size_t n);
 /* out[n,c] = mean over HW of inp[n,c,:]. */

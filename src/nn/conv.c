@@ -8,6 +8,7 @@
  * a micro-batch always runs the same GEMMs whichever chip computes it.
  * When nb = 1 the GEMMs read and write the NCHW image directly; a 1x1
  * stride-1 unpadded convolution uses the image itself as col. */
+#include <stddef.h>
 #include <string.h>
 #include "ftmesh/nn.h"
 #include "ftmesh/error.h"
@@ -63,6 +64,34 @@ static void valid_cols(const ftm_conv_dims *d, int kw, int *lo, int *hi)
         *lo = *hi;
 }
 
+/* im2col of one row (c, kh, kw) for a stride-1 "same" convolution (output
+ * as wide as the input): the valid output rows [oh0, oh1) read one
+ * contiguous stretch of the channel shifted by (kh - pad) rows and
+ * (kw - pad) columns, so one copy does them; the columns that fell outside
+ * the image (lo and hi) are zeroed after it. */
+static void im2col_row_same(float *restrict r,        /* OH*OW */
+                            const float *restrict ch, /* H, W */
+                            const ftm_conv_dims *d, int kh, int kw, int lo, int hi)
+{
+    int W = d->W, oh0 = d->pad > kh ? d->pad - kh : 0;
+    int oh1 = d->H + d->pad - kh < d->OH ? d->H + d->pad - kh : d->OH;
+    if (oh1 < oh0)
+        oh1 = oh0;
+    memset(r, 0, sizeof(float) * (size_t)oh0 * W);
+    if (oh1 > oh0) {
+        size_t a = (size_t)oh0 * W + lo, b = (size_t)(oh1 - 1) * W + hi;
+        const float *src = ch + (ptrdiff_t)(kh - d->pad) * W + (kw - d->pad);
+        memcpy(r + a, src + a, sizeof(float) * (b - a));
+    }
+    for (int oh = oh0; oh < oh1; oh++) {
+        for (int ow = 0; ow < lo; ow++)
+            r[(size_t)oh * W + ow] = 0.0f;
+        for (int ow = hi; ow < W; ow++)
+            r[(size_t)oh * W + ow] = 0.0f;
+    }
+    memset(r + (size_t)oh1 * W, 0, sizeof(float) * (size_t)(d->OH - oh1) * W);
+}
+
 /* col rows (c, kh, kw), each P = OH*OW wide, row stride ld. */
 static void im2col(float *restrict col,        /* C*K*K, ld */
                    const float *restrict img,  /* C, H, W */
@@ -81,6 +110,10 @@ static void im2col(float *restrict col,        /* C*K*K, ld */
                     lo = lo_[kw], hi = hi_[kw];
                 else
                     valid_cols(d, kw, &lo, &hi);
+                if (s == 1 && OW == d->W && d->OH == d->H) {
+                    im2col_row_same(row, ch, d, kh, kw, lo, hi);
+                    continue;
+                }
                 for (int oh = 0; oh < d->OH; oh++) {
                     int ih = oh * s - d->pad + kh;
                     float *r = row + (size_t)oh * OW;
@@ -93,6 +126,9 @@ static void im2col(float *restrict col,        /* C*K*K, ld */
                         r[ow] = 0.0f;
                     if (s == 1)
                         memcpy(r + lo, src + lo, sizeof(float) * (size_t)(hi - lo));
+                    else if (s == 2) /* a constant stride the compiler vectorises */
+                        for (int ow = lo; ow < hi; ow++)
+                            r[ow] = src[2 * ow];
                     else
                         for (int ow = lo; ow < hi; ow++)
                             r[ow] = src[ow * s];
@@ -129,6 +165,9 @@ static void col2im_add(float *restrict img,        /* C, H, W */
                     if (s == 1)
                         for (int ow = lo; ow < hi; ow++)
                             dst[ow] += r[ow];
+                    else if (s == 2)
+                        for (int ow = lo; ow < hi; ow++)
+                            dst[2 * ow] += r[ow];
                     else
                         for (int ow = lo; ow < hi; ow++)
                             dst[ow * s] += r[ow];

@@ -235,6 +235,15 @@ void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n)
         out[i] = a[i] + b[i];
 }
 
+void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
+                             const float *restrict b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float t = a[i] + b[i];
+        out[i] = t > 0.0f ? t : 0.0f;
+    }
+}
+
 void ftm_nn_add_backward(float *restrict da, float *restrict db,
                          const float *restrict dout, size_t n)
 {
