@@ -1,6 +1,7 @@
 #!/bin/sh
 # End-to-end checks of the ftmesh command: exit codes, one-line errors,
-# JSON keys, and that results are verified. FTMESH is the binary.
+# JSON (parsed with python3's json module, which rejects NaN and Infinity
+# here), and that results are verified. FTMESH is the binary.
 set -u
 ftmesh=${FTMESH:-./ftmesh}
 fails=0; passes=0
@@ -26,14 +27,23 @@ expect() {
     ok
 }
 
-# has_keys FILE KEY...: every key appears in the JSON object
-has_keys() {
-    f=$1; shift
-    for k in "$@"; do
-        grep -q "\"$k\":" "$f" || { bad "JSON key $k missing in $(head -c 200 "$f")"; return; }
-    done
-    ok
+# json FILE EXPR: every line of FILE is one valid JSON value (no NaN or
+# Infinity) and the Python expression EXPR holds, with j = the last line's
+# value and objs = all of them.
+json() {
+    python3 - "$1" "$2" <<'EOF' && ok || bad "JSON check failed: $2 on $(head -c 400 "$1")"
+import json, sys
+def no_const(c):
+    raise ValueError("not JSON: " + c)
+objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
+j = objs[-1] if objs else None
+sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "objs": objs}) else 1)
+EOF
 }
+
+# grep_err PATTERN: the last command's stderr matches (fixed string)
+grep_err() { grep -qF -- "$1" "$tmp/err" && ok || bad "stderr lacks '$1': $(cat "$tmp/err")"; }
+grep_out() { grep -qF -- "$1" "$tmp/out" && ok || bad "stdout lacks '$1': $(head -c 600 "$tmp/out")"; }
 
 # Bad input: exit 2, one line, never a crash.
 expect 2 rings --mesh 8x
@@ -49,12 +59,18 @@ expect 2 rings --mesh 3x3 --fail 0,1 --fail 1,1 --fail 2,1
 expect 2 rings --mesh 1x2 --fail 0,0 --fail 0,1
 expect 2 rings --bogus
 expect 2 rings --mesh
+expect 2 rings --mes 4x4          # no abbreviations
+expect 2 rings --torus=1          # a flag takes no value
+grep_err "--torus takes no value"
+expect 2 rings stray
+expect 2 rings --hang-timeout 3   # rings runs no chips: not its option
 expect 2 allreduce --algo nope
 expect 2 allreduce --size 3
 expect 2 allreduce --size 12Q
 expect 2 allreduce --iters 0
 expect 2 allreduce --hang-timeout -1
 expect 2 allreduce --link-GBps 0
+expect 2 allreduce --link-GBps=0
 expect 2 sweep --bogus
 expect 2 allreduce --fail-after 3
 expect 2 train --fail-step 2
@@ -62,54 +78,98 @@ expect 2 rings --algo bidir
 expect 2 allreduce --mesh 64x64 --size 1G
 expect 2 frobnicate
 
-# Help and version.
+# An echoed argument cannot break the one-line rule.
+nl='
+'
+expect 2 rings --mesh "4${nl}x4"
+grep_err '--mesh 4\nx4:'
+expect 2 rings --fail "$(printf '1,\0331')"
+grep_err '\x1b'
+
+# Both --x V and --x=V.
+expect 0 rings --mesh=4x4 --fail=1,1 --json
+json "$tmp/out" 'j["healthy"] == 15 and j["mesh"] == "4x4"'
+expect 0 allreduce --mesh=2x2 --size=4K --iters=1 --algo=bidir --json
+json "$tmp/out" 'j["algo"] == "bidir" and j["bytes"] == 4096 and j["iters"] == 1 and j["wrong"] == 0'
+
+# Help and version; no option listed twice in any help.
 expect 0 --help
 expect 0 --version
+for cmd in rings allreduce sweep train; do
+    expect 0 $cmd --help
+    dups=$(grep -oE '^  --[A-Za-z0-9-]+' "$tmp/out" | sort | uniq -d)
+    [ -z "$dups" ] && ok || bad "$cmd --help lists twice: $dups"
+    grep -q -- '--help' "$tmp/out" && ok || bad "$cmd --help does not list --help"
+done
 expect 0 rings --help
-expect 0 allreduce --help
-expect 0 sweep --help
+grep -q -- '--hang-timeout' "$tmp/out" && bad "rings --help lists --hang-timeout" || ok
+
+# A failed write to stdout is exit 1 with a message, for every command.
+for args in "rings --json" "rings --mesh 4x4" "allreduce --mesh 2x2 --size 4K --iters 1" \
+            "train --mesh 1x1 --steps 1 --batch 2" "sweep --help"; do
+    # shellcheck disable=SC2086
+    "$ftmesh" $args >/dev/full 2>"$tmp/err"
+    got=$?
+    [ "$got" = 1 ] && grep -q "stdout" "$tmp/err" && ok ||
+        bad "ftmesh $args > /dev/full: exit $got, want 1: $(cat "$tmp/err")"
+done
+
+# --svg that cannot be created: exit 2 before any work (nothing on stdout).
+for args in "rings" "rings --algo 2d" "allreduce --mesh 2x2 --size 4K --iters 1"; do
+    # shellcheck disable=SC2086
+    expect 2 $args --svg "$tmp/no/such/dir/x.svg"
+    [ -s "$tmp/out" ] && bad "ftmesh $args: printed before the --svg error" || ok
+    grep_err "--svg $tmp/no/such/dir/x.svg: cannot create"
+done
 
 # rings: picture, quality, JSON.
 expect 0 rings --mesh 8x8 --fail 3,4
-grep -q "X" "$tmp/out" && grep -q "1 detour edge" "$tmp/out" && ok || bad "rings picture"
+grep -q "X" "$tmp/out" && grep -q "1 detour edge," "$tmp/out" && ok || bad "rings picture"
+expect 0 rings --mesh 1x1
+grep_out "1 healthy chip;"
+grep_out "ring of 1 chip:"
 expect 0 rings --mesh 8x8 --fail 3,4 --json
-has_keys "$tmp/out" healthy ring_chips hops detours longest_edge max_link_load valid
-grep -q '"healthy":63,"ring_chips":63,"hops":64,"detours":1' "$tmp/out" && ok || bad "rings JSON values"
+json "$tmp/out" 'j["healthy"] == 63 and j["ring_chips"] == 63 and j["hops"] == 64 and j["detours"] == 1 and j["valid"] is True and len(j["ring"]) == 63 and all(k in j for k in ("longest_edge", "max_link_load"))'
 expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # The band around (3,4) has 15 chips, an odd number: a grid is bipartite, so
 # its ring cannot be all one-hop edges; the figures must show a detour.
-grep -Eq '"rows":2,"chips":15,"alternate":true,"hops":(1[6-9]|[2-9][0-9]),"detours":[1-9]' "$tmp/out" &&
-    ok || bad "rings 2d band figures: $(cat "$tmp/out")"
-grep -q '"column_layout":"column","usable_columns":\[0,1,2,3,5,6,7\]' "$tmp/out" &&
-    ok || bad "rings 2d columns: column 4 holds the hole: $(cat "$tmp/out")"
+json "$tmp/out" 'any(b["rows"] == 2 and b["chips"] == 15 and b["alternate"] and b["hops"] >= 16 and b["detours"] >= 1 for b in j["bands"])'
+json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
+expect 0 rings --mesh 4x4 --seed 5
+grep_err "warning: --seed has no effect without --random-faults"
 
 # allreduce: verified, nccl-style, JSON keys; every algorithm; faults.
 for algo in ring bidir 2d tree auto; do
     expect 0 allreduce --mesh 6x6 --fail 2,3 --fail-link 0,0-0,1 --algo $algo --size 64K --iters 2 --json
-    has_keys "$tmp/out" algo chips bytes iters wall_s algbw_GBps busbw_GBps max_link_bytes wrong \
-        modeled_s modeled_algbw_GBps modeled_busbw_GBps
-    grep -q '"wrong":0' "$tmp/out" && grep -q '"links_match_schedule":true' "$tmp/out" &&
-        grep -q '"chips":35' "$tmp/out" && ok || bad "allreduce $algo JSON: $(cat "$tmp/out")"
+    json "$tmp/out" 'all(k in j for k in ("algo", "chips", "bytes", "iters", "wall_s", "algbw_GBps", "busbw_GBps", "max_link_bytes", "wrong", "modeled_s", "modeled_algbw_GBps", "modeled_busbw_GBps"))'
+    json "$tmp/out" 'j["wrong"] == 0 and j["links_match_schedule"] is True and j["chips"] == 35 and j["died_during_run"] is None'
 done
 expect 0 allreduce --mesh 4x4 --torus --fail-host 1,1 --size 16K --iters 1
-grep -q "verified" "$tmp/out" && ok || bad "allreduce text"
+grep_out "verified"
+grep_out "1 iteration;"
 expect 0 allreduce --mesh 16x16 --torus --algo 2d --size 64M --model-only --json
-grep -q '"model_only":true' "$tmp/out" && ok || bad "model-only"
+json "$tmp/out" 'j["model_only"] is True and "wall_s" not in j'
+expect 0 allreduce --mesh 2x2 --size 4K --model-only --iters 3
+grep_err "warning: --iters has no effect with --model-only"
 
 # A chip dies mid-allreduce: recovery on the chips left, still verified.
 expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
-grep -q '"died_during_run":\[2,2\]' "$tmp/out" && grep -q '"chips":35' "$tmp/out" &&
-    grep -q '"wrong":0' "$tmp/out" && ok || bad "fail-during: $(cat "$tmp/out")"
+json "$tmp/out" 'j["died_during_run"] == [2, 2] and j["chips"] == 35 and j["wrong"] == 0'
 expect 2 allreduce --mesh 6x6 --fail 2,2 --fail-during 2,2
 expect 2 allreduce --fail-during 1,1 --model-only
+# --fail-during on the only healthy chip: both commands refuse it alike.
+expect 2 allreduce --mesh 1x1 --fail-during 0,0
+sed 's/^ftmesh allreduce: //' "$tmp/err" >"$tmp/err_ar"
+expect 2 train --mesh 1x1 --fail-during 0,0
+sed 's/^ftmesh train: //' "$tmp/err" >"$tmp/err_tr"
+cmp -s "$tmp/err_ar" "$tmp/err_tr" && grep -q "only healthy chip" "$tmp/err_ar" && ok ||
+    bad "--fail-during on the only chip: '$(cat "$tmp/err_ar")' vs '$(cat "$tmp/err_tr")'"
 
 # A chip dies mid-training: recovered, and exact mode still equals one chip.
 expect 0 train --mesh 3x3 --fail-during 1,1 --fail-step 1 --steps 3 --batch 12 --reduce exact --check --json
-tail -1 "$tmp/out" > "$tmp/sum"
-grep -q '"died_chip":\[1,1\]' "$tmp/sum" && grep -q '"bitwise_equal":true' "$tmp/sum" &&
-    grep -q '"chips":8' "$tmp/sum" && ok || bad "train fail-during: $(cat "$tmp/sum")"
+json "$tmp/out" 'j["summary"] and j["died_chip"] == [1, 1] and j["bitwise_equal"] is True and j["chips"] == 8 and j["diverged_step"] is None'
 expect 2 train --mesh 3x3 --fail-during 3,3
 
 # Modeled time is deterministic.

@@ -84,7 +84,7 @@ START_TEST(cifar_loader)
 {
     make_tmpdir();
     ftm_dataset *d;
-    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir), FTM_EIO); /* no files */
+    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir, NULL, 0), FTM_EIO); /* no files */
     unsigned char rec[3 * 3073];
     for (int r = 0; r < 3; r++) {
         rec[r * 3073] = (unsigned char)(r + 4);
@@ -93,7 +93,7 @@ START_TEST(cifar_loader)
     }
     write_file("data_batch_1.bin", rec, 3 * 3073);
     write_file("data_batch_2.bin", rec, 2 * 3073);
-    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir), 0);
+    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir, NULL, 0), 0);
     ck_assert_int_eq(ftm_data_size(d), 5);
     float img[3 * 32 * 32];
     int label, flips = 0;
@@ -111,7 +111,7 @@ START_TEST(cifar_loader)
     ck_assert_int_eq(ftm_data_image(d, 9, 0, 16, img, &label), FTM_EINVAL);
     ftm_data_free(d);
     write_file("data_batch_3.bin", rec, 100); /* truncated record */
-    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir), FTM_EFORMAT);
+    ck_assert_int_eq(ftm_data_load_cifar(&d, tmpdir, NULL, 0), FTM_EFORMAT);
     rm_tmp("data_batch_1.bin"); rm_tmp("data_batch_2.bin"); rm_tmp("data_batch_3.bin");
     rmdir(tmpdir);
 }
@@ -126,7 +126,7 @@ START_TEST(corpus_loader)
     snprintf(p, sizeof p, "%s/c.txt", tmpdir);
     ftm_dataset *d;
     /* words by count: the 3, cat 2, sat 2, a 1, bird 1, dog 1; vocab keeps 3 */
-    ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3), 0);
+    ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3, NULL, 0), 0);
     ck_assert_int_eq(ftm_data_size(d), 10);
     ck_assert_int_eq(ftm_data_word_id(d, "the"), FTM_TOK_FIRST);
     ck_assert_int_eq(ftm_data_word_id(d, "cat"), FTM_TOK_FIRST + 1);
@@ -150,7 +150,7 @@ START_TEST(corpus_loader)
         found |= !memcmp(tok + 1, want + 1 + s, 3 * sizeof(int));
     ck_assert(found);
     ftm_data_free(d);
-    ck_assert_int_eq(ftm_data_load_corpus(&d, "/nonexistent/x.txt", 100), FTM_EIO);
+    ck_assert_int_eq(ftm_data_load_corpus(&d, "/nonexistent/x.txt", 100, NULL, 0), FTM_EIO);
     rm_tmp("c.txt");
     rmdir(tmpdir);
 }

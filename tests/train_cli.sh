@@ -17,12 +17,27 @@ expect() { # code description command...
     fi
 }
 
-has_keys() { # file line-pattern keys...
-    f=$1; pat=$2; shift 2
-    line=$(grep "$pat" "$f" | tail -n 1)
-    for k in "$@"; do
-        case $line in *"\"$k\":"*) ;; *) echo "FAIL: key $k missing in: $line"; fail=1 ;; esac
-    done
+# json FILE EXPR: every line of FILE is valid JSON (NaN and Infinity are
+# not) and the Python expression EXPR holds; j is the last line (the
+# summary), steps the per-step records.
+json() {
+    python3 - "$1" "$2" <<'EOF' || { echo "FAIL: JSON check: $2"; head -c 600 "$1"; fail=1; }
+import json, sys
+def no_const(c):
+    raise ValueError("not JSON: " + c)
+objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
+j = objs[-1] if objs else {}
+steps = [o for o in objs if "step" in o and "summary" not in o]
+sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "steps": steps, "objs": objs}) else 1)
+EOF
+}
+
+# err_is TEXT: stderr is one line and contains TEXT
+err_is() {
+    lines=$(wc -l <"$out.err")
+    if [ "$lines" -ne 1 ] || ! grep -qF -- "$1" "$out.err"; then
+        echo "FAIL: want one line with '$1' on stderr, got:"; cat "$out.err"; fail=1
+    fi
 }
 
 # one chip, as issue 4 runs it
@@ -31,27 +46,22 @@ expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 
 # faulty mesh, exact mode, --check, JSON
 expect 0 "exact check json" "$FTMESH" train --model resnet --mesh 3x3 --fail 1,1 \
     --fail-link 0,0-0,1 --steps 2 --batch 8 --micro 1 --reduce exact --check --json
-n=$(grep -c '"step":' "$out")
-[ "$n" -eq 2 ] || { echo "FAIL: expected 2 step records, got $n"; fail=1; }
-has_keys "$out" '"step":' step loss wall_s modeled_allreduce_s
-has_keys "$out" '"summary":true' max_abs_diff max_rel_diff max_ulp bitwise_equal \
-    loss_first loss_last steps chips wall_s check_pass replicas_equal first_diff \
-    max_grad_rel_diff ref_loss
-grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
-    { echo "FAIL: exact mode not bitwise equal"; fail=1; }
-grep '"summary":true' "$out" | grep -q '"chips":8' || { echo "FAIL: chips != 8"; fail=1; }
+json "$out" 'len(steps) == 2 and all(k in st for st in steps for k in ("step", "loss", "wall_s", "modeled_allreduce_s"))'
+json "$out" 'j["summary"] and all(k in j for k in ("max_abs_diff", "max_rel_diff", "max_ulp", "bitwise_equal", "loss_first", "loss_last", "steps", "chips", "wall_s", "check_pass", "replicas_equal", "first_diff", "max_grad_rel_diff", "ref_loss", "diverged_step"))'
+json "$out" 'j["bitwise_equal"] is True and j["chips"] == 8 and j["diverged_step"] is None'
 
 # float mode, BERT, --check passes its bound
 expect 0 "bert float check" "$FTMESH" train --model bert --mesh 2x3 --fail 0,2 --algo bidir \
     --steps 2 --batch 6 --micro 1 --check --json
-grep '"summary":true' "$out" | grep -q '"check_pass":true' ||
-    { echo "FAIL: float check did not pass"; fail=1; }
+json "$out" 'j["check_pass"] is True'
+expect 0 "bert text" "$FTMESH" train --model bert --mesh 1x2 --steps 1 --batch 2 --micro 1
+grep -qi "batch-norm\|(bn \|BN allreduce" "$out" && { echo "FAIL: BERT summary mentions batch norm"; cat "$out"; fail=1; }
 
 # a bound no float run meets: exit 1 (only if the run differs at all)
 expect_fail_tol() {
     "$FTMESH" train --mesh 3x3 --fail 1,1 --steps 2 --batch 9 --check --tol 1e-300 --json >"$out" 2>"$out.err"
     got=$?
-    if grep -q '"max_grad_rel_diff":0,' "$out"; then want=0; else want=1; fi
+    if python3 -c 'import json,sys; sys.exit(0 if json.loads(open(sys.argv[1]).readlines()[-1])["max_grad_rel_diff"] == 0 else 1)' "$out"; then want=0; else want=1; fi
     [ "$got" -eq "$want" ] || { echo "FAIL: --tol 1e-300: exit $got, expected $want"; fail=1; }
 }
 expect_fail_tol
@@ -65,8 +75,27 @@ while [ $i -lt 40 ]; do
 done >"$corpus"
 expect 0 "bert corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 2x2 --steps 1 \
     --batch 4 --micro 1 --reduce exact --check --json
-grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
-    { echo "FAIL: corpus run not bitwise equal"; fail=1; }
+json "$out" 'j["bitwise_equal"] is True'
+loss_file=$(tail -n 1 "$out")
+# the same corpus through a pipe and through /dev/stdin: read once, same run
+cat "$corpus" | "$FTMESH" train --model bert --corpus - --mesh 2x2 --steps 1 \
+    --batch 4 --micro 1 --reduce exact --check --json >"$out" 2>"$out.err" ||
+    { echo "FAIL: corpus from a pipe"; cat "$out.err"; fail=1; }
+python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(open(sys.argv[2]).readlines()[-1]); sys.exit(0 if a["loss_first"] == b["loss_first"] and a["loss_last"] == b["loss_last"] else 1)' "$loss_file" "$out" ||
+    { echo "FAIL: corpus from a pipe trains differently"; fail=1; }
+"$FTMESH" train --model bert --corpus /dev/stdin --mesh 1x1 --steps 1 --batch 2 --micro 1 \
+    <"$corpus" >"$out" 2>"$out.err" || { echo "FAIL: corpus from /dev/stdin"; cat "$out.err"; fail=1; }
+# corpus errors: exit 2, one line naming the option, the path and the reason
+: >"$corpus"
+expect 2 "empty corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 1x1 --steps 1
+err_is "--corpus $corpus: empty"
+printf '... ,,, !!!\n' >"$corpus"
+expect 2 "corpus without words" "$FTMESH" train --model bert --corpus "$corpus" --mesh 1x1 --steps 1
+err_is "--corpus $corpus: no word in it"
+expect 2 "endless corpus" "$FTMESH" train --model bert --corpus /dev/zero --mesh 1x1 --steps 1
+err_is "--corpus /dev/zero: more than 64 MiB"
+expect 2 "missing corpus" "$FTMESH" train --model bert --corpus /nonexistent/c.txt --mesh 1x1 --steps 1
+err_is "--corpus /nonexistent/c.txt: No such file or directory"
 rm -f "$corpus"
 
 # CIFAR-10 binary format: 6 records of label 0 and black pixels
@@ -75,15 +104,46 @@ mkdir -p "$cifar"
 dd if=/dev/zero of="$cifar/data_batch_1.bin" bs=3073 count=6 2>/dev/null
 expect 0 "resnet cifar" "$FTMESH" train --data "$cifar" --mesh 2x2 --fail 1,1 --steps 1 \
     --batch 6 --micro 1 --reduce exact --check --json
-grep '"summary":true' "$out" | grep -q '"bitwise_equal":true' ||
-    { echo "FAIL: cifar run not bitwise equal"; fail=1; }
+json "$out" 'j["bitwise_equal"] is True'
+# CIFAR errors: exit 2, one line naming the option, the file and the reason
+rm -f "$cifar/data_batch_1.bin"
+expect 2 "cifar: no batch 1" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
+err_is "--data $cifar: no data_batch_1.bin in it"
+dd if=/dev/zero of="$cifar/data_batch_1.bin" bs=1 count=$((3 * 3073 + 3066)) 2>/dev/null
+expect 2 "cifar: short record" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
+err_is "CIFAR batch $cifar/data_batch_1.bin: record 3 is 3066 bytes, want 3073"
+truncate -s $((3 * 3073)) "$cifar/data_batch_1.bin"
+printf '\012' | dd of="$cifar/data_batch_1.bin" bs=1 seek=$((2 * 3073)) conv=notrunc 2>/dev/null
+expect 2 "cifar: bad label" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
+err_is "record 2: label 10 out of range 0..9"
+: >"$cifar/data_batch_1.bin"
+expect 2 "cifar: empty batch" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
+err_is "CIFAR batch $cifar/data_batch_1.bin: empty"
 rm -rf "$cifar"
+expect 2 "cifar: no dir" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
+err_is "--data $cifar: No such file or directory"
+
+# divergence: the step, a hint, exit 1; the JSON still ends with a summary
+expect 1 "diverges" "$FTMESH" train --mesh 1x1 --lr 100 --steps 6 --batch 8
+err_is "training diverged: the loss is not finite at step"
+grep -q -- "--lr" "$out.err" || { echo "FAIL: no --lr hint"; fail=1; }
+expect 1 "diverges, json" "$FTMESH" train --mesh 1x1 --lr 100 --steps 6 --batch 8 --json
+json "$out" 'j["summary"] and isinstance(j["diverged_step"], int) and j["loss_last"] is None and j["steps"] == j["diverged_step"] + 1'
+grep -q "at step $(tail -n 1 "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["diverged_step"])');" "$out.err" ||
+    { echo "FAIL: message and JSON name different steps"; fail=1; }
+
+# an option without effect is a warning, not an error
+expect 0 "tol without check" "$FTMESH" train --mesh 1x1 --steps 1 --batch 2 --tol 1e-3
+grep -q "warning: --tol has no effect without --check" "$out.err" || { echo "FAIL: no --tol warning"; fail=1; }
+expect 0 "singular wording" "$FTMESH" train --mesh 1x2 --steps 1 --batch 8 --micro 8 --reduce exact
+grep -q "1 step," "$out" && grep -q "1 micro-batch of 8 examples" "$out" && grep -q "2 healthy chips" "$out" ||
+    { echo "FAIL: wording"; cat "$out"; fail=1; }
 
 # bad input: exit 2, one line naming the argument
 for args in "--model gpt" "--steps 0" "--batch x" "--reduce fuzzy" "--algo nope" \
             "--depth 9" "--heads 3 --model bert" "--mesh 0x3" "--fail 9,9" "--micro -1" \
             "--lr abc" "--data /nonexistent/dir" "--model bert --corpus /nonexistent" \
-            "--bogus" "--depth 14 --model bert"; do
+            "--bogus" "--depth 14 --model bert" "--steps=0" "--check=1" "--mode bert"; do
     # shellcheck disable=SC2086
     expect 2 "bad input $args" "$FTMESH" train --steps 1 --batch 2 --mesh 2x2 $args
     lines=$(wc -l <"$out.err")

@@ -22,7 +22,8 @@
     X(EIO, "input/output error")                                             \
     X(EFORMAT, "malformed input file")                                       \
     X(EMISMATCH, "results differ")                                           \
-    X(ENOTSUP, "not supported for this configuration")
+    X(ENOTSUP, "not supported for this configuration")                      \
+    X(EDIVERGED, "training diverged: loss is not finite")
 
 typedef enum {
     FTM_OK = 0,

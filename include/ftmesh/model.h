@@ -47,14 +47,31 @@ enum { FTM_TOK_PAD = 0, FTM_TOK_MASK = 1, FTM_TOK_CLS = 2, FTM_TOK_SEP = 3,
 
 typedef struct ftm_dataset ftm_dataset;
 
-/* Loads every DIR/data_batch_N.bin (CIFAR-10 binary: 1 label byte + 3072
- * pixel bytes, R, G, B planes of 32x32). FTM_EIO if none can be read,
- * FTM_EFORMAT on a bad size or label. */
-int ftm_data_load_cifar(ftm_dataset **d, const char *dir);
-/* Loads a plain-text corpus: words are maximal runs of letters/digits,
+/* The loaders print nothing: on an error they return the code and, when
+ * why is not NULL, write a one-line reason naming the file into why[0..len)
+ * ("no data_batch_1.bin in it", "CIFAR batch F: record 3 is 3066 bytes,
+ * want 3073", "empty", ...). On an error *d is NULL. */
+
+/* CIFAR-10 has 10 classes: a label byte outside 0..9 is FTM_EFORMAT. */
+#define FTM_DATA_CIFAR_CLASSES 10
+/* Loads DIR/data_batch_1.bin (required) and data_batch_2..5.bin (those
+ * present), CIFAR-10 binary: 1 label byte + 3072 pixel bytes, R, G, B
+ * planes of 32x32. FTM_EIO when DIR or a batch cannot be read (or batch 1
+ * is missing), FTM_EFORMAT on an empty batch, a short record or a label
+ * outside 0..FTM_DATA_CIFAR_CLASSES-1, FTM_ENOMEM. */
+int ftm_data_load_cifar(ftm_dataset **d, const char *dir, char *why, size_t len);
+/* Largest corpus read, in MiB: an endless input (/dev/zero) is refused
+ * with FTM_ERANGE once it passes this size. */
+#define FTM_DATA_CORPUS_MAX_MIB 64
+/* Loads a plain-text corpus from file ("-" = standard input; pipes work:
+ * the input is read once): words are maximal runs of letters/digits,
  * lower-cased; the vocab is the most frequent (vocab - FTM_TOK_FIRST) words
- * (ties alphabetical), other words map to FTM_TOK_UNK. */
-int ftm_data_load_corpus(ftm_dataset **d, const char *file, int vocab);
+ * (ties alphabetical), other words map to FTM_TOK_UNK; vocab 0 keeps every
+ * word, ids by rank (a model maps ids beyond its vocab to FTM_TOK_UNK, so
+ * the result is the same). FTM_EIO (cannot open or read), FTM_EFORMAT
+ * (empty, or no word in it), FTM_ERANGE (too large), FTM_EINVAL (vocab 1..
+ * FTM_TOK_FIRST), FTM_ENOMEM. */
+int ftm_data_load_corpus(ftm_dataset **d, const char *file, int vocab, char *why, size_t len);
 void ftm_data_free(ftm_dataset *d);
 /* Examples held (images, or corpus tokens). */
 long ftm_data_size(const ftm_dataset *d);

@@ -17,10 +17,13 @@
 typedef struct ftm_rt ftm_rt;
 typedef struct ftm_chip ftm_chip;
 
+/* The watchdog's default: no progress for this many seconds is a hang. */
+#define FTM_RT_DEFAULT_HANG_S 5
+
 typedef struct ftm_rt_config {
     size_t pkt_bytes;      /* payload bytes per packet; 0: chosen from the mesh size */
     int depth;             /* packets a mailbox holds; 0: default (4) */
-    double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: default (5 s) */
+    double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: FTM_RT_DEFAULT_HANG_S */
 } ftm_rt_config;
 
 /* What a stuck chip was doing when the watchdog fired. */

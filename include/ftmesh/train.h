@@ -50,7 +50,7 @@ typedef struct ftm_train_opts {
     const char *bn_algo;     /* batch-norm hook allreduce: a registry name or
                                 "auto"; NULL: "tree" (latency-bound sums) */
     long steps, batch;       /* steps >= 1, batch B >= 1 */
-    int micro;               /* micro-batch size (default 8, see split) */
+    int micro;               /* micro-batch size (default 4, see split) */
     int exact;               /* 1: --reduce exact */
     int check;               /* 1: also train on one chip and compare */
     double tol;              /* float-mode bound; 0: FTM_TRAIN_FLOAT_TOL */
@@ -67,7 +67,7 @@ typedef struct ftm_train_opts {
 } ftm_train_opts;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
- * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 8. */
+ * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 4. */
 void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
 
 /* What one step did (summed or maximised over chips). */
@@ -140,6 +140,9 @@ typedef struct ftm_train_result {
     float diff_val, diff_ref;
     double tol;                /* bound applied (0 = bitwise, exact mode) */
     int check_pass;            /* 1 when within the bound */
+    /* on FTM_EDIVERGED: the first step whose loss was not finite (-1:
+     * none); step[0..diverged_step] are filled, the totals are not */
+    long diverged_step;
     /* on FTM_EHANG */
     ftm_stuck *stuck;          /* malloc'd */
     int nstuck;
@@ -148,8 +151,9 @@ typedef struct ftm_train_result {
 /* Trains on the healthy chips of m and fills res (free it with
  * ftm_train_result_free, also after an error). Returns 0 (even when the
  * check fails: see res->check_pass), FTM_EINVAL (bad options or unknown
- * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_ERANGE (loss or gradient
- * overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
+ * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_EDIVERGED (a loss that is
+ * not finite: res->diverged_step says when; training stops there),
+ * FTM_ERANGE (fixed-point gradient overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
 int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
                   const ftm_train_callbacks *cb, ftm_train_result *res);
 void ftm_train_result_free(ftm_train_result *res);

@@ -5,12 +5,82 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "ftmesh/mesh.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1   /* ran, but the result is wrong, or failed */
 #define CLI_EXIT_USAGE 2  /* bad input */
 #define CLI_EXIT_HANG 3   /* the chips hung (the watchdog fired) */
+#define CLI_HELP (-1)     /* cli_parse: --help was given (help printed) */
+
+/* The subcommands (main.c dispatches to them). */
+int cli_rings(int argc, char **argv);
+int cli_allreduce(int argc, char **argv);
+int cli_train(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
+
+/* ---- messages -------------------------------------------------------------
+ * Every message is one line on stderr, "ftmesh CMD: ...": control
+ * characters in it (from echoed arguments) are escaped as \n, \t, \xHH. */
+
+/* Prints the message; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the message; returns CLI_EXIT_FAIL. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "ftmesh CMD: warning: ..." (an option that has no effect). */
+void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "s" unless n == 1: printf("%d chip%s", n, cli_s(n)). */
+const char *cli_s(long n);
+
+/* ---- options --------------------------------------------------------------
+ * Every command describes its options with cli_opt tables; cli_parse turns
+ * them into one getopt_long table (both --x V and --x=V, no abbreviations)
+ * and cli_print_opts into the help text, so what --help lists is what the
+ * parser accepts. Adding an option is one table entry plus one case in the
+ * command's handler. */
+
+enum {
+    CLI_O_HELP = 'h',
+    /* shared options: the mesh and faults, and a few more */
+    CLI_O_MESH = 256, CLI_O_TORUS, CLI_O_FAIL, CLI_O_FAIL_HOST, CLI_O_FAIL_LINK,
+    CLI_O_RANDOM_FAULTS, CLI_O_SEED, CLI_O_HANG_TIMEOUT, CLI_O_JSON,
+    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS,
+    CLI_O_CMD = 512 /* a command's own ids start here */
+};
+
+typedef struct cli_opt {
+    const char *name;  /* "mesh" for --mesh; NULL ends a table */
+    const char *arg;   /* value name ("RxC"), or NULL for a flag */
+    int id;            /* CLI_O_* or the command's own */
+    const char *help;  /* '\n' starts a continuation line */
+} cli_opt;
+
+/* The mesh and fault options (mesh, torus, fail, fail-host, fail-link,
+ * random-faults, seed), the cost-model options, and single entries. */
+extern const cli_opt cli_mesh_table[];
+extern const cli_opt cli_cost_table[];
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_OPT_HANG_TIMEOUT                                                          \
+    { "hang-timeout", "SEC", CLI_O_HANG_TIMEOUT,                                      \
+      "stop and report stuck chips after SEC s without progress\n"                  \
+      "(default " CLI_STR(FTM_RT_DEFAULT_HANG_S) ")" }
+
+/* Called once per option, in command-line order: val is NULL for a flag.
+ * Returns 0 or CLI_EXIT_USAGE (after printing). */
+typedef int (*cli_opt_fn)(void *ctx, int id, const char *name, const char *val);
+
+/* Parses argv[1..] with the NULL-terminated list of tables (an entry whose
+ * name appeared in an earlier table is skipped: a command may redefine a
+ * shared option's help). Returns 0, CLI_EXIT_USAGE (after printing one
+ * line), or CLI_HELP when --help or -h was given (nothing printed). */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+              cli_opt_fn fn, void *ctx);
+/* Prints "TITLE:" and one entry per option of tables[0..] (redefined
+ * shared options once) in a man-page-friendly layout. */
+void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
+                    int ntables);
 
 /* Options every mesh command takes: --mesh, --torus, the faults, --json. */
 typedef struct cli_mesh_opts {
@@ -21,24 +91,18 @@ typedef struct cli_mesh_opts {
     int nfail, nfail_host, nfail_link;
     int random_faults;
     uint64_t seed;
+    int seed_given;
     int json;
-    double hang_timeout_s;
+    double hang_timeout_s;      /* 0: the runtime's default */
 } cli_mesh_opts;
 
-/* Prints "ftmesh CMD: MESSAGE" to stderr and returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-void cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc);
+/* 0, or CLI_EXIT_FAIL when out of memory (after printing). */
+int cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc);
 void cli_mesh_opts_free(cli_mesh_opts *o);
-/* If argv[*i] is a common option, consumes it (and its value) and returns
- * 1; returns 0 if it is not one; on a malformed one prints and returns -1. */
-int cli_mesh_opt(cli_mesh_opts *o, int argc, char **argv, int *i);
-/* Value of option argv[*i] ("--x V" or "--x=V"), advancing *i; NULL (after
- * printing) when missing. name is the option without its value. */
-const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *name);
-/* 1 if argv[i] is option name, alone or as name=value. */
-int cli_is(const char *arg, const char *name);
+/* Applies a shared option (CLI_O_MESH .. CLI_O_JSON); CLI_EXIT_USAGE on a
+ * bad value or an id that is not one. */
+int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *val);
+
 /* Parses sizes like 4096, 64K, 64M, 1G (bytes). 0 on success. */
 int cli_parse_size(const char *s, size_t *out);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
@@ -49,10 +113,22 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
 
-/* Parses --link-GBps, --hop-us or --hbm-GBps at argv[*i] into p (a
- * struct ftm_cost_params). Returns 0 or CLI_EXIT_USAGE (after printing). */
+/* --fail-during R,C (spec): the chip to kill during the run. Rejects (one
+ * line, CLI_EXIT_USAGE) a malformed value, a chip that is not a healthy
+ * chip of m, and the only healthy chip (one must survive). */
+int cli_fail_during_chip(const char *cmd, const ftm_mesh *m, const char *spec, int *chip);
+
+/* Applies --link-GBps, --hop-us or --hbm-GBps (id) to p (a struct
+ * ftm_cost_params). Returns 0 or CLI_EXIT_USAGE (after printing). */
 struct ftm_cost_params;
-int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, struct ftm_cost_params *p);
+int cli_cost_set(const char *cmd, int id, const char *val, struct ftm_cost_params *p);
+
+/* Opens --svg PATH for writing before any work; NULL (after printing one
+ * line; the caller exits CLI_EXIT_USAGE) when it cannot be created. */
+FILE *cli_open_svg(const char *cmd, const char *path);
+/* Closes an --svg file written with err (0 or FTM_E*); 0, or
+ * CLI_EXIT_FAIL after printing what failed. */
+int cli_close_svg(const char *cmd, const char *path, FILE *f, int err);
 
 /* Prints the watchdog's report to stderr: each stuck chip, its phase and
  * step, what it waits for, from/to whom and on which link. */
@@ -60,10 +136,34 @@ struct ftm_stuck;
 void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck *st, int n,
                      double timeout_s);
 
-/* The help text for the common options. */
-extern const char cli_mesh_help[];
+/* Flushes and closes stdout; on a failed write (a full disk, a closed
+ * file) prints why and returns CLI_EXIT_FAIL, else 0. */
+int cli_close_stdout(const char *cmd);
 
-/* JSON string escaping for keys/values we print (ASCII names only). */
-void cli_json_str(const char *s);
+/* ---- JSON -----------------------------------------------------------------
+ * The one writer for every --json output. key is NULL inside an array (and
+ * for the top-level value). Strings are escaped (quotes, backslash, control
+ * characters); a non-finite number is written as null. The top-level value
+ * ends with a newline. */
+#define CLI_JSON_DEPTH 16
+typedef struct cli_json {
+    FILE *f;
+    int depth;
+    char close[CLI_JSON_DEPTH];  /* '}' or ']' per open level */
+    int count[CLI_JSON_DEPTH];   /* members written per level */
+} cli_json;
+
+void cli_json_init(cli_json *j, FILE *f);
+void cli_json_begin_obj(cli_json *j, const char *key);
+void cli_json_begin_arr(cli_json *j, const char *key);
+void cli_json_end(cli_json *j);  /* closes the innermost object or array */
+void cli_json_str(cli_json *j, const char *key, const char *s);   /* NULL: null */
+void cli_json_num(cli_json *j, const char *key, const char *fmt, double v);
+void cli_json_int(cli_json *j, const char *key, long long v);
+void cli_json_u64(cli_json *j, const char *key, unsigned long long v);
+void cli_json_bool(cli_json *j, const char *key, int b);
+void cli_json_null(cli_json *j, const char *key);
+/* [r,c] of a chip, or null when chip < 0. */
+void cli_json_chip(cli_json *j, const char *key, const ftm_mesh *m, int chip);
 
 #endif

@@ -1,4 +1,5 @@
-/* ftmesh allreduce: run, verify and time an allreduce on the emulated mesh. */
+/* ftmesh allreduce: run, verify and time an allreduce on the emulated mesh.
+ * Parse, validate, model, run, report; one cleanup path. */
 #include "cli.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/runtime.h"
@@ -11,6 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define CMD "allreduce"
+
+enum { O_ALGO = CLI_O_CMD, O_SIZE, O_ITERS, O_MODEL_ONLY, O_FAIL_DURING, O_FAIL_AFTER, O_SVG };
+
+static const cli_opt ar_table[] = {
+    { "algo", "NAME", O_ALGO, "allreduce algorithm (default ring; see Algorithms\nbelow)" },
+    { "size", "BYTES", O_SIZE,
+      "buffer per chip, e.g. 4096, 64K, 8M, 1G (default 8M); a\nmultiple of 4" },
+    { "iters", "N", O_ITERS, "timed iterations, the median is reported (default 5)" },
+    { "model-only", NULL, O_MODEL_ONLY,
+      "model the schedule without moving data (fast on big\nmeshes)" },
+    { "fail-during", "R,C", O_FAIL_DURING,
+      "chip (R,C) dies in the middle of the first allreduce;\n"
+      "the run stops, the rings are rebuilt around it, and the\n"
+      "allreduce is redone (and verified) on the chips left" },
+    { "fail-after", "N", O_FAIL_AFTER,
+      "with --fail-during: die after sending N packets\n(default: half of its packets)" },
+    { "svg", "FILE", O_SVG,
+      "write a picture: mesh, holes, ring(s), links coloured\nby bytes" },
+    { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
+    CLI_OPT_HANG_TIMEOUT,
+    { NULL, NULL, 0, NULL },
+};
+static const cli_opt *const ar_tables[] = { ar_table, cli_cost_table, cli_mesh_table, NULL };
 
 static void usage(void)
 {
@@ -26,295 +52,289 @@ static void usage(void)
            "\n"
            "Beside the wall clock it reports modeled time on the emulated hardware\n"
            "(TPU-v3 links by default), computed from the same schedule the chips run.\n"
-           "\n"
-           "  --algo NAME    allreduce algorithm (default ring):\n");
+           "\n");
+    cli_print_opts(stdout, "Options", ar_tables, 0, 2);
+    printf("\nAlgorithms (--algo):\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("                   %-13s %s\n", a->name, a->summary);
-    printf("                   %-13s %s\n", "auto", "the algorithm with the lowest modeled time (printed)");
-    printf("  --size BYTES   buffer per chip, e.g. 4096, 64K, 8M, 1G (default 8M); a\n"
-           "                 multiple of 4\n"
-           "  --iters N      timed iterations, the median is reported (default 5)\n"
-           "  --model-only   model the schedule without moving data (fast on big meshes)\n"
-           "  --fail-during R,C  chip (R,C) dies in the middle of the first allreduce;\n"
-           "                 the run stops, the rings are rebuilt around it, and the\n"
-           "                 allreduce is redone (and verified) on the chips left\n"
-           "  --fail-after N with --fail-during: die after sending N packets (default:\n"
-           "                 half of its packets)\n"
-           "  --svg FILE     write a picture: mesh, holes, ring(s), links coloured by bytes\n"
-           "  --link-GBps X  modeled bandwidth per link per direction (default 100)\n"
-           "  --hop-us X     modeled latency per hop in microseconds (default 1)\n"
-           "  --hbm-GBps X   modeled memory bandwidth for reductions (default 900)\n"
-           "\n%s", cli_mesh_help);
+        printf("  %-20s %s\n", a->name, a->summary);
+    printf("  %-20s %s\n\n", "auto", "the algorithm with the lowest modeled time (printed)");
+    cli_print_opts(stdout, "Mesh and faults", ar_tables, 2, 3);
+}
+
+typedef struct ar_args {
+    cli_mesh_opts o;
+    const char *algo, *svg, *fail_during;
+    size_t bytes;
+    long iters, fail_after;
+    int model_only, iters_given;
+    ftm_cost_params cp;
+} ar_args;
+
+static int ar_opt(void *ctx, int id, const char *name, const char *v)
+{
+    ar_args *a = ctx;
+    switch (id) {
+    case O_ALGO:
+        if (!ftm_allreduce_find(v) && strcmp(v, "auto") != 0)
+            return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh allreduce --help)", v);
+        a->algo = v;
+        return 0;
+    case O_SIZE:
+        if (cli_parse_size(v, &a->bytes) || a->bytes % 4 || a->bytes == 0)
+            return cli_usage_error(CMD, "--size %s: expected a positive multiple of 4 bytes, e.g. 4096, 64K, 8M", v);
+        return 0;
+    case O_ITERS:
+        a->iters_given = 1;
+        if (cli_parse_int(v, 1, 100000, &a->iters))
+            return cli_usage_error(CMD, "--iters %s: expected a whole number 1..100000", v);
+        return 0;
+    case O_MODEL_ONLY: a->model_only = 1; return 0;
+    case O_FAIL_DURING: a->fail_during = v; return 0;
+    case O_FAIL_AFTER:
+        if (cli_parse_int(v, 1, 1000000000L, &a->fail_after))
+            return cli_usage_error(CMD, "--fail-after %s: expected a packet count >= 1", v);
+        return 0;
+    case O_SVG: a->svg = v; return 0;
+    case CLI_O_LINK_GBPS: case CLI_O_HOP_US: case CLI_O_HBM_GBPS:
+        return cli_cost_set(CMD, id, v, &a->cp);
+    default:
+        return cli_mesh_set(&a->o, id, name, v);
+    }
 }
 
 /* Refuses runs whose chip buffers would not fit in this machine's memory
  * (every healthy chip holds its own copy of the buffer, plus the expected
- * sums), instead of letting the kernel kill the process. */
-static int check_memory(const char *cmd, const ftm_mesh *m, const char *algo, size_t bytes)
+ * sums), instead of letting the kernel kill the process. The 3/4 leaves
+ * room for the schedule, the mailboxes and everything else. */
+static int check_memory(const ftm_mesh *m, size_t bytes)
 {
-    (void)algo;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     double need = ((double)ftm_mesh_healthy_count(m) + 1) * (double)bytes;
     if (have > 0 && need > 0.75 * have)
-        return cli_usage_error(cmd, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
+        return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
                                "more than 3/4 of this machine's %.1f GiB: use a smaller --size "
                                "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
                                need / (1 << 30), have / (1 << 30));
     return 0;
 }
 
-/* Builds the algorithm's schedule into s and models it. */
-static int model_schedule(const ftm_mesh *m, const char *algo, size_t count,
-                          const ftm_cost_params *cp, ftm_cost_result *cost, uint64_t *link_bytes,
-                          ftm_sched *s)
+/* Everything a run holds; released by ar_free whatever happened. */
+typedef struct ar_run {
+    ftm_mesh m;
+    int have_mesh, have_sched, fail_chip;
+    FILE *svgf;
+    ftm_sched sched;
+    ftm_cost_result cost;
+    uint64_t *link_bytes;
+    ftm_allreduce_result r;
+} ar_run;
+
+static void ar_free(ar_run *x)
 {
-    int err = ftm_allreduce_find(algo)->build(s, m, count, FTM_RED_SUM_F32);
+    if (x->have_sched)
+        ftm_sched_free(&x->sched);
+    free(x->link_bytes);
+    if (x->svgf)
+        fclose(x->svgf);
+    ftm_allreduce_result_free(&x->r);
+    if (x->have_mesh)
+        ftm_mesh_free(&x->m);
+}
+
+/* Cross-option checks on the built mesh; opens --svg before any work. */
+static int validate(const ar_args *a, ar_run *x)
+{
+    int rc = cli_build_mesh(&a->o, &x->m);
+    if (rc)
+        return rc;
+    x->have_mesh = 1;
+    x->fail_chip = -1;
+    if (a->fail_during && (rc = cli_fail_during_chip(CMD, &x->m, a->fail_during, &x->fail_chip)))
+        return rc;
+    if (a->fail_after && !a->fail_during)
+        return cli_usage_error(CMD, "--fail-after needs --fail-during R,C");
+    if (!a->model_only && (rc = check_memory(&x->m, a->bytes)))
+        return rc;
+    if (a->fail_during && a->model_only)
+        return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
+    if (a->o.seed_given && !a->o.random_faults)
+        cli_warn(CMD, "--seed has no effect without --random-faults");
+    if (a->model_only && a->iters_given)
+        cli_warn(CMD, "--iters has no effect with --model-only");
+    if (a->model_only && a->o.hang_timeout_s > 0)
+        cli_warn(CMD, "--hang-timeout has no effect with --model-only");
+    if (a->svg && !(x->svgf = cli_open_svg(CMD, a->svg)))
+        return CLI_EXIT_USAGE;
+    return 0;
+}
+
+/* Builds the algorithm's schedule into x->sched and models it. */
+static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
+{
+    if (x->have_sched)
+        ftm_sched_free(&x->sched);
+    x->have_sched = 0;
+    int err = ftm_allreduce_find(algo)->build(&x->sched, &x->m, a->bytes / 4, FTM_RED_SUM_F32);
     if (err)
         return err;
-    err = ftm_cost_sched(s, m, cp, cost, link_bytes);
-    if (err)
-        ftm_sched_free(s);
+    x->have_sched = 1;
+    return ftm_cost_sched(&x->sched, &x->m, &a->cp, &x->cost, x->link_bytes);
+}
+
+/* Model first (it picks the algorithm for auto; --model-only stops
+ * there), then one schedule run by the chips; after a death, model the
+ * mesh the recovery ran on, since the figures are that run's. */
+static int run(const ar_args *a, const char **algo, ar_run *x)
+{
+    x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
+    if (!x->link_bytes)
+        return FTM_ENOMEM;
+    int err = 0;
+    if (strcmp(*algo, "auto") == 0) {
+        if ((err = ftm_cost_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
+            return err;
+        if (!a->o.json)
+            printf("# auto: picked %s (lowest modeled time)\n", *algo);
+    }
+    if ((err = model_schedule(a, *algo, x)) || a->model_only)
+        return err;
+    ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
+                              .hang_timeout_s = a->o.hang_timeout_s,
+                              .fail_during = x->fail_chip >= 0, .fail_chip = x->fail_chip,
+                              .fail_after_pkts = (uint64_t)a->fail_after, .sched = &x->sched };
+    err = ftm_allreduce_run(&x->m, &ao, &x->r);
+    int fr = ftm_mesh_row(&x->m, x->fail_chip), fc = ftm_mesh_col(&x->m, x->fail_chip);
+    if (x->r.died_chip >= 0) {
+        x->m.chip_dead[x->r.died_chip] = 1;
+        if (!err)
+            err = model_schedule(a, *algo, x);
+        if (!a->o.json)
+            printf("# chip (%d,%d) died during the first allreduce; rings rebuilt around it;\n"
+                   "# the figures below are from the recovery run over the %d chip%s left\n",
+                   fr, fc, ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
+    } else if (x->fail_chip >= 0 && !a->o.json) {
+        printf("# chip (%d,%d) finished before its failure point (--fail-after)\n", fr, fc);
+    }
     return err;
 }
 
-static int write_svg(FILE *f, const char *path, const ftm_mesh *m, const char *algo,
-                     const uint64_t *link_bytes)
+static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
+                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
 {
-    ftm_ring ring = { 0 };
-    /* The 1-D algorithms run over the router ring; draw it for them. */
-    int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
-                    ftm_router_ring(m, &ring) == 0;
-    char title[128];
-    snprintf(title, sizeof title, "allreduce %s", algo);
-    int err = ftm_svg_write(f, m, have_ring ? &ring : NULL, NULL, have_ring, link_bytes, title);
-    if (fclose(f) && !err)
-        err = FTM_EIO;
-    ftm_ring_free(&ring);
-    if (err)
-        fprintf(stderr, "ftmesh allreduce: --svg %s: %s\n", path, ftm_strerror(err));
-    return err ? -1 : 0;
+    int P = r->chips;
+    double f = P > 1 ? 2.0 * (P - 1) / P : 0;
+    double algbw = r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : 0;
+    double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : 0;
+    char mesh[32];
+    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_obj(&j, NULL);
+    cli_json_str(&j, "algo", algo);
+    cli_json_str(&j, "mesh", mesh);
+    cli_json_bool(&j, "torus", m->torus);
+    cli_json_int(&j, "chips", P);
+    cli_json_u64(&j, "bytes", a->bytes);
+    cli_json_u64(&j, "count", a->bytes / 4);
+    cli_json_bool(&j, "model_only", a->model_only);
+    cli_json_num(&j, "modeled_s", "%.9g", cost->time_s);
+    cli_json_num(&j, "modeled_algbw_GBps", "%.6g", m_algbw);
+    cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
+    cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
+    if (!a->model_only) {
+        cli_json_int(&j, "iters", a->iters);
+        cli_json_num(&j, "wall_s", "%.9g", r->wall_s);
+        cli_json_num(&j, "wall_min_s", "%.9g", r->wall_min_s);
+        cli_json_num(&j, "wall_max_s", "%.9g", r->wall_max_s);
+        cli_json_num(&j, "algbw_GBps", "%.6g", algbw);
+        cli_json_num(&j, "busbw_GBps", "%.6g", algbw * f);
+        cli_json_u64(&j, "max_link_bytes", r->max_link_bytes);
+        cli_json_u64(&j, "total_link_bytes", r->total_link_bytes);
+        cli_json_bool(&j, "links_match_schedule", r->links_match_sched);
+        cli_json_u64(&j, "wrong", r->wrong);
+        cli_json_chip(&j, "died_during_run", m, r->died_chip);
+    }
+    cli_json_end(&j);
 }
 
-static void report(const cli_mesh_opts *o, const ftm_mesh *m, const char *algo, size_t bytes,
-                   long iters, int model_only, const ftm_allreduce_result *r,
-                   const ftm_cost_result *cost)
+static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
+                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
 {
-    char died[32] = "null";
-    if (r->died_chip >= 0)
-        snprintf(died, sizeof died, "[%d,%d]", ftm_mesh_row(m, r->died_chip), ftm_mesh_col(m, r->died_chip));
-    int P = r->chips;
+    int P = r->chips, mo = a->model_only;
+    size_t bytes = a->bytes;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
     double algbw = r->wall_s > 0 ? (double)bytes / r->wall_s / 1e9 : 0;
     double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
-    if (o->json) {
-        printf("{\"algo\":");
-        cli_json_str(algo);
-        printf(",\"mesh\":\"%dx%d\",\"torus\":%s,\"chips\":%d,\"bytes\":%zu,\"count\":%zu,"
-               "\"model_only\":%s,\"modeled_s\":%.9g,\"modeled_algbw_GBps\":%.6g,"
-               "\"modeled_busbw_GBps\":%.6g,\"modeled_max_link_bytes\":%llu",
-               m->rows, m->cols, m->torus ? "true" : "false", P, bytes, bytes / 4,
-               model_only ? "true" : "false", cost->time_s, m_algbw, m_algbw * f,
-               (unsigned long long)cost->max_link_bytes);
-        if (!model_only)
-            printf(",\"iters\":%ld,\"wall_s\":%.9g,\"wall_min_s\":%.9g,\"wall_max_s\":%.9g,"
-                   "\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g,\"max_link_bytes\":%llu,"
-                   "\"total_link_bytes\":%llu,\"links_match_schedule\":%s,\"wrong\":%llu,"
-                   "\"died_during_run\":%s",
-                   iters, r->wall_s, r->wall_min_s, r->wall_max_s, algbw, algbw * f,
-                   (unsigned long long)r->max_link_bytes, (unsigned long long)r->total_link_bytes,
-                   r->links_match_sched ? "true" : "false", (unsigned long long)r->wrong, died);
-        printf("}\n");
-        return;
-    }
-    printf("# ftmesh allreduce: %dx%d %s, %d healthy chips, algo %s%s\n", m->rows, m->cols,
-           m->torus ? "torus" : "mesh", P, algo, model_only ? ", model only" : "");
-    if (!model_only)
-        printf("#   %ld iterations; wall = this machine, median\n", iters);
+    printf("# ftmesh allreduce: %dx%d %s, %d healthy chip%s, algo %s%s\n", m->rows, m->cols,
+           m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
+    if (!mo)
+        printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
     printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
            "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
            "maxlink(B)", "#wrong");
-    char wall[3][32];
-    if (model_only) {
-        for (int i = 0; i < 3; i++)
-            snprintf(wall[i], sizeof wall[i], "-");
-    } else {
+    char wall[3][32] = { "-", "-", "-" }, wrong[32] = "-";
+    if (!mo) {
         snprintf(wall[0], sizeof wall[0], "%.1f", r->wall_s * 1e6);
         snprintf(wall[1], sizeof wall[1], "%.3f", algbw);
         snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
+        snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r->wrong);
     }
-    char wrong[32];
-    snprintf(wrong, sizeof wrong, model_only ? "-" : "%llu", (unsigned long long)r->wrong);
     printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
            "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
            (unsigned long long)cost->max_link_bytes, wrong);
-    if (!model_only)
+    if (!mo)
         printf("# %s: every element of every chip %s the exact sum\n",
                r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");
 }
 
-int cli_allreduce(int argc, char **argv);
+/* The picture: the 1-D algorithms run over the router ring, drawn too. */
+static int write_svg(const ar_args *a, const char *algo, ar_run *x)
+{
+    ftm_ring ring = { 0 };
+    int have_ring = (strcmp(algo, "ring") == 0 || strcmp(algo, "bidir") == 0) &&
+                    ftm_router_ring(&x->m, &ring) == 0;
+    char title[128];
+    snprintf(title, sizeof title, "allreduce %s", algo);
+    int err = ftm_svg_write(x->svgf, &x->m, have_ring ? &ring : NULL, NULL, have_ring,
+                            x->link_bytes, title);
+    ftm_ring_free(&ring);
+    int rc = cli_close_svg(CMD, a->svg, x->svgf, err);
+    x->svgf = NULL;
+    return rc;
+}
+
 int cli_allreduce(int argc, char **argv)
 {
-    cli_mesh_opts o;
-    cli_mesh_opts_init(&o, "allreduce", argc);
-    const char *algo = "ring", *v, *svg = NULL;
-    size_t bytes = 8u << 20;
-    long iters = 5;
-    int model_only = 0, fail_r = -1, fail_c = -1;
-    long fail_after = 0;
-    ftm_cost_params cp;
-    ftm_cost_defaults(&cp);
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage();
-            cli_mesh_opts_free(&o);
-            return 0;
-        }
-        int k = cli_mesh_opt(&o, argc, argv, &i);
-        if (k < 0) {
-            rc = CLI_EXIT_USAGE;
-        } else if (k > 0) {
-            continue;
-        } else if (cli_is(a, "--algo")) {
-            if (!(v = cli_value(o.cmd, argc, argv, &i, "--algo")))
-                rc = CLI_EXIT_USAGE;
-            else if (!ftm_allreduce_find(v) && strcmp(v, "auto") != 0)
-                rc = cli_usage_error(o.cmd, "--algo %s: unknown algorithm (see ftmesh allreduce --help)", v);
-            else
-                algo = v;
-        } else if (cli_is(a, "--size")) {
-            if (!(v = cli_value(o.cmd, argc, argv, &i, "--size")))
-                rc = CLI_EXIT_USAGE;
-            else if (cli_parse_size(v, &bytes) || bytes % 4 || bytes == 0)
-                rc = cli_usage_error(o.cmd, "--size %s: expected a positive multiple of 4 bytes, e.g. 4096, 64K, 8M", v);
-        } else if (cli_is(a, "--iters")) {
-            if (!(v = cli_value(o.cmd, argc, argv, &i, "--iters")))
-                rc = CLI_EXIT_USAGE;
-            else if (cli_parse_int(v, 1, 100000, &iters))
-                rc = cli_usage_error(o.cmd, "--iters %s: expected a whole number 1..100000", v);
-        } else if (cli_is(a, "--model-only") && !strchr(a, '=')) {
-            model_only = 1;
-        } else if (cli_is(a, "--fail-during")) {
-            if (!(v = cli_value(o.cmd, argc, argv, &i, "--fail-during")))
-                rc = CLI_EXIT_USAGE;
-            else if (ftm_mesh_parse_coord(v, &fail_r, &fail_c))
-                rc = cli_usage_error(o.cmd, "--fail-during %s: expected R,C, e.g. 3,4", v);
-        } else if (cli_is(a, "--fail-after")) {
-            if (!(v = cli_value(o.cmd, argc, argv, &i, "--fail-after")))
-                rc = CLI_EXIT_USAGE;
-            else if (cli_parse_int(v, 1, 1000000000L, &fail_after))
-                rc = cli_usage_error(o.cmd, "--fail-after %s: expected a packet count >= 1", v);
-        } else if (cli_is(a, "--svg")) {
-            if (!(svg = cli_value(o.cmd, argc, argv, &i, "--svg")))
-                rc = CLI_EXIT_USAGE;
-        } else if (cli_is(a, "--link-GBps") || cli_is(a, "--hop-us") || cli_is(a, "--hbm-GBps")) {
-            rc = cli_cost_opt(o.cmd, argc, argv, &i, &cp);
-        } else {
-            rc = cli_usage_error(o.cmd, "unknown option %s (see ftmesh allreduce --help)", a);
-        }
-    }
-    ftm_mesh m;
-    if (!rc)
-        rc = cli_build_mesh(&o, &m);
-    if (rc) {
-        cli_mesh_opts_free(&o);
-        return rc;
-    }
-    if (fail_r >= 0 && (fail_r >= m.rows || fail_c >= m.cols ||
-                        !ftm_mesh_alive(&m, ftm_mesh_chip(&m, fail_r, fail_c)))) {
-        rc = cli_usage_error(o.cmd, "--fail-during %d,%d: not a healthy chip of the %dx%d mesh",
-                             fail_r, fail_c, m.rows, m.cols);
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return rc;
-    }
-    if (fail_after && fail_r < 0) {
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return cli_usage_error(o.cmd, "--fail-after needs --fail-during R,C");
-    }
-    if (!model_only && (rc = check_memory(o.cmd, &m, algo, bytes)) != 0) {
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return rc;
-    }
-    if (fail_r >= 0 && model_only) {
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return cli_usage_error(o.cmd, "--fail-during needs chips running: drop --model-only");
-    }
-    /* Open the picture's file now: a bad path should not waste a long run. */
-    FILE *svgf = svg ? fopen(svg, "w") : NULL;
-    if (svg && !svgf) {
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return cli_usage_error(o.cmd, "--svg %s: cannot create the file", svg);
-    }
-    /* Model first: it picks the algorithm for auto, and --model-only
-     * stops there. */
-    ftm_cost_result cost;
-    uint64_t *link_bytes = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *link_bytes);
-    int err = link_bytes ? 0 : FTM_ENOMEM;
-    if (!err && strcmp(algo, "auto") == 0) {
-        err = ftm_cost_auto(&m, bytes / 4, FTM_RED_SUM_F32, &cp, &algo, &cost);
-        if (!err && !o.json)
-            printf("# auto: picked %s (lowest modeled time)\n", algo);
-    }
-    /* One schedule: modeled here, then run by the chips. */
-    ftm_sched sched;
-    int have_sched = 0;
-    if (!err)
-        have_sched = !(err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes, &sched));
-    ftm_allreduce_result r;
-    memset(&r, 0, sizeof r);
-    r.died_chip = -1;
-    r.chips = ftm_mesh_healthy_count(&m);
-    if (!err && !model_only) {
-        ftm_allreduce_opts ao = { .algo = algo, .count = bytes / 4, .iters = (int)iters,
-                                  .hang_timeout_s = o.hang_timeout_s, .fail_during = fail_r >= 0,
-                                  .fail_chip = fail_r >= 0 ? ftm_mesh_chip(&m, fail_r, fail_c) : -1,
-                                  .fail_after_pkts = (uint64_t)fail_after, .sched = &sched };
-        err = ftm_allreduce_run(&m, &ao, &r);
-        if (r.died_chip >= 0) {
-            /* The figures below are the recovery run's: model that mesh. */
-            m.chip_dead[r.died_chip] = 1;
-            ftm_sched_free(&sched);
-            have_sched = 0;
-            if (!err)
-                have_sched = !(err = model_schedule(&m, algo, bytes / 4, &cp, &cost, link_bytes,
-                                                    &sched));
-            if (!o.json)
-                printf("# chip (%d,%d) died during the first allreduce; rings rebuilt around it;\n"
-                       "# the figures below are from the recovery run over the %d chips left\n",
-                       fail_r, fail_c, ftm_mesh_healthy_count(&m));
-        } else if (fail_r >= 0 && !o.json) {
-            printf("# chip (%d,%d) finished before its failure point (--fail-after)\n", fail_r, fail_c);
-        }
-    }
-    double timeout = o.hang_timeout_s > 0 ? o.hang_timeout_s : 5.0;
+    ar_args a = { .algo = "ring", .bytes = 8u << 20, .iters = 5 };
+    ftm_cost_defaults(&a.cp);
+    ar_run x;
+    memset(&x, 0, sizeof x);
+    x.r.died_chip = -1;
+    if (cli_mesh_opts_init(&a.o, CMD, argc))
+        return CLI_EXIT_FAIL;
+    const char *algo = NULL;
+    int rc = cli_parse(CMD, argc, argv, ar_tables, ar_opt, &a), err = 0;
+    if (rc == CLI_HELP)
+        usage();
+    if (rc || (rc = validate(&a, &x)))
+        goto out;
+    algo = a.algo;
+    x.r.chips = ftm_mesh_healthy_count(&x.m);
+    err = run(&a, &algo, &x);
     if (err == FTM_EHANG) {
-        cli_print_stuck(o.cmd, &m, r.stuck, r.nstuck, timeout);
+        cli_print_stuck(CMD, &x.m, x.r.stuck, x.r.nstuck, a.o.hang_timeout_s);
         rc = CLI_EXIT_HANG;
     } else if (err) {
-        fprintf(stderr, "ftmesh allreduce: %s\n", ftm_strerror(err));
-        rc = CLI_EXIT_FAIL;
+        rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {
-        report(&o, &m, algo, bytes, iters, model_only, &r, &cost);
-        rc = r.wrong ? CLI_EXIT_FAIL : 0;
-        if (svgf && write_svg(svgf, svg, &m, algo, link_bytes))
+        (a.o.json ? report_json : report_text)(&a, &x.m, algo, &x.r, &x.cost);
+        rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
+        if (x.svgf && write_svg(&a, algo, &x))
             rc = CLI_EXIT_FAIL;
-        svgf = NULL; /* write_svg closed it */
     }
-    if (have_sched)
-        ftm_sched_free(&sched);
-    free(link_bytes);
-    if (svgf)
-        fclose(svgf);
-    ftm_allreduce_result_free(&r);
-    ftm_mesh_free(&m);
-    cli_mesh_opts_free(&o);
-    return rc;
+out:
+    ar_free(&x);
+    cli_mesh_opts_free(&a.o);
+    return rc == CLI_HELP ? 0 : rc;
 }

@@ -10,199 +10,257 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char rings_help[] =
-    "usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo ring|2d] [--svg FILE] [--json]\n"
-    "\n"
-    "Builds one ring over every healthy chip, routed around dead chips and\n"
-    "links, validates it, draws the mesh with the ring through it, and prints\n"
-    "its quality: total hops, detour edges, longest edge, and the number of\n"
-    "ring edges on the most-used directed link.\n"
-    "\n"
-    "  --algo 2d    draw the 2-D algorithm's row bands instead: each band's ring;\n"
-    "               bands marked 'alternate' were merged or routed around a hole\n"
-    "  --svg FILE   also write the picture as SVG (alternate rings dashed)\n"
-    "\n";
+enum { O_ALGO = CLI_O_CMD, O_SVG };
+
+static const cli_opt rings_table[] = {
+    { "algo", "ring|2d", O_ALGO,
+      "ring (default): one ring over every healthy chip;\n"
+      "2d: the 2-D algorithm's row bands instead, each\n"
+      "band's ring; bands marked 'alternate' were merged or\n"
+      "routed around a hole" },
+    { "svg", "FILE", O_SVG, "also write the picture as SVG (alternate rings\ndashed)" },
+    { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
+    { NULL, NULL, 0, NULL },
+};
+static const cli_opt *const rings_tables[] = { rings_table, cli_mesh_table, NULL };
+
+static void usage(void)
+{
+    printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo ring|2d] [--svg FILE] [--json]\n"
+           "\n"
+           "Builds one ring over every healthy chip, routed around dead chips and\n"
+           "links, validates it, draws the mesh with the ring through it, and prints\n"
+           "its quality: total hops, detour edges, longest edge, and the number of\n"
+           "ring edges on the most-used directed link.\n"
+           "\n");
+    cli_print_opts(stdout, "Options", rings_tables, 0, 1);
+    printf("\n");
+    cli_print_opts(stdout, "Mesh and faults", rings_tables, 1, 2);
+}
+
+typedef struct rings_args {
+    cli_mesh_opts o;
+    int twod;
+    const char *svg;
+} rings_args;
+
+static int rings_opt(void *ctx, int id, const char *name, const char *v)
+{
+    rings_args *a = ctx;
+    if (id == O_ALGO) {
+        if (strcmp(v, "2d") == 0)
+            a->twod = 1;
+        else if (strcmp(v, "ring") != 0)
+            return cli_usage_error("rings", "--algo %s: expected ring or 2d", v);
+        else
+            a->twod = 0;
+        return 0;
+    }
+    if (id == O_SVG) {
+        a->svg = v;
+        return 0;
+    }
+    return cli_mesh_set(&a->o, id, name, v);
+}
+
+/* A band's ring covers only the band, so ftm_ring_measure (which
+ * validates against the whole mesh) does not apply: count here. */
+static ftm_ring_quality band_quality(const ftm_ring *r)
+{
+    ftm_ring_quality q = { 0 };
+    for (int e = 0; e < r->n; e++) {
+        int h = r->path_off[e + 1] - r->path_off[e];
+        q.hops += h;
+        q.detours += h > 1;
+        q.longest_edge = h > q.longest_edge ? h : q.longest_edge;
+    }
+    return q;
+}
+
+static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
+{
+    cli_json j;
+    char mesh[32];
+    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+    cli_json_init(&j, stdout);
+    cli_json_begin_obj(&j, NULL);
+    cli_json_str(&j, "mesh", mesh);
+    cli_json_bool(&j, "torus", m->torus);
+    cli_json_str(&j, "algo", "2d");
+    cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
+    cli_json_int(&j, "max_link_load", p->max_load);
+    cli_json_begin_arr(&j, "bands");
+    for (int b = 0; b < p->nbands; b++) {
+        const ftm_plan2d_band *bd = &p->bands[b];
+        ftm_ring_quality q = band_quality(&bd->fwd);
+        cli_json_begin_obj(&j, NULL);
+        cli_json_int(&j, "row0", bd->row0);
+        cli_json_int(&j, "rows", bd->nrows);
+        cli_json_int(&j, "chips", bd->n);
+        cli_json_bool(&j, "alternate", bd->alternate);
+        cli_json_int(&j, "hops", q.hops);
+        cli_json_int(&j, "detours", q.detours);
+        cli_json_int(&j, "longest_edge", q.longest_edge);
+        cli_json_end(&j);
+    }
+    cli_json_end(&j);
+    cli_json_str(&j, "column_layout", U ? "column" : "drift");
+    cli_json_begin_arr(&j, "usable_columns");
+    for (int c = 0; U && c < m->cols; c++)
+        if (usable[c])
+            cli_json_int(&j, NULL, c);
+    cli_json_end(&j);
+    cli_json_end(&j);
+}
+
+static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
+{
+    int nalt = 0;
+    for (int b = 0; b < p->nbands; b++) {
+        const ftm_plan2d_band *bd = &p->bands[b];
+        ftm_ring_quality q = band_quality(&bd->fwd);
+        nalt += bd->alternate;
+        printf("band %d: rows %d..%d, %d chip%s%s; ring %d hop%s, %d detour%s\n", b, bd->row0,
+               bd->row0 + bd->nrows - 1, bd->n, cli_s(bd->n),
+               bd->alternate ? ", ALTERNATE ring around a fault" : "", q.hops, cli_s(q.hops),
+               q.detours, cli_s(q.detours));
+        char *pic = NULL;
+        if (bd->alternate && ftm_viz_ring_ascii(m, &bd->fwd, &pic) == 0) {
+            fputs(pic, stdout);
+            free(pic);
+        }
+    }
+    printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s "
+           "(both rings of every band)\n", p->nbands, cli_s(p->nbands), nalt, p->max_load,
+           cli_s(p->max_load));
+    if (!U) {
+        printf("column phase: drift layout (too many columns hold holes): each segment's "
+               "owners, one per band, are linked top to bottom over live paths\n");
+        return;
+    }
+    printf("column rings (one per usable column, through every row%s):\n  ",
+           m->torus && m->rows >= 3 ? ", closed by the wrap link" : "");
+    for (int c = 0; c < m->cols; c++)
+        printf("%c ", usable[c] ? '|' : 'x');
+    printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out, their share "
+           "adopted by the others\n", U, m->cols);
+}
+
+static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p)
+{
+    ftm_ring *rings = calloc((size_t)p->nbands, sizeof *rings);
+    int *alt = calloc((size_t)p->nbands, sizeof *alt);
+    int err = rings && alt ? 0 : FTM_ENOMEM;
+    for (int b = 0; !err && b < p->nbands; b++) {
+        rings[b] = p->bands[b].fwd;
+        alt[b] = p->bands[b].alternate;
+    }
+    if (!err)
+        err = ftm_svg_write(f, m, rings, alt, p->nbands, NULL, "2-D allreduce: row bands");
+    free(rings);
+    free(alt);
+    return err;
+}
 
 /* --algo 2d: the bands of the 2-D allreduce and their rings. */
-static int show_2d(const ftm_mesh *m, int json, const char *svg)
+static int show_2d(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
 {
     ftm_plan2d p;
     int err = ftm_plan2d_build(m, &p);
     if (err) {
-        fprintf(stderr, "ftmesh rings: 2-D plan failed: %s\n", ftm_strerror(err));
-        return CLI_EXIT_FAIL;
-    }
-    int rc = 0, nalt = 0;
-    if (json)
-        printf("{\"mesh\":\"%dx%d\",\"torus\":%s,\"algo\":\"2d\",\"healthy\":%d,"
-               "\"max_link_load\":%d,\"bands\":[", m->rows, m->cols, m->torus ? "true" : "false",
-               ftm_mesh_healthy_count(m), p.max_load);
-    for (int b = 0; b < p.nbands; b++) {
-        const ftm_plan2d_band *bd = &p.bands[b];
-        /* A band's ring covers only the band, so ftm_ring_measure (which
-         * validates against the whole mesh) does not apply: count here. */
-        ftm_ring_quality q = { 0 };
-        for (int e = 0; e < bd->fwd.n; e++) {
-            int h = bd->fwd.path_off[e + 1] - bd->fwd.path_off[e];
-            q.hops += h;
-            q.detours += h > 1;
-            q.longest_edge = h > q.longest_edge ? h : q.longest_edge;
-        }
-        nalt += bd->alternate;
-        if (json) {
-            printf("%s{\"row0\":%d,\"rows\":%d,\"chips\":%d,\"alternate\":%s,\"hops\":%d,"
-                   "\"detours\":%d,\"longest_edge\":%d}", b ? "," : "", bd->row0, bd->nrows, bd->n,
-                   bd->alternate ? "true" : "false", q.hops, q.detours, q.longest_edge);
-            continue;
-        }
-        printf("band %d: rows %d..%d, %d chips%s; ring %d hops, %d detour%s\n", b, bd->row0,
-               bd->row0 + bd->nrows - 1, bd->n, bd->alternate ? ", ALTERNATE ring around a fault" : "",
-               q.hops, q.detours, q.detours == 1 ? "" : "s");
-        if (bd->alternate) {
-            char *pic = NULL;
-            if (ftm_viz_ring_ascii(m, &bd->fwd, &pic) == 0) {
-                fputs(pic, stdout);
-                free(pic);
-            }
-        }
+        if (svgf)
+            fclose(svgf);
+        return cli_error("rings", "2-D plan failed: %s", ftm_strerror(err));
     }
     unsigned char *usable = calloc((size_t)m->cols, 1);
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
-    if (json) {
-        printf("],\"column_layout\":\"%s\",\"usable_columns\":[", U ? "column" : "drift");
-        for (int c = 0, k = 0; U && c < m->cols; c++)
-            if (usable[c])
-                printf("%s%d", k++ ? "," : "", c);
-        printf("]}\n");
-    } else {
-        printf("\n%d band%s, %d alternate; most-used directed link carries %d ring edge%s "
-               "(both rings of every band)\n", p.nbands, p.nbands == 1 ? "" : "s", nalt,
-               p.max_load, p.max_load == 1 ? "" : "s");
-        if (U) {
-            printf("column rings (one per usable column, through every row%s):\n  ",
-                   m->torus && m->rows >= 3 ? ", closed by the wrap link" : "");
-            for (int c = 0; c < m->cols; c++)
-                printf("%c ", usable[c] ? '|' : 'x');
-            printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out, their share "
-                   "adopted by the others\n", U, m->cols);
-        } else {
-            printf("column phase: drift layout (too many columns hold holes): each segment's "
-                   "owners, one per band, are linked top to bottom over live paths\n");
-        }
-    }
+    if (json)
+        json_2d(m, &p, usable, U);
+    else
+        text_2d(m, &p, usable, U);
     free(usable);
-    if (svg) {
-        ftm_ring *rings = calloc((size_t)p.nbands, sizeof *rings);
-        int *alt = calloc((size_t)p.nbands, sizeof *alt);
-        FILE *f = rings && alt ? fopen(svg, "w") : NULL;
-        for (int b = 0; f && b < p.nbands; b++) {
-            rings[b] = p.bands[b].fwd;
-            alt[b] = p.bands[b].alternate;
-        }
-        err = f ? ftm_svg_write(f, m, rings, alt, p.nbands, NULL, "2-D allreduce: row bands") : FTM_EIO;
-        if (f && fclose(f) && !err)
-            err = FTM_EIO;
-        if (err) {
-            fprintf(stderr, "ftmesh rings: --svg %s: %s\n", svg, ftm_strerror(err));
-            rc = CLI_EXIT_FAIL;
-        }
-        free(rings);
-        free(alt);
-    }
+    int rc = svgf ? cli_close_svg("rings", svg, svgf, svg_2d(svgf, m, &p)) : 0;
     ftm_plan2d_free(&p);
     return rc;
 }
 
-int cli_rings(int argc, char **argv);
-int cli_rings(int argc, char **argv)
+static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_quality *q,
+                        int json)
 {
-    cli_mesh_opts o;
-    cli_mesh_opts_init(&o, "rings", argc);
-    int rc = 0, twod = 0;
-    const char *svg = NULL, *v;
-    for (int i = 1; i < argc && !rc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(rings_help, stdout);
-            fputs(cli_mesh_help, stdout);
-            cli_mesh_opts_free(&o);
-            return 0;
-        }
-        int k = cli_mesh_opt(&o, argc, argv, &i);
-        if (k < 0) {
-            rc = CLI_EXIT_USAGE;
-        } else if (k > 0) {
-            continue;
-        } else if (cli_is(argv[i], "--algo")) {
-            if (!(v = cli_value("rings", argc, argv, &i, "--algo")))
-                rc = CLI_EXIT_USAGE;
-            else if (strcmp(v, "2d") == 0)
-                twod = 1;
-            else if (strcmp(v, "ring") != 0)
-                rc = cli_usage_error("rings", "--algo %s: expected ring or 2d", v);
-        } else if (cli_is(argv[i], "--svg")) {
-            if (!(svg = cli_value("rings", argc, argv, &i, "--svg")))
-                rc = CLI_EXIT_USAGE;
-        } else {
-            rc = cli_usage_error("rings", "unknown option %s (see ftmesh rings --help)", argv[i]);
-        }
+    if (json) {
+        cli_json j;
+        char mesh[32];
+        snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+        cli_json_init(&j, stdout);
+        cli_json_begin_obj(&j, NULL);
+        cli_json_str(&j, "mesh", mesh);
+        cli_json_bool(&j, "torus", m->torus);
+        cli_json_int(&j, "healthy", q->healthy);
+        cli_json_int(&j, "ring_chips", q->ring_chips);
+        cli_json_int(&j, "hops", q->hops);
+        cli_json_int(&j, "detours", q->detours);
+        cli_json_int(&j, "longest_edge", q->longest_edge);
+        cli_json_int(&j, "max_link_load", q->max_link_load);
+        cli_json_bool(&j, "valid", q->valid);
+        cli_json_begin_arr(&j, "ring");
+        for (int i = 0; i < ring->n; i++)
+            cli_json_chip(&j, NULL, m, ring->chips[i]);
+        cli_json_end(&j);
+        cli_json_end(&j);
+        return;
     }
-    ftm_mesh m;
-    if (!rc)
-        rc = cli_build_mesh(&o, &m);
-    if (rc) {
-        cli_mesh_opts_free(&o);
-        return rc;
+    char *pic = NULL;
+    if (ftm_viz_ring_ascii(m, ring, &pic) == 0) {
+        fputs(pic, stdout);
+        free(pic);
     }
-    if (twod) {
-        rc = show_2d(&m, o.json, svg);
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return rc;
-    }
+    printf("\n%dx%d %s, %d healthy chip%s; ring of %d chip%s: %d hop%s, %d detour edge%s, "
+           "longest edge %d hop%s, most-used link carries %d ring edge%s; %s\n",
+           m->rows, m->cols, m->torus ? "torus" : "mesh", q->healthy, cli_s(q->healthy),
+           q->ring_chips, cli_s(q->ring_chips), q->hops, cli_s(q->hops), q->detours,
+           cli_s(q->detours), q->longest_edge, cli_s(q->longest_edge), q->max_link_load,
+           cli_s(q->max_link_load), q->valid ? "valid" : "INVALID");
+}
+
+static int show_ring(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
+{
     ftm_ring ring = { 0 };
-    int err = ftm_router_ring(&m, &ring);
+    int err = ftm_router_ring(m, &ring);
     if (err) {
-        fprintf(stderr, "ftmesh rings: router failed: %s\n", ftm_strerror(err));
-        ftm_mesh_free(&m);
-        cli_mesh_opts_free(&o);
-        return CLI_EXIT_FAIL;
+        if (svgf)
+            fclose(svgf);
+        return cli_error("rings", "router failed: %s", ftm_strerror(err));
     }
     ftm_ring_quality q;
-    ftm_ring_measure(&m, &ring, &q);
-    if (o.json) {
-        printf("{\"mesh\":\"%dx%d\",\"torus\":%s,\"healthy\":%d,\"ring_chips\":%d,\"hops\":%d,"
-               "\"detours\":%d,\"longest_edge\":%d,\"max_link_load\":%d,\"valid\":%s,\"ring\":[",
-               m.rows, m.cols, m.torus ? "true" : "false", q.healthy, q.ring_chips, q.hops,
-               q.detours, q.longest_edge, q.max_link_load, q.valid ? "true" : "false");
-        for (int i = 0; i < ring.n; i++)
-            printf("%s[%d,%d]", i ? "," : "", ftm_mesh_row(&m, ring.chips[i]),
-                   ftm_mesh_col(&m, ring.chips[i]));
-        printf("]}\n");
-    } else {
-        char *pic = NULL;
-        if (ftm_viz_ring_ascii(&m, &ring, &pic) == 0) {
-            fputs(pic, stdout);
-            free(pic);
-        }
-        printf("\n%dx%d %s, %d healthy chips; ring of %d chips: %d hops, %d detour edge%s, "
-               "longest edge %d hop%s, most-used link carries %d ring edge%s; %s\n",
-               m.rows, m.cols, m.torus ? "torus" : "mesh", q.healthy, q.ring_chips, q.hops,
-               q.detours, q.detours == 1 ? "" : "s", q.longest_edge, q.longest_edge == 1 ? "" : "s",
-               q.max_link_load, q.max_link_load == 1 ? "" : "s", q.valid ? "valid" : "INVALID");
-    }
-    rc = q.valid ? 0 : CLI_EXIT_FAIL;
-    if (svg) {
-        FILE *f = fopen(svg, "w");
-        err = f ? ftm_svg_write(f, &m, &ring, NULL, 1, NULL, "ftmesh ring") : FTM_EIO;
-        if (f && fclose(f) && !err)
-            err = FTM_EIO;
-        if (err) {
-            fprintf(stderr, "ftmesh rings: --svg %s: %s\n", svg, ftm_strerror(err));
-            rc = CLI_EXIT_FAIL;
-        }
-    }
+    ftm_ring_measure(m, &ring, &q);
+    report_ring(m, &ring, &q, json);
+    int rc = q.valid ? 0 : CLI_EXIT_FAIL;
+    if (svgf && cli_close_svg("rings", svg, svgf,
+                              ftm_svg_write(svgf, m, &ring, NULL, 1, NULL, "ftmesh ring")))
+        rc = CLI_EXIT_FAIL;
     ftm_ring_free(&ring);
-    ftm_mesh_free(&m);
-    cli_mesh_opts_free(&o);
     return rc;
+}
+
+int cli_rings(int argc, char **argv)
+{
+    rings_args a = { .twod = 0, .svg = NULL };
+    if (cli_mesh_opts_init(&a.o, "rings", argc))
+        return CLI_EXIT_FAIL;
+    ftm_mesh m;
+    FILE *svgf = NULL;
+    int rc = cli_parse("rings", argc, argv, rings_tables, rings_opt, &a);
+    if (rc == CLI_HELP)
+        usage();
+    if (!rc && a.o.seed_given && !a.o.random_faults)
+        cli_warn("rings", "--seed has no effect without --random-faults");
+    if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
+        if (a.svg && !(svgf = cli_open_svg("rings", a.svg)))
+            rc = CLI_EXIT_USAGE;
+        else
+            rc = (a.twod ? show_2d : show_ring)(&m, a.o.json, svgf, a.svg);
+        ftm_mesh_free(&m);
+    }
+    cli_mesh_opts_free(&a.o);
+    return rc == CLI_HELP ? 0 : rc;
 }

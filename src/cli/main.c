@@ -5,11 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int cli_rings(int argc, char **argv);
-int cli_allreduce(int argc, char **argv);
-int cli_train(int argc, char **argv);
-int cli_sweep(int argc, char **argv);
-
 typedef struct cli_cmd {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -42,16 +37,24 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
+    int rc = -1;
+    const char *name = NULL;
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return 0;
-    }
-    if (strcmp(argv[1], "--version") == 0) {
+        rc = 0;
+    } else if (strcmp(argv[1], "--version") == 0) {
         printf("ftmesh %s\n", PACKAGE_VERSION);
-        return 0;
+        rc = 0;
     }
-    for (const cli_cmd *c = cmds; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0)
-            return c->run(argc - 1, argv + 1);
-    return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);
+    for (const cli_cmd *c = cmds; rc < 0 && c->name; c++)
+        if (strcmp(argv[1], c->name) == 0) {
+            name = c->name;
+            rc = c->run(argc - 1, argv + 1);
+        }
+    if (rc < 0)
+        return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);
+    /* Every command: output that did not reach stdout is a failure. */
+    if (cli_close_stdout(name) && rc == 0)
+        rc = CLI_EXIT_FAIL;
+    return rc;
 }

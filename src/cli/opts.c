@@ -1,41 +1,161 @@
-/* Common option parsing for the mesh commands, with one-line errors. */
+/* Option parsing for every command (getopt_long over cli_opt tables), the
+ * shared mesh and fault options, and the mesh they describe. */
 #include "cli.h"
 #include "ftmesh/error.h"
 #include "ftmesh/costmodel.h"
-#include "ftmesh/runtime.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char cli_mesh_help[] =
-    "Mesh and faults:\n"
-    "  --mesh RxC            mesh size, 1x1 .. 64x64 (default 8x8)\n"
-    "  --torus               add wrap-around links (sides of 3 or more)\n"
-    "  --fail R,C            kill chip (R,C); repeatable\n"
-    "  --fail-host R,C       kill the 2x2 host whose top-left chip is (R,C); repeatable\n"
-    "  --fail-link R,C-R2,C2 kill the link between two neighbours, both ways; repeatable\n"
-    "  --fail-link R,C>R2,C2 kill only the direction (R,C) -> (R2,C2)\n"
-    "  --random-faults K     kill K more healthy chips drawn from --seed\n"
-    "  --seed S              seed for --random-faults (default 1)\n"
-    "  --hang-timeout SEC    stop and report stuck chips after SEC s without progress (default 5)\n"
-    "  --json                print one JSON object on stdout instead of text\n";
+const cli_opt cli_mesh_table[] = {
+    { "mesh", "RxC", CLI_O_MESH, "mesh size, 1x1 .. 64x64 (default 8x8)" },
+    { "torus", NULL, CLI_O_TORUS, "add wrap-around links (sides of 3 or more)" },
+    { "fail", "R,C", CLI_O_FAIL, "kill chip (R,C); repeatable" },
+    { "fail-host", "R,C", CLI_O_FAIL_HOST,
+      "kill the 2x2 host whose top-left chip is (R,C);\nrepeatable" },
+    { "fail-link", "R,C-R2,C2", CLI_O_FAIL_LINK,
+      "kill the link between two neighbours, both ways;\n"
+      "R,C>R2,C2 kills only the direction (R,C) -> (R2,C2);\n"
+      "repeatable" },
+    { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips drawn from --seed" },
+    { "seed", "S", CLI_O_SEED, "seed for --random-faults (default 1)" },
+    { NULL, NULL, 0, NULL },
+};
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
+const cli_opt cli_cost_table[] = {
+    { "link-GBps", "X", CLI_O_LINK_GBPS, "modeled bandwidth per link per direction (default 100)" },
+    { "hop-us", "X", CLI_O_HOP_US, "modeled latency per hop in microseconds (default 1)" },
+    { "hbm-GBps", "X", CLI_O_HBM_GBPS, "modeled memory bandwidth for reductions (default 900)" },
+    { NULL, NULL, 0, NULL },
+};
+
+/* Every entry of tables[0..ntables), a name taken from its first table
+ * only (a command's own entry shadows a shared one). *n receives the
+ * count; NULL when out of memory. */
+static const cli_opt **flatten(const cli_opt *const *tables, int ntables, int *n)
 {
-    va_list ap;
-    fprintf(stderr, "ftmesh%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return CLI_EXIT_USAGE;
+    int cap = 1;
+    for (int t = 0; t < ntables; t++)
+        for (const cli_opt *o = tables[t]; o->name; o++)
+            cap++;
+    const cli_opt **all = malloc(sizeof *all * (size_t)cap);
+    if (!all)
+        return NULL;
+    *n = 0;
+    for (int t = 0; t < ntables; t++)
+        for (const cli_opt *o = tables[t]; o->name; o++) {
+            int seen = 0;
+            for (int k = 0; k < *n && !seen; k++)
+                seen = strcmp(all[k]->name, o->name) == 0;
+            if (!seen)
+                all[(*n)++] = o;
+        }
+    return all;
 }
 
-void cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc)
+/* Index of the table entry o comes from. */
+static int table_of(const cli_opt *const *tables, int ntables, const cli_opt *e)
+{
+    for (int t = 0; t < ntables; t++)
+        for (const cli_opt *o = tables[t]; o->name; o++)
+            if (o == e)
+                return t;
+    return -1;
+}
+
+void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
+                    int ntables)
+{
+    int n = 0;
+    const cli_opt **all = flatten(tables, ntables, &n);
+    if (!all)
+        return;
+    fprintf(f, "%s:\n", title);
+    for (int k = 0; k < n; k++) {
+        if (table_of(tables, ntables, all[k]) < first_table)
+            continue;
+        char head[64];
+        snprintf(head, sizeof head, "--%s%s%s", all[k]->name, all[k]->arg ? " " : "",
+                 all[k]->arg ? all[k]->arg : "");
+        if (strlen(head) > 20)
+            fprintf(f, "  %s\n  %-20s ", head, "");
+        else
+            fprintf(f, "  %-20s ", head);
+        for (const char *h = all[k]->help; *h; h++) {
+            fputc(*h, f);
+            if (*h == '\n')
+                fprintf(f, "  %-20s ", "");
+        }
+        fputc('\n', f);
+    }
+    if (first_table == 0) /* cli_parse always takes it */
+        fprintf(f, "  %-20s %s\n", "--help, -h", "print this text and exit");
+    free(all);
+}
+
+/* The option text as typed (before any '='), for exact-name checks. */
+static int typed_is(const char *typed, const char *name)
+{
+    size_t n = strlen(name);
+    return typed[0] == '-' && typed[1] == '-' && strncmp(typed + 2, name, n) == 0 &&
+           (typed[2 + n] == 0 || typed[2 + n] == '=');
+}
+
+/* One getopt_long result; 0 to go on, else the exit code. */
+static int one(const char *cmd, int c, char **argv, const cli_opt **all, cli_opt_fn fn,
+               void *ctx)
+{
+    const char *typed = argv[optind - 1];
+    if (c == 'h')
+        return CLI_HELP;
+    if (c == ':')
+        return cli_usage_error(cmd, "%s needs a value (see ftmesh %s --help)", typed, cmd);
+    if (c == '?' && optopt >= 256)
+        return cli_usage_error(cmd, "--%s takes no value", all[optopt - 256]->name);
+    if (c == '?')
+        return cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", typed, cmd);
+    const cli_opt *o = all[c - 256];
+    /* "--mesh 8x8": the option is the word before its value */
+    if (o->arg && optarg == argv[optind - 1] && optind >= 2)
+        typed = argv[optind - 2];
+    if (!typed_is(typed, o->name)) /* getopt_long accepts abbreviations */
+        return cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", typed, cmd);
+    return fn(ctx, o->id, o->name, optarg);
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+              cli_opt_fn fn, void *ctx)
+{
+    int ntables = 0, n = 0;
+    while (tables[ntables])
+        ntables++;
+    const cli_opt **all = flatten(tables, ntables, &n);
+    struct option *lo = all ? calloc((size_t)n + 2, sizeof *lo) : NULL;
+    if (!lo) {
+        free(all);
+        return cli_error(cmd, "out of memory");
+    }
+    for (int k = 0; k < n; k++)
+        lo[k] = (struct option){ all[k]->name, all[k]->arg ? required_argument : no_argument,
+                                 NULL, 256 + k };
+    lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
+    int rc = 0, c, idx = 0;
+    opterr = 0;
+    optind = 0; /* full reinitialisation (glibc) */
+    /* '+': stop at the first non-option; ':': report a missing value */
+    while (!rc && (c = getopt_long(argc, argv, "+:h", lo, &idx)) != -1)
+        rc = one(cmd, c, argv, all, fn, ctx);
+    if (!rc && optind < argc)
+        rc = cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", argv[optind], cmd);
+    free(lo);
+    free(all);
+    return rc;
+}
+
+int cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc)
 {
     memset(o, 0, sizeof *o);
     o->cmd = cmd;
@@ -44,6 +164,11 @@ void cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc)
     o->fail = calloc((size_t)argc + 1, sizeof *o->fail);
     o->fail_host = calloc((size_t)argc + 1, sizeof *o->fail_host);
     o->fail_link = calloc((size_t)argc + 1, sizeof *o->fail_link);
+    if (!o->fail || !o->fail_host || !o->fail_link) {
+        cli_mesh_opts_free(o);
+        return cli_error(cmd, "out of memory");
+    }
+    return 0;
 }
 
 void cli_mesh_opts_free(cli_mesh_opts *o)
@@ -51,24 +176,7 @@ void cli_mesh_opts_free(cli_mesh_opts *o)
     free(o->fail);
     free(o->fail_host);
     free(o->fail_link);
-}
-
-int cli_is(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
-const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *name)
-{
-    const char *eq = strchr(argv[*i], '=');
-    if (eq)
-        return eq + 1;
-    if (*i + 1 >= argc) {
-        cli_usage_error(cmd, "%s needs a value (see ftmesh %s --help)", name, cmd ? cmd : "");
-        return NULL;
-    }
-    return argv[++*i];
+    o->fail = o->fail_host = o->fail_link = NULL;
 }
 
 int cli_parse_int(const char *s, long lo, long hi, long *out)
@@ -115,183 +223,149 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
-int cli_mesh_opt(cli_mesh_opts *o, int argc, char **argv, int *i)
+static int parse_seed(const char *cmd, const char *v, uint64_t *seed)
 {
-    const char *a = argv[*i], *v;
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 10);
+    if (errno || end == v || *end || *v == '-')
+        return cli_usage_error(cmd, "--seed %s: expected a non-negative whole number", v);
+    *seed = s;
+    return 0;
+}
+
+int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
+{
     long n;
-    if (cli_is(a, "--torus") && !strchr(a, '=')) {
-        o->torus = 1;
-        return 1;
-    }
-    if (cli_is(a, "--json") && !strchr(a, '=')) {
-        o->json = 1;
-        return 1;
-    }
-#define VALUE_(name) do { if (!(v = cli_value(o->cmd, argc, argv, i, name))) return -1; } while (0)
-    if (cli_is(a, "--mesh")) {
-        VALUE_("--mesh");
-        o->mesh_spec = v;
-    } else if (cli_is(a, "--fail")) {
-        VALUE_("--fail");
-        o->fail[o->nfail++] = v;
-    } else if (cli_is(a, "--fail-host")) {
-        VALUE_("--fail-host");
-        o->fail_host[o->nfail_host++] = v;
-    } else if (cli_is(a, "--fail-link")) {
-        VALUE_("--fail-link");
-        o->fail_link[o->nfail_link++] = v;
-    } else if (cli_is(a, "--random-faults")) {
-        VALUE_("--random-faults");
-        if (cli_parse_int(v, 0, 4095, &n)) {
-            cli_usage_error(o->cmd, "--random-faults %s: expected a whole number 0..4095", v);
-            return -1;
-        }
+    switch (id) {
+    case CLI_O_MESH: o->mesh_spec = v; return 0;
+    case CLI_O_TORUS: o->torus = 1; return 0;
+    case CLI_O_JSON: o->json = 1; return 0;
+    case CLI_O_FAIL: o->fail[o->nfail++] = v; return 0;
+    case CLI_O_FAIL_HOST: o->fail_host[o->nfail_host++] = v; return 0;
+    case CLI_O_FAIL_LINK: o->fail_link[o->nfail_link++] = v; return 0;
+    case CLI_O_RANDOM_FAULTS:
+        if (cli_parse_int(v, 0, 4095, &n))
+            return cli_usage_error(o->cmd, "--random-faults %s: expected a whole number 0..4095", v);
         o->random_faults = (int)n;
-    } else if (cli_is(a, "--seed")) {
-        VALUE_("--seed");
-        char *end;
-        errno = 0;
-        unsigned long long s = strtoull(v, &end, 10);
-        if (errno || end == v || *end || *v == '-') {
-            cli_usage_error(o->cmd, "--seed %s: expected a non-negative whole number", v);
-            return -1;
-        }
-        o->seed = s;
-    } else if (cli_is(a, "--hang-timeout")) {
-        VALUE_("--hang-timeout");
-        if (cli_parse_double(v, 0.01, 3600, &o->hang_timeout_s)) {
-            cli_usage_error(o->cmd, "--hang-timeout %s: expected seconds between 0.01 and 3600", v);
-            return -1;
-        }
-    } else {
         return 0;
+    case CLI_O_SEED:
+        o->seed_given = 1;
+        return parse_seed(o->cmd, v, &o->seed);
+    case CLI_O_HANG_TIMEOUT:
+        if (cli_parse_double(v, 0.01, 3600, &o->hang_timeout_s))
+            return cli_usage_error(o->cmd, "--hang-timeout %s: expected seconds between 0.01 and 3600", v);
+        return 0;
+    default:
+        return cli_usage_error(o->cmd, "--%s: not an option of ftmesh %s", name, o->cmd);
     }
-#undef VALUE_
-    return 1;
+}
+
+/* --fail and --fail-host. */
+static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
+{
+    const char *cmd = o->cmd;
+    int r, c;
+    for (int k = 0; k < o->nfail; k++) {
+        if (ftm_mesh_parse_coord(o->fail[k], &r, &c))
+            return cli_usage_error(cmd, "--fail %s: expected R,C, e.g. 3,4", o->fail[k]);
+        if (ftm_mesh_fail_chip(m, r, c))
+            return cli_usage_error(cmd, "--fail %s: chip outside the %dx%d mesh (rows 0..%d, cols 0..%d)",
+                                   o->fail[k], m->rows, m->cols, m->rows - 1, m->cols - 1);
+    }
+    for (int k = 0; k < o->nfail_host; k++) {
+        if (ftm_mesh_parse_coord(o->fail_host[k], &r, &c))
+            return cli_usage_error(cmd, "--fail-host %s: expected R,C (top-left chip of the 2x2 host)",
+                                   o->fail_host[k]);
+        if (ftm_mesh_fail_host(m, r, c))
+            return cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s",
+                                   o->fail_host[k], r, c, m->rows, m->cols, m->torus ? "torus" : "mesh");
+    }
+    return 0;
+}
+
+static int fail_links(const cli_mesh_opts *o, ftm_mesh *m)
+{
+    const char *cmd = o->cmd;
+    int r, c, r2, c2, ow;
+    for (int k = 0; k < o->nfail_link; k++) {
+        const char *v = o->fail_link[k];
+        if (ftm_mesh_parse_link(v, &r, &c, &r2, &c2, &ow))
+            return cli_usage_error(cmd, "--fail-link %s: expected R,C-R2,C2 (both ways) or R,C>R2,C2 (one way)", v);
+        int rc = ftm_mesh_fail_link(m, r, c, r2, c2, ow);
+        if (rc == FTM_ERANGE)
+            return cli_usage_error(cmd, "--fail-link %s: chip outside the %dx%d mesh", v, m->rows, m->cols);
+        if (rc)
+            return cli_usage_error(cmd, "--fail-link %s: (%d,%d) and (%d,%d) are not neighbours, so no link joins them",
+                                   v, r, c, r2, c2);
+    }
+    return 0;
+}
+
+/* --random-faults, then: at least one healthy chip, all of them connected. */
+static int random_and_connected(const cli_mesh_opts *o, ftm_mesh *m)
+{
+    const char *cmd = o->cmd;
+    int h = ftm_mesh_healthy_count(m);
+    if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, o->seed))
+        return cli_usage_error(cmd, "--random-faults %d: at most %d here (%d healthy chip%s left, "
+                               "at least one must survive)", o->random_faults, h - 1, h, cli_s(h));
+    int a, b, rc = ftm_mesh_check_connected(m, &a, &b);
+    if (rc == FTM_EALLDEAD)
+        return cli_usage_error(cmd, "every chip is dead: remove some faults");
+    if (rc == FTM_EPARTITION)
+        return cli_usage_error(cmd, "healthy chips are cut into parts: (%d,%d) cannot reach (%d,%d) over live links; "
+                               "remove faults so the healthy chips stay connected",
+                               ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b), ftm_mesh_col(m, b));
+    return 0;
 }
 
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
 {
-    const char *cmd = o->cmd;
-    int rows, cols, r, c, r2, c2, ow, rc;
+    int rows, cols;
     if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
-        return cli_usage_error(cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
+        return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
     if (ftm_mesh_init(m, rows, cols, o->torus))
-        return cli_usage_error(cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
+        return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
                                FTM_MESH_MAX_SIDE);
-    for (int k = 0; k < o->nfail; k++) {
-        if (ftm_mesh_parse_coord(o->fail[k], &r, &c)) {
-            rc = cli_usage_error(cmd, "--fail %s: expected R,C, e.g. 3,4", o->fail[k]);
-            goto bad;
-        }
-        if (ftm_mesh_fail_chip(m, r, c)) {
-            rc = cli_usage_error(cmd, "--fail %s: chip outside the %dx%d mesh (rows 0..%d, cols 0..%d)",
-                                 o->fail[k], rows, cols, rows - 1, cols - 1);
-            goto bad;
-        }
-    }
-    for (int k = 0; k < o->nfail_host; k++) {
-        if (ftm_mesh_parse_coord(o->fail_host[k], &r, &c)) {
-            rc = cli_usage_error(cmd, "--fail-host %s: expected R,C (top-left chip of the 2x2 host)",
-                                 o->fail_host[k]);
-            goto bad;
-        }
-        if (ftm_mesh_fail_host(m, r, c)) {
-            rc = cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s",
-                                 o->fail_host[k], r, c, rows, cols, o->torus ? "torus" : "mesh");
-            goto bad;
-        }
-    }
-    for (int k = 0; k < o->nfail_link; k++) {
-        if (ftm_mesh_parse_link(o->fail_link[k], &r, &c, &r2, &c2, &ow)) {
-            rc = cli_usage_error(cmd, "--fail-link %s: expected R,C-R2,C2 (both ways) or R,C>R2,C2 (one way)",
-                                 o->fail_link[k]);
-            goto bad;
-        }
-        rc = ftm_mesh_fail_link(m, r, c, r2, c2, ow);
-        if (rc == FTM_ERANGE) {
-            rc = cli_usage_error(cmd, "--fail-link %s: chip outside the %dx%d mesh", o->fail_link[k], rows, cols);
-            goto bad;
-        }
-        if (rc) {
-            rc = cli_usage_error(cmd, "--fail-link %s: (%d,%d) and (%d,%d) are not neighbours, so no link joins them",
-                                 o->fail_link[k], r, c, r2, c2);
-            goto bad;
-        }
-    }
-    if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, o->seed)) {
-        rc = cli_usage_error(cmd, "--random-faults %d: at most %d here (%d healthy chips left, "
-                             "at least one must survive)", o->random_faults,
-                             ftm_mesh_healthy_count(m) - 1, ftm_mesh_healthy_count(m));
-        goto bad;
-    }
-    int a, b;
-    rc = ftm_mesh_check_connected(m, &a, &b);
-    if (rc == FTM_EALLDEAD) {
-        rc = cli_usage_error(cmd, "every chip is dead: remove some faults");
-        goto bad;
-    }
-    if (rc == FTM_EPARTITION) {
-        rc = cli_usage_error(cmd, "healthy chips are cut into parts: (%d,%d) cannot reach (%d,%d) over live links; "
-                             "remove faults so the healthy chips stay connected",
-                             ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b), ftm_mesh_col(m, b));
-        goto bad;
-    }
-    return 0;
-bad:
-    ftm_mesh_free(m);
+    int rc = fail_chips(o, m);
+    if (!rc)
+        rc = fail_links(o, m);
+    if (!rc)
+        rc = random_and_connected(o, m);
+    if (rc)
+        ftm_mesh_free(m);
     return rc;
 }
 
-void cli_json_str(const char *s)
+int cli_fail_during_chip(const char *cmd, const ftm_mesh *m, const char *spec, int *chip)
 {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            putchar('\\');
-        if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
+    int r, c;
+    if (ftm_mesh_parse_coord(spec, &r, &c))
+        return cli_usage_error(cmd, "--fail-during %s: expected R,C, e.g. 3,4", spec);
+    if (r >= m->rows || c >= m->cols || !ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
+        return cli_usage_error(cmd, "--fail-during %s: not a healthy chip of the %dx%d mesh",
+                               spec, m->rows, m->cols);
+    if (ftm_mesh_healthy_count(m) < 2)
+        return cli_usage_error(cmd, "--fail-during %s: (%d,%d) is the only healthy chip and at "
+                               "least one must survive; use a larger mesh", spec, r, c);
+    *chip = ftm_mesh_chip(m, r, c);
+    return 0;
 }
 
-int cli_cost_opt(const char *cmd, int argc, char **argv, int *i, ftm_cost_params *p)
+int cli_cost_set(const char *cmd, int id, const char *v, ftm_cost_params *p)
 {
-    const char *a = argv[*i];
-    const char *name = cli_is(a, "--link-GBps") ? "--link-GBps"
-                     : cli_is(a, "--hop-us")    ? "--hop-us" : "--hbm-GBps";
-    const char *v = cli_value(cmd, argc, argv, i, name);
+    int is_hop = id == CLI_O_HOP_US;
+    const char *name = is_hop ? "--hop-us" : id == CLI_O_LINK_GBPS ? "--link-GBps" : "--hbm-GBps";
     double x;
-    if (!v)
-        return CLI_EXIT_USAGE;
-    int is_hop = strcmp(name, "--hop-us") == 0;
     if (cli_parse_double(v, is_hop ? 0 : 1e-6, 1e9, &x))
         return cli_usage_error(cmd, "%s %s: expected a number %s", name, v,
                                is_hop ? ">= 0 (microseconds)" : "> 0 (GB/s)");
     if (is_hop)
         p->hop_s = x * 1e-6;
-    else if (strcmp(name, "--link-GBps") == 0)
+    else if (id == CLI_O_LINK_GBPS)
         p->link_Bps = x * 1e9;
     else
         p->hbm_Bps = x * 1e9;
     return 0;
-}
-
-void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,
-                     double timeout_s)
-{
-    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd,
-            timeout_s > 0 ? timeout_s : 5.0, n, n == 1 ? "" : "s");
-    for (int i = 0; i < n && i < 32; i++) {
-        const ftm_stuck *s = &st[i];
-        fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu bytes %s (%d,%d) on link %s\n",
-                ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
-                s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing,
-                s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
-                ftm_mesh_col(m, s->peer), ftm_dir_name(s->dir));
-    }
-    if (n > 32)
-        fprintf(stderr, "  ... and %d more\n", n - 32);
 }

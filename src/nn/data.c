@@ -2,10 +2,13 @@
  * (seed, example id)), CIFAR-10 binary batches and a plain-text corpus with
  * a word tokenizer built on the fly. A loaded dataset is read-only. */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "ftmesh/error.h"
 #include "ftmesh/model.h"
 #include "ftmesh/rng.h"
@@ -49,47 +52,85 @@ void ftm_data_free(ftm_dataset *d)
 
 /* ---- images ---- */
 
-int ftm_data_load_cifar(ftm_dataset **out, const char *dir)
+/* A one-line reason for the caller (the loaders print nothing). */
+static int fail(int err, char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(int err, char *why, size_t len, const char *fmt, ...)
+{
+    if (why && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return err;
+}
+
+/* Appends the records of one batch file. */
+static int cifar_file(ftm_dataset *d, FILE *f, const char *path, size_t *cap, char *why,
+                      size_t len)
+{
+    unsigned char rec[CIFAR_REC];
+    long k = 0;
+    for (;; k++) {
+        size_t got = fread(rec, 1, CIFAR_REC, f);
+        if (got == 0 && ferror(f))
+            return fail(FTM_EIO, why, len, "CIFAR batch %s: %s", path, strerror(errno));
+        if (got == 0)
+            break;
+        if (got < CIFAR_REC)
+            return fail(FTM_EFORMAT, why, len, "CIFAR batch %s: record %ld is %zu bytes, want %d",
+                        path, k, got, CIFAR_REC);
+        if (rec[0] >= FTM_DATA_CIFAR_CLASSES)
+            return fail(FTM_EFORMAT, why, len, "CIFAR batch %s: record %ld: label %d out of range 0..%d",
+                        path, k, rec[0], FTM_DATA_CIFAR_CLASSES - 1);
+        if ((size_t)d->n == *cap) {
+            size_t c = *cap ? *cap * 2 : 1024;
+            unsigned char *l = realloc(d->labels, c);
+            if (l)
+                d->labels = l;
+            unsigned char *p = l ? realloc(d->pixels, c * 3072) : NULL;
+            if (!p)
+                return FTM_ENOMEM;
+            d->pixels = p;
+            *cap = c;
+        }
+        d->labels[d->n] = rec[0];
+        memcpy(d->pixels + (size_t)d->n * 3072, rec + 1, 3072);
+        d->n++;
+    }
+    if (k == 0)
+        return fail(FTM_EFORMAT, why, len, "CIFAR batch %s: empty", path);
+    return 0;
+}
+
+int ftm_data_load_cifar(ftm_dataset **out, const char *dir, char *why, size_t len)
 {
     *out = NULL;
+    struct stat st;
+    if (stat(dir, &st))
+        return fail(FTM_EIO, why, len, "%s", strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return fail(FTM_EIO, why, len, "not a directory");
     ftm_dataset *d = calloc(1, sizeof *d);
     if (!d)
         return FTM_ENOMEM;
     d->kind = DS_CIFAR;
+    size_t cap = 0;
     int rc = 0;
     for (int b = 1; b <= 5 && !rc; b++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/data_batch_%d.bin", dir, b);
         FILE *f = fopen(path, "rb");
+        if (!f && errno == ENOENT && b == 1)
+            rc = fail(FTM_EIO, why, len, "no data_batch_1.bin in it");
+        else if (!f && errno != ENOENT)
+            rc = fail(FTM_EIO, why, len, "%s: %s", path, strerror(errno));
         if (!f)
             continue;
-        fseek(f, 0, SEEK_END);
-        long sz = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        if (sz <= 0 || sz % CIFAR_REC) {
-            rc = FTM_EFORMAT;
-        } else {
-            long k = sz / CIFAR_REC;
-            unsigned char *l = realloc(d->labels, (size_t)(d->n + k));
-            unsigned char *p = l ? realloc(d->pixels, (size_t)(d->n + k) * 3072) : NULL;
-            if (l) d->labels = l;
-            if (p) d->pixels = p;
-            if (!l || !p)
-                rc = FTM_ENOMEM;
-            for (long i = 0; i < k && !rc; i++) {
-                if (fread(d->labels + d->n, 1, 1, f) != 1 ||
-                    fread(d->pixels + (size_t)d->n * 3072, 1, 3072, f) != 3072)
-                    rc = FTM_EIO;
-                else if (d->labels[d->n] > 9)
-                    rc = FTM_EFORMAT;
-                else
-                    d->n++;
-            }
-        }
+        rc = cifar_file(d, f, path, &cap, why, len);
         fclose(f);
     }
-    if (!rc && d->n == 0)
-        rc = FTM_EIO;
     if (rc) {
         ftm_data_free(d);
         return rc;
@@ -174,13 +215,15 @@ static int grow(ftm_dataset *d)
     return 0;
 }
 
-/* Calls fn for every word of f (lower-cased alnum runs, max 63 chars). */
-static int each_word(FILE *f, int (*fn)(ftm_dataset *, const char *), ftm_dataset *d)
+/* Calls fn for every word of text[0..n) (lower-cased alnum runs, at most
+ * 63 characters kept). */
+static int each_word(const unsigned char *text, size_t n,
+                     int (*fn)(ftm_dataset *, const char *), ftm_dataset *d)
 {
     char buf[64];
-    int len = 0, ch, rc = 0;
-    rewind(f);
-    while (!rc && (ch = fgetc(f)) != EOF) {
+    int len = 0, rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int ch = text[i];
         if (isalnum(ch)) {
             if (len < 63)
                 buf[len++] = (char)tolower(ch);
@@ -229,42 +272,98 @@ static int by_count(const void *a, const void *b)
     return strcmp(x->s, y->s);
 }
 
-int ftm_data_load_corpus(ftm_dataset **out, const char *file, int vocab)
+/* Reads all of file ("-": stdin) once, so a pipe works, up to the limit. */
+static int slurp(const char *file, unsigned char **text, size_t *n, char *why, size_t len)
+{
+    const size_t max = (size_t)FTM_DATA_CORPUS_MAX_MIB << 20;
+    int is_stdin = strcmp(file, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(file, "rb");
+    if (!f)
+        return fail(FTM_EIO, why, len, "%s", strerror(errno));
+    size_t cap = 1 << 16, have = 0;
+    unsigned char *buf = malloc(cap);
+    int rc = buf ? 0 : FTM_ENOMEM;
+    while (!rc) {
+        if (have > max) {
+            rc = fail(FTM_ERANGE, why, len, "more than %d MiB (the corpus size limit)",
+                      FTM_DATA_CORPUS_MAX_MIB);
+            break;
+        }
+        if (have == cap) { /* grow, to one byte past the limit at most */
+            size_t c = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            unsigned char *b = realloc(buf, c);
+            if (!b) {
+                rc = FTM_ENOMEM;
+                break;
+            }
+            buf = b;
+            cap = c;
+        }
+        size_t got = fread(buf + have, 1, cap - have, f);
+        have += got;
+        if (got == 0 && ferror(f))
+            rc = fail(FTM_EIO, why, len, "%s", strerror(errno));
+        else if (got == 0)
+            break;
+    }
+    if (!is_stdin)
+        fclose(f);
+    if (!rc && have == 0)
+        rc = fail(FTM_EFORMAT, why, len, "empty");
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *text = buf;
+    *n = have;
+    return 0;
+}
+
+/* Gives the (vocab - FTM_TOK_FIRST) most frequent words their ids (all of
+ * them when vocab is 0). */
+static int assign_ids(ftm_dataset *d, int vocab)
+{
+    word **all = malloc(sizeof(word *) * (d->nwords ? d->nwords : 1));
+    if (!all)
+        return FTM_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < d->cap; i++)
+        if (d->words[i].s)
+            all[k++] = &d->words[i];
+    qsort(all, k, sizeof *all, by_count);
+    for (size_t i = 0; i < k && (vocab == 0 || i < (size_t)(vocab - FTM_TOK_FIRST)); i++)
+        all[i]->id = FTM_TOK_FIRST + (int)i;
+    free(all);
+    return 0;
+}
+
+int ftm_data_load_corpus(ftm_dataset **out, const char *file, int vocab, char *why, size_t len)
 {
     *out = NULL;
-    if (vocab <= FTM_TOK_FIRST)
+    if (vocab < 0 || (vocab > 0 && vocab <= FTM_TOK_FIRST))
         return FTM_EINVAL;
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return FTM_EIO;
+    unsigned char *text = NULL;
+    size_t n = 0;
+    int rc = slurp(file, &text, &n, why, len);
+    if (rc)
+        return rc;
     ftm_dataset *d = calloc(1, sizeof *d);
-    int rc = d ? grow(d) : FTM_ENOMEM;
+    rc = d ? grow(d) : FTM_ENOMEM;
     if (d)
         d->kind = DS_CORPUS;
     if (!rc)
-        rc = each_word(f, count_word, d);
+        rc = each_word(text, n, count_word, d);
     if (!rc && d->n == 0)
-        rc = FTM_EFORMAT;
-    word **all = rc ? NULL : malloc(sizeof(word *) * d->nwords);
-    if (!rc && !all)
+        rc = fail(FTM_EFORMAT, why, len, "no word in it (words are runs of letters and digits)");
+    if (!rc)
+        rc = assign_ids(d, vocab);
+    if (!rc && !(d->ids = malloc(sizeof(int) * (size_t)d->n)))
         rc = FTM_ENOMEM;
     if (!rc) {
-        size_t k = 0;
-        for (size_t i = 0; i < d->cap; i++)
-            if (d->words[i].s)
-                all[k++] = &d->words[i];
-        qsort(all, k, sizeof *all, by_count);
-        for (size_t i = 0; i < k && i < (size_t)(vocab - FTM_TOK_FIRST); i++)
-            all[i]->id = FTM_TOK_FIRST + (int)i;
-        d->ids = malloc(sizeof(int) * (size_t)d->n);
-        if (!d->ids)
-            rc = FTM_ENOMEM;
         d->n = 0;
-        if (!rc)
-            rc = each_word(f, put_word, d);
+        rc = each_word(text, n, put_word, d);
     }
-    free(all);
-    fclose(f);
+    free(text);
     if (rc) {
         ftm_data_free(d);
         return rc;

@@ -3,7 +3,6 @@
 libftmesh_la_SOURCES += src/train/train.c src/train/build.c src/train/check.c \
 	src/train/train_int.h
 ftmeshinclude_HEADERS += include/ftmesh/train.h
-ftmesh_SOURCES += src/cli/cmd_train.c
 
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train tests/train_cli.sh

@@ -113,6 +113,8 @@ typedef struct chip_st {
     int hook_calls_step;
     double math_cpu, grad_cpu, optim_cpu;
     long done;                 /* steps completed (optimizer applied) */
+    long diverged;             /* 1 + the step whose forward/backward could
+                                  not stay in range (0: none) */
 } chip_st;
 
 struct trainer {
@@ -225,9 +227,11 @@ static int report_step(trainer *t, chip_st *c, long s)
     st->math_max_cpu_s = mmax;
     t->res->modeled_bn_s = c->hook_modeled_step;
     t->res->bn_calls = c->hook_calls_step;
-    if (!isfinite(loss))
-        return FTM_ERANGE;
-    if (t->tf) {
+    /* A non-finite loss: report the step, then stop (FTM_EDIVERGED). */
+    int diverged = !isfinite(loss);
+    if (diverged && t->res->diverged_step < 0)
+        t->res->diverged_step = s;
+    if (t->tf && !diverged) {
         double d = fabs(loss - t->tf_loss) / fmax(fabs(t->tf_loss), 1e-300);
         if (!(d <= t->res->max_step_loss_rel_diff))
             t->res->max_step_loss_rel_diff = d;
@@ -235,7 +239,7 @@ static int report_step(trainer *t, chip_st *c, long s)
     if (t->cb && t->cb->step)
         t->cb->step(t->cb->ctx, st);
     t->t_prev = now;
-    return 0;
+    return diverged ? FTM_EDIVERGED : 0;
 }
 
 /* Injected failure: half of the chip's packets of the gradient allreduce. */
@@ -276,6 +280,11 @@ static int chip_fn(ftm_chip *chip, void *arg)
         double math = train_thread_cpu() - c0 - c->hook_cpu_step;
         c->math_cpu += math;
         c->hook_cpu += c->hook_cpu_step;
+        if (rc == FTM_ERANGE) {
+            /* values the fixed-point sums cannot hold: the loss diverged */
+            c->diverged = s + 1;
+            rc = FTM_EDIVERGED;
+        }
         if (rc)
             break;
         c0 = train_thread_cpu();
@@ -420,6 +429,24 @@ typedef struct snapshot {
     ftm_optim *optim;
 } snapshot;
 
+/* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
+ * the earliest such step, its loss not a number. */
+static void note_divergence(trainer *t, const ftm_mesh *m)
+{
+    ftm_train_result *res = t->res;
+    for (int id = 0; id < m->nchips && res->diverged_step < 0; id++) {
+        long s = ftm_mesh_alive(m, id) ? t->cs[id].diverged - 1 : -1;
+        for (int k = id + 1; s >= 0 && k < m->nchips; k++)
+            if (ftm_mesh_alive(m, k) && t->cs[k].diverged && t->cs[k].diverged - 1 < s)
+                s = t->cs[k].diverged - 1;
+        if (s >= 0) {
+            res->diverged_step = s;
+            res->step[s].step = s;
+            res->step[s].loss = NAN;
+        }
+    }
+}
+
 /* One attempt on mesh m from step t->start (with snap: every replica first
  * takes that state). On FTM_ECHIPDEAD, snap receives the most advanced
  * survivor's state. */
@@ -456,6 +483,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
             res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
         if (rc == FTM_ECHIPDEAD)
             *died = ftm_rt_died(rt);
+        if (rc == FTM_EDIVERGED)
+            note_divergence(t, m);
     }
     ftm_rt_destroy(rt);
     res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
@@ -510,6 +539,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->replica_mismatch_chip = -1;
     res->died_chip = -1;
     res->resumed_step = -1;
+    res->diverged_step = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
         (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||

@@ -1,0 +1,117 @@
+/* Messages on stderr (always one line), the --svg file, the hang report,
+ * and the final check that everything written to stdout got there. */
+#include "cli.h"
+#include "ftmesh/error.h"
+#include "ftmesh/runtime.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *cli_s(long n) { return n == 1 ? "" : "s"; }
+
+/* "ftmesh CMD: PREFIX" then the message with control characters escaped,
+ * so an echoed argument cannot break the one-line rule. */
+static void message(const char *cmd, const char *prefix, const char *fmt, va_list ap)
+{
+    char small[1024], *buf = small;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(buf, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    if (!buf)
+        buf = small;
+    fprintf(stderr, "ftmesh%s%s: %s", cmd ? " " : "", cmd ? cmd : "", prefix);
+    for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", stderr);
+        else if (*p == '\t')
+            fputs("\\t", stderr);
+        else if (*p == '\r')
+            fputs("\\r", stderr);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(stderr, "\\x%02x", *p);
+        else
+            fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
+    if (buf != small)
+        free(buf);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    message(cmd, "", fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    message(cmd, "", fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_FAIL;
+}
+
+void cli_warn(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    message(cmd, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_close_stdout(const char *cmd)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad)
+        return 0;
+    return cli_error(cmd, "cannot write the output to stdout: %s", e ? strerror(e) : "write error");
+}
+
+FILE *cli_open_svg(const char *cmd, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        cli_usage_error(cmd, "--svg %s: cannot create the file: %s", path, strerror(errno));
+    return f;
+}
+
+int cli_close_svg(const char *cmd, const char *path, FILE *f, int err)
+{
+    if (fclose(f) && !err)
+        err = FTM_EIO;
+    if (err)
+        return cli_error(cmd, "--svg %s: %s", path, ftm_strerror(err));
+    return 0;
+}
+
+void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,
+                     double timeout_s)
+{
+    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd,
+            timeout_s > 0 ? timeout_s : FTM_RT_DEFAULT_HANG_S, n, cli_s(n));
+    for (int i = 0; i < n && i < 32; i++) {
+        const ftm_stuck *s = &st[i];
+        fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu byte%s %s (%d,%d) on link %s\n",
+                ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
+                s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing, cli_s((long)s->missing),
+                s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
+                ftm_mesh_col(m, s->peer), ftm_dir_name(s->dir));
+    }
+    if (n > 32)
+        fprintf(stderr, "  ... and %d more\n", n - 32);
+}

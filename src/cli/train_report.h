@@ -1,0 +1,34 @@
+/* ftmesh train's output: per-step lines, the progress bar, the summary,
+ * and the /proc/stat sampling behind its load-free figure. */
+#ifndef FTMESH_CLI_TRAIN_REPORT_H
+#define FTMESH_CLI_TRAIN_REPORT_H
+
+#include "ftmesh/train.h"
+
+typedef struct train_out {
+    int json, tty;
+    long steps, batch;
+    int bar;          /* a progress bar line is on screen */
+    /* other processes' CPU during steps >= 1 (the machine is shared) */
+    int have_stat;
+    double busy0, own0, others_s;
+} train_out;
+
+/* What the summary needs beyond the result. */
+typedef struct train_summary_info {
+    const char *model;   /* "resnet", "bert" */
+    int bn;              /* the model has batch norm */
+    int exact;
+    long diverged_step;  /* -1, or the step whose loss was not finite */
+} train_summary_info;
+
+void train_out_init(train_out *c, int json, long steps, long batch);
+/* ftm_train_callbacks members (ctx is a train_out). */
+void train_on_step(void *ctx, const ftm_train_step *s);
+void train_on_ref(void *ctx, long step, double loss);
+void train_clear_bar(train_out *c);
+/* The summary: one JSON object, or the text report. */
+void train_summary(const ftm_train_result *r, const ftm_mesh *m, const train_summary_info *in,
+                   const train_out *c);
+
+#endif
