@@ -3,6 +3,7 @@
  * attention backward follow the derivations in karpathy/llm.c
  * train_gpt2.c (facts, not code). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "ftmesh/nn.h"
 #include "ftmesh/rng.h"
@@ -83,31 +84,78 @@ void ftm_nn_layernorm_backward(float *dinp, float *dgamma, float *dbeta,
 #define GELU_K 0.7978845608028654f   /* sqrt(2/pi) */
 #define GELU_C 0.044715f
 
+/* c ? a : b as bit operations, so that loops using it stay branch-free
+ * (GCC does not if-convert these selects) and vectorise. */
+static inline float select_f(int c, float a, float b)
+{
+    uint32_t ua, ub, m = -(uint32_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ua = (ua & m) | (ub & ~m);
+    memcpy(&a, &ua, sizeof a);
+    return a;
+}
+
+/* exp(x) for x <= 0 in plain arithmetic the compiler vectorises: Cody-Waite
+ * reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 Taylor polynomial
+ * (error < 2e-7 relative), times 2^n built in the exponent bits. */
+static inline float exp_neg(float x)
+{
+    x = select_f(x > -87.0f, x, -87.0f);
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* round(x/ln2) */
+    float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-6f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
+              r * (1.0f / 120 + r * (1.0f / 720))))));
+    int32_t e = ((int32_t)n + 127) * (1 << 23);
+    float two_n;
+    memcpy(&two_n, &e, sizeof two_n);
+    return p * two_n;
+}
+
+/* 1 + erf(x / sqrt 2) = 2 Phi(x), and e = exp(-x^2/2): Abramowitz & Stegun
+ * 7.1.26 (|error| of erf <= 1.5e-7, the formula ATen's vectorised erf uses),
+ * written as 2 - q or q so that the negative tail is not a difference. */
+static inline float gelu_cdf2(float x, float *e)
+{
+    const float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f,
+                a3 = 1.421413741f, a4 = -1.453152027f, a5 = 1.061405429f;
+    float z = fabsf(x) * 0.70710678118654752f, t = 1.0f / (1.0f + p * z);
+    *e = exp_neg(-0.5f * x * x);
+    float q = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * *e, c = 2.0f - q;
+    return select_f(x >= 0.0f, c, q);
+}
+
 void ftm_nn_gelu_forward(float *out, const float *inp, size_t n, int tanh_approx)
 {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        if (tanh_approx)
+    if (tanh_approx) {
+        for (size_t i = 0; i < n; i++) {
+            float x = inp[i];
             out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
-        else
-            out[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i], e;
+        out[i] = 0.5f * x * gelu_cdf2(x, &e);
     }
 }
 
 void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
                           size_t n, int tanh_approx)
 {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i], g;
-        if (tanh_approx) {
+    if (tanh_approx) {
+        for (size_t i = 0; i < n; i++) {
+            float x = inp[i];
             float t = tanhf(GELU_K * (x + GELU_C * x * x * x));
-            g = 0.5f * (1.0f + t) +
-                0.5f * x * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
-        } else {
-            g = 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-                x * 0.39894228040143268f * expf(-0.5f * x * x);
+            dinp[i] += (0.5f * (1.0f + t) +
+                        0.5f * x * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * x * x)) *
+                       dout[i];
         }
-        dinp[i] += g * dout[i];
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i], e, c = gelu_cdf2(x, &e);
+        dinp[i] += (0.5f * c + x * 0.39894228040143268f * e) * dout[i];
     }
 }
 
