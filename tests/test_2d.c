@@ -120,7 +120,7 @@ static void sweep_one(int i, int conc)
         for (size_t k = 0; k < count; k++)
             b[c][k] = input(c, k);
     }
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, (void **)b), 0);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
     check_exact(&m, &s, b, count);
     for (int c = 0; c < m.nchips; c++)
         free(b[c]);
@@ -155,7 +155,7 @@ START_TEST(test_int64_exact)
         for (size_t k = 0; k < count; k++)
             b[c][k] = ((int64_t)1 << 40) * c + (int64_t)k;
     }
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, (void **)b), 0);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
     int64_t cs = 0, nh = 0;
     for (int c = 0; c < m.nchips; c++)
         if (ftm_mesh_alive(&m, c)) {

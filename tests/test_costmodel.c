@@ -25,29 +25,36 @@ static ftm_cost_params params(void)
  * [0, half) and (bidir) a westward ring on [half, count). */
 static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int bidir)
 {
-    int P = m->cols, *chips = malloc(sizeof(int) * (size_t)P), *re = malloc(sizeof(int) * (size_t)P);
-    int *cw = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+    int P = m->cols, *re = malloc(sizeof(int) * (size_t)P), *rw = malloc(sizeof(int) * (size_t)P);
+    int *ro[2] = { malloc(sizeof(int) * (size_t)(P + 1)), malloc(sizeof(int) * (size_t)(P + 1)) };
+    size_t *rf[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
+    size_t *rn[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
     unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
     ck_assert_int_eq(ftm_sched_init(s, "test-ring", m->nchips, count * 4), 0);
     for (int i = 0; i < P; i++) {
-        chips[i] = i;
         re[i] = ftm_sched_route(s, i, (i + 1) % P, &e, 1);
-        cw[i] = P - 1 - i;
-        rw[i] = ftm_sched_route(s, cw[i], (cw[i] + P - 1) % P, &w, 1);
+        int cw = P - 1 - i;
+        rw[i] = ftm_sched_route(s, cw, (cw + P - 1) % P, &w, 1);
     }
     size_t half = bidir ? count / 2 : count;
+    ftm_ring_owned_balanced(P, 0, half, ro[0], rf[0], rn[0]);
+    ftm_ring_owned_balanced(P, half, count - half, ro[1], rf[1], rn[1]);
+    ftm_ring_owned fwd = { P, re, ro[0], rf[0], rn[0], NULL, NULL };
+    ftm_ring_owned bwd = { P, rw, ro[1], rf[1], rn[1], NULL, NULL };
     for (int k = 0; k < ftm_ring_nsteps(P); k++) {
         for (int i = 0; i < P; i++)
             ck_assert_int_eq(ftm_sched_step(s, i, "t", k), 0);
-        ck_assert_int_eq(ftm_allreduce_ring_step(s, chips, re, P, 0, half, 4, FTM_RED_SUM_F32, k), 0);
+        ck_assert_int_eq(ftm_allreduce_ring_step(s, &fwd, 4, FTM_RED_SUM_F32, k), 0);
         if (bidir)
-            ck_assert_int_eq(ftm_allreduce_ring_step(s, cw, rw, P, half, count - half, 4,
-                                                     FTM_RED_SUM_F32, k), 0);
+            ck_assert_int_eq(ftm_allreduce_ring_step(s, &bwd, 4, FTM_RED_SUM_F32, k), 0);
     }
-    free(chips);
     free(re);
-    free(cw);
     free(rw);
+    for (int j = 0; j < 2; j++) {
+        free(ro[j]);
+        free(rf[j]);
+        free(rn[j]);
+    }
 }
 
 START_TEST(test_ring_closed_form)
@@ -136,7 +143,7 @@ START_TEST(test_reduction_and_local_copy)
         b1[i] = 1.0f;
     }
     void *bufs[2] = { b0, b1 };
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), 0);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), 0);
     for (int i = 0; i < 1000; i++) {
         ck_assert_float_eq(b0[1000 + i], (float)i);
         ck_assert_float_eq(b1[i], (float)i + 1.0f);
@@ -162,7 +169,7 @@ START_TEST(test_exec_data_ring_exact)
             for (size_t k = 0; k < count; k++)
                 b[c][k] = (float)((c * 7 + (int)k) % 11 - 5);
         }
-        ck_assert_int_eq(ftm_cost_exec_data(&s, &m, (void **)b), 0);
+        ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
         for (int c = 0; c < P; c++)
             for (size_t k = 0; k < count; k++) {
                 float want = 0;
@@ -174,6 +181,54 @@ START_TEST(test_exec_data_ring_exact)
             free(b[c]);
         ftm_sched_free(&s);
     }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* The sequential executor shares the runtime's reduction kernel: an int64
+ * sum that overflows is FTM_ERANGE, never a wrapped value; one that fits
+ * is exact. */
+START_TEST(test_exec_data_int64_overflow)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    unsigned char e = FTM_DIR_E;
+    const int64_t lim[2] = { INT64_MAX, INT64_MIN };
+    for (int sign = 0; sign < 2; sign++) {
+        for (int over = 0; over < 2; over++) {
+            ftm_sched s;
+            ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+            int r01 = ftm_sched_route(&s, 0, 1, &e, 1);
+            ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
+            ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
+            ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 16, FTM_RED_SUM_I64), 0);
+            int64_t one = sign ? -1 : 1;
+            int64_t b0[2] = { 5, lim[sign] - (over ? 0 : one) }, b1[2] = { 7, one };
+            void *bufs[2] = { b0, b1 };
+            int rc = ftm_sched_exec_data(&s, &m, bufs);
+            if (over) {
+                ck_assert_int_eq(rc, FTM_ERANGE);
+            } else {
+                ck_assert_int_eq(rc, 0);
+                ck_assert(b1[0] == 12 && b1[1] == lim[sign]);
+            }
+            ftm_sched_free(&s);
+        }
+    }
+    /* The kernel alone, and the inverse of the block split. */
+    int64_t d = INT64_MAX, x = 1;
+    ck_assert_int_eq(ftm_sched_reduce(&d, &x, 8, FTM_RED_SUM_I64), FTM_ERANGE);
+    float f = 1.5f, g = 2.25f;
+    ck_assert_int_eq(ftm_sched_reduce(&f, &g, 4, FTM_RED_SUM_F32), 0);
+    ck_assert(f == 3.75f);
+    for (size_t count = 1; count < 40; count++)
+        for (int p = 1; p <= 9; p++)
+            for (int b = 0; b < p; b++) {
+                size_t first, n;
+                ftm_sched_block(count, p, b, &first, &n);
+                for (size_t k = first; k < first + n; k++)
+                    ck_assert_int_eq(ftm_sched_block_of(count, p, k), b);
+            }
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -195,7 +250,7 @@ START_TEST(test_rejects_races_and_hangs)
     ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
     ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 8, FTM_RED_SUM_F32), 0);
     ck_assert_int_eq(ftm_sched_xfer(&s, r10, 4, 8, 8, FTM_RED_COPY), 0);
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), FTM_EINVAL);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), FTM_EINVAL);
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0); /* timing is fine */
     ftm_sched_free(&s);
     /* Deadlock: each chip first waits for what the other sends second. */
@@ -219,7 +274,7 @@ START_TEST(test_rejects_races_and_hangs)
         pg->steps[1].nops = 1;
     }
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_EHANG);
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), FTM_EHANG);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), FTM_EHANG);
     /* A receive without its send. */
     s.prog[0].steps[1].nops = 0;
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_EINVAL);
@@ -337,6 +392,7 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_reduction_and_local_copy);
     tcase_add_test(tc, test_exec_data_ring_exact);
     tcase_add_test(tc, test_rejects_races_and_hangs);
+    tcase_add_test(tc, test_exec_data_int64_overflow);
     tcase_add_test(tc, test_determinism_and_link_bytes);
     tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
     tcase_add_test(tc, test_model_only_speed);

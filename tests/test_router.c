@@ -445,8 +445,8 @@ START_TEST(test_errors)
     ck_assert_int_eq(ftm_router_ring(&m, &ring), FTM_EPARTITION);
     ck_assert_ptr_null(ring.chips);
     unsigned char dirs[16];
-    ck_assert_int_eq(ftm_router_path(&m, 0, 2, dirs, 16), FTM_ENOROUTE);
-    ck_assert_int_eq(ftm_router_path(&m, 0, 1, dirs, 16), FTM_ENOROUTE);
+    ck_assert_int_eq(ftm_router_path(&m, 0, 2, NULL, 0, dirs, 16), FTM_ENOROUTE);
+    ck_assert_int_eq(ftm_router_path(&m, 0, 1, NULL, 0, dirs, 16), FTM_ENOROUTE);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -456,12 +456,12 @@ START_TEST(test_paths)
     ftm_mesh m;
     unsigned char dirs[64];
     ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 0), 0);
-    ck_assert_int_eq(ftm_router_path(&m, 0, 63, dirs, 64), 14);
-    ck_assert_int_eq(ftm_router_path(&m, 0, 63, dirs, 13), FTM_ERANGE);
-    ck_assert_int_eq(ftm_router_path(&m, 9, 9, dirs, 0), 0);
+    ck_assert_int_eq(ftm_router_path(&m, 0, 63, NULL, 0, dirs, 64), 14);
+    ck_assert_int_eq(ftm_router_path(&m, 0, 63, NULL, 0, dirs, 13), FTM_ERANGE);
+    ck_assert_int_eq(ftm_router_path(&m, 9, 9, NULL, 0, dirs, 0), 0);
     /* Around a dead chip: (3,3) -> (3,5) with (3,4) dead takes 4 hops. */
     ftm_mesh_fail_chip(&m, 3, 4);
-    int h = ftm_router_path(&m, 27, 29, dirs, 64);
+    int h = ftm_router_path(&m, 27, 29, NULL, 0, dirs, 64);
     ck_assert_int_eq(h, 4);
     int x = 27;
     for (int k = 0; k < h; k++) {
@@ -473,7 +473,7 @@ START_TEST(test_paths)
     ftm_mesh_free(&m);
     /* A torus takes the wrap link. */
     ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
-    ck_assert_int_eq(ftm_router_path(&m, 0, 7, dirs, 64), 1);
+    ck_assert_int_eq(ftm_router_path(&m, 0, 7, NULL, 0, dirs, 64), 1);
     ck_assert_int_eq(dirs[0], FTM_DIR_W);
     ftm_mesh_free(&m);
 }

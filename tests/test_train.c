@@ -121,7 +121,7 @@ START_TEST(tree_sums)
             want[k] += b[k];
         }
     }
-    ck_assert_int_eq(ftm_cost_exec_data(&s, &m, bufs), 0);
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), 0);
     for (int c = 0; c < m.nchips; c++) {
         if (!bufs[c])
             continue;

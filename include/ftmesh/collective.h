@@ -1,9 +1,15 @@
-/* Allreduce algorithms, as schedule builders (registry by name).
+/* Allreduce algorithms, as schedule builders (registry by name), --algo
+ * auto, and the run-and-verify harness.
  *
  * Each algorithm turns (mesh with faults, element count, element type) into
  * a schedule (sched.h) in which every healthy chip ends with the sum of all
  * healthy chips' buffers. The runtime executes it with data; the cost model
- * replays it for modeled time.
+ * replays it for modeled time. This module sits above the router, the cost
+ * model and the runtime; none of them knows it.
+ *
+ * Ownership and threads: builders read m only during the call (nothing is
+ * kept), fill a schedule the caller owns and frees, and are reentrant (the
+ * sweep builds on two threads). Registry entries and names are static.
  */
 #ifndef FTMESH_COLLECTIVE_H
 #define FTMESH_COLLECTIVE_H
@@ -11,6 +17,9 @@
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
+#include "ftmesh/costmodel.h"
+
+struct ftm_rt; /* runtime.h */
 
 /* Builds an allreduce of count elements of type red (FTM_RED_SUM_F32: float,
  * FTM_RED_SUM_I64: int64) into s (initialised here; free with
@@ -19,7 +28,7 @@
 typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 typedef struct ftm_allreduce_algo {
-    const char *name;           /* "ring", "bidir", "2d" */
+    const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "tree" */
     const char *summary;        /* one line for --help */
     ftm_allreduce_build_fn build;
 } ftm_allreduce_algo;
@@ -28,9 +37,6 @@ typedef struct ftm_allreduce_algo {
 const ftm_allreduce_algo *ftm_allreduce_algos(void);
 /* Looks an algorithm up by name; NULL if unknown. */
 const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
-
-/* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
-size_t ftm_red_elem_size(ftm_red red);
 
 /* Runs an allreduce on the emulator and verifies it. */
 typedef struct ftm_allreduce_opts {
@@ -61,7 +67,7 @@ typedef struct ftm_allreduce_result {
     uint64_t wrong;            /* elements (over all chips and iterations) that
                                 * differ from the exact sum */
     int links_match_sched;     /* 1 when measured link bytes == the schedule's */
-    struct ftm_stuck *stuck;   /* on FTM_EHANG: malloc'd report (free it) */
+    struct ftm_stuck *stuck;   /* on FTM_EHANG: report (ftm_allreduce_result_free) */
     int nstuck;
     int died_chip;             /* chip that died during the run (then the
                                 * figures are those of the recovery run on
@@ -76,8 +82,21 @@ typedef struct ftm_allreduce_result {
  * the new hole), and the result describes that recovery run.
  * Returns 0 (even if wrong > 0), or an error: FTM_EINVAL (unknown algo),
  * FTM_EALLDEAD, FTM_EPARTITION (also when the dead chip cuts the mesh),
- * FTM_EHANG (res->stuck says who), ... */
+ * FTM_EHANG (res->stuck says who), ... Reentrant (each call has its own
+ * runtime). Release res with ftm_allreduce_result_free, also after an
+ * error. */
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
+
+/* The same for n allreduces o[0..n) (any algorithms and counts, no
+ * fail_during: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
+ * chip threads start once: on rt if not NULL (created by the caller on this
+ * very mesh, borrowed, reusable for further batches; its packet size and
+ * timeout apply), else on a runtime made here from o[0]'s. res[i] (n
+ * entries) describes o[i], with its own wall times, wrong count and link
+ * bytes (measured per allreduce); on FTM_EHANG res[0].stuck has the report.
+ * Not reentrant on one rt. */
+int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, const ftm_allreduce_opts *o,
+                            int n, ftm_allreduce_result *res);
 void ftm_allreduce_result_free(ftm_allreduce_result *res);
 /* The input value of element k on chip c, and the exact sum over the
  * healthy chips of m (what every chip must end with). */
@@ -92,17 +111,39 @@ int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t co
 int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Building block shared by the algorithms: one step of a ring allreduce
- * (reduce-scatter, then all-gather; Open MPI's balanced block split) of
- * elements [first, first + count) over the n chips of chips[] in ring order,
- * where route[i] is the route id (in s) from chips[i] to chips[(i+1) % n].
- * Steps k = 0 .. n-2 are the reduce-scatter, k = n-1 .. 2n-3 the all-gather
- * (ftm_ring_nsteps(n) = 2(n-1) in all). The step's ops are appended to each
- * ring chip's currently open step, so callers can run several rings in the
- * same step (bidir, the rows of 2d). After the reduce-scatter, ring position
- * i holds the full sum of block ftm_ring_owned_block(n, i). */
-int ftm_allreduce_ring_step(ftm_sched *s, const int *chips, const int *route, int n,
-                            size_t first, size_t count, size_t elem, ftm_red red, int k);
+ * (reduce-scatter, then all-gather) over a ring of n positions, described
+ * by what each position OWNS: after the reduce-scatter, position i holds
+ * the full sum of its ranges [rf[j], rf[j] + rn[j]) (elements), j in
+ * [ro[i], ro[i+1]); after the all-gather everyone holds everything.
+ *   reduce-scatter step k (k = 0 .. n-2): i sends owner (i-k-1) mod n's
+ *       ranges to i+1, which adds them (copies them where it is not valid);
+ *   all-gather step k (k = n-1 .. 2n-3, kk = k-(n-1)): i sends owner
+ *       (i-kk) mod n's ranges to i+1, which copies them.
+ * Valid ranges (vf/vn, optional): position i holds a partial sum worth
+ * adding only inside [vf[i], vf[i] + vn[i]) (the 2-D column rings); NULL:
+ * everywhere. The step's ops are appended to each position's currently
+ * open step, so callers can run several rings in the same step (bidir, the
+ * bands of 2d). ftm_ring_nsteps(n) = 2(n-1) steps in all. */
+typedef struct ftm_ring_owned {
+    int n;                  /* ring positions */
+    const int *route;       /* [n] route id (in s) from position i to (i+1) % n */
+    const int *ro;          /* [n + 1] */
+    const size_t *rf, *rn;  /* [ro[n]] owned ranges */
+    const size_t *vf, *vn;  /* optional [n] valid ranges */
+} ftm_ring_owned;
+int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, ftm_red red, int k);
+/* The balanced ownership of the 1-D rings (Open MPI's ring allreduce):
+ * [first, first + count) split into n blocks (ftm_sched_block), position i
+ * owning block (i + 1) mod n. Fills ro[n + 1], rf[n], rn[n]. */
+void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn);
 static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
-static inline int ftm_ring_owned_block(int n, int i) { return (i + 1) % n; }
+
+/* --algo auto (src/collective/auto.c: it uses the registry, so it sits
+ * above the cost model): builds every registered allreduce algorithm for
+ * (m, count, red), models each with p and reports the fastest: *name (a
+ * static string from the registry) and *res. Algorithms that fail to build
+ * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
+int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+                  const char **name, ftm_cost_result *res);
 
 #endif

@@ -16,6 +16,10 @@
  *    it is a reduction (FTM_RED_SUM_*: the chip reads and writes HBM);
  *  - a step ends when all its sends have arrived and all its receives have
  *    completed. The schedule's time is the last step end over all chips.
+ *
+ * Reentrant: ftm_cost_sched only reads s, m and p, so any number of threads
+ * may model schedules at once (the sweep does), also the same schedule.
+ * The cost model knows nothing of the runtime; both read only sched.h.
  */
 #ifndef FTMESH_COSTMODEL_H
 #define FTMESH_COSTMODEL_H
@@ -47,22 +51,5 @@ void ftm_cost_defaults(ftm_cost_params *p);
  * schedule deadlocks) or FTM_ENOMEM. */
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
-
-/* Sequential reference executor: applies every transfer of s to the
- * per-chip buffers bufs[chip] (s->bytes each; NULL for chips without a
- * program) in the replay order of ftm_cost_sched, with no threads. A send
- * reads its range when its step starts; a receive writes when its step
- * ends. Also rejects racy schedules: within one step of a chip, the ranges
- * written (receives) must be disjoint from each other and from the ranges
- * read (sends), else FTM_EINVAL. Returns 0, FTM_EINVAL, FTM_EHANG or
- * FTM_ENOMEM. */
-int ftm_cost_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs);
-
-/* --algo auto: builds every registered allreduce algorithm for (m, count,
- * red), models each with p and reports the fastest: *name (a static string
- * from the registry) and *res. Algorithms that fail to build with
- * FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
-int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
-                  const char **name, ftm_cost_result *res);
 
 #endif

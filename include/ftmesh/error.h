@@ -22,8 +22,9 @@
     X(EIO, "input/output error")                                             \
     X(EFORMAT, "malformed input file")                                       \
     X(EMISMATCH, "results differ")                                           \
-    X(ENOTSUP, "not supported for this configuration")                      \
-    X(EDIVERGED, "training diverged: loss is not finite")
+    X(ENOTSUP, "not supported for this configuration")                       \
+    X(EDIVERGED, "training diverged: loss is not finite")                    \
+    X(EINTERNAL, "internal error (a bug)")
 
 typedef enum {
     FTM_OK = 0,

@@ -5,6 +5,10 @@
  * A torus adds wrap-around links in every dimension of size >= 3 (a side of
  * 2 already has its one link; a second, parallel wrap link is not modelled).
  * Each link has two directions, each of which can die on its own.
+ *
+ * Ownership and threads: a mesh owns its arrays (ftm_mesh_init, then
+ * ftm_mesh_free; ftm_mesh_copy gives an independent one). Reading a mesh
+ * from several threads is safe; the fault functions write it.
  */
 #ifndef FTMESH_MESH_H
 #define FTMESH_MESH_H
@@ -45,6 +49,9 @@ int ftm_mesh_neighbor(const ftm_mesh *m, int chip, int d);
 /* 1 when the directed link chip->neighbour(d) exists and is usable: both
  * chips alive and that direction of the link not failed. */
 int ftm_mesh_link_live(const ftm_mesh *m, int chip, int d);
+/* 1 when the link chip <-> neighbour(d) is live in both directions; *nb
+ * (if not NULL) gets the neighbour, or -1. */
+int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb);
 /* Direction from a to its neighbour b, or -1 if they are not neighbours. */
 int ftm_mesh_dir_to(const ftm_mesh *m, int a, int b);
 int ftm_mesh_healthy_count(const ftm_mesh *m);
@@ -52,6 +59,9 @@ int ftm_mesh_healthy_count(const ftm_mesh *m);
 /* Faults. Each returns 0, FTM_ERANGE (coordinates outside the mesh) or
  * FTM_ENOTNEIGHBOR (link between non-neighbours); on error nothing changes. */
 int ftm_mesh_fail_chip(ftm_mesh *m, int r, int c);
+/* The same by chip id (0 <= id < nchips, else FTM_ERANGE): marks a chip
+ * that died during a run before its rings are rebuilt. */
+int ftm_mesh_fail_chip_id(ftm_mesh *m, int id);
 /* The 2x2 host whose top-left chip is (r,c); on a torus it may wrap. */
 int ftm_mesh_fail_host(ftm_mesh *m, int r, int c);
 /* Kill link (r,c)-(r2,c2) both ways, or only (r,c)->(r2,c2) if oneway. */

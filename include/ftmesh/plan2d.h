@@ -10,13 +10,16 @@
  * over its healthy chips: fwd (carries the first half of the buffer) and
  * rev (the second half), chosen so that together they load every directed
  * link as little as possible.
+ *
+ * Part of the router (src/router/plan2d.c). The plan owns its bands, their
+ * owners arrays and rings: release everything with ftm_plan2d_free. The
+ * planner keeps nothing between calls and is reentrant.
  */
 #ifndef FTMESH_PLAN2D_H
 #define FTMESH_PLAN2D_H
 
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
-#include "ftmesh/sched.h"
 
 typedef struct ftm_plan2d_band {
     int row0, nrows;      /* rows [row0, row0 + nrows) */
@@ -45,20 +48,5 @@ void ftm_plan2d_free(ftm_plan2d *p);
  * when the drift layout is used instead (no column usable, or more than
  * 1/8 of them lost). usable has cols entries. */
 int ftm_plan2d_columns(const ftm_mesh *m, const ftm_plan2d *p, unsigned char *usable);
-
-/* Shortest path a -> b over live links where a hop over directed link l
- * costs 1 + penalty * load[l] (load may be NULL: plain shortest path);
- * ties broken deterministically. Writes at most max directions to dirs and
- * returns the hop count, FTM_ENOROUTE or FTM_ERANGE (longer than max) or
- * FTM_ENOMEM. */
-int ftm_plan2d_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
-                    unsigned char *dirs, int max);
-
-/* The "2d-concurrent" allreduce (collective.h's ftm_allreduce_build_fn):
- * half the buffer row-first, half column-first (planned on the transposed
- * mesh), in the same steps, so all four links of a chip carry data.
- * Returns as ftm_allreduce_2d_build. */
-int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                      ftm_red red);
 
 #endif

@@ -5,6 +5,11 @@
  * between them: one hop when they are live neighbours, a detour of several
  * hops otherwise, forwarded by the chips it passes through. Every ring the
  * router returns has been validated (ftm_ring_validate).
+ *
+ * Ownership and threads: a ring owns its three arrays; whoever it was
+ * filled for frees it with ftm_ring_free (then it is empty; freeing an
+ * empty ring is fine). The router keeps nothing between calls: every
+ * function is reentrant and only reads the mesh during the call.
  */
 #ifndef FTMESH_ROUTER_H
 #define FTMESH_ROUTER_H
@@ -39,10 +44,21 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring);
  * it differ from the forward paths reversed). */
 int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev);
 
-/* Shortest path a -> b over live links, deterministic ties. Writes at most
- * max directions; returns the hop count, FTM_ENOROUTE, or FTM_ERANGE if
- * longer than max. */
-int ftm_router_path(const ftm_mesh *m, int a, int b, unsigned char *dirs, int max);
+/* Path a -> b over live links, with an optional load map (load[chip * 4 +
+ * dir], edges already on each directed link; NULL: none):
+ *  - penalty == 0: fewest hops; among those the least loaded (most loaded
+ *    link, then total load), then the first direction in N, E, S, W order
+ *    (the ring builder's detours);
+ *  - penalty > 0: cheapest, a hop over link l costing 1 + penalty * load[l]
+ *    (with load == NULL: fewest hops); ties go to the chip Dijkstra settles
+ *    first (lowest id); a free one-hop link is taken at once (the 2-D band
+ *    planner's routes).
+ * The two tie rules pick different paths of equal length; both are kept
+ * because the planned rings (and so modeled times) depend on them.
+ * Deterministic. Writes at most max directions; returns the hop count,
+ * FTM_EINVAL, FTM_ENOROUTE, FTM_ERANGE (longer than max) or FTM_ENOMEM. */
+int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
+                    unsigned char *dirs, int max);
 
 /* 0 when the ring closes, visits every healthy chip exactly once, and every
  * path starts at its chip, ends at the next one and uses only live chips and

@@ -39,16 +39,23 @@ typedef struct ftm_stuck {
 } ftm_stuck;
 
 /* Creates the links and chip state for a mesh (the runtime keeps its own
- * copy). Mailboxes are allocated here, once. */
+ * copy; m may be freed afterwards). Mailboxes are allocated here, once.
+ * *rt is owned by the caller: ftm_rt_destroy it (NULL is fine). One
+ * runtime serves any number of ftm_rt_run calls, one at a time. */
 int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
 void ftm_rt_destroy(ftm_rt *rt);
+/* The runtime's copy of the mesh, valid until ftm_rt_destroy. */
 const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
 /* Payload bytes per packet this runtime uses. */
 size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
 
 /* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
  * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG
- * when no packet moved for hang_timeout_s (then ftm_rt_stuck tells why). */
+ * when no packet moved for hang_timeout_s (then ftm_rt_stuck tells why).
+ * Threads: not reentrant on one runtime (one ftm_rt_run at a time, and no
+ * other ftm_rt_* call on it meanwhile, except from inside fn through the
+ * chip-side calls below); different runtimes may run concurrently. A chip
+ * may execute several schedules per run (the trainer does). */
 typedef int (*ftm_chip_fn)(ftm_chip *chip, void *arg);
 int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
 
@@ -67,11 +74,16 @@ int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
 /* After FTM_ECHIPDEAD: the chip that died, else -1. */
 int ftm_rt_died(const ftm_rt *rt);
 
-/* After FTM_EHANG: the stuck chips (at most max), returns how many. */
+/* After FTM_EHANG: the stuck chips (at most max), returns how many. Valid
+ * only after ftm_rt_run has returned. phase points into the schedule,
+ * valid while it lives. */
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 
 /* Bytes and packets that crossed the directed link chip->dir since the
- * last reset. */
+ * last reset. The counters belong to the sending chip's thread and are not
+ * atomic: read (or reset) them only after ftm_rt_run has returned, or, for
+ * reading, from a chip thread between two of its ftm_chip_barrier calls
+ * when no chip sends in between (the barrier orders the writes before). */
 void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts);
 void ftm_rt_reset_stats(ftm_rt *rt);
 
@@ -80,7 +92,10 @@ int ftm_chip_id(const ftm_chip *chip);
 ftm_rt *ftm_chip_rt(ftm_chip *chip);
 /* Executes this chip's program of schedule s on buf (s->bytes bytes):
  * sends, receives, reductions, and forwarding of transit traffic. Every
- * chip of a run must execute the same schedules in the same order. */
+ * chip of a run must execute the same schedules in the same order. s is
+ * borrowed and read by every chip thread at once: it must stay alive and
+ * unchanged until every chip has finished executing it (for a schedule
+ * used once per run: until ftm_rt_run returns). */
 int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
 
 /* Waits until every healthy chip of the run has called it (a harness

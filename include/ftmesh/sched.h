@@ -12,6 +12,14 @@
  * combined into the chip's buffer by copy or sum). Every transfer is one
  * send op and its matching receive op, created together by ftm_sched_xfer
  * with a tag unique within the schedule.
+ *
+ * Ownership and threads: a schedule owns all its arrays (ftm_sched_init,
+ * then ftm_sched_free); algo and step phase names are static strings. The
+ * builders below are not thread-safe on one schedule but reentrant across
+ * schedules. While chips execute a schedule (runtime.h: ftm_chip_exec)
+ * every chip thread reads it concurrently: it must not change or be freed
+ * until every chip has finished it. Read-only functions (link bytes,
+ * packets, the executor) may run on one schedule from several threads.
  */
 #ifndef FTMESH_SCHED_H
 #define FTMESH_SCHED_H
@@ -96,5 +104,32 @@ uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
  * allreduce split: the first count % p blocks get one element more).
  * Block b covers elements [*first, *first + *n). */
 void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n);
+/* The inverse: the block b (0 <= b < p) whose range holds element x of
+ * ftm_sched_block's split of count into p (x < count). */
+int ftm_sched_block_of(size_t count, int p, size_t x);
+
+/* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
+size_t ftm_red_elem_size(ftm_red red);
+
+/* The reduction kernel, the one both interpreters use (the runtime per
+ * packet, ftm_sched_exec_data per receive): combines len bytes of src into
+ * dst by red (copy, float sum, int64 sum). len is a multiple of the element
+ * size. An int64 sum that overflows returns FTM_ERANGE (dst is then partly
+ * updated), never a wrapped value; otherwise 0. */
+int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red red);
+
+/* Sequential reference executor (no threads, no time): applies every
+ * transfer of s to the per-chip buffers bufs[chip] (s->bytes each; NULL
+ * allowed for chips without a program). A send reads its range when its
+ * step starts; a receive writes when its step ends; a step ends when every
+ * send it receives from has started. The result is the one any correct
+ * execution gives (the runtime's included), because the writes within a
+ * step are checked to be disjoint from each other and from the reads:
+ * otherwise FTM_EINVAL (also for unaligned sum receives, unpaired tags,
+ * routes that leave the mesh or end elsewhere). Returns 0, FTM_EINVAL,
+ * FTM_EHANG (steps wait on each other in a cycle), FTM_ERANGE (an int64 sum
+ * overflowed, as in the runtime) or FTM_ENOMEM; after an error the buffers
+ * are partly updated. Reentrant; reads s and m only. A test oracle. */
+int ftm_sched_exec_data(const ftm_sched *s, const struct ftm_mesh *m, void **bufs);
 
 #endif

@@ -31,8 +31,9 @@ typedef struct ftm_sweep_row {
 /* Runs the table with cost parameters p (NULL: TPU-v3 defaults) and
  * returns a malloc'd array of rows in *out (free with free()). Meshes
  * 16x32 and 32x32 torus; scenarios in the order above; models in the
- * order above; algorithms in registry order (plus "2d" if the registry
- * lacks it). Returns 0 or an error. */
+ * order above; algorithms in registry order. Rows run on two threads
+ * (builders and the cost model are reentrant); the call itself is
+ * reentrant. Returns 0 or an error (then nothing is allocated). */
 int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows);
 
 #endif

@@ -206,7 +206,7 @@ static int run(const ar_args *a, const char **algo, ar_run *x)
     err = ftm_allreduce_run(&x->m, &ao, &x->r);
     int fr = ftm_mesh_row(&x->m, x->fail_chip), fc = ftm_mesh_col(&x->m, x->fail_chip);
     if (x->r.died_chip >= 0) {
-        x->m.chip_dead[x->r.died_chip] = 1;
+        ftm_mesh_fail_chip_id(&x->m, x->r.died_chip);
         if (!err)
             err = model_schedule(a, *algo, x);
         if (!a->o.json)

@@ -69,7 +69,8 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
-#include "twod_share.h"
+#include "allreduce_2d_int.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,29 +80,6 @@ static const char *const PH_CRS = "col-reduce-scatter";
 static const char *const PH_CAG = "col-all-gather";
 static const char *const PH_RAG = "row-all-gather";
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
-
-/* One step k of a ring allreduce over n positions where position i owns
- * the element ranges rf[j], rn[j] for j in [ro[i], ro[i+1]) (any disjoint
- * ranges): in the reduce-scatter (k < n-1) position i sends the ranges of
- * position i-k-1, summed on arrival; in the all-gather (k' = k - (n-1)) it
- * sends those of position i-k', copied. After step n-2 position i holds the
- * sum of its own ranges; after 2n-3 everyone holds every range. */
-static int gring_step(ftm_sched *s, int n, const int *route, const size_t *rf, const size_t *rn,
-                      const int *ro, size_t elem, ftm_red red, int k)
-{
-    int rs = k < n - 1, kk = rs ? k : k - (n - 1);
-    for (int i = 0; i < n; i++) {
-        int b = rs ? mod(i - kk - 1, n) : mod(i - kk, n);
-        for (int j = ro[b]; j < ro[b + 1]; j++) {
-            int rc = ftm_sched_xfer(s, route[i], rf[j] * elem, rf[j] * elem, rn[j] * elem,
-                                    rs ? red : FTM_RED_COPY);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
-}
 
 /* Route cache: (src, dst) -> route id, open addressing. */
 typedef struct rcache {
@@ -140,15 +118,6 @@ static int rc_grow(rcache *c)
     return 0;
 }
 
-/* Block of element x in ftm_sched_block's balanced split of count into p. */
-static int block_of(size_t count, int p, size_t x)
-{
-    size_t q = count / (size_t)p, r = count % (size_t)p;
-    if (x < r * (q + 1))
-        return (int)(x / (q + 1));
-    return (int)(r + (x - r * (q + 1)) / q);
-}
-
 /* 1 when the route from a over dirs[0..h) visits no chip twice. */
 static int simple_path(const ftm_mesh *m, int a, const unsigned char *dirs, int h)
 {
@@ -177,15 +146,15 @@ static int column_path(const ftm_mesh *m, int a, int b, int home, unsigned char 
     int w = ftm_mesh_col(m, a) == home ? ftm_mesh_chip(m, ftm_mesh_row(m, b), home)
                                         : ftm_mesh_chip(m, ftm_mesh_row(m, a), home);
     if (ftm_mesh_alive(m, w) && w != a && w != b) {
-        int h1 = ftm_plan2d_path(m, a, w, NULL, 0, dirs, m->nchips);
-        int h2 = h1 < 0 ? h1 : ftm_plan2d_path(m, w, b, NULL, 0, dirs + h1, m->nchips);
-        int hs = ftm_plan2d_path(m, a, b, NULL, 0, dirs + 2 * m->nchips, m->nchips);
+        int h1 = ftm_router_path(m, a, w, NULL, 1, dirs, m->nchips);
+        int h2 = h1 < 0 ? h1 : ftm_router_path(m, w, b, NULL, 1, dirs + h1, m->nchips);
+        int hs = ftm_router_path(m, a, b, NULL, 1, dirs + 2 * m->nchips, m->nchips);
         /* Keep the waypoint only if it costs at most 2 extra hops and the
          * route visits no chip twice. */
         if (h1 >= 0 && h2 >= 0 && hs >= 0 && h1 + h2 <= hs + 2 && simple_path(m, a, dirs, h1 + h2))
             return h1 + h2;
     }
-    return ftm_plan2d_path(m, a, b, NULL, 0, dirs, m->nchips);
+    return ftm_router_path(m, a, b, NULL, 1, dirs, m->nchips);
 }
 
 static int rc_get(rcache *c, ftm_sched *s, const ftm_mesh *m, int a, int b, int home,
@@ -227,26 +196,20 @@ typedef struct build {
     size_t elem;
     ftm_red red;
     size_t hfirst[2], hcount[2]; /* the two halves, elements */
-    ftm_twod_shares *sh[2];      /* [nbands] shares of each half */
+    ar2d_shares *sh[2];      /* [nbands] shares of each half */
     unsigned char *usable;       /* [cols] column layout, or NULL: drift */
     int *bidx;                   /* [nchips] index of the chip in its band's owners */
     int *broute[2];              /* band ring routes, all bands concatenated */
     int *boff;                   /* [nbands] offset of band b in broute */
     seg *segs[2];
     int nsegs[2];
-    ftm_twod_colring *cols[2];   /* column layout: [ncols[h]] full-column rings */
+    ar2d_colring *cols[2];   /* column layout: [ncols[h]] full-column rings */
     int ncols[2];
     size_t *tf, *tc;             /* scratch ranges */
     int *to;                     /* scratch range offsets */
     rcache cache;
     unsigned char *tmp;
 } build;
-
-static int cmp_size(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Cuts half h wherever some band changes owner; each segment gets its
  * owners (one per band) and a column ring through them. */
@@ -264,7 +227,7 @@ static int make_segments(build *B, int h)
     for (int b = 0; b < K; b++)
         for (int i = 0; i < B->sh[h][b].npieces; i++)
             cut[nc++] = B->sh[h][b].start[i];
-    qsort(cut, nc, sizeof *cut, cmp_size);
+    qsort(cut, nc, sizeof *cut, core_cmp_size);
     size_t u = 0;
     for (size_t i = 0; i < nc; i++)
         if (u == 0 || cut[i] != cut[u - 1])
@@ -285,12 +248,12 @@ static int make_segments(build *B, int h)
         }
         for (int q = 0; q < K; q++) {
             int b = h == 0 ? q : K - 1 - q; /* second half: bottom to top */
-            g->chips[q] = p->bands[b].owners[ftm_twod_shares_find(&B->sh[h][b], cut[i])];
+            g->chips[q] = p->bands[b].owners[ar2d_shares_find(&B->sh[h][b], cut[i])];
         }
         /* Home column: the owners' column (column layout) or the column
          * block the segment falls in (drift layout). */
         int home = B->usable ? ftm_mesh_col(B->m, g->chips[0])
-                             : block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
+                             : ftm_sched_block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
         for (int q = 0; q < K && !rc; q++) {
             int id = rc_get(&B->cache, B->s, B->m, g->chips[q], g->chips[(q + 1) % K], home, B->tmp);
             if (id < 0)
@@ -308,15 +271,15 @@ static int make_segments(build *B, int h)
 static int make_colrings(build *B, int h)
 {
     const ftm_mesh *m = B->m;
-    B->cols[h] = calloc((size_t)m->cols, sizeof(ftm_twod_colring));
+    B->cols[h] = calloc((size_t)m->cols, sizeof(ar2d_colring));
     if (!B->cols[h])
         return FTM_ENOMEM;
     int rc = 0;
     for (int c = 0; c < m->cols && !rc; c++) {
         if (!B->usable[c])
             continue;
-        ftm_twod_colring *cr = &B->cols[h][B->ncols[h]];
-        rc = ftm_twod_colring_build(cr, m, B->p, B->sh[h], B->bidx, c, h == 1);
+        ar2d_colring *cr = &B->cols[h][B->ncols[h]];
+        rc = ar2d_colring_build(cr, m, B->p, B->sh[h], B->bidx, c, h == 1);
         if (rc)
             break;
         B->ncols[h]++;
@@ -358,7 +321,7 @@ static int band_step(build *B, int b, int k)
         rc = ftm_sched_step(B->s, bd->fwd.chips[i], ph, k < n - 1 ? k : k - (n - 1));
     for (int h = 0; h < 2 && !rc; h++) {
         const ftm_ring *g = h == 0 ? &bd->fwd : &bd->rev;
-        const ftm_twod_shares *sh = &B->sh[h][b];
+        const ar2d_shares *sh = &B->sh[h][b];
         int t = 0;
         for (int i = 0; i < n; i++) { /* ranges by ring position */
             int o = B->bidx[g->chips[i]];
@@ -369,7 +332,8 @@ static int band_step(build *B, int b, int k)
             }
         }
         B->to[n] = t;
-        rc = gring_step(B->s, n, B->broute[h] + B->boff[b], B->tf, B->tc, B->to, B->elem, B->red, k);
+        ftm_ring_owned r = { n, B->broute[h] + B->boff[b], B->to, B->tf, B->tc, NULL, NULL };
+        rc = ftm_allreduce_ring_step(B->s, &r, B->elem, B->red, k);
     }
     return rc;
 }
@@ -384,8 +348,11 @@ static int column_step(build *B, int k, int K)
             rc = ftm_sched_step(B->s, c, ph, k < K - 1 ? k : k - (K - 1));
     for (int h = 0; h < 2 && !rc; h++)
         for (int i = 0; i < B->ncols[h] && !rc; i++)
-            if (k < ftm_ring_nsteps(B->cols[h][i].n))
-                rc = ftm_twod_colring_step(B->s, &B->cols[h][i], B->elem, B->red, k);
+            if (k < ftm_ring_nsteps(B->cols[h][i].n)) {
+                const ar2d_colring *cr = &B->cols[h][i];
+                ftm_ring_owned r = { cr->n, cr->route, cr->ro, cr->rf, cr->rn, cr->vf, cr->vn };
+                rc = ftm_allreduce_ring_step(B->s, &r, B->elem, B->red, k);
+            }
     for (int h = 0; h < 2 && !rc; h++)
         for (int i = 0; i < B->nsegs[h] && !rc; i++) {
             const seg *g = &B->segs[h][i];
@@ -397,7 +364,8 @@ static int column_step(build *B, int k, int K)
                 B->to[q] = q;
             }
             B->to[K] = K;
-            rc = gring_step(B->s, K, g->route, B->tf, B->tc, B->to, B->elem, B->red, k);
+            ftm_ring_owned r = { K, g->route, B->to, B->tf, B->tc, NULL, NULL };
+            rc = ftm_allreduce_ring_step(B->s, &r, B->elem, B->red, k);
         }
     return rc;
 }
@@ -411,11 +379,11 @@ static void build_free(build *B)
         }
         free(B->segs[h]);
         for (int i = 0; i < B->ncols[h]; i++)
-            ftm_twod_colring_free(&B->cols[h][i]);
+            ar2d_colring_free(&B->cols[h][i]);
         free(B->cols[h]);
         free(B->broute[h]);
         for (int b = 0; B->sh[h] && b < B->p->nbands; b++)
-            ftm_twod_shares_free(&B->sh[h][b]);
+            ar2d_shares_free(&B->sh[h][b]);
         free(B->sh[h]);
     }
     free(B->bidx);
@@ -429,7 +397,9 @@ static void build_free(build *B)
     free(B->tmp);
 }
 
-static int build_all(build *B)
+/* Layout: band offsets and indexes, the column layout (usable columns or
+ * drift), every band's shares and the scratch sized by them. */
+static int layout(build *B)
 {
     const ftm_plan2d *p = B->p;
     const ftm_mesh *m = B->m;
@@ -448,23 +418,22 @@ static int build_all(build *B)
     }
     B->broute[0] = malloc(sizeof(int) * (size_t)tot);
     B->broute[1] = malloc(sizeof(int) * (size_t)tot);
-    int rc = 0, U = 0;
+    int rc = 0;
     size_t maxp = (size_t)maxn;
     B->usable = calloc((size_t)m->cols, 1);
     if (!B->usable)
         return FTM_ENOMEM;
-    U = ftm_plan2d_columns(m, p, B->usable);
-    if (U <= 0) { /* drift layout */
+    if (ftm_plan2d_columns(m, p, B->usable) <= 0) { /* drift layout */
         free(B->usable);
         B->usable = NULL;
     }
     for (int h = 0; h < 2 && !rc; h++) {
-        B->sh[h] = calloc((size_t)K, sizeof(ftm_twod_shares));
+        B->sh[h] = calloc((size_t)K, sizeof(ar2d_shares));
         if (!B->sh[h])
             return FTM_ENOMEM;
         for (int b = 0; b < K && !rc; b++) {
-            rc = ftm_twod_shares_build(m, &p->bands[b], B->hfirst[h], B->hcount[h], B->usable,
-                                       &B->sh[h][b]);
+            rc = ar2d_shares_build(m, &p->bands[b], B->hfirst[h], B->hcount[h], B->usable,
+                                   &B->sh[h][b]);
             if (!rc && (size_t)B->sh[h][b].npieces > maxp)
                 maxp = (size_t)B->sh[h][b].npieces;
         }
@@ -481,9 +450,15 @@ static int build_all(build *B)
     if (!B->broute[0] || !B->broute[1] || !B->tf || !B->tc || !B->to || !B->tmp ||
         !B->cache.key || !B->cache.val)
         return FTM_ENOMEM;
-    rc = band_routes(B);
-    for (int h = 0; h < 2 && !rc && K > 1; h++)
-        rc = B->usable ? make_colrings(B, h) : make_segments(B, h);
+    return 0;
+}
+
+/* Emits the four phases into B->s (routes and column rings are ready). */
+static int emit_phases(build *B)
+{
+    const ftm_plan2d *p = B->p;
+    const ftm_mesh *m = B->m;
+    int K = p->nbands, rc = 0;
     /* Column steps: K bands (segments) or the column rings' length. */
     int csteps = K > 1 ? ftm_ring_nsteps(K) : 0;
     for (int h = 0; h < 2; h++)
@@ -516,7 +491,19 @@ static int build_all(build *B)
     return rc;
 }
 
-int ftm_twod_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
+static int build_all(build *B)
+{
+    int rc = layout(B);
+    if (!rc)
+        rc = band_routes(B);
+    for (int h = 0; h < 2 && !rc && B->p->nbands > 1; h++)
+        rc = B->usable ? make_colrings(B, h) : make_segments(B, h);
+    if (!rc)
+        rc = emit_phases(B);
+    return rc;
+}
+
+int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
                          size_t total, ftm_red red, const char *algo)
 {
     ftm_plan2d p;

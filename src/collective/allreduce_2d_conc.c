@@ -33,7 +33,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
-#include "twod_share.h"
+#include "allreduce_2d_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +171,7 @@ static int merge(ftm_sched *out, const ftm_mesh *m, const ftm_sched *a, const ft
     return rc;
 }
 
-int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     ftm_mesh t;
     int rc = transpose(m, &t);
@@ -179,9 +179,9 @@ int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm
         return rc;
     size_t ha = (count + 1) / 2;
     ftm_sched a, b;
-    rc = ftm_twod_build_range(&a, m, 0, ha, count, red, "2d");
+    rc = ar2d_build_range(&a, m, 0, ha, count, red, "2d");
     if (!rc) {
-        rc = ftm_twod_build_range(&b, &t, ha, count - ha, count, red, "2d");
+        rc = ar2d_build_range(&b, &t, ha, count - ha, count, red, "2d");
         if (!rc) {
             rc = merge(s, m, &a, &b, &t);
             ftm_sched_free(&b);
@@ -194,10 +194,10 @@ int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm
 
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ftm_twod_build_range(s, m, 0, count, count, red, "2d");
+    return ar2d_build_range(s, m, 0, count, count, red, "2d");
 }
 
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ftm_twod_build_concurrent(s, m, count, red);
+    return ar2d_build_concurrent(s, m, count, red);
 }

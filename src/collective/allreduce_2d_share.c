@@ -34,14 +34,14 @@
  * column and those long overlapping routes made the column phase 20x
  * slower.
  */
-#include "twod_share.h"
+#include "allreduce_2d_int.h"
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void ftm_twod_shares_free(ftm_twod_shares *sh)
+void ar2d_shares_free(ar2d_shares *sh)
 {
     free(sh->start);
     free(sh->len);
@@ -52,8 +52,8 @@ void ftm_twod_shares_free(ftm_twod_shares *sh)
     memset(sh, 0, sizeof *sh);
 }
 
-int ftm_twod_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t first, size_t count,
-                          const unsigned char *usable, ftm_twod_shares *sh)
+int ar2d_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t first, size_t count,
+                          const unsigned char *usable, ar2d_shares *sh)
 {
     memset(sh, 0, sizeof *sh);
     int n = b->n, C = m->cols, U = 0;
@@ -66,7 +66,7 @@ int ftm_twod_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t fi
     sh->rf = malloc(sizeof(size_t) * np);
     sh->rn = malloc(sizeof(size_t) * np);
     if (!sh->start || !sh->len || !sh->owner || !sh->ro || !sh->rf || !sh->rn) {
-        ftm_twod_shares_free(sh);
+        ar2d_shares_free(sh);
         return FTM_ENOMEM;
     }
     for (int c = 0; usable && c < C; c++)
@@ -101,7 +101,7 @@ int ftm_twod_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t fi
     return 0;
 }
 
-int ftm_twod_shares_find(const ftm_twod_shares *sh, size_t x)
+int ar2d_shares_find(const ar2d_shares *sh, size_t x)
 {
     int lo = 0, hi = sh->npieces - 1;
     while (lo < hi) { /* last piece with start <= x */

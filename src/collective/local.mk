@@ -1,6 +1,15 @@
-# collective: schedules and the allreduce algorithms that build them
-libftmesh_la_SOURCES += src/collective/sched.c src/collective/ring.c src/collective/registry.c src/collective/run.c src/collective/tree.c
-ftmeshinclude_HEADERS += include/ftmesh/sched.h include/ftmesh/collective.h
+# collective: the allreduce algorithms that build schedules, their
+# registry, --algo auto and the scenario sweep (above the cost model), and
+# the run-and-verify harness (above the runtime)
+libftmesh_la_SOURCES += src/collective/ring.c src/collective/registry.c src/collective/run.c \
+	src/collective/tree.c src/collective/auto.c src/collective/sweep.c
+ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h
+
+# the 2-D allreduce family
+libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
+	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
+	src/collective/allreduce_2d_conc.c
+noinst_HEADERS += src/collective/allreduce_2d_int.h
 
 check_PROGRAMS += tests/test_allreduce
 TESTS += tests/test_allreduce
@@ -8,3 +17,10 @@ THREADED_TESTS += tests/test_allreduce
 tests_test_allreduce_SOURCES = tests/test_allreduce.c
 tests_test_allreduce_CFLAGS = $(TEST_CFLAGS)
 tests_test_allreduce_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_2d
+TESTS += tests/test_2d
+THREADED_TESTS += tests/test_2d
+tests_test_2d_SOURCES = tests/test_2d.c
+tests_test_2d_CFLAGS = $(TEST_CFLAGS)
+tests_test_2d_LDADD = $(TEST_LIBS)

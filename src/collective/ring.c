@@ -8,6 +8,8 @@
  *       i+1 adds it into its copy of that block;
  *   all-gather step k (k = 0 .. n-2):     i sends block (i + 1 - k) mod n,
  *       i+1 overwrites its copy.
+ * (In ftm_allreduce_ring_step's terms: position i owns block (i + 1) mod n,
+ * ftm_ring_owned_balanced.)
  *
  *   n = 3, blocks a b c; "a+" = partly summed, "A" = complete
  *            chip0   chip1   chip2
@@ -22,41 +24,42 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/router.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 
 static const char *const PH_RS = "reduce-scatter";
 static const char *const PH_AG = "all-gather";
 
-size_t ftm_red_elem_size(ftm_red red)
-{
-    switch (red) {
-    case FTM_RED_SUM_F32: return 4;
-    case FTM_RED_SUM_I64: return 8;
-    default: return 1;
-    }
-}
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
-
-int ftm_allreduce_ring_step(ftm_sched *s, const int *chips, const int *route, int n,
-                            size_t first, size_t count, size_t elem, ftm_red red, int k)
+int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, ftm_red red, int k)
 {
-    (void)chips;
+    int n = r->n;
     if (n < 2 || k < 0 || k >= ftm_ring_nsteps(n))
         return n < 2 ? 0 : FTM_EINVAL;
-    int rs = k < n - 1;
-    int kk = rs ? k : k - (n - 1);
+    int rs = k < n - 1, kk = rs ? k : k - (n - 1);
     for (int i = 0; i < n; i++) {
-        int b = rs ? mod(i - kk, n) : mod(i + 1 - kk, n);
-        size_t bf, bn;
-        ftm_sched_block(count, n, b, &bf, &bn);
-        size_t off = (first + bf) * elem;
-        int rc = ftm_sched_xfer(s, route[i], off, off, bn * elem, rs ? red : FTM_RED_COPY);
-        if (rc)
-            return rc;
+        int b = rs ? core_mod(i - kk - 1, n) : core_mod(i - kk, n), to = (i + 1) % n;
+        for (int j = r->ro[b]; j < r->ro[b + 1]; j++) {
+            size_t f = r->rf[j], len = r->rn[j];
+            int valid = !r->vf || (f >= r->vf[to] && f + len <= r->vf[to] + r->vn[to]);
+            int rc = ftm_sched_xfer(s, r->route[i], f * elem, f * elem, len * elem,
+                                    rs && valid ? red : FTM_RED_COPY);
+            if (rc)
+                return rc;
+        }
     }
     return 0;
+}
+
+void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn)
+{
+    for (int i = 0; i < n; i++) {
+        ftm_sched_block(count, n, (i + 1) % n, &rf[i], &rn[i]);
+        rf[i] += first;
+        ro[i] = i;
+    }
+    ro[n] = n;
 }
 
 /* Registers the ring's edges as routes; route[i] gets edge i's id. */
@@ -96,7 +99,8 @@ static int build_rings(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
                        int nrings, const char *algo)
 {
     ftm_ring ring[2] = { { 0 } };
-    int *route[2] = { NULL, NULL };
+    int *route[2] = { NULL, NULL }, *ro[2] = { NULL, NULL };
+    size_t *rf[2] = { NULL, NULL }, *rn[2] = { NULL, NULL };
     size_t elem = ftm_red_elem_size(red);
     int rc = ftm_sched_init(s, algo, m->nchips, count * elem);
     if (rc)
@@ -104,22 +108,32 @@ static int build_rings(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
     rc = ftm_router_ring(m, &ring[0]);
     if (!rc && nrings == 2)
         rc = ftm_router_reverse(m, &ring[0], &ring[1]);
-    for (int j = 0; j < nrings && !rc; j++) {
-        route[j] = malloc(sizeof(int) * (size_t)ring[j].n);
-        rc = route[j] ? add_ring_routes(s, &ring[j], route[j]) : FTM_ENOMEM;
-    }
     int n = ring[0].n;
     size_t half = nrings == 2 ? (count + 1) / 2 : count;
+    ftm_ring_owned own[2];
+    for (int j = 0; j < nrings && !rc; j++) {
+        size_t nn = (size_t)n + 1;
+        route[j] = malloc(sizeof(int) * nn);
+        ro[j] = malloc(sizeof(int) * nn);
+        rf[j] = malloc(sizeof(size_t) * nn);
+        rn[j] = malloc(sizeof(size_t) * nn);
+        rc = route[j] && ro[j] && rf[j] && rn[j] ? add_ring_routes(s, &ring[j], route[j])
+                                                 : FTM_ENOMEM;
+        if (!rc)
+            ftm_ring_owned_balanced(n, j ? half : 0, j ? count - half : half, ro[j], rf[j],
+                                    rn[j]);
+        own[j] = (ftm_ring_owned){ n, route[j], ro[j], rf[j], rn[j], NULL, NULL };
+    }
     for (int k = 0; !rc && k < ftm_ring_nsteps(n); k++) {
         rc = open_steps(s, &ring[0], k);
-        if (!rc)
-            rc = ftm_allreduce_ring_step(s, ring[0].chips, route[0], n, 0, half, elem, red, k);
-        if (!rc && nrings == 2)
-            rc = ftm_allreduce_ring_step(s, ring[1].chips, route[1], n, half, count - half,
-                                         elem, red, k);
+        for (int j = 0; j < nrings && !rc; j++)
+            rc = ftm_allreduce_ring_step(s, &own[j], elem, red, k);
     }
     for (int j = 0; j < 2; j++) {
         free(route[j]);
+        free(ro[j]);
+        free(rf[j]);
+        free(rn[j]);
         ftm_ring_free(&ring[j]);
     }
     if (rc)

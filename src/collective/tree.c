@@ -27,13 +27,6 @@
 
 #include <stdlib.h>
 
-static int both_ways(const ftm_mesh *m, int c, int d)
-{
-    int nb = ftm_mesh_neighbor(m, c, d);
-    return nb >= 0 && ftm_mesh_link_live(m, c, d) &&
-           ftm_mesh_link_live(m, nb, ftm_dir_opposite(d));
-}
-
 /* Healthy chip nearest the centre (ties: lowest id). */
 static int pick_root(const ftm_mesh *m)
 {
@@ -55,14 +48,14 @@ static int add_edge_routes(ftm_sched *s, const ftm_mesh *m, int child, int paren
 {
     unsigned char dirs[FTM_MESH_MAX_SIDE * FTM_MESH_MAX_SIDE];
     int d = ftm_mesh_dir_to(m, child, parent);
-    if (d >= 0 && both_ways(m, child, d)) {
+    if (d >= 0 && ftm_mesh_link_both(m, child, d, NULL)) {
         unsigned char u = (unsigned char)d, w = (unsigned char)ftm_dir_opposite(d);
         up[child] = ftm_sched_route(s, child, parent, &u, 1);
         down[child] = ftm_sched_route(s, parent, child, &w, 1);
     } else {
-        int h = ftm_router_path(m, child, parent, dirs, (int)sizeof dirs);
+        int h = ftm_router_path(m, child, parent, NULL, 0, dirs, (int)sizeof dirs);
         up[child] = h < 0 ? h : ftm_sched_route(s, child, parent, dirs, h);
-        h = ftm_router_path(m, parent, child, dirs, (int)sizeof dirs);
+        h = ftm_router_path(m, parent, child, NULL, 0, dirs, (int)sizeof dirs);
         down[child] = h < 0 ? h : ftm_sched_route(s, parent, child, dirs, h);
     }
     return up[child] < 0 ? up[child] : down[child] < 0 ? down[child] : 0;
@@ -94,7 +87,7 @@ int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_
         int u = order[head++];
         for (int d = 0; d < FTM_NDIRS; d++) {
             int v = ftm_mesh_neighbor(m, u, d);
-            if (v >= 0 && parent[v] == -2 && both_ways(m, u, d)) {
+            if (v >= 0 && parent[v] == -2 && ftm_mesh_link_both(m, u, d, NULL)) {
                 parent[v] = u;
                 order[tail++] = v;
             }

@@ -1,5 +1,6 @@
 # core: errors, mesh topology and faults, counter-based random numbers
 libftmesh_la_SOURCES += src/core/error.c src/core/mesh.c
+noinst_HEADERS += src/core/util.h
 ftmeshinclude_HEADERS += include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h
 
 check_PROGRAMS += tests/test_mesh

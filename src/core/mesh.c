@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
 
 static const int dr_[FTM_NDIRS] = { -1, 0, 1, 0 };
 static const int dc_[FTM_NDIRS] = { 0, 1, 0, -1 };
@@ -102,6 +101,23 @@ int ftm_mesh_fail_chip(ftm_mesh *m, int r, int c)
         return FTM_ERANGE;
     m->chip_dead[ftm_mesh_chip(m, r, c)] = 1;
     return 0;
+}
+
+int ftm_mesh_fail_chip_id(ftm_mesh *m, int id)
+{
+    if (id < 0 || id >= m->nchips)
+        return FTM_ERANGE;
+    m->chip_dead[id] = 1;
+    return 0;
+}
+
+int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb)
+{
+    int y = ftm_mesh_neighbor(m, chip, d);
+    if (nb)
+        *nb = y;
+    return y >= 0 && ftm_mesh_link_live(m, chip, d) &&
+           ftm_mesh_link_live(m, y, ftm_dir_opposite(d));
 }
 
 int ftm_mesh_fail_host(ftm_mesh *m, int r, int c)

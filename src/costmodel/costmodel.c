@@ -9,10 +9,6 @@
  * step's start is pushed. Every end time is >= the time of the event that
  * resolved it, so events are processed in non-decreasing time.
  *
- * The same replay drives ftm_cost_exec_data (sequential data execution):
- * sends snapshot their source range at issue, receives are applied when
- * their step ends.
- *
  * Default hop latency: 1 us. Published TPU-v3 numbers give link bandwidth
  * but not a per-hop latency; a microsecond is the order of a DMA issue plus
  * an ICI router traversal on such interconnects, and it makes the
@@ -64,9 +60,6 @@ typedef struct replay {
     uint64_t *lbytes;     /* [nchips * 4] */
     ev *heap;
     int nheap;
-    /* data execution (NULL for modeling only) */
-    void **bufs;
-    unsigned char **stage; /* [ntags] snapshot of each send's payload */
 } replay;
 
 /* Cache prefetch hint (a no-op where the compiler has none): the replay
@@ -125,40 +118,10 @@ static double recv_cost(const replay *r, const ftm_op *op)
     return op->red == FTM_RED_COPY ? 0.0 : (double)op->len / r->p.hbm_Bps;
 }
 
-/* Applies the receives of chip c's step (data execution only). */
-static void apply_recvs(replay *r, int c, const ftm_step *stp)
-{
-    const ftm_chip_prog *pg = &r->s->prog[c];
-    unsigned char *dst = r->bufs[c];
-    for (int k = 0; k < stp->nops; k++) {
-        const ftm_op *op = &pg->ops[stp->first_op + k];
-        if (op->kind != FTM_OP_RECV)
-            continue;
-        unsigned char *src = r->stage[op->tag];
-        if (op->red == FTM_RED_SUM_F32) {
-            float *d = (float *)(void *)(dst + op->off);
-            const float *x = (const float *)(void *)src;
-            for (size_t i = 0; i < op->len / 4; i++)
-                d[i] += x[i];
-        } else if (op->red == FTM_RED_SUM_I64) {
-            int64_t *d = (int64_t *)(void *)(dst + op->off);
-            const int64_t *x = (const int64_t *)(void *)src;
-            for (size_t i = 0; i < op->len / 8; i++)
-                d[i] += x[i];
-        } else {
-            memcpy(dst + op->off, src, op->len);
-        }
-        free(src);
-        r->stage[op->tag] = NULL;
-    }
-}
-
 /* Ends chip c's running step (its pending count reached zero). */
 static void end_step(replay *r, int c)
 {
     chip_st *cs = &r->st[c];
-    if (r->bufs)
-        apply_recvs(r, c, &r->s->prog[c].steps[cs->cur]);
     cs->running = 0;
     cs->cur++;
     const ftm_chip_prog *pg = &r->s->prog[c];
@@ -210,13 +173,6 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
     *finish = start + dur;
     r->tg[op->tag].arrival = *finish;
     r->tg[op->tag].known = 1;
-    if (r->bufs) {
-        unsigned char *cp = malloc(op->len ? op->len : 1);
-        if (!cp)
-            return FTM_ENOMEM;
-        memcpy(cp, (unsigned char *)r->bufs[c] + op->off, op->len);
-        r->stage[op->tag] = cp;
-    }
     int rc = r->tg[op->tag].rcv_chip;
     chip_st *rs = &r->st[rc];
     if (rc != c && rs->running && rs->cur == r->tg[op->tag].rcv_step) {
@@ -276,11 +232,6 @@ static int start_step(replay *r, int c, double t)
 
 static void replay_free(replay *r)
 {
-    if (r->stage) {
-        for (uint32_t t = 0; t < r->s->next_tag; t++)
-            free(r->stage[t]);
-        free(r->stage);
-    }
     free(r->st);
     free(r->tg);
     free(r->link_free);
@@ -330,7 +281,7 @@ static int index_tags(replay *r)
 }
 
 static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                      void **bufs, ftm_cost_result *res, uint64_t *link_bytes)
+                      ftm_cost_result *res, uint64_t *link_bytes)
 {
     if (!s || !m || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
         p->hop_s < 0)
@@ -340,27 +291,21 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     r.s = s;
     r.m = m;
     r.p = *p;
-    r.bufs = bufs;
     size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
     r.st = calloc((size_t)s->nchips, sizeof *r.st);
     r.tg = calloc(nt, sizeof *r.tg);
     r.link_free = calloc(nl, sizeof *r.link_free);
     r.lbytes = calloc(nl, sizeof *r.lbytes);
     r.heap = malloc((size_t)s->nchips * sizeof *r.heap);
-    if (bufs)
-        r.stage = calloc(nt, sizeof *r.stage);
     int rc = 0;
     if (!r.st || !r.tg || !r.link_free ||
-        !r.lbytes || !r.heap || (bufs && !r.stage))
+        !r.lbytes || !r.heap)
         rc = FTM_ENOMEM;
     if (!rc)
         rc = index_tags(&r);
     for (int c = 0; c < s->nchips && !rc; c++)
-        if (s->prog[c].nsteps > 0) {
-            if (bufs && !bufs[c])
-                rc = FTM_EINVAL;
+        if (s->prog[c].nsteps > 0)
             heap_push(&r, 0.0, c);
-        }
     double t_end = 0;
     while (!rc && r.nheap > 0) {
         ev e = heap_pop(&r);
@@ -401,46 +346,5 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes)
 {
-    return replay_run(s, m, p, NULL, res, link_bytes);
-}
-
-static int overlap(const ftm_op *a, const ftm_op *b)
-{
-    return a->off < b->off + b->len && b->off < a->off + a->len;
-}
-
-/* Within a step: writes pairwise disjoint and disjoint from reads; sum
- * receives aligned to their element size. */
-static int check_races(const ftm_sched *s)
-{
-    for (int c = 0; c < s->nchips; c++) {
-        const ftm_chip_prog *pg = &s->prog[c];
-        for (int j = 0; j < pg->nsteps; j++) {
-            const ftm_op *ops = pg->ops + pg->steps[j].first_op;
-            int n = pg->steps[j].nops;
-            for (int a = 0; a < n; a++) {
-                if (ops[a].kind != FTM_OP_RECV)
-                    continue;
-                size_t el = ops[a].red == FTM_RED_SUM_F32 ? 4 : ops[a].red == FTM_RED_SUM_I64 ? 8 : 1;
-                if (ops[a].off % el || ops[a].len % el)
-                    return FTM_EINVAL;
-                for (int b = 0; b < n; b++)
-                    if (b != a && (ops[b].kind == FTM_OP_SEND || b < a) && overlap(&ops[a], &ops[b]))
-                        return FTM_EINVAL;
-            }
-        }
-    }
-    return 0;
-}
-
-int ftm_cost_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs)
-{
-    if (!s || !bufs)
-        return FTM_EINVAL;
-    int rc = check_races(s);
-    if (rc)
-        return rc;
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    return replay_run(s, m, &p, bufs, NULL, NULL);
+    return replay_run(s, m, p, res, link_bytes);
 }

@@ -1,5 +1,7 @@
-/* Shortest paths over live links, and turning a ring order into ring data
- * (one hop between live neighbours, a routed detour otherwise). */
+/* Paths over live links (the ring builder's fewest-hops search and the band
+ * planner's load-weighted one, behind one public function), ring storage,
+ * and turning a ring order into ring data (one hop between live
+ * neighbours, a routed detour otherwise). */
 #include "router_int.h"
 #include "ftmesh/error.h"
 
@@ -35,7 +37,7 @@ static int best_step(const ftm_mesh *m, int x, const int *dist, const int *load,
     return bd;
 }
 
-int rt_route(const ftm_mesh *m, int a, int b, const int *load,
+int rtr_route(const ftm_mesh *m, int a, int b, const int *load,
              int *dist, int *best, int *queue, unsigned char *dirs, int max)
 {
     int n = m->nchips;
@@ -83,21 +85,161 @@ int rt_route(const ftm_mesh *m, int a, int b, const int *load,
     return hops;
 }
 
-int ftm_router_path(const ftm_mesh *m, int a, int b, unsigned char *dirs, int max)
+/* ---- load-weighted paths (Dijkstra with a binary heap) ----------------- */
+
+int rtr_dijkstra_init(rtr_dijkstra *w, int n)
 {
-    if (!m || a < 0 || b < 0 || a >= m->nchips || b >= m->nchips || max < 0)
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->cap = 4 * n + 4;
+    w->dist = malloc(sizeof(int) * (size_t)n);
+    w->pdir = malloc(sizeof(int) * (size_t)n);
+    w->heap = malloc(sizeof(rtr_hnode) * (size_t)w->cap);
+    return (w->dist && w->pdir && w->heap) ? 0 : FTM_ENOMEM;
+}
+
+void rtr_dijkstra_free(rtr_dijkstra *w)
+{
+    free(w->dist);
+    free(w->pdir);
+    free(w->heap);
+}
+
+static int hless(rtr_hnode a, rtr_hnode b)
+{
+    return a.cost < b.cost || (a.cost == b.cost && a.v < b.v);
+}
+
+static void hpush(rtr_dijkstra *w, int cost, int v)
+{
+    int i = w->nheap++;
+    w->heap[i].cost = cost;
+    w->heap[i].v = v;
+    while (i > 0 && hless(w->heap[i], w->heap[(i - 1) / 2])) {
+        rtr_hnode t = w->heap[i];
+        w->heap[i] = w->heap[(i - 1) / 2];
+        w->heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static rtr_hnode hpop(rtr_dijkstra *w)
+{
+    rtr_hnode top = w->heap[0];
+    w->heap[0] = w->heap[--w->nheap];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->nheap && hless(w->heap[l], w->heap[m]))
+            m = l;
+        if (r < w->nheap && hless(w->heap[r], w->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        rtr_hnode t = w->heap[i];
+        w->heap[i] = w->heap[m];
+        w->heap[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Writes the path a -> b recorded in w->pdir; hops or FTM_ERANGE. */
+static int dijkstra_walk(const rtr_dijkstra *w, const ftm_mesh *m, int a, int b,
+                         unsigned char *dirs, int max)
+{
+    int h = 0;
+    for (int v = b; v != a; v = ftm_mesh_neighbor(m, v, ftm_dir_opposite(w->pdir[v])))
+        h++;
+    if (h > max)
+        return FTM_ERANGE;
+    int i = h;
+    for (int v = b; v != a; v = ftm_mesh_neighbor(m, v, ftm_dir_opposite(w->pdir[v])))
+        dirs[--i] = (unsigned char)w->pdir[v];
+    return h;
+}
+
+int rtr_cheapest(rtr_dijkstra *w, const ftm_mesh *m, int a, int b, const int *load, int penalty,
+                 unsigned char *dirs, int max)
+{
+    if (a == b)
+        return 0;
+    int d0 = ftm_mesh_dir_to(m, a, b);
+    if (d0 >= 0 && ftm_mesh_link_live(m, a, d0) && (!load || load[a * FTM_NDIRS + d0] == 0)) {
+        if (max < 1)
+            return FTM_ERANGE;
+        dirs[0] = (unsigned char)d0;
+        return 1;
+    }
+    for (int i = 0; i < w->n; i++)
+        w->dist[i] = -1;
+    w->nheap = 0;
+    w->dist[a] = 0;
+    w->pdir[a] = -1;
+    hpush(w, 0, a);
+    while (w->nheap > 0) {
+        rtr_hnode h = hpop(w);
+        if (h.cost != w->dist[h.v])
+            continue; /* stale entry */
+        if (h.v == b)
+            break;
+        for (int d = 0; d < FTM_NDIRS; d++) {
+            if (!ftm_mesh_link_live(m, h.v, d))
+                continue;
+            int nb = ftm_mesh_neighbor(m, h.v, d);
+            int c = h.cost + 1 + (load ? penalty * load[h.v * FTM_NDIRS + d] : 0);
+            if (w->dist[nb] < 0 || c < w->dist[nb]) {
+                w->dist[nb] = c;
+                w->pdir[nb] = d;
+                if (w->nheap >= w->cap)
+                    return FTM_EINTERNAL; /* each directed link pushes once */
+                hpush(w, c, nb);
+            }
+        }
+    }
+    if (w->dist[b] < 0)
+        return FTM_ENOROUTE;
+    return dijkstra_walk(w, m, a, b, dirs, max);
+}
+
+int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
+                    unsigned char *dirs, int max)
+{
+    if (!m || a < 0 || b < 0 || a >= m->nchips || b >= m->nchips || max < 0 || penalty < 0)
         return FTM_EINVAL;
     if (m->chip_dead[a] || m->chip_dead[b])
         return FTM_ENOROUTE;
     if (a == b)
         return 0;
-    int *buf = malloc(sizeof(int) * 4 * (size_t)m->nchips);
+    int n = m->nchips, rc;
+    if (penalty > 0) {
+        rtr_dijkstra w;
+        rc = rtr_dijkstra_init(&w, n);
+        if (!rc)
+            rc = rtr_cheapest(&w, m, a, b, load, penalty, dirs, max);
+        rtr_dijkstra_free(&w);
+        return rc;
+    }
+    int *buf = malloc(sizeof(int) * 4 * (size_t)n);
     if (!buf)
         return FTM_ENOMEM;
-    int n = m->nchips;
-    int rc = rt_route(m, a, b, NULL, buf, buf + n, buf + 3 * n, dirs, max);
+    rc = rtr_route(m, a, b, load, buf, buf + n, buf + 3 * n, dirs, max);
     free(buf);
     return rc;
+}
+
+int rtr_ring_set(ftm_ring *r, const int *chips, int n, const int *off, const unsigned char *dirs)
+{
+    ftm_ring_free(r);
+    r->n = n;
+    r->chips = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    r->path_off = malloc(sizeof(int) * (size_t)(n + 1));
+    r->dirs = malloc((size_t)(off[n] ? off[n] : 1));
+    if (!r->chips || !r->path_off || !r->dirs)
+        return FTM_ENOMEM;
+    memcpy(r->chips, chips, sizeof(int) * (size_t)n);
+    memcpy(r->path_off, off, sizeof(int) * (size_t)(n + 1));
+    memcpy(r->dirs, dirs, (size_t)off[n]);
+    return 0;
 }
 
 void ftm_ring_free(ftm_ring *ring)
@@ -110,90 +252,109 @@ void ftm_ring_free(ftm_ring *ring)
     memset(ring, 0, sizeof *ring);
 }
 
-int rt_ring_from_order(const ftm_mesh *m, const int *order, int n, ftm_ring *ring)
+/* Scratch of rtr_ring_from_order: per edge its hop count and, for a
+ * routed detour, its offset in the detour buffer. */
+typedef struct order_ws {
+    int *load;              /* [nchips * 4] ring edges per directed link */
+    int *elen, *doff;       /* [n] */
+    int *scratch;           /* [4 * nchips] rtr_route */
+    unsigned char *dbuf;    /* detour hops */
+    size_t dcap, dused;
+} order_ws;
+
+/* Routes every edge that is not one live hop around the load of those
+ * before it (one-hop edges were charged first). */
+static int route_detours(const ftm_mesh *m, const int *order, int n, order_ws *o)
 {
-    int nc = m->nchips, rc = 0;
-    memset(ring, 0, sizeof *ring);
-    int *load = calloc((size_t)nc * FTM_NDIRS, sizeof(int));
-    int *elen = malloc(sizeof(int) * (size_t)n);
-    int *doff = malloc(sizeof(int) * (size_t)n);
-    int *scratch = malloc(sizeof(int) * 4 * (size_t)nc);
-    unsigned char *dbuf = NULL;
-    size_t dcap = 0, dused = 0;
-    ring->chips = malloc(sizeof(int) * (size_t)n);
-    ring->path_off = malloc(sizeof(int) * ((size_t)n + 1));
-    if (!load || !elen || !doff || !scratch || !ring->chips || !ring->path_off) {
-        rc = FTM_ENOMEM;
-        goto out;
-    }
-    memcpy(ring->chips, order, sizeof(int) * (size_t)n);
-    ring->n = n;
-    /* One-hop edges first, so detours can be routed around their load. */
+    int nc = m->nchips;
     for (int i = 0; i < n; i++) {
-        int x = order[i], y = order[(i + 1) % n];
-        int d = (n > 1) ? ftm_mesh_dir_to(m, x, y) : -1;
-        elen[i] = (n == 1) ? 0 : -1;
-        doff[i] = -1;
-        if (d >= 0 && ftm_mesh_link_live(m, x, d)) {
-            elen[i] = 1;
-            load[x * FTM_NDIRS + d]++;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        if (elen[i] >= 0)
+        if (o->elen[i] >= 0)
             continue;
-        if (dcap - dused < (size_t)nc) {
-            size_t ncap = dcap * 2 + (size_t)nc;
-            unsigned char *p = realloc(dbuf, ncap);
-            if (!p) {
-                rc = FTM_ENOMEM;
-                goto out;
-            }
-            dbuf = p;
-            dcap = ncap;
+        if (o->dcap - o->dused < (size_t)nc) {
+            size_t ncap = o->dcap * 2 + (size_t)nc;
+            unsigned char *p = realloc(o->dbuf, ncap);
+            if (!p)
+                return FTM_ENOMEM;
+            o->dbuf = p;
+            o->dcap = ncap;
         }
         int x = order[i], y = order[(i + 1) % n];
-        int h = rt_route(m, x, y, load, scratch, scratch + nc, scratch + 3 * nc,
-                         dbuf + dused, nc);
-        if (h < 0) {
-            rc = h;
-            goto out;
-        }
+        unsigned char *d = o->dbuf + o->dused;
+        int h = rtr_route(m, x, y, o->load, o->scratch, o->scratch + nc, o->scratch + 3 * nc, d, nc);
+        if (h < 0)
+            return h;
         /* Charge the detour's links so later detours avoid them. */
         for (int k = 0, c = x; k < h; k++) {
-            load[c * FTM_NDIRS + dbuf[dused + k]]++;
-            c = ftm_mesh_neighbor(m, c, dbuf[dused + k]);
+            o->load[c * FTM_NDIRS + d[k]]++;
+            c = ftm_mesh_neighbor(m, c, d[k]);
         }
-        doff[i] = (int)dused;
-        elen[i] = h;
-        dused += (size_t)h;
+        o->doff[i] = (int)o->dused;
+        o->elen[i] = h;
+        o->dused += (size_t)h;
     }
+    return 0;
+}
+
+/* Writes ring->dirs and path_off from the edges' hops. */
+static int assemble(const ftm_mesh *m, const int *order, int n, const order_ws *o, ftm_ring *ring)
+{
     size_t total = 0;
     for (int i = 0; i < n; i++)
-        total += (size_t)elen[i];
+        total += (size_t)o->elen[i];
     ring->dirs = malloc(total ? total : 1);
-    if (!ring->dirs) {
-        rc = FTM_ENOMEM;
-        goto out;
-    }
+    if (!ring->dirs)
+        return FTM_ENOMEM;
     int off = 0;
     for (int i = 0; i < n; i++) {
         ring->path_off[i] = off;
-        if (doff[i] < 0 && elen[i] == 1) {
+        if (o->doff[i] < 0 && o->elen[i] == 1) {
             ring->dirs[off++] = (unsigned char)ftm_mesh_dir_to(m, order[i], order[(i + 1) % n]);
             continue;
         }
-        if (elen[i] > 0)
-            memcpy(ring->dirs + off, dbuf + doff[i], (size_t)elen[i]);
-        off += elen[i];
+        if (o->elen[i] > 0)
+            memcpy(ring->dirs + off, o->dbuf + o->doff[i], (size_t)o->elen[i]);
+        off += o->elen[i];
     }
     ring->path_off[n] = off;
-out:
-    free(load);
-    free(elen);
-    free(doff);
-    free(scratch);
-    free(dbuf);
+    return 0;
+}
+
+int rtr_ring_from_order(const ftm_mesh *m, const int *order, int n, ftm_ring *ring)
+{
+    int nc = m->nchips, rc = 0;
+    memset(ring, 0, sizeof *ring);
+    order_ws o = { 0 };
+    o.load = calloc((size_t)nc * FTM_NDIRS, sizeof(int));
+    o.elen = malloc(sizeof(int) * (size_t)n);
+    o.doff = malloc(sizeof(int) * (size_t)n);
+    o.scratch = malloc(sizeof(int) * 4 * (size_t)nc);
+    ring->chips = malloc(sizeof(int) * (size_t)n);
+    ring->path_off = malloc(sizeof(int) * ((size_t)n + 1));
+    if (!o.load || !o.elen || !o.doff || !o.scratch || !ring->chips || !ring->path_off)
+        rc = FTM_ENOMEM;
+    if (!rc) {
+        memcpy(ring->chips, order, sizeof(int) * (size_t)n);
+        ring->n = n;
+        /* One-hop edges first, so detours can be routed around their load. */
+        for (int i = 0; i < n; i++) {
+            int x = order[i], y = order[(i + 1) % n];
+            int d = (n > 1) ? ftm_mesh_dir_to(m, x, y) : -1;
+            o.elen[i] = (n == 1) ? 0 : -1;
+            o.doff[i] = -1;
+            if (d >= 0 && ftm_mesh_link_live(m, x, d)) {
+                o.elen[i] = 1;
+                o.load[x * FTM_NDIRS + d]++;
+            }
+        }
+        rc = route_detours(m, order, n, &o);
+    }
+    if (!rc)
+        rc = assemble(m, order, n, &o, ring);
+    free(o.load);
+    free(o.elen);
+    free(o.doff);
+    free(o.scratch);
+    free(o.dbuf);
     if (rc)
         ftm_ring_free(ring);
     return rc;

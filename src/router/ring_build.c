@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rt_ws_init(rt_ws *w, const ftm_mesh *m)
+int rtr_ws_init(rtr_ws *w, const ftm_mesh *m)
 {
     memset(w, 0, sizeof *w);
     w->m = m;
@@ -47,22 +47,13 @@ int rt_ws_init(rt_ws *w, const ftm_mesh *m)
     return 0;
 }
 
-void rt_ws_free(rt_ws *w)
+void rtr_ws_free(rtr_ws *w)
 {
     free(w->nxt);
     memset(w, 0, sizeof *w);
 }
 
-int rt_strong(const ftm_mesh *m, int chip, int d, int *nb)
-{
-    int y = ftm_mesh_neighbor(m, chip, d);
-    if (nb)
-        *nb = y;
-    return y >= 0 && ftm_mesh_link_live(m, chip, d) &&
-           ftm_mesh_link_live(m, y, ftm_dir_opposite(d));
-}
-
-int rt_dist(rt_ws *w, int a, int b)
+int rtr_dist(rtr_ws *w, int a, int b)
 {
     if (a == b)
         return 0;
@@ -71,7 +62,7 @@ int rt_dist(rt_ws *w, int a, int b)
 }
 
 /* Makes the chips list[0..k) a cycle in that order, with id list[0]. */
-static void make_cycle(rt_ws *w, const int *list, int k)
+static void make_cycle(rtr_ws *w, const int *list, int k)
 {
     for (int i = 0; i < k; i++) {
         int x = list[i], y = list[(i + 1) % k];
@@ -82,20 +73,20 @@ static void make_cycle(rt_ws *w, const int *list, int k)
     }
 }
 
-static int free_chip(const rt_ws *w, int x)
+static int free_chip(const rtr_ws *w, int x)
 {
     return x >= 0 && w->cyc[x] == -2;
 }
 
 /* 1 when the pair x-y (y in direction e of x) has a cycle edge bx-by
  * beside it, x~bx and y~by over links live both ways. */
-static int mergeable(const rt_ws *w, int x, int y, int e)
+static int mergeable(const rtr_ws *w, int x, int y, int e)
 {
     for (int d = 0; d < FTM_NDIRS; d++) {
         int bx, by;
         if (d == e || d == ftm_dir_opposite(e))
             continue;
-        if (!rt_strong(w->m, x, d, &bx) || !rt_strong(w->m, y, d, &by))
+        if (!ftm_mesh_link_both(w->m, x, d, &bx) || !ftm_mesh_link_both(w->m, y, d, &by))
             continue;
         if (w->cyc[bx] >= 0 && w->cyc[bx] == w->cyc[by] &&
             (w->nxt[bx] == by || w->nxt[by] == bx))
@@ -105,7 +96,7 @@ static int mergeable(const rt_ws *w, int x, int y, int e)
 }
 
 /* Step 1: the small cycles. cyc == -2 marks a healthy chip not yet placed. */
-static int seed_cycles(rt_ws *w, int *list)
+static int seed_cycles(rtr_ws *w, int *list)
 {
     const ftm_mesh *m = w->m;
     for (int i = 0; i < w->n; i++)
@@ -116,8 +107,8 @@ static int seed_cycles(rt_ws *w, int *list)
             int cc = b + m->cols, dd = a + m->cols;
             if (!free_chip(w, a) || !free_chip(w, b) || !free_chip(w, cc) || !free_chip(w, dd))
                 continue;
-            if (!rt_strong(m, a, FTM_DIR_E, NULL) || !rt_strong(m, b, FTM_DIR_S, NULL) ||
-                !rt_strong(m, cc, FTM_DIR_W, NULL) || !rt_strong(m, dd, FTM_DIR_N, NULL))
+            if (!ftm_mesh_link_both(m, a, FTM_DIR_E, NULL) || !ftm_mesh_link_both(m, b, FTM_DIR_S, NULL) ||
+                !ftm_mesh_link_both(m, cc, FTM_DIR_W, NULL) || !ftm_mesh_link_both(m, dd, FTM_DIR_N, NULL))
                 continue;
             int l[4] = { a, b, cc, dd };
             make_cycle(w, l, 4);
@@ -133,7 +124,7 @@ static int seed_cycles(rt_ws *w, int *list)
             for (int k = 0; k < span && ok; k++) {
                 int x = pass ? ftm_mesh_chip(m, k, ln) : ftm_mesh_chip(m, ln, k);
                 list[k] = x;
-                ok = free_chip(w, x) && rt_strong(m, x, dir, NULL);
+                ok = free_chip(w, x) && ftm_mesh_link_both(m, x, dir, NULL);
             }
             if (ok)
                 make_cycle(w, list, span);
@@ -149,7 +140,7 @@ static int seed_cycles(rt_ws *w, int *list)
             int l[2] = { x, -1 };
             for (int k = 0; k < FTM_NDIRS && l[1] < 0; k++) {
                 int y;
-                if (rt_strong(m, x, pref[k], &y) && free_chip(w, y) &&
+                if (ftm_mesh_link_both(m, x, pref[k], &y) && free_chip(w, y) &&
                     (pass == 1 || mergeable(w, x, y, pref[k])))
                     l[1] = y;
             }
@@ -173,7 +164,7 @@ static int seed_cycles(rt_ws *w, int *list)
     return best;
 }
 
-static void reverse_cycle(rt_ws *w, int start)
+static void reverse_cycle(rtr_ws *w, int start)
 {
     int x = start;
     do {
@@ -187,7 +178,7 @@ static void reverse_cycle(rt_ws *w, int start)
 }
 
 /* Tries to merge another cycle across main edge x -> y; 1 when it did. */
-static int try_merge(rt_ws *w, int x)
+static int try_merge(rtr_ws *w, int x)
 {
     const ftm_mesh *m = w->m;
     int y = w->nxt[x];
@@ -200,7 +191,7 @@ static int try_merge(rt_ws *w, int x)
         if (d == e || d == ftm_dir_opposite(e))
             continue;
         int bx, by;
-        if (!rt_strong(m, x, d, &bx) || !rt_strong(m, y, d, &by))
+        if (!ftm_mesh_link_both(m, x, d, &bx) || !ftm_mesh_link_both(m, y, d, &by))
             continue;
         int k = w->cyc[bx];
         if (k < 0 || k == w->main_cyc || w->cyc[by] != k || bx == by)
@@ -226,7 +217,7 @@ static int try_merge(rt_ws *w, int x)
 }
 
 /* Cheapest insertion of chip s (not on main) into the main cycle. */
-static void insert_chip(rt_ws *w, int s)
+static void insert_chip(rtr_ws *w, int s)
 {
     ftm_mesh_bfs(w->m, s, 1, w->da, w->queue); /* da[u] = d(u, s) */
     ftm_mesh_bfs(w->m, s, 0, w->db, w->queue); /* db[v] = d(s, v) */
@@ -256,7 +247,7 @@ static void insert_chip(rt_ws *w, int s)
     w->cyc[s] = w->main_cyc;
 }
 
-int rt_build_cycle(rt_ws *w)
+int rtr_build_cycle(rtr_ws *w)
 {
     int *list = w->da; /* scratch for seed_cycles */
     int start = seed_cycles(w, list);

@@ -58,18 +58,18 @@ static void ball_fill(const ftm_mesh *m, ball *b, int src, int reverse, int radi
 
 /* Exact hop distance a -> b: one hop if the link is live, else a small
  * BFS ball around a, else a full BFS. */
-static int edge_len(rt_ws *w, ball *near, int a, int b)
+static int edge_len(rtr_ws *w, ball *near, int a, int b)
 {
     int d = ftm_mesh_dir_to(w->m, a, b);
     if (d >= 0 && ftm_mesh_link_live(w->m, a, d))
         return 1;
     ball_fill(w->m, near, a, 0, 2 * BALL);
     int r = near->dist[b];
-    return r >= 0 ? r : rt_dist(w, a, b);
+    return r >= 0 ? r : rtr_dist(w, a, b);
 }
 
 /* Moves chip s to the best place near it; 1 if the ring got shorter. */
-static int or_opt(rt_ws *w, ball *bs_in, ball *bs_out, ball *near, int s)
+static int or_opt(rtr_ws *w, ball *bs_in, ball *bs_out, ball *near, int s)
 {
     int p = w->prv[s], q = w->nxt[s];
     if (q == p || w->nxt[q] == p)
@@ -107,7 +107,7 @@ static int or_opt(rt_ws *w, ball *bs_in, ball *bs_out, ball *near, int s)
 }
 
 /* Exact change of hops when the ring part b .. c is walked backwards. */
-static int reverse_delta(rt_ws *w, ball *near, int b, int c)
+static int reverse_delta(rtr_ws *w, ball *near, int b, int c)
 {
     int delta = 0;
     for (int u = b; u != c; u = w->nxt[u])
@@ -117,7 +117,7 @@ static int reverse_delta(rt_ws *w, ball *near, int b, int c)
 
 /* Applies the 2-opt a -> c, (c .. b backwards), b -> e where b = nxt[a],
  * e = nxt[c]; dac and dbe are the new edges' hop counts. */
-static void apply_2opt(rt_ws *w, ball *near, int *seg, int a, int c, int dac, int dbe)
+static void apply_2opt(rtr_ws *w, ball *near, int *seg, int a, int c, int dac, int dbe)
 {
     int b = w->nxt[a], e = w->nxt[c];
     int k = 0;
@@ -144,7 +144,7 @@ static void apply_2opt(rt_ws *w, ball *near, int *seg, int a, int c, int dac, in
 
 /* 2-opt on detour edge a -> b: a -> c, (c .. b backwards), b -> e, where
  * c -> e is another ring edge; 1 if the ring got shorter. */
-static int two_opt(rt_ws *w, ball *ba, ball *bb, ball *near, int *seg, int a)
+static int two_opt(rtr_ws *w, ball *ba, ball *bb, ball *near, int *seg, int a)
 {
     int b = w->nxt[a];
     ball_fill(w->m, ba, a, 0, BALL);
@@ -189,14 +189,14 @@ static int bipartite(const ftm_mesh *m)
     return (m->rows < 3 || m->rows % 2 == 0) && (m->cols < 3 || m->cols % 2 == 0);
 }
 
-static int is_detour(const rt_ws *w, int x, int k)
+static int is_detour(const rtr_ws *w, int x, int k)
 {
     return w->cyc[x] >= 0 && w->len[x] >= 2 && !(w->len[x] & 1) && colour(w->m, x) == k;
 }
 
 /* field[x] = hops from the nearest end of a detour of colour k (INT_MAX/4
  * where none reaches); returns the number of such detours. */
-static int build_field(rt_ws *w, int k, int *field, int *queue)
+static int build_field(rtr_ws *w, int k, int *field, int *queue)
 {
     const ftm_mesh *m = w->m;
     int qn = 0, cnt = 0;
@@ -231,7 +231,7 @@ static int build_field(rt_ws *w, int k, int *field, int *queue)
  * shorter of the two parts (both are walked side by side), which is fine
  * because links are live both ways here, so a reversed edge keeps its
  * length. */
-static void twoopt_sym(rt_ws *w, int u1, int u2, int l1, int l2)
+static void twoopt_sym(rtr_ws *w, int u1, int u2, int l1, int l2)
 {
     int v1 = w->nxt[u1], v2 = w->nxt[u2];
     int p = v1, q = v2;
@@ -268,6 +268,108 @@ static void twoopt_sym(rt_ws *w, int u1, int u2, int l1, int l2)
     w->len[v1] = l2;
 }
 
+/* One pairing walk: the ring's scratch, and where the walk stands. */
+typedef struct pair_st {
+    rtr_ws *w;
+    const int *pot;     /* distance field the moving end descends */
+    int *field2;        /* [n] distance to the fixed end (phase 2) */
+    int *queue, *seen;  /* BFS queue; seen[x] == st: visited this leg */
+    int *stamp;         /* the caller's stamp counter for seen */
+    int st;
+    int f, mv;          /* the fixed and the moving loose end */
+    int phase2;         /* walking toward f (after a cancel, or odd) */
+    int target;         /* hops to close the ring with in phase 2 */
+    int best, since, swaps, gain;
+} pair_st;
+
+/* Phase 2: the field is the distance to the fixed end f. */
+static void toward_fixed(pair_st *ps)
+{
+    ftm_mesh_bfs(ps->w->m, ps->f, 0, ps->field2, ps->queue);
+    ps->pot = ps->field2;
+    ps->st = ++*ps->stamp;
+    ps->seen[ps->mv] = ps->st;
+}
+
+/* The best 2-opt move of the moving end: a cancelling edge at once, else
+ * the one-hop edge whose new end is nearest (by pot) and not yet seen.
+ * *bx the chip, *bl the dropped edge's length; returns 1 for a cancel,
+ * 0 otherwise (*bx < 0: no move). */
+static int pick_move(const pair_st *ps, int tail, int k, int *bx, int *bl)
+{
+    const rtr_ws *w = ps->w;
+    const ftm_mesh *m = w->m;
+    int bpot = INT_MAX;
+    *bx = -1;
+    *bl = 0;
+    for (int d = 0; d < FTM_NDIRS; d++) {
+        int x = ftm_mesh_neighbor(m, ps->mv, d);
+        if (x < 0 || x == ps->f || w->cyc[x] < 0 || !ftm_mesh_link_live(m, ps->mv, d))
+            continue;
+        int e = tail ? x : w->prv[x]; /* dropped edge e -> nxt[e] */
+        int y = tail ? w->nxt[x] : w->prv[x];
+        if (y == ps->mv)
+            continue;
+        int l = w->len[e];
+        if ((!ps->phase2 && !(l & 1) && colour(m, x) != k) || (ps->phase2 && l > 1)) {
+            *bx = x;
+            *bl = l;
+            return 1;
+        }
+        if (l == 1 && ps->seen[y] != ps->st && ps->pot[y] < bpot) {
+            *bx = x;
+            bpot = ps->pot[y];
+            *bl = 1;
+        }
+    }
+    return 0;
+}
+
+/* One step of the walk; 0 to go on, 1 when it cannot move. */
+static int walk_step(pair_st *ps, int k)
+{
+    rtr_ws *w = ps->w;
+    if (ps->phase2 && ps->pot[ps->mv] < ps->best) {
+        ps->best = ps->pot[ps->mv];
+        ps->since = 0;
+    } else if (ps->phase2 && ++ps->since > STUCK && ps->swaps < SWAPS) {
+        /* this end makes no headway: move the other one instead */
+        int t = ps->f;
+        ps->f = ps->mv;
+        ps->mv = t;
+        ps->swaps++;
+        ftm_mesh_bfs(w->m, ps->f, 0, ps->field2, ps->queue);
+        ps->st = ++*ps->stamp;
+        ps->seen[ps->mv] = ps->st;
+        ps->best = ps->pot[ps->mv];
+        ps->since = 0;
+    }
+    int tail = w->nxt[ps->mv] == ps->f; /* mv -> f is the open edge */
+    int bx, bl, cancel = pick_move(ps, tail, k, &bx, &bl);
+    if (bx < 0 && ps->phase2 && ps->swaps < SWAPS) {
+        ps->since = STUCK; /* swap ends on the next step */
+        return 0;
+    }
+    if (bx < 0)
+        return 1;
+    int y = tail ? w->nxt[bx] : w->prv[bx];
+    if (tail)
+        twoopt_sym(w, ps->mv, bx, 1, 0);
+    else
+        twoopt_sym(w, ps->f, w->prv[bx], 0, 1);
+    /* the open edge f - y: its length is set when the walk ends */
+    ps->gain += bl - 1;
+    ps->mv = y;
+    ps->seen[ps->mv] = ps->st;
+    if (cancel) {
+        ps->phase2 = 1;
+        ps->target = colour(w->m, ps->mv) == colour(w->m, ps->f) ? 2 : 1;
+        ps->best = INT_MAX;
+        toward_fixed(ps);
+    }
+    return 0;
+}
+
 /* Moves the loose end of the cut ring toward a partner. The ring is cut
  * at one detour edge; what is left is a path over every chip from the
  * fixed end f to the moving end m, and Posa's rotation (L. Posa,
@@ -281,91 +383,32 @@ static void twoopt_sym(rt_ws *w, int u1, int u2, int l1, int l2)
  * leftover odd one, say). The walk is kept only if the closed ring is
  * shorter and its new edge no longer than the cut one, else everything is
  * undone, so deterministic and never worse. */
-static int pair_walk(rt_ws *w, const int *field, int *field2, int *queue, int *seen,
+static int pair_walk(rtr_ws *w, const int *field, int *field2, int *queue, int *seen,
                      int *stamp, int *save, int a, int head)
 {
     const ftm_mesh *m = w->m;
-    int n = w->n, f = head ? a : w->nxt[a], mv = head ? w->nxt[a] : a;
-    int open0 = w->len[a], gain = 0;
-    int phase2 = open0 & 1; /* odd detour: ends already of opposite colour */
-    int k = colour(m, mv);
+    int n = w->n, open0 = w->len[a];
+    pair_st ps = { .w = w, .pot = field, .field2 = field2, .queue = queue, .seen = seen,
+                   .stamp = stamp, .f = head ? a : w->nxt[a], .mv = head ? w->nxt[a] : a,
+                   .phase2 = open0 & 1, /* odd detour: ends already of opposite colour */
+                   .target = 1, .best = INT_MAX };
+    int k = colour(m, ps.mv);
     memcpy(save, w->nxt, sizeof(int) * (size_t)n);
     memcpy(save + n, w->prv, sizeof(int) * (size_t)n);
     memcpy(save + 2 * n, w->len, sizeof(int) * (size_t)n);
-    const int *pot = field;
-    if (phase2) {
-        ftm_mesh_bfs(m, f, 0, field2, queue);
-        pot = field2;
+    if (ps.phase2) {
+        ftm_mesh_bfs(m, ps.f, 0, field2, queue);
+        ps.pot = field2;
     }
-    int target = 1; /* hops to close the ring with in phase 2 */
-    int st = ++*stamp;
-    seen[mv] = st;
-    int limit = 2 * (m->rows + m->cols) + 16, best = INT_MAX, since = 0, swaps = 0;
-    for (int step = 0; step < limit && !(phase2 && pot[mv] <= target); step++) {
-        if (phase2 && pot[mv] < best) {
-            best = pot[mv];
-            since = 0;
-        } else if (phase2 && ++since > STUCK && swaps < SWAPS) {
-            /* this end makes no headway: move the other one instead */
-            int t = f;
-            f = mv;
-            mv = t;
-            swaps++;
-            ftm_mesh_bfs(m, f, 0, field2, queue);
-            st = ++*stamp;
-            seen[mv] = st;
-            best = pot[mv];
-            since = 0;
-        }
-        int tail = w->nxt[mv] == f; /* mv -> f is the open edge */
-        int bx = -1, bpot = INT_MAX, bl = 0, cancel = 0;
-        for (int d = 0; d < FTM_NDIRS && !cancel; d++) {
-            int x = ftm_mesh_neighbor(m, mv, d);
-            if (x < 0 || x == f || w->cyc[x] < 0 || !ftm_mesh_link_live(m, mv, d))
-                continue;
-            int e = tail ? x : w->prv[x]; /* dropped edge e -> nxt[e] */
-            int y = tail ? w->nxt[x] : w->prv[x];
-            if (y == mv)
-                continue;
-            int l = w->len[e];
-            if ((!phase2 && !(l & 1) && colour(m, x) != k) || (phase2 && l > 1)) {
-                bx = x;
-                bl = l;
-                cancel = 1;
-            } else if (l == 1 && seen[y] != st && pot[y] < bpot) {
-                bx = x;
-                bpot = pot[y];
-                bl = 1;
-            }
-        }
-        if (bx < 0 && phase2 && swaps < SWAPS) {
-            since = STUCK; /* swap ends on the next step */
-            continue;
-        }
-        if (bx < 0)
+    ps.st = ++*stamp;
+    seen[ps.mv] = ps.st;
+    int limit = 2 * (m->rows + m->cols) + 16;
+    for (int step = 0; step < limit && !(ps.phase2 && ps.pot[ps.mv] <= ps.target); step++)
+        if (walk_step(&ps, k))
             break;
-        int y = tail ? w->nxt[bx] : w->prv[bx];
-        if (tail)
-            twoopt_sym(w, mv, bx, 1, 0);
-        else
-            twoopt_sym(w, f, w->prv[bx], 0, 1);
-        /* the open edge f - y: its length is set when the walk ends */
-        gain += bl - 1;
-        mv = y;
-        seen[mv] = st;
-        if (cancel) {
-            phase2 = 1;
-            target = colour(m, mv) == colour(m, f) ? 2 : 1;
-            best = INT_MAX;
-            ftm_mesh_bfs(m, f, 0, field2, queue);
-            pot = field2;
-            st = ++*stamp;
-            seen[mv] = st;
-        }
-    }
-    int close = phase2 ? field2[mv] : -1;
-    if (close > 0 && close <= open0 && close - gain < open0) {
-        int t = w->nxt[mv] == f ? mv : f;
+    int close = ps.phase2 ? field2[ps.mv] : -1;
+    if (close > 0 && close <= open0 && close - ps.gain < open0) {
+        int t = w->nxt[ps.mv] == ps.f ? ps.mv : ps.f;
         w->len[t] = close;
         return 1;
     }
@@ -391,7 +434,7 @@ static int symmetric(const ftm_mesh *m)
 
 /* Cancels detours: walks each one to a partner of the other colour (odd
  * ones toward their own other end); 1 if the ring got shorter. */
-static int pair_detours(rt_ws *w, int *field, int *queue, int *seen, int *save)
+static int pair_detours(rtr_ws *w, int *field, int *queue, int *seen, int *save)
 {
     const ftm_mesh *m = w->m;
     if (!bipartite(m) || !symmetric(m))
@@ -425,7 +468,7 @@ static int pair_detours(rt_ws *w, int *field, int *queue, int *seen, int *save)
 }
 
 /* Rounds of 2-opt / or-opt near detours until none improves. */
-static void local_rounds(rt_ws *w, ball *b1, ball *b2, ball *b3, int *seg, int *cand)
+static void local_rounds(rtr_ws *w, ball *b1, ball *b2, ball *b3, int *seg, int *cand)
 {
     int n = w->n;
     for (int round = 0; round < ROUNDS; round++) {
@@ -455,7 +498,7 @@ static void local_rounds(rt_ws *w, ball *b1, ball *b2, ball *b3, int *seg, int *
     }
 }
 
-int rt_improve(rt_ws *w)
+int rtr_improve(rtr_ws *w)
 {
     int n = w->n;
     int *buf = malloc(sizeof(int) * 16 * (size_t)n);

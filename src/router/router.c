@@ -25,18 +25,18 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
         return rc;
-    rt_ws w;
-    if ((rc = rt_ws_init(&w, m)))
+    rtr_ws w;
+    if ((rc = rtr_ws_init(&w, m)))
         return rc;
     int n = ftm_mesh_healthy_count(m);
     int *order = malloc(sizeof(int) * (size_t)n);
     if (!order) {
-        rt_ws_free(&w);
+        rtr_ws_free(&w);
         return FTM_ENOMEM;
     }
-    rc = rt_build_cycle(&w);
+    rc = rtr_build_cycle(&w);
     if (!rc)
-        rc = rt_improve(&w);
+        rc = rtr_improve(&w);
     int first = 0;
     while (m->chip_dead[first])
         first++;
@@ -50,7 +50,7 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
             order[i] = x;
             x = pass ? w.prv[x] : w.nxt[x];
         }
-        rc = rt_ring_from_order(m, order, n, pass ? &alt : ring);
+        rc = rtr_ring_from_order(m, order, n, pass ? &alt : ring);
     }
     if (!rc) {
         ftm_ring_quality qa, qb;
@@ -66,7 +66,7 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
     }
     ftm_ring_free(&alt);
     free(order);
-    rt_ws_free(&w);
+    rtr_ws_free(&w);
     if (rc)
         ftm_ring_free(ring);
     return rc;
@@ -89,7 +89,7 @@ int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev)
     /* Same first chip; reverse edge i is forward edge n-1-i turned round. */
     for (int i = 0; i < n; i++)
         order[i] = fwd->chips[(n - i) % n];
-    rc = rt_ring_from_order(m, order, n, rev);
+    rc = rtr_ring_from_order(m, order, n, rev);
     free(order);
     if (!rc && (rc = ftm_ring_validate(m, rev)))
         ftm_ring_free(rev);

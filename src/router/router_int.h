@@ -12,7 +12,7 @@
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
 
-typedef struct rt_ws {
+typedef struct rtr_ws {
     const ftm_mesh *m;
     int n;            /* m->nchips */
     int *nxt, *prv;   /* [n] ring links */
@@ -21,37 +21,58 @@ typedef struct rt_ws {
     int *da, *db;     /* [n] BFS distance scratch */
     int *queue;       /* [n] BFS queue scratch */
     int main_cyc;     /* id of the cycle that grows into the ring */
-} rt_ws;
+} rtr_ws;
 
-int rt_ws_init(rt_ws *w, const ftm_mesh *m);
-void rt_ws_free(rt_ws *w);
-
-/* 1 when the link chip -> neighbour(d) is live in both directions; *nb gets
- * the neighbour (or -1). */
-int rt_strong(const ftm_mesh *m, int chip, int d, int *nb);
+int rtr_ws_init(rtr_ws *w, const ftm_mesh *m);
+void rtr_ws_free(rtr_ws *w);
 
 /* Builds one cycle over every healthy chip in w (nxt/prv/len, all cyc equal
  * to w->main_cyc). The mesh must be connected (ftm_mesh_check_connected). */
-int rt_build_cycle(rt_ws *w);
+int rtr_build_cycle(rtr_ws *w);
 
-/* Local improvement of the cycle in w (fewer, shorter detours). */
-/* 2-opt / or-opt near detours; 0 or FTM_ENOMEM. */
-int rt_improve(rt_ws *w);
+/* Local improvement of the cycle in w: 2-opt / or-opt moves near detours,
+ * then cancelling scattered-fault detours by pairing opposite colours
+ * (Posa rotations on the cut ring; ring_improve.c). 0 or FTM_ENOMEM (then
+ * the cycle in w is unchanged). */
+int rtr_improve(rtr_ws *w);
 
 /* Forward hop distance a -> b (BFS over live links using w->da/queue);
  * -1 if unreachable. */
-int rt_dist(rt_ws *w, int a, int b);
+int rtr_dist(rtr_ws *w, int a, int b);
 
 /* Shortest path a -> b over live links. Among shortest paths picks the one
  * whose most loaded directed link (load[chip*4+d], may be NULL) is least
  * loaded, then least total load, then the first direction in N,E,S,W order.
  * dist/best/queue are scratch of m->nchips ints each; writes the hops into
  * dirs (at most max). Returns hops, FTM_ENOROUTE or FTM_ERANGE. */
-int rt_route(const ftm_mesh *m, int a, int b, const int *load,
+int rtr_route(const ftm_mesh *m, int a, int b, const int *load,
              int *dist, int *best, int *queue, unsigned char *dirs, int max);
+
+/* Load-weighted shortest paths (the band planner's search): a workspace
+ * for n chips, reused across calls. */
+typedef struct rtr_hnode { int cost, v; } rtr_hnode;
+typedef struct rtr_dijkstra {
+    int n;
+    int *dist, *pdir;  /* [n] cost from the source, direction of the last hop */
+    rtr_hnode *heap;   /* [cap] */
+    int nheap, cap;
+} rtr_dijkstra;
+int rtr_dijkstra_init(rtr_dijkstra *w, int n);
+void rtr_dijkstra_free(rtr_dijkstra *w);
+/* Cheapest path a -> b over live links, a hop over directed link l costing
+ * 1 + penalty * load[l] (load may be NULL); a free one-hop link is taken
+ * at once; ties go to the chip settled first (lowest cost, then lowest
+ * id). Writes at most max directions; returns hops, FTM_ENOROUTE or
+ * FTM_ERANGE. */
+int rtr_cheapest(rtr_dijkstra *w, const ftm_mesh *m, int a, int b, const int *load, int penalty,
+                 unsigned char *dirs, int max);
+
+/* Replaces ring r's contents by chips[0..n) with edge i taking
+ * dirs[off[i] .. off[i+1]) (copied). 0 or FTM_ENOMEM. */
+int rtr_ring_set(ftm_ring *r, const int *chips, int n, const int *off, const unsigned char *dirs);
 
 /* Builds the ring data (chips in the given order, paths for every edge,
  * detours routed around the load of the ring's own one-hop edges). */
-int rt_ring_from_order(const ftm_mesh *m, const int *order, int n, ftm_ring *ring);
+int rtr_ring_from_order(const ftm_mesh *m, const int *order, int n, ftm_ring *ring);
 
 #endif

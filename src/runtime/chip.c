@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rt_ring(ftm_chip *c)
+void rt_wake(ftm_chip *c)
 {
     pthread_mutex_lock(&c->mu);
     c->bell++;
@@ -67,29 +67,10 @@ static void pkt_put(ftm_chip *c, rt_pkt *p)
     c->pool = p;
 }
 
-/* Combines a packet into the buffer. Integer sums are exact or an error
- * (FTM_ERANGE), never a silent wrap. */
-static int reduce_into(unsigned char *dst, const unsigned char *src, size_t len, int red)
-{
-    if (red == FTM_RED_SUM_F32) {
-        float *d = (float *)(void *)dst;
-        const float *s = (const float *)(const void *)src;
-        for (size_t i = 0; i < len / 4; i++)
-            d[i] += s[i];
-    } else if (red == FTM_RED_SUM_I64) {
-        int64_t *d = (int64_t *)(void *)dst;
-        const int64_t *s = (const int64_t *)(const void *)src;
-        for (size_t i = 0; i < len / 8; i++)
-            if (__builtin_add_overflow(d[i], s[i], &d[i]))
-                return FTM_ERANGE;
-    } else {
-        memcpy(dst, src, len);
-    }
-    return 0;
-}
-
-/* Applies a packet addressed to this chip if the current step expects it.
- * Returns 1 if applied, 0 if not, or a negative error. */
+/* Applies a packet addressed to this chip if the current step expects it,
+ * with the schedule's reduction kernel (an int64 sum is exact or
+ * FTM_ERANGE, never a silent wrap). Returns 1 if applied, 0 if not, or a
+ * negative error. */
 static int try_deliver(exec_ctx *x, const unsigned char *pkt)
 {
     const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
@@ -100,7 +81,8 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        int rc = reduce_into(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len, op->red);
+        int rc = ftm_sched_reduce(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len,
+                                  (ftm_red)op->red);
         x->st[i].done += h->len;
         return rc ? rc : 1;
     }
@@ -128,7 +110,7 @@ static void publish(ftm_chip *c, int d)
 {
     rt_mbox_push(c->out[d]);
     atomic_fetch_add_explicit(&c->rt->progress, 1, memory_order_relaxed);
-    rt_ring(c->out[d]->to);
+    rt_wake(c->out[d]->to);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -189,7 +171,7 @@ static int drain_inbound(exec_ctx *x)
                 }
             }
             rt_mbox_pop(mb);
-            rt_ring(mb->from);
+            rt_wake(mb->from);
             moved = 1;
         }
     }
@@ -273,11 +255,11 @@ static int push_sends(exec_ctx *x)
             publish(c, d);
             moved = 1;
             if (++c->sent_pkts == c->fail_after) {
-                /* Injected failure: the chip stops here, mid-collective,
+                /* Injected failure: the chip stops here, mid-schedule,
                  * and the health monitor tells every other chip. */
                 atomic_store(&c->rt->died, c->id);
                 atomic_store(&c->rt->abort, 1);
-                rt_ring_all(c->rt);
+                rt_wake_all(c->rt);
                 return FTM_ECHIPDEAD;
             }
         }
@@ -443,12 +425,11 @@ int ftm_chip_barrier(ftm_chip *chip)
     }
     pthread_mutex_unlock(&rt->bar_mu);
     if (last)
-        rt_ring_all(rt);
+        rt_wake_all(rt);
     return idle_until(chip, barrier_passed, gen, "barrier");
 }
 
 /* After its program a chip forwards until every chip has finished. */
-int rt_chip_linger(ftm_chip *chip);
 int rt_chip_linger(ftm_chip *chip)
 {
     int rc = idle_until(chip, all_finished, 0, "done");

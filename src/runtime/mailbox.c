@@ -1,4 +1,4 @@
-/* Link mailboxes: bounded SPSC rings of packet slots.
+/* Link mailboxes: bounded SPSC circular queues of packet slots.
  *
  * The producer writes a slot, then publishes it with a release store of
  * tail; the consumer's acquire load of tail makes the slot contents visible

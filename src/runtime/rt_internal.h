@@ -23,7 +23,7 @@ typedef struct rt_hdr {
 typedef char rt_hdr_fits_[sizeof(rt_hdr) <= RT_HDR_BYTES ? 1 : -1];
 
 /* One direction of one link: a bounded single-producer single-consumer
- * ring of packet slots (the producer is the sending chip's thread, the
+ * circular queue of packet slots (the producer is the sending chip's thread, the
  * consumer the receiving chip's). */
 typedef struct rt_mbox {
     _Atomic uint32_t head;   /* next slot to read (consumer) */
@@ -100,8 +100,13 @@ struct ftm_rt {
 /* Why waiting stopped: FTM_ECHIPDEAD if a chip died, else FTM_EHANG. */
 int rt_abort_code(const ftm_rt *rt);
 
-/* Rings chip's doorbell; rt_ring_all rings every healthy chip's. */
-void rt_ring(ftm_chip *c);
-void rt_ring_all(ftm_rt *rt);
+/* Wakes chip c if it sleeps waiting for packets (its doorbell);
+ * rt_wake_all wakes every healthy chip. */
+void rt_wake(ftm_chip *c);
+void rt_wake_all(ftm_rt *rt);
+
+/* After its program a chip forwards until every chip has finished;
+ * 0 or an error (a hang or a death elsewhere is not this chip's error). */
+int rt_chip_linger(ftm_chip *chip);
 
 #endif

@@ -1,13 +1,12 @@
 /* Runtime: links, chip threads, the watchdog and link statistics. */
 #include "rt_internal.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-int rt_chip_linger(ftm_chip *chip);
 
 enum { RT_DEFAULT_DEPTH = 4 };
 #define RT_DEFAULT_HANG_S 5.0
@@ -123,16 +122,14 @@ void ftm_rt_destroy(ftm_rt *rt)
 const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt) { return &rt->mesh; }
 size_t ftm_rt_pkt_bytes(const ftm_rt *rt) { return rt->pkt_bytes; }
 
-void rt_ring_all(ftm_rt *rt);
-static void ring_all(ftm_rt *rt) { rt_ring_all(rt); }
 
-void rt_ring_all(ftm_rt *rt)
+void rt_wake_all(ftm_rt *rt)
 {
     /* Every healthy chip's doorbell exists from ftm_rt_create on, so this
      * needs no knowledge of which threads have started yet. */
     for (int c = 0; c < rt->mesh.nchips; c++)
         if (ftm_mesh_alive(&rt->mesh, c))
-            rt_ring(&rt->chips[c]);
+            rt_wake(&rt->chips[c]);
 }
 
 static void *chip_main(void *p)
@@ -143,13 +140,13 @@ static void *chip_main(void *p)
     if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD) {
         /* A failed chip would leave its partners waiting: stop the run. */
         atomic_store(&rt->abort, 1);
-        ring_all(rt);
+        rt_wake_all(rt);
     }
     pthread_mutex_lock(&c->mu);
     c->finished = 1;
     pthread_mutex_unlock(&c->mu);
     if (atomic_fetch_sub(&rt->running, 1) == 1) {
-        ring_all(rt);
+        rt_wake_all(rt);
         pthread_mutex_lock(&rt->mu);
         pthread_cond_signal(&rt->cv);
         pthread_mutex_unlock(&rt->mu);
@@ -178,13 +175,6 @@ static int all_waiting(ftm_rt *rt)
     return all;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Watchdog: declares a hang when no packet moved and every running chip
  * was asleep for hang_timeout_s. Chips busy computing are not stuck. */
 static void watch(ftm_rt *rt)
@@ -210,11 +200,11 @@ static void watch(ftm_rt *rt)
             last = cur;
             stall_since = -1;
         } else if (stall_since < 0) {
-            stall_since = now_s();
-        } else if (now_s() - stall_since >= rt->hang_timeout_s) {
+            stall_since = core_now_s();
+        } else if (core_now_s() - stall_since >= rt->hang_timeout_s) {
             rt->hung = 1;
             atomic_store(&rt->abort, 1);
-            ring_all(rt);
+            rt_wake_all(rt);
             pthread_mutex_lock(&rt->mu);
             break;
         }
@@ -269,7 +259,7 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     if (!rc) {
         watch(rt);
     } else {
-        ring_all(rt);
+        rt_wake_all(rt);
     }
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started)

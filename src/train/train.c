@@ -564,7 +564,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
         ftm_mesh m2;
         rc = ftm_mesh_copy(&m2, m);
         if (!rc) {
-            m2.chip_dead[died] = 1;
+            ftm_mesh_fail_chip_id(&m2, died);
             res->died_chip = died;
             res->resumed_step = snap.done;
             free(res->stuck);

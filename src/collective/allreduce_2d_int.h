@@ -1,61 +1,58 @@
 /* Internal to the 2-D allreduce: which chip of a band owns which elements
  * after the band's reduce-scatter (see allreduce_2d_share.c). */
-#ifndef FTMESH_TWOD_SHARE_H
-#define FTMESH_TWOD_SHARE_H
+#ifndef FTMESH_AR2D_INT_H
+#define FTMESH_AR2D_INT_H
 
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/sched.h"
 
-typedef struct ftm_twod_shares {
+typedef struct ar2d_shares {
     int n;               /* owners: the band's chips, in band->owners order */
     int npieces;
     size_t *start, *len; /* [npieces] pieces sorted by start (absolute elements) */
     int *owner;          /* [npieces] owner index of each piece */
     int *ro;             /* [n + 1] owner i's pieces: rf/rn[ro[i] .. ro[i+1]) */
     size_t *rf, *rn;     /* [npieces] pieces grouped by owner */
-} ftm_twod_shares;
+} ar2d_shares;
 
 /* Shares of elements [first, first + count) in band b of mesh m. With
  * usable (per column, 1 = every band has all its chips of that column),
  * the column layout; with usable == NULL, the drift layout. */
-int ftm_twod_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t first, size_t count,
-                          const unsigned char *usable, ftm_twod_shares *sh);
-void ftm_twod_shares_free(ftm_twod_shares *sh);
+int ar2d_shares_build(const ftm_mesh *m, const ftm_plan2d_band *b, size_t first, size_t count,
+                          const unsigned char *usable, ar2d_shares *sh);
+void ar2d_shares_free(ar2d_shares *sh);
 /* Owner index of absolute element x (which must lie in the shared range). */
-int ftm_twod_shares_find(const ftm_twod_shares *sh, size_t x);
+int ar2d_shares_find(const ar2d_shares *sh, size_t x);
 
 /* A column ring through every chip of a usable column (column layout;
  * allreduce_2d_col.c): members in ring order, each with its valid range
  * (where it holds its band's sum), and the element ranges each ring
- * position owns after the reduce-scatter. route[] is filled by the caller. */
-typedef struct ftm_twod_colring {
+ * position owns after the reduce-scatter (ftm_allreduce_ring_step's
+ * ftm_ring_owned, with valid ranges). route[] is filled by the caller. */
+typedef struct ar2d_colring {
     int n;               /* members */
     int *chips;          /* [n] ring order: bands top to bottom (reverse: bottom up) */
     int *route;          /* [n] route ids chips[i] -> chips[(i+1) % n] */
     size_t *vf, *vn;     /* [n] valid range of member i (absolute elements) */
     int *ro;             /* [n + 1] position i owns rf/rn[ro[i] .. ro[i+1]) */
     size_t *rf, *rn;
-} ftm_twod_colring;
+} ar2d_colring;
 
 /* Ring of column col for one half, given that half's shares sh[nbands]
  * and bidx (chip -> index in its band's owners). Returns 0, FTM_EINVAL
  * (a dead chip in the column) or FTM_ENOMEM; on error cr is empty. */
-int ftm_twod_colring_build(ftm_twod_colring *cr, const ftm_mesh *m, const ftm_plan2d *p,
-                           const ftm_twod_shares *sh, const int *bidx, int col, int reverse);
-void ftm_twod_colring_free(ftm_twod_colring *cr);
-/* Step k (0 .. 2(n-1)-1) of the ring's reduce-scatter/all-gather,
- * appended to the members' open steps. */
-int ftm_twod_colring_step(ftm_sched *s, const ftm_twod_colring *cr, size_t elem, ftm_red red, int k);
-
+int ar2d_colring_build(ar2d_colring *cr, const ftm_mesh *m, const ftm_plan2d *p,
+                           const ar2d_shares *sh, const int *bidx, int col, int reverse);
+void ar2d_colring_free(ar2d_colring *cr);
 /* The row-first 2-D allreduce (allreduce_2d.c) of elements [first, first
  * + count) of a buffer of total elements, into s (initialised here, name
  * algo). Every transfer leaves and arrives at the same step index. */
-int ftm_twod_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
+int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
                          size_t total, ftm_red red, const char *algo);
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
-int ftm_twod_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 #endif

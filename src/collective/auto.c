@@ -1,7 +1,6 @@
 /* --algo auto: model every registered algorithm, keep the fastest. */
 #include "ftmesh/costmodel.h"
 #include "ftmesh/collective.h"
-#include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
 
 #include <stddef.h>

@@ -158,3 +158,39 @@ uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
             n += (p->ops[k].len + pkt - 1) / pkt;
     return n;
 }
+
+int ftm_sched_block_of(size_t count, int p, size_t x)
+{
+    size_t q = count / (size_t)p, r = count % (size_t)p;
+    if (x < r * (q + 1))
+        return (int)(x / (q + 1));
+    return (int)(r + (x - r * (q + 1)) / q);
+}
+
+size_t ftm_red_elem_size(ftm_red red)
+{
+    switch (red) {
+    case FTM_RED_SUM_F32: return 4;
+    case FTM_RED_SUM_I64: return 8;
+    default: return 1;
+    }
+}
+
+int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red red)
+{
+    if (red == FTM_RED_SUM_F32) {
+        float *d = dst;
+        const float *x = src;
+        for (size_t i = 0; i < len / 4; i++)
+            d[i] += x[i];
+    } else if (red == FTM_RED_SUM_I64) {
+        int64_t *d = dst;
+        const int64_t *x = src;
+        for (size_t i = 0; i < len / 8; i++)
+            if (__builtin_add_overflow(d[i], x[i], &d[i]))
+                return FTM_ERANGE;
+    } else {
+        memcpy(dst, src, len);
+    }
+    return 0;
+}

@@ -2,7 +2,6 @@
  * 512- and 1024-chip TPU-v3 tori, healthy and with one fault. */
 #include "ftmesh/sweep.h"
 #include "ftmesh/collective.h"
-#include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
 
 #include <pthread.h>

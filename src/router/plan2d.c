@@ -28,156 +28,36 @@
  */
 #include "ftmesh/plan2d.h"
 #include "ftmesh/error.h"
+#include "router_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* PENALTY: a hop over a link that already carries k ring edges costs
+ * 1 + PENALTY * k, so a detour of up to PENALTY extra hops is preferred to
+ * sharing one link (a shared link halves both edges' bandwidth, an extra
+ * hop costs only latency). MAX_SEAMS bounds the candidate seam columns per
+ * rows set (every fault adds two). */
 enum { PENALTY = 16, MAX_SEAMS = 8 };
-
-/* ---- load-aware shortest paths (Dijkstra with a binary heap) ---------- */
-
-typedef struct hnode { int cost, v; } hnode;
-
-typedef struct pws {
-    int n;
-    int *dist, *pdir;
-    hnode *heap;
-    int nheap, cap;
-} pws;
-
-static int pws_init(pws *w, int n)
-{
-    memset(w, 0, sizeof *w);
-    w->n = n;
-    w->cap = 4 * n + 4;
-    w->dist = malloc(sizeof(int) * (size_t)n);
-    w->pdir = malloc(sizeof(int) * (size_t)n);
-    w->heap = malloc(sizeof(hnode) * (size_t)w->cap);
-    return (w->dist && w->pdir && w->heap) ? 0 : FTM_ENOMEM;
-}
-
-static void pws_free(pws *w)
-{
-    free(w->dist);
-    free(w->pdir);
-    free(w->heap);
-}
-
-static int hless(hnode a, hnode b) { return a.cost < b.cost || (a.cost == b.cost && a.v < b.v); }
-
-static void hpush(pws *w, int cost, int v)
-{
-    int i = w->nheap++;
-    w->heap[i].cost = cost;
-    w->heap[i].v = v;
-    while (i > 0 && hless(w->heap[i], w->heap[(i - 1) / 2])) {
-        hnode t = w->heap[i];
-        w->heap[i] = w->heap[(i - 1) / 2];
-        w->heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static hnode hpop(pws *w)
-{
-    hnode top = w->heap[0];
-    w->heap[0] = w->heap[--w->nheap];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < w->nheap && hless(w->heap[l], w->heap[m]))
-            m = l;
-        if (r < w->nheap && hless(w->heap[r], w->heap[m]))
-            m = r;
-        if (m == i)
-            break;
-        hnode t = w->heap[i];
-        w->heap[i] = w->heap[m];
-        w->heap[m] = t;
-        i = m;
-    }
-    return top;
-}
-
-static int path_ws(pws *w, const ftm_mesh *m, int a, int b, const int *load, int penalty,
-                   unsigned char *dirs, int max)
-{
-    if (a == b)
-        return 0;
-    int d0 = ftm_mesh_dir_to(m, a, b);
-    if (d0 >= 0 && ftm_mesh_link_live(m, a, d0) && (!load || load[a * FTM_NDIRS + d0] == 0)) {
-        if (max < 1)
-            return FTM_ERANGE;
-        dirs[0] = (unsigned char)d0;
-        return 1;
-    }
-    for (int i = 0; i < w->n; i++)
-        w->dist[i] = -1;
-    w->nheap = 0;
-    w->dist[a] = 0;
-    w->pdir[a] = -1;
-    hpush(w, 0, a);
-    while (w->nheap > 0) {
-        hnode h = hpop(w);
-        if (h.cost != w->dist[h.v])
-            continue; /* stale entry */
-        if (h.v == b)
-            break;
-        for (int d = 0; d < FTM_NDIRS; d++) {
-            if (!ftm_mesh_link_live(m, h.v, d))
-                continue;
-            int nb = ftm_mesh_neighbor(m, h.v, d);
-            int c = h.cost + 1 + (load ? penalty * load[h.v * FTM_NDIRS + d] : 0);
-            if (w->dist[nb] < 0 || c < w->dist[nb]) {
-                w->dist[nb] = c;
-                w->pdir[nb] = d;
-                if (w->nheap >= w->cap)
-                    return FTM_ENOMEM; /* cannot happen: each edge pushes once */
-                hpush(w, c, nb);
-            }
-        }
-    }
-    if (w->dist[b] < 0)
-        return FTM_ENOROUTE;
-    int h = 0;
-    for (int v = b; v != a; v = ftm_mesh_neighbor(m, v, ftm_dir_opposite(w->pdir[v])))
-        h++;
-    if (h > max)
-        return FTM_ERANGE;
-    int i = h;
-    for (int v = b; v != a; v = ftm_mesh_neighbor(m, v, ftm_dir_opposite(w->pdir[v])))
-        dirs[--i] = (unsigned char)w->pdir[v];
-    return h;
-}
-
-int ftm_plan2d_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
-                    unsigned char *dirs, int max)
-{
-    pws w;
-    int rc = pws_init(&w, m->nchips);
-    if (!rc)
-        rc = path_ws(&w, m, a, b, load, penalty, dirs, max);
-    pws_free(&w);
-    return rc;
-}
 
 /* ---- rings of a rows set ------------------------------------------------ */
 
-typedef struct ctx {
+typedef struct band_ctx {
     const ftm_mesh *m;
     int rwrap;        /* rows have wrap links */
-    pws w;
+    rtr_dijkstra w;
     int *load;        /* accepted rings' edges per directed link */
     int *tmp, *best;  /* scratch load maps */
     int *order;       /* [nchips] */
     unsigned char *dirs;  /* scratch route storage (grows) */
     int dcap;
     int *off;             /* [nchips + 1] */
-} ctx;
+} band_ctx;
 
 /* Healthy chips of rows [r0, r0+nr) in boustrophedon order: the first row
  * visited goes east (dir0 = 0) or west from seam column s, rows top-down
  * (up = 0) or bottom-up. Returns the count. */
-static int snake(const ctx *x, int r0, int nr, int s, int dir0, int up, int *out)
+static int snake(const band_ctx *x, int r0, int nr, int s, int dir0, int up, int *out)
 {
     const ftm_mesh *m = x->m;
     int n = 0, C = m->cols;
@@ -198,7 +78,7 @@ static int snake(const ctx *x, int r0, int nr, int s, int dir0, int up, int *out
  * of everything else and ends including this ring). Writes path offsets to
  * off[0..n] and hops to dirs. Score: max load on the ring's links, then
  * weighted cost. */
-static int route_ring(ctx *x, const int *chips, int n, int *ld, long *score_max, long *score_cost)
+static int route_ring(band_ctx *x, const int *chips, int n, int *ld, long *score_max, long *score_cost)
 {
     const ftm_mesh *m = x->m;
     int total = 0, *off = x->off;
@@ -215,7 +95,7 @@ static int route_ring(ctx *x, const int *chips, int n, int *ld, long *score_max,
             x->dcap *= 2;
         }
         unsigned char *dirs = x->dirs;
-        int h = n == 1 ? 0 : path_ws(&x->w, m, a, b, ld, PENALTY, dirs + total, x->dcap - total);
+        int h = n == 1 ? 0 : rtr_cheapest(&x->w, m, a, b, ld, PENALTY, dirs + total, x->dcap - total);
         if (h < 0)
             return h;
         int at = a;
@@ -235,34 +115,9 @@ static int route_ring(ctx *x, const int *chips, int n, int *ld, long *score_max,
     return 0;
 }
 
-static int ring_set(ftm_ring *r, const int *chips, int n, const int *off, const unsigned char *dirs)
-{
-    free(r->chips);
-    free(r->path_off);
-    free(r->dirs);
-    r->n = n;
-    r->chips = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    r->path_off = malloc(sizeof(int) * (size_t)(n + 1));
-    r->dirs = malloc((size_t)(off[n] ? off[n] : 1));
-    if (!r->chips || !r->path_off || !r->dirs)
-        return FTM_ENOMEM;
-    memcpy(r->chips, chips, sizeof(int) * (size_t)n);
-    memcpy(r->path_off, off, sizeof(int) * (size_t)(n + 1));
-    memcpy(r->dirs, dirs, (size_t)off[n]);
-    return 0;
-}
-
-static void ring_clear(ftm_ring *r)
-{
-    free(r->chips);
-    free(r->path_off);
-    free(r->dirs);
-    memset(r, 0, sizeof *r);
-}
-
 /* Candidate seams of rows [r0, r0+nr): column 0 and the columns around
  * every fault in those rows. */
-static int seams(const ctx *x, int r0, int nr, int *out)
+static int seams(const band_ctx *x, int r0, int nr, int *out)
 {
     const ftm_mesh *m = x->m;
     int n = 0, C = m->cols;
@@ -290,7 +145,7 @@ static int seams(const ctx *x, int r0, int nr, int *out)
 
 /* Picks the best ring of rows [r0, r0+nr) given load x->load, stores it in
  * r and adds its edges to x->load. */
-static int best_ring(ctx *x, int r0, int nr, ftm_ring *r, long *smax, long *scost)
+static int best_ring(band_ctx *x, int r0, int nr, ftm_ring *r, long *smax, long *scost)
 {
     int sv[MAX_SEAMS], ns = seams(x, r0, nr, sv), nl = x->m->nchips * FTM_NDIRS;
     int found = 0, rc = 0;
@@ -309,7 +164,7 @@ static int best_ring(ctx *x, int r0, int nr, ftm_ring *r, long *smax, long *scos
                     bmax = cm;
                     bcost = cc;
                     memcpy(x->best, x->tmp, sizeof(int) * (size_t)nl);
-                    rc = ring_set(r, x->order, n, x->off, x->dirs);
+                    rc = rtr_ring_set(r, x->order, n, x->off, x->dirs);
                 }
             }
     if (!rc) {
@@ -335,7 +190,7 @@ static void add_ring_load(const ftm_mesh *m, const ftm_ring *r, int *ld, int sig
 
 /* Default rings of a band: fwd = snake from seam 0 going east, rev = the
  * same chips in reverse order. Clean when every edge is one live hop. */
-static int default_rings(ctx *x, ftm_plan2d_band *b, int *clean)
+static int default_rings(band_ctx *x, ftm_plan2d_band *b, int *clean)
 {
     const ftm_mesh *m = x->m;
     int n = snake(x, b->row0, b->nrows, 0, 0, 0, x->order);
@@ -352,7 +207,7 @@ static int default_rings(ctx *x, ftm_plan2d_band *b, int *clean)
         memset(x->tmp, 0, sizeof(int) * (size_t)m->nchips * FTM_NDIRS);
         rc = route_ring(x, x->order, n, x->tmp, &cm, &cc);
         if (!rc)
-            rc = ring_set(pass ? &b->rev : &b->fwd, x->order, n, x->off, x->dirs);
+            rc = rtr_ring_set(pass ? &b->rev : &b->fwd, x->order, n, x->off, x->dirs);
         for (int i = 0; i < n && !rc; i++)
             if (x->off[i + 1] - x->off[i] != (n > 1))
                 *clean = 0;
@@ -374,14 +229,14 @@ static int set_owners(const ftm_mesh *m, ftm_plan2d_band *b)
         for (int r = b->row0; r < b->row0 + b->nrows; r++)
             if (ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
                 b->owners[k++] = ftm_mesh_chip(m, r, c);
-    return k == b->n ? 0 : FTM_EINVAL;
+    return k == b->n ? 0 : FTM_EINTERNAL; /* the rings hold the same chips */
 }
 
 void ftm_plan2d_free(ftm_plan2d *p)
 {
     for (int i = 0; p->bands && i < p->nbands; i++) {
-        ring_clear(&p->bands[i].fwd);
-        ring_clear(&p->bands[i].rev);
+        ftm_ring_free(&p->bands[i].fwd);
+        ftm_ring_free(&p->bands[i].rev);
         free(p->bands[i].owners);
     }
     free(p->bands);
@@ -389,7 +244,7 @@ void ftm_plan2d_free(ftm_plan2d *p)
 }
 
 /* Re-plans the dirty run of bands [a, e] (indices into p->bands). */
-static int replan_run(ctx *x, ftm_plan2d *p, int a, int e, const int *dirty, int *used)
+static int replan_run(band_ctx *x, ftm_plan2d *p, int a, int e, const int *dirty, int *used)
 {
     const ftm_mesh *m = x->m;
     int nl = m->nchips * FTM_NDIRS, rc = 0;
@@ -437,8 +292,8 @@ static int replan_run(ctx *x, ftm_plan2d *p, int a, int e, const int *dirty, int
         ftm_plan2d_band *nb = &p->bands[lo];
         nb->nrows = p->bands[hi].row0 + p->bands[hi].nrows - nb->row0;
         nb->alternate = 1;
-        ring_clear(&nb->fwd);
-        ring_clear(&nb->rev);
+        ftm_ring_free(&nb->fwd);
+        ftm_ring_free(&nb->rev);
         nb->fwd = bf;
         nb->rev = br;
         memset(&bf, 0, sizeof bf);
@@ -447,16 +302,16 @@ static int replan_run(ctx *x, ftm_plan2d *p, int a, int e, const int *dirty, int
             used[i] = 2; /* absorbed into band lo */
         used[lo] = 1;
     }
-    ring_clear(&bf);
-    ring_clear(&br);
-    ring_clear(&cf);
-    ring_clear(&cr);
+    ftm_ring_free(&bf);
+    ftm_ring_free(&br);
+    ftm_ring_free(&cf);
+    ftm_ring_free(&cr);
     free(saved);
     free(bestload);
     return rc;
 }
 
-static int plan(ctx *x, ftm_plan2d *p)
+static int plan(band_ctx *x, ftm_plan2d *p)
 {
     const ftm_mesh *m = x->m;
     int R = m->rows, per = x->rwrap ? 1 : 2, rc = 0;
@@ -492,8 +347,8 @@ static int plan(ctx *x, ftm_plan2d *p)
     int k = 0;
     for (int i = 0; i < p->nbands && !rc; i++) {
         if (used[i] == 2 || p->bands[i].fwd.n == 0) {
-            ring_clear(&p->bands[i].fwd);
-            ring_clear(&p->bands[i].rev);
+            ftm_ring_free(&p->bands[i].fwd);
+            ftm_ring_free(&p->bands[i].rev);
             continue;
         }
         p->bands[k++] = p->bands[i];
@@ -524,12 +379,12 @@ int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p)
     int a, b, rc = ftm_mesh_check_connected(m, &a, &b);
     if (rc)
         return rc;
-    ctx x;
+    band_ctx x;
     memset(&x, 0, sizeof x);
     x.m = m;
     x.rwrap = m->torus && m->cols >= 3;
     size_t nl = (size_t)m->nchips * FTM_NDIRS;
-    rc = pws_init(&x.w, m->nchips);
+    rc = rtr_dijkstra_init(&x.w, m->nchips);
     x.load = calloc(nl, sizeof(int));
     x.tmp = calloc(nl, sizeof(int));
     x.best = calloc(nl, sizeof(int));
@@ -543,7 +398,7 @@ int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p)
         rc = plan(&x, p);
     if (rc)
         ftm_plan2d_free(p);
-    pws_free(&x.w);
+    rtr_dijkstra_free(&x.w);
     free(x.load);
     free(x.tmp);
     free(x.best);
