@@ -139,33 +139,30 @@ static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
     if ((rc = sync_sums(a, r, OC)))
         return rc;
     ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, MODELS_BN_EPS, OC);
-    ftm_nn_bn_forward(u->a, u->c, u->mean, u->rstd, mdl_p(m, u->tg), mdl_p(m, u->tb),
-                      (int)a->count, OC, HW);
-    if (u->relu)
-        ftm_nn_relu_forward(u->a, u->a, (size_t)a->count * osz);
+    (u->relu ? ftm_nn_bn_relu_forward : ftm_nn_bn_forward)(u->a, u->c, u->mean, u->rstd,
+        mdl_p(m, u->tg), mdl_p(m, u->tb), (int)a->count, OC, HW);
     return 0;
 }
 
 /* dA: gradient w.r.t. u->a; din (may be NULL) += gradient w.r.t. in;
- * tmp, dc: scratch of count * out_size. */
+ * dc: scratch of count * out_size. */
 static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
-                        const float *in, float *din, float *tmp, float *dc,
+                        const float *in, float *din, float *dc,
                         const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
     size_t osz = out_size(&u->d), isz = in_size(&u->d), n = (size_t)a->count * osz;
-    const float *dy = dA;
-    if (u->relu) {
-        memset(tmp, 0, n * sizeof(float));
-        ftm_nn_relu_backward(tmp, u->a, dA, n);
-        dy = tmp;
-    }
+    const float *mask = u->relu ? u->a : NULL;  /* the ReLU is folded into the BN calls */
     float *dg = mdl_g(m, u->tg), *db = mdl_g(m, u->tb);
     acc_zero(r, OC);
     for (int i = 0; i < nmb; i++) {
         size_t o = mbs[i].off * osz;
-        ftm_nn_bn_backward_partial(r->part, dy + o, u->c + o, u->mean, u->rstd,
-                                   (int)mbs[i].n, OC, HW);
+        if (mask)
+            ftm_nn_bn_relu_backward_partial(r->part, dA + o, mask + o, u->c + o, u->mean,
+                                            u->rstd, (int)mbs[i].n, OC, HW);
+        else
+            ftm_nn_bn_backward_partial(r->part, dA + o, u->c + o, u->mean, u->rstd,
+                                       (int)mbs[i].n, OC, HW);
         if ((rc = ftm_xsum_add_n(r->acc, r->part, 2 * (size_t)OC)))
             return rc;
         for (int c = 0; c < OC; c++) {
@@ -178,8 +175,12 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
     if ((rc = sync_sums(a, r, OC)))
         return rc;
     memset(dc, 0, n * sizeof(float));
-    ftm_nn_bn_backward(dc, dy, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
-                       (double)a->global_batch * HW, (int)a->count, OC, HW);
+    if (mask)
+        ftm_nn_bn_relu_backward(dc, dA, mask, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
+                                r->gsum, (double)a->global_batch * HW, (int)a->count, OC, HW);
+    else
+        ftm_nn_bn_backward(dc, dA, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
+                           (double)a->global_batch * HW, (int)a->count, OC, HW);
     for (int i = 0; i < nmb; i++) {
         ftm_nn_conv2d_backward(din ? din + mbs[i].off * isz : NULL, mdl_g(m, u->tw),
                                r->col, dc + mbs[i].off * osz, in + mbs[i].off * isz,
@@ -223,8 +224,7 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
             sc = b->proj.a;
         }
         size_t n = (size_t)cnt * out_size(&b->c2.d);
-        ftm_nn_add_forward(b->out, b->c2.a, sc, n);
-        ftm_nn_relu_forward(b->out, b->out, n);
+        ftm_nn_add_relu_forward(b->out, b->c2.a, sc, n);
         in = b->out;
     }
     const ftm_conv_dims *last = &r->blocks[r->nblocks - 1].c2.d;
@@ -268,19 +268,33 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
         ftm_nn_relu_backward(dpre, b->out, dout, no);
         memset(din, 0, ni * sizeof(float)); /* dout (same buffer) is consumed */
         if (b->has_proj) {
-            if ((rc = cbn_backward(m, r, &b->proj, dpre, bin, din, r->buf[2], r->buf[4], a, mbs, nmb)))
+            if ((rc = cbn_backward(m, r, &b->proj, dpre, bin, din, r->buf[4], a, mbs, nmb)))
                 return rc;
         } else {
             for (size_t i = 0; i < no; i++)
                 din[i] += dpre[i];
         }
         memset(da1, 0, no * sizeof(float));
-        if ((rc = cbn_backward(m, r, &b->c2, dpre, b->c1.a, da1, NULL, r->buf[4], a, mbs, nmb)) ||
-            (rc = cbn_backward(m, r, &b->c1, da1, bin, din, r->buf[2], r->buf[4], a, mbs, nmb)))
+        if ((rc = cbn_backward(m, r, &b->c2, dpre, b->c1.a, da1, r->buf[4], a, mbs, nmb)) ||
+            (rc = cbn_backward(m, r, &b->c1, da1, bin, din, r->buf[4], a, mbs, nmb)))
             return rc;
         dout = din;
     }
-    return cbn_backward(m, r, &r->stem, dout, r->x, NULL, r->buf[2], r->buf[4], a, mbs, nmb);
+    return cbn_backward(m, r, &r->stem, dout, r->x, NULL, r->buf[4], a, mbs, nmb);
+}
+
+/* Floats of the largest conv scratch (ftm_nn_conv_col_size) of any layer. */
+static size_t col_floats(const resnet *r)
+{
+    size_t n = ftm_nn_conv_col_size(&r->stem.d);
+    for (int k = 0; k < r->nblocks; k++) {
+        const block *b = &r->blocks[k];
+        size_t c[3] = {ftm_nn_conv_col_size(&b->c1.d), ftm_nn_conv_col_size(&b->c2.d),
+                       b->has_proj ? ftm_nn_conv_col_size(&b->proj.d) : 0};
+        for (int i = 0; i < 3; i++)
+            n = c[i] > n ? c[i] : n;
+    }
+    return n;
 }
 
 int models_resnet_init(ftm_model *m)
@@ -330,7 +344,7 @@ int models_resnet_init(ftm_model *m)
     r->tfb = mdl_add(m, "fc.b", (size_t)r->K, MDL_INIT_ZERO, 0.0f, 0);
     int wmax = w > 3 ? w : 3;
     size_t act = (size_t)B * wmax * S * S; /* the largest activation (stage 1) */
-    r->col = malloc(sizeof(float) * 9 * (size_t)wmax * S * S); /* stem or stage-1 3x3 */
+    r->col = malloc(sizeof(float) * col_floats(r)); /* the largest conv scratch */
     r->x = malloc(sizeof(float) * (size_t)B * 3 * S * S);
     r->labels = malloc(sizeof(int) * (size_t)B);
     r->pooled = malloc(sizeof(float) * (size_t)B * r->C4);

@@ -91,7 +91,8 @@ void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
  * and chips between them: partial sums -> (caller sums them) -> stats ->
  * forward; backward partial sums -> (caller sums) -> backward. */
 
-/* s[0..C) = sum x, s[C..2C) = sum x^2 per channel, fixed order (n, then hw). */
+/* s[0..C) = sum x, s[C..2C) = sum x^2 per channel, in double, in a fixed
+ * order (8 lanes over hw, then the lanes): a function of x and the shape. */
 void ftm_nn_bn_partial(double *s,        /* 2C */
                        const float *x,   /* N,C,HW */
                        int N, int C, int HW);
@@ -104,6 +105,11 @@ void ftm_nn_bn_forward(float *out, const float *x,             /* N,C,HW */
                        const float *mean, const float *rstd,   /* C */
                        const float *gamma, const float *beta,  /* C */
                        int N, int C, int HW);
+/* out = max(gamma (x - mean) rstd + beta, 0): BN then ReLU in one pass. */
+void ftm_nn_bn_relu_forward(float *out, const float *x,          /* N,C,HW */
+                            const float *mean, const float *rstd, /* C */
+                            const float *gamma, const float *beta,/* C */
+                            int N, int C, int HW);
 /* s[0..C) = sum dy, s[C..2C) = sum dy*xhat per channel, fixed order. */
 void ftm_nn_bn_backward_partial(double *s,                        /* 2C */
                                 const float *dy, const float *x,  /* N,C,HW */
@@ -119,6 +125,21 @@ void ftm_nn_bn_backward(float *dx,                        /* N,C,HW */
                         const double *gs,                 /* 2C */
                         double count, int N, int C, int HW);
 
+/* The same two phases for BN followed by ReLU, given the ReLU's output
+ * `out` and the gradient at it `dout`: dy = dout where out > 0, else 0,
+ * without a separate ReLU pass. */
+void ftm_nn_bn_relu_backward_partial(double *s,            /* 2C */
+                                     const float *dout,    /* N,C,HW */
+                                     const float *out,     /* N,C,HW */
+                                     const float *x,       /* N,C,HW */
+                                     const float *mean, const float *rstd,
+                                     int N, int C, int HW);
+void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW */
+                             const float *dout, const float *out, const float *x,
+                             const float *mean, const float *rstd,
+                             const float *gamma, const double *gs,
+                             double count, int N, int C, int HW);
+
 /* ---- elementwise, pooling, linear, loss ---------------------------------- */
 
 /* out = max(inp, 0) (out may equal inp). */
@@ -128,6 +149,9 @@ void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
                           size_t n);
 /* out = a + b (residual add; out may alias a or b). */
 void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
+/* out = max(a + b, 0): residual add and ReLU in one pass (out must not
+ * alias a or b). */
+void ftm_nn_add_relu_forward(float *out, const float *a, const float *b, size_t n);
 /* da += dout; db += dout. */
 void ftm_nn_add_backward(float *da, float *db, const float *dout, size_t n);
 /* out[n,c] = mean over HW of inp[n,c,:]. */

@@ -45,22 +45,41 @@ enum ftm_rng_stream {
  * "fault" in ASCII; wider than an int, so it cannot be an enum constant. */
 #define FTM_RNG_FAULTS UINT64_C(0x6661756c74)
 
-/* 64 random bits for key (seed, a, b, c, d). */
-static inline uint64_t ftm_rng_u64(uint64_t seed, uint64_t a, uint64_t b,
-                                   uint64_t c, uint64_t d)
+/* The chain over the first four key words: when many values share
+ * (seed, a, b, c), mix them once and call ftm_rng_u64_at for each d. */
+static inline uint64_t ftm_rng_prefix(uint64_t seed, uint64_t a, uint64_t b,
+                                      uint64_t c)
 {
     uint64_t h = ftm_rng_mix(seed);
     h = ftm_rng_mix(h ^ a);
     h = ftm_rng_mix(h ^ b);
-    h = ftm_rng_mix(h ^ c);
-    return ftm_rng_mix(h ^ d);
+    return ftm_rng_mix(h ^ c);
+}
+
+/* ftm_rng_u64(seed, a, b, c, d) given prefix = ftm_rng_prefix(seed, a, b, c). */
+static inline uint64_t ftm_rng_u64_at(uint64_t prefix, uint64_t d)
+{
+    return ftm_rng_mix(prefix ^ d);
+}
+
+/* 64 random bits for key (seed, a, b, c, d). */
+static inline uint64_t ftm_rng_u64(uint64_t seed, uint64_t a, uint64_t b,
+                                   uint64_t c, uint64_t d)
+{
+    return ftm_rng_u64_at(ftm_rng_prefix(seed, a, b, c), d);
+}
+
+/* Uniform float in [0, 1) with 24 random bits of a ftm_rng_u64 value. */
+static inline float ftm_rng_to_uniform(uint64_t bits)
+{
+    return (float)(bits >> 40) * (1.0f / 16777216.0f);
 }
 
 /* Uniform float in [0, 1) with 24 random bits. */
 static inline float ftm_rng_uniform(uint64_t seed, uint64_t a, uint64_t b,
                                     uint64_t c, uint64_t d)
 {
-    return (float)(ftm_rng_u64(seed, a, b, c, d) >> 40) * (1.0f / 16777216.0f);
+    return ftm_rng_to_uniform(ftm_rng_u64(seed, a, b, c, d));
 }
 
 #endif

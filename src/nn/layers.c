@@ -5,20 +5,45 @@
 #include "ftmesh/error.h"
 #include "ftmesh/nn.h"
 
+/* Lanes of the per-channel double sums: independent accumulators the
+ * compiler can keep in vector registers; the lanes are added in a fixed
+ * order, so a sum depends only on the data and its shape. */
+#define BN_LANES 8
+
+/* s1 += sum p, s2 += sum p^2 over lanes of one channel row. */
+static void bn_row_sums(double *restrict s1, double *restrict s2,   /* BN_LANES */
+                        const float *restrict p, int HW)
+{
+    int i = 0;
+    for (; i + BN_LANES <= HW; i += BN_LANES)
+        for (int j = 0; j < BN_LANES; j++) {
+            double v = p[i + j];
+            s1[j] += v;
+            s2[j] += v * v;
+        }
+    for (int j = 0; i < HW; i++, j++) {
+        double v = p[i];
+        s1[j] += v;
+        s2[j] += v * v;
+    }
+}
+
+static double lanes_sum(const double *a)
+{
+    double s = 0.0;
+    for (int j = 0; j < BN_LANES; j++)
+        s += a[j];
+    return s;
+}
+
 void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
 {
     for (int c = 0; c < C; c++) {
-        double s1 = 0.0, s2 = 0.0;
-        for (int n = 0; n < N; n++) {
-            const float *p = x + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) {
-                double v = p[i];
-                s1 += v;
-                s2 += v * v;
-            }
-        }
-        s[c] = s1;
-        s[C + c] = s2;
+        double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
+        for (int n = 0; n < N; n++)
+            bn_row_sums(s1, s2, x + ((size_t)n * C + c) * HW, HW);
+        s[c] = lanes_sum(s1);
+        s[C + c] = lanes_sum(s2);
     }
 }
 
@@ -35,36 +60,141 @@ void ftm_nn_bn_stats(float *mean, float *rstd, const double *s, double count,
     }
 }
 
-void ftm_nn_bn_forward(float *out, const float *x, const float *mean,
-                       const float *rstd, const float *gamma, const float *beta,
-                       int N, int C, int HW)
+/* out = gamma (x - mean) rstd + beta, then max(., 0) if relu. */
+static void bn_apply(float *restrict out, const float *restrict x, const float *mean,
+                     const float *rstd, const float *gamma, const float *beta,
+                     int N, int C, int HW, int relu)
 {
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++) {
             size_t o = ((size_t)n * C + c) * HW;
             float m = mean[c], r = rstd[c], g = gamma[c], b = beta[c];
-            for (int i = 0; i < HW; i++)
-                out[o + i] = g * ((x[o + i] - m) * r) + b;
+            float *restrict y = out + o;
+            const float *restrict v = x + o;
+            if (relu)
+                for (int i = 0; i < HW; i++) {
+                    float t = g * ((v[i] - m) * r) + b;
+                    y[i] = t > 0.0f ? t : 0.0f;
+                }
+            else
+                for (int i = 0; i < HW; i++)
+                    y[i] = g * ((v[i] - m) * r) + b;
         }
+}
+
+void ftm_nn_bn_forward(float *out, const float *x, const float *mean,
+                       const float *rstd, const float *gamma, const float *beta,
+                       int N, int C, int HW)
+{
+    bn_apply(out, x, mean, rstd, gamma, beta, N, C, HW, 0);
+}
+
+void ftm_nn_bn_relu_forward(float *out, const float *x, const float *mean,
+                            const float *rstd, const float *gamma,
+                            const float *beta, int N, int C, int HW)
+{
+    bn_apply(out, x, mean, rstd, gamma, beta, N, C, HW, 1);
+}
+
+/* Gradient at the BN output: dout, or dout where the ReLU output out > 0
+ * (out NULL = no ReLU). Loaded unconditionally so the loops vectorise. */
+static inline float bn_dy(const float *restrict dout, const float *restrict out, size_t i)
+{
+    float g = dout[i];
+    return out && !(out[i] > 0.0f) ? 0.0f : g;
+}
+
+/* dout[i] where out[i] > 0, else +0: a bit mask (no branch, no 0*inf). */
+static inline float relu_dy(const float *restrict dout, const float *restrict out, size_t i)
+{
+    float g = dout[i];
+    uint32_t b;
+    memcpy(&b, &g, sizeof b);
+    b &= -(uint32_t)(out[i] > 0.0f);
+    memcpy(&g, &b, sizeof g);
+    return g;
+}
+
+/* s1, s2 (BN_LANES each) += sum dy, sum dy*xhat over one row; the masked
+ * and unmasked loops are written out so each is free of branches. */
+#define BN_GRAD_ROW(name, DY)                                                        \
+    static void name(double *restrict s1, double *restrict s2,                       \
+                     const float *restrict dout, const float *restrict out,          \
+                     const float *restrict v, float m, float r, int HW)              \
+    {                                                                                \
+        int i = 0;                                                                   \
+        for (; i + BN_LANES <= HW; i += BN_LANES)                                    \
+            for (int j = 0; j < BN_LANES; j++) {                                     \
+                float g = DY(i + j), xh = (v[i + j] - m) * r;                        \
+                s1[j] += g;                                                          \
+                s2[j] += (double)g * xh;                                             \
+            }                                                                        \
+        for (int j = 0; i < HW; i++, j++) {                                          \
+            float g = DY(i), xh = (v[i] - m) * r;                                    \
+            s1[j] += g;                                                              \
+            s2[j] += (double)g * xh;                                                 \
+        }                                                                            \
+    }
+#define DY_PLAIN(i) ((void)out, dout[i])
+#define DY_RELU(i) relu_dy(dout, out, (size_t)(i))
+BN_GRAD_ROW(bn_grad_row, DY_PLAIN)
+BN_GRAD_ROW(bn_relu_grad_row, DY_RELU)
+
+static void bn_grad_sums(double *s, const float *dout, const float *out, const float *x,
+                         const float *mean, const float *rstd, int N, int C, int HW)
+{
+    for (int c = 0; c < C; c++) {
+        double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
+        for (int n = 0; n < N; n++) {
+            size_t o = ((size_t)n * C + c) * HW;
+            (out ? bn_relu_grad_row : bn_grad_row)(s1, s2, dout + o, out ? out + o : NULL,
+                                                   x + o, mean[c], rstd[c], HW);
+        }
+        s[c] = lanes_sum(s1);
+        s[C + c] = lanes_sum(s2);
+    }
 }
 
 void ftm_nn_bn_backward_partial(double *s, const float *dy, const float *x,
                                 const float *mean, const float *rstd,
                                 int N, int C, int HW)
 {
+    bn_grad_sums(s, dy, NULL, x, mean, rstd, N, C, HW);
+}
+
+void ftm_nn_bn_relu_backward_partial(double *s, const float *dout, const float *out,
+                                     const float *x, const float *mean,
+                                     const float *rstd, int N, int C, int HW)
+{
+    bn_grad_sums(s, dout, out, x, mean, rstd, N, C, HW);
+}
+
+/* dx += k (dy - mdy - xhat mdyx) over one row. */
+static void bn_dx_row(float *restrict dx, const float *restrict dout, const float *restrict out,
+                      const float *restrict v, float m, float r, float k, float mdy,
+                      float mdyx, int HW)
+{
+    for (int i = 0; i < HW; i++) {
+        float xh = (v[i] - m) * r;
+        dx[i] += k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
+    }
+}
+
+static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
+                  const float *mean, const float *rstd, const float *gamma,
+                  const double *gs, double count, int N, int C, int HW)
+{
     for (int c = 0; c < C; c++) {
-        double s1 = 0.0, s2 = 0.0;
         float m = mean[c], r = rstd[c];
+        float mdy = (float)(gs[c] / count), mdyx = (float)(gs[C + c] / count);
+        float k = gamma[c] * r;
         for (int n = 0; n < N; n++) {
             size_t o = ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) {
-                float xh = (x[o + i] - m) * r;
-                s1 += dy[o + i];
-                s2 += (double)dy[o + i] * xh;
-            }
+            if (out)
+                bn_dx_row(dx + o, dout + o, out + o, x + o, m, r, k, mdy, mdyx, HW);
+            else
+                bn_dx_row(dx + o, dout + o, NULL, x + o, m, r, k, mdy, mdyx, HW);
         }
-        s[c] = s1;
-        s[C + c] = s2;
     }
 }
 
@@ -73,32 +203,31 @@ void ftm_nn_bn_backward(float *dx, const float *dy, const float *x,
                         const float *gamma, const double *gs, double count,
                         int N, int C, int HW)
 {
-    for (int c = 0; c < C; c++) {
-        float m = mean[c], r = rstd[c];
-        float mdy = (float)(gs[c] / count), mdyx = (float)(gs[C + c] / count);
-        float k = gamma[c] * r;
-        for (int n = 0; n < N; n++) {
-            size_t o = ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) {
-                float xh = (x[o + i] - m) * r;
-                dx[o + i] += k * (dy[o + i] - mdy - xh * mdyx);
-            }
-        }
-    }
+    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW);
 }
 
+void ftm_nn_bn_relu_backward(float *dx, const float *dout, const float *out,
+                             const float *x, const float *mean, const float *rstd,
+                             const float *gamma, const double *gs, double count,
+                             int N, int C, int HW)
+{
+    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW);
+}
+
+/* Branch-free (a select the compiler vectorises): ReLU masks are random. */
 void ftm_nn_relu_forward(float *out, const float *inp, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
-                          size_t n)
+void ftm_nn_relu_backward(float *restrict dinp, const float *restrict out,
+                          const float *restrict dout, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (out[i] > 0.0f)
-            dinp[i] += dout[i];
+    for (size_t i = 0; i < n; i++) {
+        float g = dout[i];          /* loaded unconditionally: a select, not a branch */
+        dinp[i] += out[i] > 0.0f ? g : 0.0f;
+    }
 }
 
 void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n)
@@ -107,7 +236,17 @@ void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n)
         out[i] = a[i] + b[i];
 }
 
-void ftm_nn_add_backward(float *da, float *db, const float *dout, size_t n)
+void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
+                             const float *restrict b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float t = a[i] + b[i];
+        out[i] = t > 0.0f ? t : 0.0f;
+    }
+}
+
+void ftm_nn_add_backward(float *restrict da, float *restrict db,
+                         const float *restrict dout, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         da[i] += dout[i];

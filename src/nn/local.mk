@@ -17,7 +17,7 @@ ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h \
 	include/ftmesh/xsum.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
-EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench
+EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench bench/train_step
 bench_nn_train_SOURCES = bench/nn_train.c
 bench_nn_train_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
 
@@ -29,6 +29,8 @@ tests_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_test_model_LDADD = $(TEST_LIBS)
 bench_sgemm_bench_SOURCES = bench/sgemm_bench.c
 bench_sgemm_bench_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
+bench_train_step_SOURCES = bench/train_step.c
+bench_train_step_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
 
 check_PROGRAMS += tests/test_xsum
 TESTS += tests/test_xsum

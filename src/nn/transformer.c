@@ -3,6 +3,7 @@
  * attention backward follow the derivations in karpathy/llm.c
  * train_gpt2.c (facts, not code). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "ftmesh/nn.h"
 #include "ftmesh/rng.h"
@@ -83,69 +84,151 @@ void ftm_nn_layernorm_backward(float *dinp, float *dgamma, float *dbeta,
 #define GELU_K 0.7978845608028654f   /* sqrt(2/pi) */
 #define GELU_C 0.044715f
 
+/* c ? a : b as bit operations, so that loops using it stay branch-free
+ * (GCC does not if-convert these selects) and vectorise. */
+static inline float select_f(int c, float a, float b)
+{
+    uint32_t ua, ub, m = -(uint32_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ua = (ua & m) | (ub & ~m);
+    memcpy(&a, &ua, sizeof a);
+    return a;
+}
+
+/* exp(x) for x <= 0 in plain arithmetic the compiler vectorises: Cody-Waite
+ * reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 Taylor polynomial
+ * (error < 2e-7 relative), times 2^n built in the exponent bits. */
+static inline float exp_neg(float x)
+{
+    x = select_f(x > -87.0f, x, -87.0f);
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* round(x/ln2) */
+    float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-6f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
+              r * (1.0f / 120 + r * (1.0f / 720))))));
+    int32_t e = ((int32_t)n + 127) * (1 << 23);
+    float two_n;
+    memcpy(&two_n, &e, sizeof two_n);
+    return p * two_n;
+}
+
+/* 1 + erf(x / sqrt 2) = 2 Phi(x), and e = exp(-x^2/2): Abramowitz & Stegun
+ * 7.1.26 (|error| of erf <= 1.5e-7, the formula ATen's vectorised erf uses),
+ * written as 2 - q or q so that the negative tail is not a difference. */
+static inline float gelu_cdf2(float x, float *e)
+{
+    const float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f,
+                a3 = 1.421413741f, a4 = -1.453152027f, a5 = 1.061405429f;
+    float z = fabsf(x) * 0.70710678118654752f, t = 1.0f / (1.0f + p * z);
+    *e = exp_neg(-0.5f * x * x);
+    float q = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * *e, c = 2.0f - q;
+    return select_f(x >= 0.0f, c, q);
+}
+
 void ftm_nn_gelu_forward(float *out, const float *inp, size_t n, int tanh_approx)
 {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        if (tanh_approx)
+    if (tanh_approx) {
+        for (size_t i = 0; i < n; i++) {
+            float x = inp[i];
             out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
-        else
-            out[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i], e;
+        out[i] = 0.5f * x * gelu_cdf2(x, &e);
     }
 }
 
 void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
                           size_t n, int tanh_approx)
 {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i], g;
-        if (tanh_approx) {
+    if (tanh_approx) {
+        for (size_t i = 0; i < n; i++) {
+            float x = inp[i];
             float t = tanhf(GELU_K * (x + GELU_C * x * x * x));
-            g = 0.5f * (1.0f + t) +
-                0.5f * x * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
-        } else {
-            g = 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-                x * 0.39894228040143268f * expf(-0.5f * x * x);
+            dinp[i] += (0.5f * (1.0f + t) +
+                        0.5f * x * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_C * x * x)) *
+                       dout[i];
         }
-        dinp[i] += g * dout[i];
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i], e, c = gelu_cdf2(x, &e);
+        dinp[i] += (0.5f * c + x * 0.39894228040143268f * e) * dout[i];
     }
 }
 
-static inline float keep_scale(const ftm_nn_dropout *dp, int n, size_t e)
+/* Dropout of example n: the RNG key prefix (seed, step, example, layer) is
+ * mixed once, then one mix per element (the same bits as ftm_rng_uniform
+ * on the whole key). keep = 1/(1-p) or 0. */
+typedef struct drop_ex {
+    uint64_t prefix;
+    float p, keep;
+} drop_ex;
+
+static inline drop_ex drop_example(const ftm_nn_dropout *dp, int n)
 {
-    float u = ftm_rng_uniform(dp->seed, dp->step,
-                              (uint64_t)(dp->first_example + n), dp->layer, e);
-    return u >= dp->p ? 1.0f / (1.0f - dp->p) : 0.0f;
+    drop_ex x = {ftm_rng_prefix(dp->seed, dp->step, (uint64_t)(dp->first_example + n),
+                                dp->layer),
+                 dp->p, 1.0f / (1.0f - dp->p)};
+    return x;
+}
+
+static inline float keep_scale(const drop_ex *x, size_t e)
+{
+    return ftm_rng_to_uniform(ftm_rng_u64_at(x->prefix, e)) >= x->p ? x->keep : 0.0f;
+}
+
+static int dropout_on(const ftm_nn_dropout *dp)
+{
+    return dp && dp->p > 0.0f;
 }
 
 void ftm_nn_dropout_forward(float *out, const float *inp, int N, size_t E,
                             const ftm_nn_dropout *dp)
 {
-    for (int n = 0; n < N; n++)
+    if (!dropout_on(dp)) {
+        if (out != inp)
+            memcpy(out, inp, sizeof(float) * (size_t)N * E);
+        return;
+    }
+    for (int n = 0; n < N; n++) {
+        drop_ex x = drop_example(dp, n);
         for (size_t e = 0; e < E; e++) {
             size_t i = (size_t)n * E + e;
-            out[i] = (dp && dp->p > 0.0f) ? inp[i] * keep_scale(dp, n, e) : inp[i];
+            out[i] = inp[i] * keep_scale(&x, e);
         }
+    }
 }
 
 void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
                              const ftm_nn_dropout *dp)
 {
-    for (int n = 0; n < N; n++)
+    size_t NE = (size_t)N * E;
+    if (!dropout_on(dp)) {
+        for (size_t i = 0; i < NE; i++)
+            dinp[i] += dout[i];
+        return;
+    }
+    for (int n = 0; n < N; n++) {
+        drop_ex x = drop_example(dp, n);
         for (size_t e = 0; e < E; e++) {
             size_t i = (size_t)n * E + e;
-            dinp[i] += (dp && dp->p > 0.0f) ? dout[i] * keep_scale(dp, n, e) : dout[i];
+            dinp[i] += dout[i] * keep_scale(&x, e);
         }
+    }
 }
 
 /* Pd = dropout(P) for head h of example n into dst (or P itself). */
 static const float *dropped(float *dst, const float *P, int n, int h, int T,
                             const ftm_nn_dropout *dp)
 {
-    if (!dp || dp->p <= 0.0f)
+    if (!dropout_on(dp))
         return P;
+    drop_ex x = drop_example(dp, n);
     for (int i = 0; i < T * T; i++)
-        dst[i] = P[i] * keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+        dst[i] = P[i] * keep_scale(&x, (size_t)h * T * T + (size_t)i);
     return dst;
 }
 
@@ -200,9 +283,11 @@ void ftm_nn_attention_backward(float *dqkv, float *scratch, const float *dout,
             const float *Pd = dropped(Pdbuf, P, n, h, T, dp);
             ftm_nn_sgemm(st, 0, 1, T, T, hd, 1.0f, dY, C, V, C3, 0.0f, dP, T);
             ftm_nn_sgemm(st, 1, 0, T, hd, T, 1.0f, Pd, T, dY, C, 1.0f, dV, C3);
-            if (Pd != P) /* d(Pd)/d(P) is the same keep/(1-p) factor */
+            if (Pd != P) { /* d(Pd)/d(P) is the same keep/(1-p) factor */
+                drop_ex x = drop_example(dp, n);
                 for (int i = 0; i < T * T; i++)
-                    dP[i] *= keep_scale(dp, n, (size_t)h * T * T + (size_t)i);
+                    dP[i] *= keep_scale(&x, (size_t)h * T * T + (size_t)i);
+            }
             for (int i = 0; i < T; i++) {
                 const float *p = P + (size_t)i * T;
                 float *d = dP + (size_t)i * T, dot = 0.0f;
