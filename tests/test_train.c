@@ -13,7 +13,8 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
-#include "train/train_int.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
 
 /* ---- the split ---------------------------------------------------------- */
 
@@ -87,8 +88,7 @@ END_TEST
 
 /* ---- the batch-norm tree ---------------------------------------------------- */
 
-/* The hook's default schedule ("tree" from the registry, through the
- * trainer's builder) sums int64 buffers exactly (sequential executor, no
+/* The hook's default schedule ("tree" from the registry) sums int64 buffers exactly (sequential executor, no
  * threads) on healthy and faulty meshes, with 2(P-1) messages. */
 START_TEST(tree_sums)
 {
@@ -105,11 +105,14 @@ START_TEST(tree_sums)
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 2, 0, 2, 1, 0), 0);
     size_t n = 24;
     ftm_sched s;
-    double modeled = 0;
-    const char *used = NULL;
-    ck_assert_int_eq(train_build(&s, &m, "tree", n, FTM_RED_SUM_I64, &modeled, &used), 0);
-    ck_assert_str_eq(used, "tree");
-    ck_assert(modeled > 0);
+    const ftm_allreduce_algo *tree = ftm_allreduce_find("tree");
+    ck_assert_ptr_nonnull(tree);
+    ck_assert_int_eq(tree->build(&s, &m, n, FTM_RED_SUM_I64), 0);
+    ftm_cost_params cp;
+    ftm_cost_defaults(&cp);
+    ftm_cost_result cr;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &cp, &cr, NULL), 0);
+    ck_assert(cr.time_s > 0);
     void **bufs = calloc((size_t)m.nchips, sizeof *bufs);
     int64_t want[24] = {0};
     for (int c = 0; c < m.nchips; c++) {

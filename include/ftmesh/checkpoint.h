@@ -30,6 +30,8 @@
 #ifndef FTMESH_CHECKPOINT_H
 #define FTMESH_CHECKPOINT_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/model.h"
@@ -63,22 +65,22 @@ typedef struct ftm_ckpt_state {
 } ftm_ckpt_state;
 
 /* Moments an optimizer kind keeps: 1 for SGD, 2 for AdamW and LAMB, else 0. */
-int ftm_ckpt_nmoments(int optim_kind);
+FTM_EXTERN int ftm_ckpt_nmoments(int optim_kind);
 /* The configuration in words ("resnet depth 8 ...; sgd lr 0.1 ...; batch 32
  * micro 4 float"); returns the length snprintf would write. */
-int ftm_ckpt_describe(const ftm_ckpt_meta *meta, char *buf, size_t len);
+FTM_EXTERN int ftm_ckpt_describe(const ftm_ckpt_meta *meta, char *buf, size_t len);
 
 /* CRC-32C of n bytes, continuing from crc (start with 0). */
-uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n);
+FTM_EXTERN uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n);
 
 /* The file's bytes in a malloc'd buffer. FTM_EINVAL when st does not fit
  * meta (sizes, moments, examples), FTM_ENOMEM. */
-int ftm_ckpt_encode(const ftm_ckpt_meta *meta, const ftm_ckpt_state *st,
+FTM_EXTERN int ftm_ckpt_encode(const ftm_ckpt_meta *meta, const ftm_ckpt_state *st,
                     unsigned char **buf, size_t *len);
 /* Writes the file atomically: a temporary file in the same directory,
  * fsync, rename over path, fsync of the directory. On error path is left
  * as it was. 0, FTM_EINVAL, FTM_ENOMEM or FTM_EIO (detail says what). */
-int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *meta, const ftm_ckpt_state *st,
+FTM_EXTERN int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *meta, const ftm_ckpt_state *st,
                   char *detail, size_t dlen);
 
 /* Reads a checkpoint from memory. Checks, in order: size and magic
@@ -88,17 +90,17 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *meta, const ftm_ckpt_st
  * for that configuration (FTM_ECONFIG: the detail names the first
  * difference). Only then does it allocate and fill *st (and *meta if not
  * NULL); on any error nothing is allocated and *st is zeroed. */
-int ftm_ckpt_decode(const void *buf, size_t len, const ftm_ckpt_meta *expect,
+FTM_EXTERN int ftm_ckpt_decode(const void *buf, size_t len, const ftm_ckpt_meta *expect,
                     ftm_ckpt_meta *meta, ftm_ckpt_state *st, char *detail, size_t dlen);
 /* The same from a file: also FTM_EIO when it cannot be read. */
-int ftm_ckpt_load(const char *path, const ftm_ckpt_meta *expect, ftm_ckpt_meta *meta,
+FTM_EXTERN int ftm_ckpt_load(const char *path, const ftm_ckpt_meta *expect, ftm_ckpt_meta *meta,
                   ftm_ckpt_state *st, char *detail, size_t dlen);
 /* 0 when a file made for `file` may resume a run of `run`, else
  * FTM_ECONFIG naming the first difference (model, size, optimizer, batch,
  * micro-batch, reduce mode or data). */
-int ftm_ckpt_match(const ftm_ckpt_meta *file, const ftm_ckpt_meta *run,
+FTM_EXTERN int ftm_ckpt_match(const ftm_ckpt_meta *file, const ftm_ckpt_meta *run,
                    char *detail, size_t dlen);
 /* Frees what a decode or load allocated (st itself is the caller's). */
-void ftm_ckpt_state_free(ftm_ckpt_state *st);
+FTM_EXTERN void ftm_ckpt_state_free(ftm_ckpt_state *st);
 
 #endif

@@ -14,6 +14,8 @@
 #ifndef FTMESH_COLLECTIVE_H
 #define FTMESH_COLLECTIVE_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
@@ -34,9 +36,9 @@ typedef struct ftm_allreduce_algo {
 } ftm_allreduce_algo;
 
 /* The registered algorithms, terminated by an entry with name == NULL. */
-const ftm_allreduce_algo *ftm_allreduce_algos(void);
+FTM_EXTERN const ftm_allreduce_algo *ftm_allreduce_algos(void);
 /* Looks an algorithm up by name; NULL if unknown. */
-const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
+FTM_EXTERN const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
 
 /* Runs an allreduce on the emulator and verifies it. */
 typedef struct ftm_allreduce_opts {
@@ -103,7 +105,7 @@ typedef struct ftm_allreduce_result {
  * FTM_EHANG (res->stuck says who), ... Reentrant (each call has its own
  * runtime). Release res with ftm_allreduce_result_free, also after an
  * error. */
-int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
+FTM_EXTERN int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res);
 
 /* The same for n allreduces o[0..n) (any algorithms and counts, no
  * fail_during or faults: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
@@ -113,20 +115,20 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
  * entries) describes o[i], with its own wall times, wrong count and link
  * bytes (measured per allreduce); on FTM_EHANG res[0].stuck has the report.
  * Not reentrant on one rt. */
-int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, const ftm_allreduce_opts *o,
+FTM_EXTERN int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, const ftm_allreduce_opts *o,
                             int n, ftm_allreduce_result *res);
-void ftm_allreduce_result_free(ftm_allreduce_result *res);
+FTM_EXTERN void ftm_allreduce_result_free(ftm_allreduce_result *res);
 /* The input value of element k on chip c, and the exact sum over the
  * healthy chips of m (what every chip must end with). */
-float ftm_allreduce_input(int chip, size_t k);
-double ftm_allreduce_expected(const ftm_mesh *m, size_t k);
+FTM_EXTERN float ftm_allreduce_input(int chip, size_t k);
+FTM_EXTERN double ftm_allreduce_expected(const ftm_mesh *m, size_t k);
 
 /* The algorithms. */
-int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Building block shared by the algorithms: one step of a ring allreduce
  * (reduce-scatter, then all-gather) over a ring of n positions, described
@@ -149,11 +151,11 @@ typedef struct ftm_ring_owned {
     const size_t *rf, *rn;  /* [ro[n]] owned ranges */
     const size_t *vf, *vn;  /* optional [n] valid ranges */
 } ftm_ring_owned;
-int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, ftm_red red, int k);
+FTM_EXTERN int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, ftm_red red, int k);
 /* The balanced ownership of the 1-D rings (Open MPI's ring allreduce):
  * [first, first + count) split into n blocks (ftm_sched_block), position i
  * owning block (i + 1) mod n. Fills ro[n + 1], rf[n], rn[n]. */
-void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn);
+FTM_EXTERN void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn);
 static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
 
 /* --algo auto (src/collective/auto.c: it uses the registry, so it sits
@@ -161,7 +163,7 @@ static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
  * (m, count, red), models each with p and reports the fastest: *name (a
  * static string from the registry) and *res. Algorithms that fail to build
  * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
-int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+FTM_EXTERN int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res);
 
 #endif

@@ -24,6 +24,8 @@
 #ifndef FTMESH_COSTMODEL_H
 #define FTMESH_COSTMODEL_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/mesh.h"
@@ -42,14 +44,14 @@ typedef struct ftm_cost_result {
 } ftm_cost_result;
 
 /* TPU-v3 defaults: 100e9 B/s per link direction, 1 us per hop, 900e9 B/s HBM. */
-void ftm_cost_defaults(ftm_cost_params *p);
+FTM_EXTERN void ftm_cost_defaults(ftm_cost_params *p);
 
 /* Replays schedule s on mesh m. link_bytes, if not NULL, receives the bytes
  * charged per directed link (nchips * 4 entries, chip * 4 + dir; equal to
  * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
  * with no matching send, a route through a missing link), FTM_EHANG (the
  * schedule deadlocks) or FTM_ENOMEM. */
-int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+FTM_EXTERN int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
 
 /* Per-op times of a replay (seconds from the schedule's start), for traces
@@ -66,8 +68,8 @@ typedef struct ftm_cost_timing {
 
 /* ftm_cost_sched that also fills *tm (allocated here; free with
  * ftm_cost_timing_free, also after an error). */
-int ftm_cost_sched_timed(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+FTM_EXTERN int ftm_cost_sched_timed(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                          ftm_cost_result *res, uint64_t *link_bytes, ftm_cost_timing *tm);
-void ftm_cost_timing_free(ftm_cost_timing *tm);
+FTM_EXTERN void ftm_cost_timing_free(ftm_cost_timing *tm);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef FTMESH_ERROR_H
 #define FTMESH_ERROR_H
 
+#include "ftmesh/export.h"
+
 #define FTM_ERRNO_MAP(X)                                                     \
     X(EINVAL, "invalid argument")                                            \
     X(ENOMEM, "out of memory")                                               \
@@ -39,8 +41,8 @@ typedef enum {
 } ftm_err;
 
 /* Human-readable message for an error code; never NULL. */
-const char *ftm_strerror(int err);
+FTM_EXTERN const char *ftm_strerror(int err);
 /* Symbolic name ("FTM_EINVAL"); never NULL. */
-const char *ftm_err_name(int err);
+FTM_EXTERN const char *ftm_err_name(int err);
 
 #endif

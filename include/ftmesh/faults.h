@@ -28,6 +28,8 @@
 #ifndef FTMESH_FAULTS_H
 #define FTMESH_FAULTS_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/mesh.h"
@@ -80,22 +82,22 @@ typedef struct ftm_fault_verdict {
                            (a cannot reach b); else -1 */
 } ftm_fault_verdict;
 
-void ftm_fault_script_init(ftm_fault_script *s, int mode);
-void ftm_fault_script_free(ftm_fault_script *s);
+FTM_EXTERN void ftm_fault_script_init(ftm_fault_script *s, int mode);
+FTM_EXTERN void ftm_fault_script_free(ftm_fault_script *s);
 
 /* Parses one WHAT@WHEN for `mode`. 0 or FTM_EINVAL (with detail); on
  * error *ev is unspecified. origin/line/order are zeroed. */
-int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev,
+FTM_EXTERN int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev,
                     char *detail, size_t dlen);
 /* Appends a copy of ev (order = its position). 0 or FTM_ENOMEM. */
-int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev);
+FTM_EXTERN int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev);
 /* Parses a script file's text (len bytes, need not end in NUL) and
  * appends its events with their line numbers and `origin`. 0, FTM_EFORMAT
  * (detail names the line; nothing is appended) or FTM_ENOMEM. */
-int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t len,
+FTM_EXTERN int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t len,
                                 int origin, char *detail, size_t dlen);
 /* Reads and parses a file: also FTM_EIO when it cannot be read. */
-int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
+FTM_EXTERN int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
                           char *detail, size_t dlen);
 
 /* Draws k events reproducibly from seed (counter-based, include/ftmesh/
@@ -105,21 +107,21 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
  * connected. Appends them with `origin`. FTM_EINVAL (k < 0, horizon < 1,
  * no kind), FTM_ERANGE when some event cannot be placed (detail says
  * which), FTM_ENOMEM; on error nothing is appended. */
-int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
+FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
                             long horizon, unsigned kinds, int origin,
                             char *detail, size_t dlen);
 
 /* Time order: when, then phase, then packets (FTM_FAULT_MID counts as the
  * middle, after every explicit count), then order. */
-int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b);
+FTM_EXTERN int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b);
 /* Sorts the events into time order (stable: ties keep script order). */
-void ftm_fault_script_sort(ftm_fault_script *s);
+FTM_EXTERN void ftm_fault_script_sort(ftm_fault_script *s);
 
 /* Applies ev to m: 0, FTM_ERANGE (outside the mesh, host does not fit),
  * FTM_ENOTNEIGHBOR, or FTM_EINVAL when it kills nothing that is still
  * alive (a dead chip, a host with every chip dead, a link already dead or
  * with a dead end). On error m is unchanged. */
-int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
+FTM_EXTERN int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
 
 /* The pre-run check: sorts s, then applies its events in time order to a
  * copy of m (which holds the static faults), events at the same instant
@@ -128,19 +130,19 @@ int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
  * no limit), kills every chip (FTM_EALLDEAD) or cuts the healthy chips
  * apart (FTM_EPARTITION, v->a and v->b in different parts). v->event
  * names the offending event. 0 when the script can run. */
-int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
+FTM_EXTERN int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
                            ftm_fault_verdict *v, char *detail, size_t dlen);
 
 /* The event's canonical text (parses back to the same event): buf of len
  * bytes; returns the length snprintf would write. */
-int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len);
+FTM_EXTERN int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len);
 /* What dies, for people: "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)",
  * "link (0,0)->(0,1)". */
-int ftm_fault_what(const ftm_fault_event *ev, char *buf, size_t len);
+FTM_EXTERN int ftm_fault_what(const ftm_fault_event *ev, char *buf, size_t len);
 /* "start", "forward", "backward", "allreduce", "optimizer" ("?" else). */
-const char *ftm_fault_phase_name(int phase);
+FTM_EXTERN const char *ftm_fault_phase_name(int phase);
 /* The chips ev kills (a chip, or a host's live chips in m) into out (up to
  * 4); 0 for a link. The victim of a packet count is out[0]. */
-int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out);
+FTM_EXTERN int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out);
 
 #endif

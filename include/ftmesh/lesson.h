@@ -17,6 +17,8 @@
 #ifndef FTMESH_LESSON_H
 #define FTMESH_LESSON_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +28,7 @@
 #define FTM_LESSON_MAX_BYTES 4096
 
 /* The input of element k on chip c: 1 + (c + k) mod 9. */
-int64_t ftm_lesson_input(int chip, size_t k);
+FTM_EXTERN int64_t ftm_lesson_input(int chip, size_t k);
 
 /* One transfer made during a step. */
 typedef struct ftm_lesson_xfer {
@@ -64,18 +66,18 @@ typedef struct ftm_lesson {
  * packets (0: half of its packets): the run stops with FTM_ECHIPDEAD (the
  * recording stays). Returns 0, FTM_ECHIPDEAD, or an error; *wrong (may be
  * NULL) counts elements that do not equal the exact sum after a full run. */
-int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, int fail_chip,
+FTM_EXTERN int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, int fail_chip,
                    uint64_t fail_after, ftm_trace *tr, uint64_t *wrong);
 
 /* The frames of recorded run `run` of tr (0 for the first), whose mesh is
  * m. The transfers' values point into tr's snapshots: keep tr until
  * ftm_lesson_free. Returns 0, FTM_EINVAL (no such run, or no snapshots: buffers larger
  * than the recorder's snap_limit) or FTM_ENOMEM. */
-int ftm_lesson_frames(const ftm_trace *tr, int run, const ftm_mesh *m, ftm_lesson *out);
-void ftm_lesson_free(ftm_lesson *l);
+FTM_EXTERN int ftm_lesson_frames(const ftm_trace *tr, int run, const ftm_mesh *m, ftm_lesson *out);
+FTM_EXTERN void ftm_lesson_free(ftm_lesson *l);
 
 /* The exact sum of element k over the healthy chips of m. */
-int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
+FTM_EXTERN int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
 
 /* Writes one self-contained HTML page (inline CSS, JavaScript and SVG)
  * that animates the lesson: mesh, holes, dead links, the ring of the 1-D
@@ -86,6 +88,6 @@ int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
  * steps; the fragment #step=N opens step N. Returns 0, FTM_EINVAL or
  * FTM_EIO. */
 struct ftm_ring;
-int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
+FTM_EXTERN int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
 
 #endif

@@ -13,6 +13,8 @@
 #ifndef FTMESH_MESH_H
 #define FTMESH_MESH_H
 
+#include "ftmesh/export.h"
+
 #include <stdint.h>
 
 typedef enum { FTM_DIR_N = 0, FTM_DIR_E = 1, FTM_DIR_S = 2, FTM_DIR_W = 3 } ftm_dir;
@@ -29,15 +31,15 @@ typedef struct ftm_mesh {
 } ftm_mesh;
 
 /* "N", "E", "S", "W". */
-const char *ftm_dir_name(int d);
+FTM_EXTERN const char *ftm_dir_name(int d);
 static inline int ftm_dir_opposite(int d) { return (d + 2) & 3; }
 
 /* Sizes 1x1 .. 64x64 (1x1: one chip, no links, for one-chip training).
  * On error nothing is allocated. */
-int ftm_mesh_init(ftm_mesh *m, int rows, int cols, int torus);
-void ftm_mesh_free(ftm_mesh *m);
+FTM_EXTERN int ftm_mesh_init(ftm_mesh *m, int rows, int cols, int torus);
+FTM_EXTERN void ftm_mesh_free(ftm_mesh *m);
 /* Deep copy into an uninitialised dst. */
-int ftm_mesh_copy(ftm_mesh *dst, const ftm_mesh *src);
+FTM_EXTERN int ftm_mesh_copy(ftm_mesh *dst, const ftm_mesh *src);
 
 static inline int ftm_mesh_chip(const ftm_mesh *m, int r, int c) { return r * m->cols + c; }
 static inline int ftm_mesh_row(const ftm_mesh *m, int id) { return id / m->cols; }
@@ -45,51 +47,51 @@ static inline int ftm_mesh_col(const ftm_mesh *m, int id) { return id % m->cols;
 static inline int ftm_mesh_alive(const ftm_mesh *m, int id) { return !m->chip_dead[id]; }
 
 /* Neighbour of chip in direction d, or -1 (edge of an open mesh). */
-int ftm_mesh_neighbor(const ftm_mesh *m, int chip, int d);
+FTM_EXTERN int ftm_mesh_neighbor(const ftm_mesh *m, int chip, int d);
 /* 1 when the directed link chip->neighbour(d) exists and is usable: both
  * chips alive and that direction of the link not failed. */
-int ftm_mesh_link_live(const ftm_mesh *m, int chip, int d);
+FTM_EXTERN int ftm_mesh_link_live(const ftm_mesh *m, int chip, int d);
 /* 1 when the link chip <-> neighbour(d) is live in both directions; *nb
  * (if not NULL) gets the neighbour, or -1. */
-int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb);
+FTM_EXTERN int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb);
 /* Direction from a to its neighbour b, or -1 if they are not neighbours. */
-int ftm_mesh_dir_to(const ftm_mesh *m, int a, int b);
-int ftm_mesh_healthy_count(const ftm_mesh *m);
+FTM_EXTERN int ftm_mesh_dir_to(const ftm_mesh *m, int a, int b);
+FTM_EXTERN int ftm_mesh_healthy_count(const ftm_mesh *m);
 /* Lower bound on the detour edges of any ring over the healthy chips: with
  * the checkerboard colouring (row + col) % 2, a one-hop edge joins two
  * colours, so a ring needs at least |black - white| edges of several hops
  * (Itai, Papadimitriou, Szwarcfiter 1982 use the same count). A torus with
  * a wrapping side of odd length is not two-coloured: the bound is 0. */
-int ftm_mesh_detour_lower_bound(const ftm_mesh *m);
+FTM_EXTERN int ftm_mesh_detour_lower_bound(const ftm_mesh *m);
 
 /* Faults. Each returns 0, FTM_ERANGE (coordinates outside the mesh) or
  * FTM_ENOTNEIGHBOR (link between non-neighbours); on error nothing changes. */
-int ftm_mesh_fail_chip(ftm_mesh *m, int r, int c);
+FTM_EXTERN int ftm_mesh_fail_chip(ftm_mesh *m, int r, int c);
 /* The same by chip id (0 <= id < nchips, else FTM_ERANGE): marks a chip
  * that died during a run before its rings are rebuilt. */
-int ftm_mesh_fail_chip_id(ftm_mesh *m, int id);
+FTM_EXTERN int ftm_mesh_fail_chip_id(ftm_mesh *m, int id);
 /* The 2x2 host whose top-left chip is (r,c); on a torus it may wrap. */
-int ftm_mesh_fail_host(ftm_mesh *m, int r, int c);
+FTM_EXTERN int ftm_mesh_fail_host(ftm_mesh *m, int r, int c);
 /* Kill link (r,c)-(r2,c2) both ways, or only (r,c)->(r2,c2) if oneway. */
-int ftm_mesh_fail_link(ftm_mesh *m, int r, int c, int r2, int c2, int oneway);
+FTM_EXTERN int ftm_mesh_fail_link(ftm_mesh *m, int r, int c, int r2, int c2, int oneway);
 /* Kill k healthy chips drawn reproducibly from seed. FTM_ERANGE if k is
  * negative or not below the number of healthy chips. */
-int ftm_mesh_fail_random(ftm_mesh *m, int k, uint64_t seed);
+FTM_EXTERN int ftm_mesh_fail_random(ftm_mesh *m, int k, uint64_t seed);
 
 /* Checks that the healthy chips can all reach each other over live links.
  * Returns 0, FTM_EALLDEAD, or FTM_EPARTITION with *a and *b set to two
  * healthy chips that cannot reach each other (a can't reach b). */
-int ftm_mesh_check_connected(const ftm_mesh *m, int *a, int *b);
+FTM_EXTERN int ftm_mesh_check_connected(const ftm_mesh *m, int *a, int *b);
 
 /* Hop distances over live directed links from src (dist[i] = -1 when
  * unreachable); with reverse=1, distances *to* src. dist has nchips
  * entries; queue is scratch of nchips ints (or NULL to allocate). */
-int ftm_mesh_bfs(const ftm_mesh *m, int src, int reverse, int *dist, int *queue);
+FTM_EXTERN int ftm_mesh_bfs(const ftm_mesh *m, int src, int reverse, int *dist, int *queue);
 
 /* Parsers for command-line text. Each returns 0 or FTM_EINVAL (malformed).
  * "8x8" -> rows, cols; "R,C"; "R,C-R2,C2" (both ways) or "R,C>R2,C2". */
-int ftm_mesh_parse_size(const char *s, int *rows, int *cols);
-int ftm_mesh_parse_coord(const char *s, int *r, int *c);
-int ftm_mesh_parse_link(const char *s, int *r, int *c, int *r2, int *c2, int *oneway);
+FTM_EXTERN int ftm_mesh_parse_size(const char *s, int *rows, int *cols);
+FTM_EXTERN int ftm_mesh_parse_coord(const char *s, int *r, int *c);
+FTM_EXTERN int ftm_mesh_parse_link(const char *s, int *r, int *c, int *r2, int *c2, int *oneway);
 
 #endif

@@ -29,6 +29,8 @@
 #ifndef FTMESH_MODEL_H
 #define FTMESH_MODEL_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/nn.h"
@@ -61,11 +63,11 @@ typedef struct ftm_model_info {
 } ftm_model_info;
 
 /* The i-th registered model (0, 1, ...), NULL past the last. */
-const ftm_model_info *ftm_model_at(int i);
+FTM_EXTERN const ftm_model_info *ftm_model_at(int i);
 /* The model called `name`, or NULL. */
-const ftm_model_info *ftm_model_find(const char *name);
+FTM_EXTERN const ftm_model_info *ftm_model_find(const char *name);
 /* The model of a kind, or NULL. */
-const ftm_model_info *ftm_model_find_kind(int kind);
+FTM_EXTERN const ftm_model_info *ftm_model_find_kind(int kind);
 
 /* Special tokens of the BERT vocabulary (real words start at FTM_TOK_FIRST). */
 enum { FTM_TOK_PAD = 0, FTM_TOK_MASK = 1, FTM_TOK_CLS = 2, FTM_TOK_SEP = 3,
@@ -87,7 +89,7 @@ typedef struct ftm_dataset ftm_dataset;
  * planes of 32x32. FTM_EIO when DIR or a batch cannot be read (or batch 1
  * is missing), FTM_EFORMAT on an empty batch, a short record or a label
  * outside 0..FTM_DATA_CIFAR_CLASSES-1, FTM_ENOMEM. */
-int ftm_data_load_cifar(ftm_dataset **d, const char *dir, char *why, size_t len);
+FTM_EXTERN int ftm_data_load_cifar(ftm_dataset **d, const char *dir, char *why, size_t len);
 /* Largest corpus read, in MiB: an endless input (/dev/zero) is refused
  * with FTM_ERANGE once it passes this size. */
 #define FTM_DATA_CORPUS_MAX_MIB 64
@@ -99,28 +101,28 @@ int ftm_data_load_cifar(ftm_dataset **d, const char *dir, char *why, size_t len)
  * the result is the same). FTM_EIO (cannot open or read), FTM_EFORMAT
  * (empty, or no word in it), FTM_ERANGE (too large), FTM_EINVAL (vocab 1..
  * FTM_TOK_FIRST), FTM_ENOMEM. */
-int ftm_data_load_corpus(ftm_dataset **d, const char *file, int vocab, char *why, size_t len);
-void ftm_data_free(ftm_dataset *d);
+FTM_EXTERN int ftm_data_load_corpus(ftm_dataset **d, const char *file, int vocab, char *why, size_t len);
+FTM_EXTERN void ftm_data_free(ftm_dataset *d);
 /* Examples held (images, or corpus tokens). */
-long ftm_data_size(const ftm_dataset *d);
+FTM_EXTERN long ftm_data_size(const ftm_dataset *d);
 /* Token id of a word in a corpus dataset (FTM_TOK_UNK if not in vocab). */
-int ftm_data_word_id(const ftm_dataset *d, const char *word);
+FTM_EXTERN int ftm_data_word_id(const ftm_dataset *d, const char *word);
 /* Image example `id` (3,S,S, normalised) and its label; d NULL = the
  * 10-class synthetic set (ftm_data_synth_image), a pure function of (seed, id).
  * CIFAR needs S == 32 and uses id mod size, with a random horizontal flip
  * keyed by (seed, id). */
-int ftm_data_image(const ftm_dataset *d, uint64_t seed, uint64_t id, int S,
+FTM_EXTERN int ftm_data_image(const ftm_dataset *d, uint64_t seed, uint64_t id, int S,
                    float *img, int *label);
 /* Synthetic image example `id` of a set with `classes` classes (label in
  * 0..classes-1; class = pattern orientation and colour), a pure function of
  * (seed, id, S, classes). ftm_data_image with d NULL is this with 10
  * classes. FTM_EINVAL if S or classes < 1. */
-int ftm_data_synth_image(uint64_t seed, uint64_t id, int S, int classes,
+FTM_EXTERN int ftm_data_synth_image(uint64_t seed, uint64_t id, int S, int classes,
                          float *img, int *label);
 /* Token sequence `id` (T tokens, FTM_TOK_CLS first, FTM_TOK_PAD after the
  * end, valid[t] = 1 for real tokens); d NULL = synthetic topic sequences
  * (each sequence draws from one topic's words in a strided order). */
-int ftm_data_tokens(const ftm_dataset *d, uint64_t seed, uint64_t id, int T,
+FTM_EXTERN int ftm_data_tokens(const ftm_dataset *d, uint64_t seed, uint64_t id, int T,
                     int V, int *tok, unsigned char *valid);
 
 /* ---- models ------------------------------------------------------------- */
@@ -155,22 +157,22 @@ typedef struct ftm_model_config {
 /* Fills cfg with the defaults of a model kind from the registry (resnet
  * depth 8, bert 2 layers; 2 heads, seed 1, max_batch 64). An unknown kind
  * gets depth 0, which ftm_model_create rejects. */
-void ftm_model_config_default(ftm_model_config *cfg, int kind);
+FTM_EXTERN void ftm_model_config_default(ftm_model_config *cfg, int kind);
 /* Creates a replica with parameters initialised from cfg->seed: equal
  * configs give bitwise equal parameters. FTM_EINVAL on a bad config or an
  * unregistered kind. Free it with ftm_model_destroy. */
-int ftm_model_create(ftm_model **m, const ftm_model_config *cfg);
-void ftm_model_destroy(ftm_model *m);
-size_t ftm_model_nparams(const ftm_model *m);
-float *ftm_model_params(ftm_model *m);
-float *ftm_model_grads(ftm_model *m);
-int ftm_model_ntensors(const ftm_model *m);
+FTM_EXTERN int ftm_model_create(ftm_model **m, const ftm_model_config *cfg);
+FTM_EXTERN void ftm_model_destroy(ftm_model *m);
+FTM_EXTERN size_t ftm_model_nparams(const ftm_model *m);
+FTM_EXTERN float *ftm_model_params(ftm_model *m);
+FTM_EXTERN float *ftm_model_grads(ftm_model *m);
+FTM_EXTERN int ftm_model_ntensors(const ftm_model *m);
 /* Tensor i (0 <= i < ntensors) or NULL. */
-const ftm_tensor_info *ftm_model_tensor(const ftm_model *m, int i);
+FTM_EXTERN const ftm_tensor_info *ftm_model_tensor(const ftm_model *m, int i);
 /* Index of the tensor named `name`, or -1. */
-int ftm_model_find_tensor(const ftm_model *m, const char *name);
+FTM_EXTERN int ftm_model_find_tensor(const ftm_model *m, const char *name);
 /* This replica's sgemm counters (calls, flops, seconds, shapes). */
-ftm_gemm_stats *ftm_model_gemm_stats(ftm_model *m);
+FTM_EXTERN ftm_gemm_stats *ftm_model_gemm_stats(ftm_model *m);
 
 /* Cross-chip sum hook: sums buf (n int64 values) over all chips in place.
  * Every chip calls it the same number of times with the same n, in the same
@@ -200,10 +202,10 @@ typedef struct ftm_fb_args {
  * The caller zeroes grads (and grads_i64) first. ResNet with a NULL hook
  * needs the whole batch on this chip. count may be 0 (the chip still makes
  * its hook calls). */
-int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a,
+FTM_EXTERN int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a,
                                double *loss);
 /* Converts fixed-point gradients back: dst[i] = src[i] * 2^-FTM_FIX_SHIFT. */
-void ftm_fix_to_float(float *dst, const int64_t *src, size_t n);
+FTM_EXTERN void ftm_fix_to_float(float *dst, const int64_t *src, size_t n);
 
 /* ---- one-chip training -------------------------------------------------- */
 
@@ -213,11 +215,11 @@ typedef void (*ftm_step_cb)(void *ctx, long step, double loss,
 
 /* One step on one chip: zero grads, forward/backward of the whole batch
  * (global indices [0, batch)), one optimizer update. */
-int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,
+FTM_EXTERN int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,
                          long batch, int micro, double *loss);
 /* steps steps from step 0; losses (may be NULL) receives one value per
  * step. batch <= the model's max_batch. */
-int ftm_model_train(ftm_model *m, ftm_optim *o, long steps, long batch,
+FTM_EXTERN int ftm_model_train(ftm_model *m, ftm_optim *o, long steps, long batch,
                     int micro, double *losses, ftm_step_cb cb, void *ctx);
 
 #endif

@@ -16,6 +16,8 @@
 #ifndef FTMESH_NN_H
 #define FTMESH_NN_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,14 +39,14 @@ typedef struct ftm_gemm_stats {
 } ftm_gemm_stats;
 
 /* Once per process (idempotent, thread-safe): one OpenBLAS thread per call. */
-void ftm_nn_init(void);
+FTM_EXTERN void ftm_nn_init(void);
 /* Row-major C[M,N] = alpha op(A) op(B) + beta C through cblas_sgemm; ta/tb
  * nonzero = transposed. st (may be NULL) counts the call. */
-void ftm_nn_sgemm(ftm_gemm_stats *st, int ta, int tb, int M, int N, int K,
+FTM_EXTERN void ftm_nn_sgemm(ftm_gemm_stats *st, int ta, int tb, int M, int N, int K,
                   float alpha, const float *A, int lda, const float *B, int ldb,
                   float beta, float *C, int ldc);
 /* Adds the counts of src into dst (shapes merged). */
-void ftm_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src);
+FTM_EXTERN void ftm_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src);
 
 /* ---- dropout randomness -------------------------------------------------- */
 
@@ -67,18 +69,18 @@ typedef struct ftm_conv_dims {
 } ftm_conv_dims;
 
 /* Fills d (output size from the usual formula); FTM_EINVAL on bad values. */
-int ftm_nn_conv_dims(ftm_conv_dims *d, int C, int H, int W, int OC, int K,
+FTM_EXTERN int ftm_nn_conv_dims(ftm_conv_dims *d, int C, int H, int W, int OC, int K,
                      int stride, int pad);
 /* Floats of im2col scratch one call needs (0 for 1x1 stride 1 pad 0). */
-size_t ftm_nn_conv_col_size(const ftm_conv_dims *d);
+FTM_EXTERN size_t ftm_nn_conv_col_size(const ftm_conv_dims *d);
 /* out = conv(inp, w), no bias; im2col per image + one GEMM (Caffe style). */
-void ftm_nn_conv2d_forward(float *out,      /* N,OC,OH,OW */
+FTM_EXTERN void ftm_nn_conv2d_forward(float *out,      /* N,OC,OH,OW */
                            float *col,      /* conv_col_size scratch */
                            const float *inp,/* N,C,H,W */
                            const float *w,  /* OC,C,K,K */
                            int N, const ftm_conv_dims *d, ftm_gemm_stats *st);
 /* dw += dout . col^T; dinp += col2im(w^T . dout) (dinp may be NULL). */
-void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
+FTM_EXTERN void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
                             float *dw,          /* OC,C,K,K */
                             float *col,         /* conv_col_size scratch */
                             const float *dout,  /* N,OC,OH,OW */
@@ -93,32 +95,32 @@ void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
 
 /* s[0..C) = sum x, s[C..2C) = sum x^2 per channel, in double, in a fixed
  * order (8 lanes over hw, then the lanes): a function of x and the shape. */
-void ftm_nn_bn_partial(double *s,        /* 2C */
+FTM_EXTERN void ftm_nn_bn_partial(double *s,        /* 2C */
                        const float *x,   /* N,C,HW */
                        int N, int C, int HW);
 /* mean = s1/count, rstd = 1/sqrt(s2/count - mean^2 + eps) (biased var). */
-void ftm_nn_bn_stats(float *mean, float *rstd, /* C, C */
+FTM_EXTERN void ftm_nn_bn_stats(float *mean, float *rstd, /* C, C */
                      const double *s,         /* 2C global sums */
                      double count, float eps, int C);
 /* out = gamma (x - mean) rstd + beta. */
-void ftm_nn_bn_forward(float *out, const float *x,             /* N,C,HW */
+FTM_EXTERN void ftm_nn_bn_forward(float *out, const float *x,             /* N,C,HW */
                        const float *mean, const float *rstd,   /* C */
                        const float *gamma, const float *beta,  /* C */
                        int N, int C, int HW);
 /* out = max(gamma (x - mean) rstd + beta, 0): BN then ReLU in one pass. */
-void ftm_nn_bn_relu_forward(float *out, const float *x,          /* N,C,HW */
+FTM_EXTERN void ftm_nn_bn_relu_forward(float *out, const float *x,          /* N,C,HW */
                             const float *mean, const float *rstd, /* C */
                             const float *gamma, const float *beta,/* C */
                             int N, int C, int HW);
 /* s[0..C) = sum dy, s[C..2C) = sum dy*xhat per channel, fixed order. */
-void ftm_nn_bn_backward_partial(double *s,                        /* 2C */
+FTM_EXTERN void ftm_nn_bn_backward_partial(double *s,                        /* 2C */
                                 const float *dy, const float *x,  /* N,C,HW */
                                 const float *mean, const float *rstd,
                                 int N, int C, int HW);
 /* dx += gamma rstd (dy - gs[c]/count - xhat gs[C+c]/count), gs = global
  * sums from ftm_nn_bn_backward_partial. dgamma/dbeta are gs[C+c]/gs[c]
  * (the caller adds them where it wants them). */
-void ftm_nn_bn_backward(float *dx,                        /* N,C,HW */
+FTM_EXTERN void ftm_nn_bn_backward(float *dx,                        /* N,C,HW */
                         const float *dy, const float *x,  /* N,C,HW */
                         const float *mean, const float *rstd,
                         const float *gamma,               /* C */
@@ -128,13 +130,13 @@ void ftm_nn_bn_backward(float *dx,                        /* N,C,HW */
 /* The same two phases for BN followed by ReLU, given the ReLU's output
  * `out` and the gradient at it `dout`: dy = dout where out > 0, else 0,
  * without a separate ReLU pass. */
-void ftm_nn_bn_relu_backward_partial(double *s,            /* 2C */
+FTM_EXTERN void ftm_nn_bn_relu_backward_partial(double *s,            /* 2C */
                                      const float *dout,    /* N,C,HW */
                                      const float *out,     /* N,C,HW */
                                      const float *x,       /* N,C,HW */
                                      const float *mean, const float *rstd,
                                      int N, int C, int HW);
-void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW */
+FTM_EXTERN void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW */
                              const float *dout, const float *out, const float *x,
                              const float *mean, const float *rstd,
                              const float *gamma, const double *gs,
@@ -143,32 +145,32 @@ void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW */
 /* ---- elementwise, pooling, linear, loss ---------------------------------- */
 
 /* out = max(inp, 0) (out may equal inp). */
-void ftm_nn_relu_forward(float *out, const float *inp, size_t n);
+FTM_EXTERN void ftm_nn_relu_forward(float *out, const float *inp, size_t n);
 /* dinp += dout where out > 0. */
-void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
+FTM_EXTERN void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
                           size_t n);
 /* out = a + b (residual add; out may alias a or b). */
-void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
+FTM_EXTERN void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
 /* out = max(a + b, 0): residual add and ReLU in one pass (out must not
  * alias a or b). */
-void ftm_nn_add_relu_forward(float *out, const float *a, const float *b, size_t n);
+FTM_EXTERN void ftm_nn_add_relu_forward(float *out, const float *a, const float *b, size_t n);
 /* da += dout; db += dout. */
-void ftm_nn_add_backward(float *da, float *db, const float *dout, size_t n);
+FTM_EXTERN void ftm_nn_add_backward(float *da, float *db, const float *dout, size_t n);
 /* out[n,c] = mean over HW of inp[n,c,:]. */
-void ftm_nn_avgpool_forward(float *out,        /* N,C */
+FTM_EXTERN void ftm_nn_avgpool_forward(float *out,        /* N,C */
                             const float *inp,  /* N,C,HW */
                             int N, int C, int HW);
-void ftm_nn_avgpool_backward(float *dinp,       /* N,C,HW */
+FTM_EXTERN void ftm_nn_avgpool_backward(float *dinp,       /* N,C,HW */
                              const float *dout, /* N,C */
                              int N, int C, int HW);
 /* out = inp W^T + b (b may be NULL). */
-void ftm_nn_linear_forward(float *out,        /* N,OUT */
+FTM_EXTERN void ftm_nn_linear_forward(float *out,        /* N,OUT */
                            const float *inp,  /* N,IN */
                            const float *w,    /* OUT,IN */
                            const float *b,    /* OUT or NULL */
                            int N, int IN, int OUT, ftm_gemm_stats *st);
 /* dinp += dout W (dinp may be NULL); dw += dout^T inp; db += sum_n dout. */
-void ftm_nn_linear_backward(float *dinp, float *dw, float *db,
+FTM_EXTERN void ftm_nn_linear_backward(float *dinp, float *dw, float *db,
                             const float *dout, const float *inp,
                             const float *w, int N, int IN, int OUT,
                             ftm_gemm_stats *st);
@@ -176,14 +178,14 @@ void ftm_nn_linear_backward(float *dinp, float *dw, float *db,
  * label is -1: ignored row, as for unmasked MLM positions). A label outside
  * -1..V-1 is FTM_ERANGE, checked before anything is read or written;
  * 0 otherwise. */
-int ftm_nn_softmax_xent_forward(float *losses,       /* N */
+FTM_EXTERN int ftm_nn_softmax_xent_forward(float *losses,       /* N */
                                 float *probs,        /* N,V */
                                 const float *logits, /* N,V */
                                 const int *labels,   /* N */
                                 int N, int V);
 /* dlogits += scale[n] (probs - onehot(label)) for rows with label >= 0.
  * Labels as accepted by the forward (which the caller ran first). */
-void ftm_nn_softmax_xent_backward(float *dlogits,      /* N,V */
+FTM_EXTERN void ftm_nn_softmax_xent_backward(float *dlogits,      /* N,V */
                                   const float *probs,  /* N,V */
                                   const int *labels,   /* N */
                                   const float *scale,  /* N */
@@ -192,35 +194,35 @@ void ftm_nn_softmax_xent_backward(float *dlogits,      /* N,V */
 /* ---- transformer layers ---------------------------------------------------- */
 
 /* out[n,t] = wte[tok[n,t]] + wpe[t]. */
-void ftm_nn_embed_forward(float *out,        /* N,T,C */
+FTM_EXTERN void ftm_nn_embed_forward(float *out,        /* N,T,C */
                           const int *tok,    /* N,T */
                           const float *wte,  /* V,C */
                           const float *wpe,  /* T,C */
                           int N, int T, int C);
-void ftm_nn_embed_backward(float *dwte, float *dwpe, const float *dout,
+FTM_EXTERN void ftm_nn_embed_backward(float *dwte, float *dwpe, const float *dout,
                            const int *tok, int N, int T, int C);
 /* Normalise each row of C over C (biased variance), then gamma, beta. */
-void ftm_nn_layernorm_forward(float *out,        /* R,C */
+FTM_EXTERN void ftm_nn_layernorm_forward(float *out,        /* R,C */
                               float *mean,       /* R */
                               float *rstd,       /* R */
                               const float *inp,  /* R,C */
                               const float *gamma, const float *beta, /* C */
                               int R, int C, float eps);
-void ftm_nn_layernorm_backward(float *dinp, float *dgamma, float *dbeta,
+FTM_EXTERN void ftm_nn_layernorm_backward(float *dinp, float *dgamma, float *dbeta,
                                const float *dout, const float *inp,
                                const float *gamma, const float *mean,
                                const float *rstd, int R, int C);
 /* GELU: exact x*Phi(x) (tanh_approx=0) or the tanh approximation. */
-void ftm_nn_gelu_forward(float *out, const float *inp, size_t n,
+FTM_EXTERN void ftm_nn_gelu_forward(float *out, const float *inp, size_t n,
                          int tanh_approx);
-void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
+FTM_EXTERN void ftm_nn_gelu_backward(float *dinp, const float *inp, const float *dout,
                           size_t n, int tanh_approx);
 /* out = inp * keep / (1 - p); E floats per example; inference if dp NULL
  * or dp->p == 0 (out = inp). out may equal inp. */
-void ftm_nn_dropout_forward(float *out, const float *inp, int N, size_t E,
+FTM_EXTERN void ftm_nn_dropout_forward(float *out, const float *inp, int N, size_t E,
                             const ftm_nn_dropout *dp);
 /* dinp += dout * keep / (1 - p) (same mask, recomputed from the key). */
-void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
+FTM_EXTERN void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
                              const ftm_nn_dropout *dp);
 /* Multi-head self-attention core on packed qkv (Q, K, V = consecutive
  * blocks of C columns, head h = columns [h*hd, (h+1)*hd) of each block):
@@ -228,7 +230,7 @@ void ftm_nn_dropout_backward(float *dinp, const float *dout, int N, size_t E,
  * key j of example n masked when valid[n,j] == 0. Two GEMMs per head.
  * probs keeps the softmax before dropout; dropout element index is
  * (h*T + i)*T + j within the example. */
-void ftm_nn_attention_forward(float *out,            /* N,T,C */
+FTM_EXTERN void ftm_nn_attention_forward(float *out,            /* N,T,C */
                               float *probs,          /* N,NH,T,T */
                               float *scratch,        /* T,T */
                               const float *qkv,      /* N,T,3C */
@@ -236,7 +238,7 @@ void ftm_nn_attention_forward(float *out,            /* N,T,C */
                               int N, int T, int C, int NH,
                               const ftm_nn_dropout *dp, ftm_gemm_stats *st);
 /* dqkv += d(out)/d(qkv) . dout. */
-void ftm_nn_attention_backward(float *dqkv,           /* N,T,3C */
+FTM_EXTERN void ftm_nn_attention_backward(float *dqkv,           /* N,T,3C */
                                float *scratch,        /* 2,T,T */
                                const float *dout,     /* N,T,C */
                                const float *probs,    /* N,NH,T,T */

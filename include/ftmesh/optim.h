@@ -8,6 +8,8 @@
 #ifndef FTMESH_OPTIM_H
 #define FTMESH_OPTIM_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,21 +33,21 @@ typedef struct ftm_optim ftm_optim;
  * warm-up steps; bert LAMB lr 1e-2 wd 0.01 betas 0.9/0.999, 20
  * warm-up steps (AdamW reached loss ratio 0.51 in 400 steps at lr 3e-3,
  * LAMB 0.46 at lr 1e-2; diverges at AdamW lr 1e-2). */
-void ftm_optim_config_default(ftm_optim_config *c, int model_kind);
+FTM_EXTERN void ftm_optim_config_default(ftm_optim_config *c, int model_kind);
 /* State (momentum / moments) allocated once for n parameters. */
-int ftm_optim_create(ftm_optim **o, const ftm_optim_config *c, size_t n);
-void ftm_optim_destroy(ftm_optim *o);
+FTM_EXTERN int ftm_optim_create(ftm_optim **o, const ftm_optim_config *c, size_t n);
+FTM_EXTERN void ftm_optim_destroy(ftm_optim *o);
 /* Copies src's state (moments) into dst, which must have the same kind
  * and size: FTM_EINVAL otherwise, and dst is unchanged. A recovering
  * trainer gives every replica the state of one survivor. */
-int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src);
+FTM_EXTERN int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src);
 /* The state arrays, n floats each, for checkpoints: *m the momentum (SGD)
  * or first moment, *v the second moment (NULL for SGD). */
-void ftm_optim_moments(ftm_optim *o, float **m, float **v);
+FTM_EXTERN void ftm_optim_moments(ftm_optim *o, float **m, float **v);
 /* One update of params from grads; `step` counts from 0 (bias correction,
  * warm-up). The tensor table (model.h) supplies decay flags and LAMB trust
  * ratios. */
-int ftm_optim_step(ftm_optim *o, float *params, const float *grads,
+FTM_EXTERN int ftm_optim_step(ftm_optim *o, float *params, const float *grads,
                    const ftm_tensor_info *t, int ntensors, uint64_t step);
 
 #endif

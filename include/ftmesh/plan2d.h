@@ -18,6 +18,8 @@
 #ifndef FTMESH_PLAN2D_H
 #define FTMESH_PLAN2D_H
 
+#include "ftmesh/export.h"
+
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
 
@@ -39,14 +41,14 @@ typedef struct ftm_plan2d {
 
 /* Plans the bands of mesh m. Deterministic. Returns 0, FTM_EALLDEAD,
  * FTM_EPARTITION or FTM_ENOMEM; on error p is empty. */
-int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p);
-void ftm_plan2d_free(ftm_plan2d *p);
+FTM_EXTERN int ftm_plan2d_build(const ftm_mesh *m, ftm_plan2d *p);
+FTM_EXTERN void ftm_plan2d_free(ftm_plan2d *p);
 
 /* The column phase's layout: usable[c] = 1 for a column with no dead chip
  * (it gets one ring through all its chips); the other columns' shares are
  * adopted by the usable ones. Returns the number U of usable columns, or 0
  * when the drift layout is used instead (no column usable, or more than
  * 1/8 of them lost). usable has cols entries. */
-int ftm_plan2d_columns(const ftm_mesh *m, const ftm_plan2d *p, unsigned char *usable);
+FTM_EXTERN int ftm_plan2d_columns(const ftm_mesh *m, const ftm_plan2d *p, unsigned char *usable);
 
 #endif

@@ -14,6 +14,8 @@
 #ifndef FTMESH_ROUTER_H
 #define FTMESH_ROUTER_H
 
+#include "ftmesh/export.h"
+
 #include "ftmesh/mesh.h"
 
 typedef struct ftm_ring {
@@ -37,12 +39,12 @@ typedef struct ftm_ring_quality {
  * where the construction finds one, else one with few, short detours.
  * Deterministic: the same mesh and faults give the same ring. Returns 0,
  * FTM_EALLDEAD, FTM_EPARTITION or FTM_ENOMEM; on error ring is empty. */
-int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring);
+FTM_EXTERN int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring);
 
 /* The counter-rotating ring: the same chips in reverse order, each edge
  * routed over live links in that direction (one-way link faults can make
  * it differ from the forward paths reversed). */
-int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev);
+FTM_EXTERN int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev);
 
 /* Path a -> b over live links, with an optional load map (load[chip * 4 +
  * dir], edges already on each directed link; NULL: none):
@@ -57,15 +59,15 @@ int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev);
  * because the planned rings (and so modeled times) depend on them.
  * Deterministic. Writes at most max directions; returns the hop count,
  * FTM_EINVAL, FTM_ENOROUTE, FTM_ERANGE (longer than max) or FTM_ENOMEM. */
-int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
+FTM_EXTERN int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load, int penalty,
                     unsigned char *dirs, int max);
 
 /* 0 when the ring closes, visits every healthy chip exactly once, and every
  * path starts at its chip, ends at the next one and uses only live chips and
  * live links; FTM_EBADRING otherwise. */
-int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
+FTM_EXTERN int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
 /* Fills q (the function is not named ftm_ring_quality: that is the type). */
-void ftm_ring_measure(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
-void ftm_ring_free(ftm_ring *ring);
+FTM_EXTERN void ftm_ring_measure(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
+FTM_EXTERN void ftm_ring_free(ftm_ring *ring);
 
 #endif

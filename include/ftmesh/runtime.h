@@ -9,6 +9,8 @@
 #ifndef FTMESH_RUNTIME_H
 #define FTMESH_RUNTIME_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/faults.h"
@@ -43,12 +45,12 @@ typedef struct ftm_stuck {
  * copy; m may be freed afterwards). Mailboxes are allocated here, once.
  * *rt is owned by the caller: ftm_rt_destroy it (NULL is fine). One
  * runtime serves any number of ftm_rt_run calls, one at a time. */
-int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
-void ftm_rt_destroy(ftm_rt *rt);
+FTM_EXTERN int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
+FTM_EXTERN void ftm_rt_destroy(ftm_rt *rt);
 /* The runtime's copy of the mesh, valid until ftm_rt_destroy. */
-const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
+FTM_EXTERN const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt);
 /* Payload bytes per packet this runtime uses. */
-size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
+FTM_EXTERN size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
 
 /* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
  * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG
@@ -58,7 +60,7 @@ size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
  * chip-side calls below); different runtimes may run concurrently. A chip
  * may execute several schedules per run (the trainer does). */
 typedef int (*ftm_chip_fn)(ftm_chip *chip, void *arg);
-int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
+FTM_EXTERN int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
 
 /* Failure injection during a run: chip dies right after it has sent pkts
  * packets of its own in a run (0: never), in the middle of whatever
@@ -68,12 +70,12 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
  * FTM_ECHIPDEAD or FTM_EHANG, packets of the broken
  * run may still sit in mailboxes: recover with a new runtime (ftm_rt_create
  * on the mesh without the dead chip). */
-int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts);
+FTM_EXTERN int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts);
 /* The same, armed by the chip itself from its own thread: it dies after
  * sending pkts (>= 1) more packets. */
-int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
+FTM_EXTERN int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
 /* After FTM_ECHIPDEAD: the chip that died, else -1. */
-int ftm_rt_died(const ftm_rt *rt);
+FTM_EXTERN int ftm_rt_died(const ftm_rt *rt);
 
 /* ---- failures of chips, hosts and links (src/runtime/inject.c) ----------
  * A dying chip (or the chips of a dying host) stops at once; a health
@@ -95,60 +97,60 @@ typedef struct ftm_rt_notice {
 /* From a chip's own thread: chips[0..n) (n <= 4) die now. Returns
  * FTM_ECHIPDEAD (the caller, if among them, must stop; else the run is
  * stopping anyway). */
-int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
+FTM_EXTERN int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
 /* The link chip->dir dies now (both ways unless oneway). 0 or FTM_EINVAL
  * (no such live link). Usable from a chip thread during a run, or before a
  * run from the thread that owns rt (ftm_rt_kill_link). */
-int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway);
-int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway);
+FTM_EXTERN int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway);
+FTM_EXTERN int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway);
 /* The same, once self has sent pkts (>= 1) more packets of its own. One
  * failure can be armed per chip; arming replaces the previous one. */
-int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n);
-int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway);
+FTM_EXTERN int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n);
+FTM_EXTERN int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway);
 /* Clears self's armed failure; 1 if one was still armed, else 0. */
-int ftm_chip_disarm(ftm_chip *self);
+FTM_EXTERN int ftm_chip_disarm(ftm_chip *self);
 
 /* After a run (and across runs of this runtime): the chips that died
  * (ids into out, at most max; returns how many), the directed links that
  * died (chip and dir), and who noticed what in the last run. */
-int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max);
-int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max);
-int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max);
+FTM_EXTERN int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max);
+FTM_EXTERN int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max);
+FTM_EXTERN int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max);
 
 /* After FTM_EHANG: the stuck chips (at most max), returns how many. Valid
  * only after ftm_rt_run has returned. phase points into the schedule,
  * valid while it lives. */
-int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
+FTM_EXTERN int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 
 /* Records what every chip does in the following runs into tr (trace.h;
  * tr's chip count must be the mesh's), or stops recording (tr NULL). The
  * recorder must outlive the runs. Returns 0 or FTM_EINVAL. */
 struct ftm_trace;
-int ftm_rt_set_trace(ftm_rt *rt, struct ftm_trace *tr);
+FTM_EXTERN int ftm_rt_set_trace(ftm_rt *rt, struct ftm_trace *tr);
 
 /* Bytes and packets that crossed the directed link chip->dir since the
  * last reset. The counters belong to the sending chip's thread and are not
  * atomic: read (or reset) them only after ftm_rt_run has returned, or, for
  * reading, from a chip thread between two of its ftm_chip_barrier calls
  * when no chip sends in between (the barrier orders the writes before). */
-void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts);
-void ftm_rt_reset_stats(ftm_rt *rt);
+FTM_EXTERN void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts);
+FTM_EXTERN void ftm_rt_reset_stats(ftm_rt *rt);
 
 /* Chip side (call only from the chip's own thread). */
-int ftm_chip_id(const ftm_chip *chip);
-ftm_rt *ftm_chip_rt(ftm_chip *chip);
+FTM_EXTERN int ftm_chip_id(const ftm_chip *chip);
+FTM_EXTERN ftm_rt *ftm_chip_rt(ftm_chip *chip);
 /* Executes this chip's program of schedule s on buf (s->bytes bytes):
  * sends, receives, reductions, and forwarding of transit traffic. Every
  * chip of a run must execute the same schedules in the same order. s is
  * borrowed and read by every chip thread at once: it must stay alive and
  * unchanged until every chip has finished executing it (for a schedule
  * used once per run: until ftm_rt_run returns). */
-int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
+FTM_EXTERN int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
 
 /* Waits until every healthy chip of the run has called it (a harness
  * barrier for timing, not chip-to-chip traffic). Returns 0 or FTM_EHANG if
  * the run was aborted meanwhile. */
-int ftm_chip_barrier(ftm_chip *chip);
+FTM_EXTERN int ftm_chip_barrier(ftm_chip *chip);
 
 /* ---- fault scripts during a run (src/runtime/script.c) ------------------
  * The player of a fault script (include/ftmesh/faults.h): the program a
@@ -189,31 +191,31 @@ typedef struct ftm_rt_script {
 } ftm_rt_script;
 
 /* A sorted copy of s (NULL: none) for mesh m. */
-int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m);
-void ftm_rt_script_free(ftm_rt_script *f);
+FTM_EXTERN int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m);
+FTM_EXTERN void ftm_rt_script_free(ftm_rt_script *f);
 /* Before an attempt on mesh m: who fires what. */
-void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m);
+FTM_EXTERN void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m);
 /* On chip's thread at (step, phase): fires its due events (not the counted
  * allreduce ones). FTM_ECHIPDEAD when a chip or host died: stop. */
-int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase);
+FTM_EXTERN int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase);
 /* Before the gradient allreduce: events with 0 packets fire, the first
  * other one is armed (FTM_FAULT_MID: mid_pkts). After it: an armed event
  * that did not strike (the victim sent fewer packets) and any other of the
  * step's allreduce events strike now. */
-int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
+FTM_EXTERN int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts);
-int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
+FTM_EXTERN int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
-void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
+FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or
  * FTM_ELINKDEAD) on runtime rt: m2 (uninitialised) becomes m without what
  * died and was noticed, and ev[] (up to max) the records of the events
  * fired in this attempt (returns how many; the caller fills the times). */
-int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
+FTM_EXTERN int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
                          ftm_fault_record *ev, int max);
 /* Records of events that fired in the last attempt without being noticed
  * (after a run that ended normally). */
-int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max);
+FTM_EXTERN int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max);
 
 
 #endif

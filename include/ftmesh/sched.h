@@ -24,6 +24,8 @@
 #ifndef FTMESH_SCHED_H
 #define FTMESH_SCHED_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,50 +75,50 @@ typedef struct ftm_sched {
 } ftm_sched;
 
 /* On error nothing is allocated. */
-int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);
-void ftm_sched_free(ftm_sched *s);
+FTM_EXTERN int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);
+FTM_EXTERN void ftm_sched_free(ftm_sched *s);
 
 /* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its
  * id (>= 0) or a negative error. nhops == 0 requires src == dst. */
-int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
+FTM_EXTERN int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
 
 /* Opens a new step in chip's program; later ops of that chip join it. */
-int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index);
+FTM_EXTERN int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index);
 
 /* A transfer of len bytes from [soff, soff+len) of the route's source chip
  * to [doff, doff+len) of its destination, combined by red. Appends a send to
  * the source's open step and a receive to the destination's open step.
  * len == 0 adds nothing. */
-int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
+FTM_EXTERN int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
 
 /* Drops empty steps at the end of every program (harmless but noisy). */
-void ftm_sched_trim(ftm_sched *s);
+FTM_EXTERN void ftm_sched_trim(ftm_sched *s);
 
 /* Total payload bytes the schedule sends across each directed link:
  * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */
-void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
+FTM_EXTERN void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
 
 /* Packets chip sends in one execution of s, with pkt payload bytes per
  * packet (failure injection picks a point inside a collective with it). */
-uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
+FTM_EXTERN uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
 
 /* Balanced split of count elements into p blocks (Open MPI's ring
  * allreduce split: the first count % p blocks get one element more).
  * Block b covers elements [*first, *first + *n). */
-void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n);
+FTM_EXTERN void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n);
 /* The inverse: the block b (0 <= b < p) whose range holds element x of
  * ftm_sched_block's split of count into p (x < count). */
-int ftm_sched_block_of(size_t count, int p, size_t x);
+FTM_EXTERN int ftm_sched_block_of(size_t count, int p, size_t x);
 
 /* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
-size_t ftm_red_elem_size(ftm_red red);
+FTM_EXTERN size_t ftm_red_elem_size(ftm_red red);
 
 /* The reduction kernel, the one both interpreters use (the runtime per
  * packet, ftm_sched_exec_data per receive): combines len bytes of src into
  * dst by red (copy, float sum, int64 sum). len is a multiple of the element
  * size. An int64 sum that overflows returns FTM_ERANGE (dst is then partly
  * updated), never a wrapped value; otherwise 0. */
-int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red red);
+FTM_EXTERN int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red red);
 
 /* Sequential reference executor (no threads, no time): applies every
  * transfer of s to the per-chip buffers bufs[chip] (s->bytes each; NULL
@@ -130,6 +132,6 @@ int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red red);
  * FTM_EHANG (steps wait on each other in a cycle), FTM_ERANGE (an int64 sum
  * overflowed, as in the runtime) or FTM_ENOMEM; after an error the buffers
  * are partly updated. Reentrant; reads s and m only. A test oracle. */
-int ftm_sched_exec_data(const ftm_sched *s, const struct ftm_mesh *m, void **bufs);
+FTM_EXTERN int ftm_sched_exec_data(const ftm_sched *s, const struct ftm_mesh *m, void **bufs);
 
 #endif

@@ -9,6 +9,8 @@
 #ifndef FTMESH_SVG_H
 #define FTMESH_SVG_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,10 +51,10 @@ typedef struct ftm_svg_picture {
 
 /* Writes one standalone SVG document to f. Returns 0, FTM_EINVAL (no f or
  * m, a ring or schedule that does not fit m) or FTM_EIO. */
-int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *p);
+FTM_EXTERN int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *p);
 
 /* The same with rings, alternate flags, link bytes and a title only. */
-int ftm_svg_write(FILE *f, const ftm_mesh *m, const ftm_ring *rings, const int *alternate,
+FTM_EXTERN int ftm_svg_write(FILE *f, const ftm_mesh *m, const ftm_ring *rings, const int *alternate,
                   int nrings, const uint64_t *link_bytes, const char *title);
 
 #endif

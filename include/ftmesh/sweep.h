@@ -7,6 +7,8 @@
 #ifndef FTMESH_SWEEP_H
 #define FTMESH_SWEEP_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/costmodel.h"
@@ -34,6 +36,6 @@ typedef struct ftm_sweep_row {
  * order above; algorithms in registry order. Rows run on two threads
  * (builders and the cost model are reentrant); the call itself is
  * reentrant. Returns 0 or an error (then nothing is allocated). */
-int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows);
+FTM_EXTERN int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows);
 
 #endif

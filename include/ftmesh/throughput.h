@@ -15,6 +15,8 @@
 #ifndef FTMESH_THROUGHPUT_H
 #define FTMESH_THROUGHPUT_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include "ftmesh/costmodel.h"
 
@@ -42,18 +44,18 @@ typedef struct ftm_tput_row {
 } ftm_tput_row;
 
 /* TPU-v3 and MLPerf defaults; candidates "2d" and "2d-concurrent". */
-void ftm_tput_defaults(ftm_tput_params *p);
+FTM_EXTERN void ftm_tput_defaults(ftm_tput_params *p);
 
 /* Fills compute_s, step_s and examples_per_s of row from its chips,
  * global_batch and allreduce_s, for model index md (0 resnet50, 1
  * bert-large). impact_pct is left alone. */
-void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row);
+FTM_EXTERN void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row);
 
 /* The table: meshes 16x32 and 32x32 torus, models as above, scenarios as
  * above (two dead hosts: far apart, see throughput.c). Returns 0 with a
  * malloc'd array (free()) of FTM_TPUT_NMESHES * FTM_TPUT_NMODELS *
  * FTM_TPUT_NSCEN rows (mesh, model, scenario nesting), FTM_EINVAL (bad
  * parameter or unknown algorithm) or another error. */
-int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows);
+FTM_EXTERN int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows);
 
 #endif

@@ -15,6 +15,8 @@
 #ifndef FTMESH_TIMELINE_H
 #define FTMESH_TIMELINE_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include "ftmesh/costmodel.h"
 #include "ftmesh/trace.h"
@@ -35,8 +37,8 @@ typedef struct ftm_timeline {
 /* Builds the timeline of everything tr recorded on clock (FTM_CLOCK_*);
  * p: the cost parameters for the modeled clock (NULL: defaults). Returns 0,
  * FTM_EINVAL, FTM_ENOMEM or a cost model error. */
-int ftm_timeline_build(const ftm_trace *tr, int clock, const ftm_cost_params *p,
+FTM_EXTERN int ftm_timeline_build(const ftm_trace *tr, int clock, const ftm_cost_params *p,
                        ftm_timeline *out);
-void ftm_timeline_free(ftm_timeline *tl);
+FTM_EXTERN void ftm_timeline_free(ftm_timeline *tl);
 
 #endif

@@ -21,6 +21,8 @@
 #ifndef FTMESH_TRACE_H
 #define FTMESH_TRACE_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/mesh.h"
@@ -40,7 +42,7 @@ typedef enum {
 } ftm_ev_kind;
 
 /* Static name of a kind: "exec", "step", "send", ... */
-const char *ftm_ev_kind_name(int kind);
+FTM_EXTERN const char *ftm_ev_kind_name(int kind);
 
 typedef struct ftm_event {
     uint8_t kind;      /* ftm_ev_kind */
@@ -65,55 +67,55 @@ typedef struct ftm_event {
 typedef struct ftm_trace ftm_trace;
 
 /* A recorder for meshes of nchips chips. Returns 0, FTM_EINVAL, FTM_ENOMEM. */
-int ftm_trace_create(ftm_trace **tr, int nchips, size_t snap_limit);
-void ftm_trace_destroy(ftm_trace *tr);
+FTM_EXTERN int ftm_trace_create(ftm_trace **tr, int nchips, size_t snap_limit);
+FTM_EXTERN void ftm_trace_destroy(ftm_trace *tr);
 
 /* Wall seconds since the recorder was created. */
-double ftm_trace_now(const ftm_trace *tr);
+FTM_EXTERN double ftm_trace_now(const ftm_trace *tr);
 
 /* ---- recording (chip's own thread; none of these fail the run: an
  * allocation failure is remembered and reported by ftm_trace_error) ---- */
 
 /* A new run starts (called by ftm_rt_run before the chip threads start). */
-void ftm_trace_begin_run(ftm_trace *tr);
+FTM_EXTERN void ftm_trace_begin_run(ftm_trace *tr);
 /* Chip starts executing s (on mesh m) with buffer buf / ends it. epoch
  * numbers the executions on one runtime from 1 (the same on every chip for
  * the same execution); exec = epoch - 1. */
-void ftm_trace_exec_begin(ftm_trace *tr, int chip, const ftm_sched *s, const ftm_mesh *m,
+FTM_EXTERN void ftm_trace_exec_begin(ftm_trace *tr, int chip, const ftm_sched *s, const ftm_mesh *m,
                           const void *buf, uint32_t epoch);
-void ftm_trace_exec_end(ftm_trace *tr, int chip);
+FTM_EXTERN void ftm_trace_exec_end(ftm_trace *tr, int chip);
 /* Step k of the current schedule starts / ends (buf: the chip's buffer;
  * NULL: the step was cut short by an error, no snapshot). */
-void ftm_trace_step_begin(ftm_trace *tr, int chip, int k);
-void ftm_trace_step_end(ftm_trace *tr, int chip, const void *buf);
+FTM_EXTERN void ftm_trace_step_begin(ftm_trace *tr, int chip, int k);
+FTM_EXTERN void ftm_trace_step_end(ftm_trace *tr, int chip, const void *buf);
 /* Op i of the current step moved bytes: its done count went from before
  * to after (of op->len). The event is written when the op completes. */
-void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t before, size_t after,
+FTM_EXTERN void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t before, size_t after,
                   const void *buf);
 /* A transit packet of transfer tag (of schedule s, execution epoch, sent
  * by src) left this chip on link dir; consecutive packets of one transfer
  * on one link make one event. */
-void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epoch, int src,
+FTM_EXTERN void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epoch, int src,
                        uint32_t tag, int dir, size_t len);
 /* The chip waited from t0 (ftm_trace_now) until now. */
-void ftm_trace_wait(ftm_trace *tr, int chip, double t0);
+FTM_EXTERN void ftm_trace_wait(ftm_trace *tr, int chip, double t0);
 /* The chip dies here (failure injection). */
-void ftm_trace_fail(ftm_trace *tr, int chip);
+FTM_EXTERN void ftm_trace_fail(ftm_trace *tr, int chip);
 /* Any other event (compute, fail, recover); ev->chip says whose. */
-void ftm_trace_add(ftm_trace *tr, const ftm_event *ev);
+FTM_EXTERN void ftm_trace_add(ftm_trace *tr, const ftm_event *ev);
 
 /* ---- reading (after the run) ---- */
-int ftm_trace_nchips(const ftm_trace *tr);
+FTM_EXTERN int ftm_trace_nchips(const ftm_trace *tr);
 /* The chip's events in the order it recorded them. */
-const ftm_event *ftm_trace_events(const ftm_trace *tr, int chip, size_t *n);
+FTM_EXTERN const ftm_event *ftm_trace_events(const ftm_trace *tr, int chip, size_t *n);
 /* The snapshot of an event (NULL if it has none). */
-const void *ftm_trace_snapshot(const ftm_trace *tr, const ftm_event *ev);
+FTM_EXTERN const void *ftm_trace_snapshot(const ftm_trace *tr, const ftm_event *ev);
 /* Schedules executed while recording, and the mesh each ran on. */
-int ftm_trace_nscheds(const ftm_trace *tr);
-const ftm_sched *ftm_trace_sched(const ftm_trace *tr, int id, const ftm_mesh **m);
+FTM_EXTERN int ftm_trace_nscheds(const ftm_trace *tr);
+FTM_EXTERN const ftm_sched *ftm_trace_sched(const ftm_trace *tr, int id, const ftm_mesh **m);
 /* Runs begun so far. */
-int ftm_trace_nruns(const ftm_trace *tr);
+FTM_EXTERN int ftm_trace_nruns(const ftm_trace *tr);
 /* 0, or the first error recording met (FTM_ENOMEM): then events are missing. */
-int ftm_trace_error(const ftm_trace *tr);
+FTM_EXTERN int ftm_trace_error(const ftm_trace *tr);
 
 #endif

@@ -27,6 +27,8 @@
 #ifndef FTMESH_TRAIN_H
 #define FTMESH_TRAIN_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
@@ -99,7 +101,7 @@ typedef ftm_fault_record ftm_train_event;
 
 /* Defaults for a model kind: ftm_model_config_default, optimizer defaults,
  * algo "ring", bn_algo "tree", 10 steps, batch 32, micro 4. */
-void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
+FTM_EXTERN void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
 
 /* What one step did (summed or maximised over chips). */
 typedef struct ftm_train_step {
@@ -199,9 +201,9 @@ typedef struct ftm_train_result {
  * algorithm), FTM_EALLDEAD, FTM_EPARTITION, FTM_EDIVERGED (a loss that is
  * not finite: res->diverged_step says when; training stops there),
  * FTM_ERANGE (fixed-point gradient overflow), FTM_EHANG (res->stuck says who), FTM_ENOMEM, ... */
-int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
+FTM_EXTERN int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
                   const ftm_train_callbacks *cb, ftm_train_result *res);
-void ftm_train_result_free(ftm_train_result *res);
+FTM_EXTERN void ftm_train_result_free(ftm_train_result *res);
 
 /* The batch split. Examples [0, batch) go to parts 0..parts-1 in order,
  * contiguous. Exact mode deals whole micro-batches (ceil(batch/micro) of
@@ -209,7 +211,7 @@ void ftm_train_result_free(ftm_train_result *res);
  * ftm_sched_block; float mode deals examples the same way and *micro_used
  * becomes the largest divisor of micro that divides every part's first
  * index (the model needs aligned micro-batches). first/count: [parts]. */
-int ftm_train_split(long batch, int micro, int exact, int parts,
+FTM_EXTERN int ftm_train_split(long batch, int micro, int exact, int parts,
                     long *first, long *count, int *micro_used);
 
 #endif

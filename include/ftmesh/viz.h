@@ -29,6 +29,8 @@
 #ifndef FTMESH_VIZ_H
 #define FTMESH_VIZ_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
@@ -43,7 +45,7 @@
 /* Draws mesh and ring into a malloc'd string (*out, free() it). ring may be
  * NULL (faults only). Returns 0, FTM_EINVAL (ring does not match the mesh:
  * a chip or hop off the mesh) or FTM_ENOMEM; on error *out is NULL. */
-int ftm_viz_ring_ascii(const ftm_mesh *m, const ftm_ring *ring, char **out);
+FTM_EXTERN int ftm_viz_ring_ascii(const ftm_mesh *m, const ftm_ring *ring, char **out);
 
 /* Draws the links that one part of schedule s (built for m) uses: the
  * routes of its sends in steps of phase `phase` (every phase if NULL) whose
@@ -51,7 +53,7 @@ int ftm_viz_ring_ascii(const ftm_mesh *m, const ftm_ring *ring, char **out);
  * an arrow, a longer one as a detour; FTM_VIZ_MAX_SCHED_DETOURS of them
  * listed). root >= 0 marks that chip 'R'.
  * Returns as ftm_viz_ring_ascii. */
-int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase, size_t lo,
+FTM_EXTERN int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase, size_t lo,
                         size_t hi, int root, char **out);
 
 #endif

@@ -32,6 +32,8 @@
 #ifndef FTMESH_XSUM_H
 #define FTMESH_XSUM_H
 
+#include "ftmesh/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,18 +46,18 @@
 
 /* acc (FTM_XSUM_WORDS words) += v. 0, or FTM_ERANGE if a word would
  * overflow (more than 2^31 terms), and then acc is unchanged. */
-int ftm_xsum_add(int64_t *acc, double v);
+FTM_EXTERN int ftm_xsum_add(int64_t *acc, double v);
 /* acc[i] += v[i] for n accumulators (acc: n * FTM_XSUM_WORDS words). */
-int ftm_xsum_add_n(int64_t *acc, const double *v, size_t n);
+FTM_EXTERN int ftm_xsum_add_n(int64_t *acc, const double *v, size_t n);
 /* acc += b word by word (merging two sums); FTM_ERANGE on overflow, acc
  * unchanged. */
-int ftm_xsum_merge(int64_t *acc, const int64_t *b);
+FTM_EXTERN int ftm_xsum_merge(int64_t *acc, const int64_t *b);
 /* The sum's value, a pure function of the words (so equal words give
  * equal bits): carries propagated, then rounded to double, within a few
  * units in the last place of the exact sum. NaN if a term was not finite
  * or out of range. */
-double ftm_xsum_value(const int64_t *acc);
+FTM_EXTERN double ftm_xsum_value(const int64_t *acc);
 /* out[i] = ftm_xsum_value(acc + i * FTM_XSUM_WORDS) for i < n. */
-void ftm_xsum_value_n(double *out, const int64_t *acc, size_t n);
+FTM_EXTERN void ftm_xsum_value_n(double *out, const int64_t *acc, size_t n);
 
 #endif

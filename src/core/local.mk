@@ -1,7 +1,7 @@
 # core: errors, mesh topology and faults, counter-based random numbers
 libftmesh_la_SOURCES += src/core/error.c src/core/mesh.c src/core/faults.c
 noinst_HEADERS += src/core/util.h
-ftmeshinclude_HEADERS += include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h \
+ftmeshinclude_HEADERS += include/ftmesh/export.h include/ftmesh/error.h include/ftmesh/mesh.h include/ftmesh/rng.h \
 	include/ftmesh/faults.h
 
 check_PROGRAMS += tests/test_mesh
