@@ -104,6 +104,9 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
  * gives back the programs' unused capacity. */
 void ftm_sched_trim(ftm_sched *s);
 
+/* Bytes of memory the schedule holds (its arrays as allocated). */
+size_t ftm_sched_mem_bytes(const ftm_sched *s);
+
 /* Total payload bytes the schedule sends across each directed link:
  * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */
 void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);

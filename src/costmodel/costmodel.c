@@ -341,6 +341,13 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     return rc;
 }
 
+size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
+{
+    size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
+    return (size_t)s->nchips * (sizeof(chip_st) + sizeof(ev)) + nt * sizeof(tagst) +
+           nl * (sizeof(double) + sizeof(uint64_t));
+}
+
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes)
 {

@@ -172,6 +172,15 @@ void ftm_sched_trim(ftm_sched *s)
     shrink((void **)&s->dirs, &s->cap_dirs, s->ndirs, 1);
 }
 
+size_t ftm_sched_mem_bytes(const ftm_sched *s)
+{
+    size_t n = sizeof *s + (size_t)s->nchips * sizeof *s->prog;
+    for (int c = 0; c < s->nchips; c++)
+        n += (size_t)s->prog[c].cap_steps * sizeof(ftm_step) +
+             (size_t)s->prog[c].cap_ops * sizeof(ftm_op);
+    return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs;
+}
+
 void ftm_sched_link_bytes(const ftm_sched *s, const ftm_mesh *m, uint64_t *link_bytes)
 {
     memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
