@@ -19,10 +19,9 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "ftmesh/rng.h"
+#include "models.h"
 #include "nn/model_impl.h"
 
-enum { KEY_EMB_DROP = 1, KEY_MASK = 7, KEY_FORCE = 8, KEY_REPL = 9, KEY_RAND = 10,
-       KEY_ATT = 100, KEY_AO = 200, KEY_FFN = 300 };
 
 typedef struct layer {
     int wqkv, bqkv, wo, bo, g1, b1, w1, bf1, w2, bf2, g2, b2; /* tensors */
@@ -82,15 +81,18 @@ static int make_batch(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int 
         int len = 0, nm = 0;
         while (len < T && b->valid[j * T + len])
             len++;
+        for (int t = 0; t < len; t++)
+            if (tok[t] < 0 || tok[t] >= V)
+                return FTM_ERANGE; /* a token (future label) outside the vocabulary */
         if (len < 2)
             return FTM_EFORMAT;
-        int forced = 1 + (int)(ftm_rng_u64(c->seed, st, g, KEY_FORCE, 0) % (uint64_t)(len - 1));
+        int forced = 1 + (int)(ftm_rng_u64(c->seed, st, g, FTM_RNG_FORCE, 0) % (uint64_t)(len - 1));
         for (int t = 0; t < T; t++) {
             inp[t] = tok[t];
             lab[t] = -1;
             if (t == 0 || t >= len)
                 continue;
-            if (ftm_rng_uniform(c->seed, st, g, KEY_MASK, (uint64_t)t) >= c->mask_prob)
+            if (ftm_rng_uniform(c->seed, st, g, FTM_RNG_MASK, (uint64_t)t) >= c->mask_prob)
                 continue;
             lab[t] = tok[t];
             nm++;
@@ -102,11 +104,11 @@ static int make_batch(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int 
         for (int t = 1; t < len; t++) {
             if (lab[t] < 0)
                 continue;
-            float r = ftm_rng_uniform(c->seed, st, g, KEY_REPL, (uint64_t)t);
+            float r = ftm_rng_uniform(c->seed, st, g, FTM_RNG_REPL, (uint64_t)t);
             if (r < 0.8f)
                 inp[t] = FTM_TOK_MASK;
             else if (r < 0.9f)
-                inp[t] = FTM_TOK_FIRST + (int)(ftm_rng_u64(c->seed, st, g, KEY_RAND, (uint64_t)t) %
+                inp[t] = FTM_TOK_FIRST + (int)(ftm_rng_u64(c->seed, st, g, FTM_RNG_RAND, (uint64_t)t) %
                                                (uint64_t)(V - FTM_TOK_FIRST));
             b->scale[j * T + t] = 1.0f / ((float)nm * (float)a->global_batch);
         }
@@ -128,9 +130,9 @@ static void drop(ftm_nn_dropout *d, const bert *b, const ftm_model *m,
 #define G(t) mdl_g(m, (t))
 #define ZERO(p, k) memset((p), 0, sizeof(float) * (size_t)(k))
 
-/* Forward and backward of one micro-batch; *loss += its sum of loss/B. */
-static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
-                   double *loss)
+/* Forward and backward of one micro-batch; its sum of loss/B goes to
+ * mdl_loss_add. */
+static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
 {
     int T = b->T, C = b->C, F = b->F, V = b->V, NH = b->NH, M = n * T, rc;
     ftm_gemm_stats *st = &m->gemm;
@@ -138,27 +140,27 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
     if ((rc = make_batch(m, b, a, g0, n)))
         return rc;
     ftm_nn_embed_forward(b->emb, b->inp, P(b->wte), P(b->wpe), n, T, C);
-    ftm_nn_layernorm_forward(b->x0, b->me, b->se, b->emb, P(b->ge), P(b->be), M, C, 1e-5f);
-    drop(&dp, b, m, a, g0, KEY_EMB_DROP);
+    ftm_nn_layernorm_forward(b->x0, b->me, b->se, b->emb, P(b->ge), P(b->be), M, C, MODELS_LN_EPS);
+    drop(&dp, b, m, a, g0, FTM_RNG_EMB_DROP);
     ftm_nn_dropout_forward(b->x0d, b->x0, n, (size_t)T * C, &dp);
     const float *X = b->x0d;
     for (int l = 0; l < b->L; l++) {
         layer *y = &b->ly[l];
         ftm_nn_linear_forward(y->qkv, X, P(y->wqkv), P(y->bqkv), M, C, 3 * C, st);
-        drop(&dp, b, m, a, g0, KEY_ATT + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
         ftm_nn_attention_forward(y->att, y->probs, b->scr, y->qkv, b->valid, n, T, C, NH, &dp, st);
         ftm_nn_linear_forward(y->ao, y->att, P(y->wo), P(y->bo), M, C, C, st);
-        drop(&dp, b, m, a, g0, KEY_AO + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
         ftm_nn_dropout_forward(y->aod, y->ao, n, (size_t)T * C, &dp);
         ftm_nn_add_forward(y->r1, X, y->aod, (size_t)M * C);
-        ftm_nn_layernorm_forward(y->h, y->m1, y->s1, y->r1, P(y->g1), P(y->b1), M, C, 1e-5f);
+        ftm_nn_layernorm_forward(y->h, y->m1, y->s1, y->r1, P(y->g1), P(y->b1), M, C, MODELS_LN_EPS);
         ftm_nn_linear_forward(y->f1, y->h, P(y->w1), P(y->bf1), M, C, F, st);
         ftm_nn_gelu_forward(y->g, y->f1, (size_t)M * F, 0);
         ftm_nn_linear_forward(y->f2, y->g, P(y->w2), P(y->bf2), M, F, C, st);
-        drop(&dp, b, m, a, g0, KEY_FFN + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
         ftm_nn_dropout_forward(y->f2d, y->f2, n, (size_t)T * C, &dp);
         ftm_nn_add_forward(y->r2, y->h, y->f2d, (size_t)M * C);
-        ftm_nn_layernorm_forward(y->xo, y->m2, y->s2, y->r2, P(y->g2), P(y->b2), M, C, 1e-5f);
+        ftm_nn_layernorm_forward(y->xo, y->m2, y->s2, y->r2, P(y->g2), P(y->b2), M, C, MODELS_LN_EPS);
         X = y->xo;
     }
     /* MLM head on the masked rows only */
@@ -173,11 +175,14 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
         }
     ftm_nn_linear_forward(b->hd, b->xm, P(b->wh), P(b->bh), K, C, C, st);
     ftm_nn_gelu_forward(b->hg, b->hd, (size_t)K * C, 0);
-    ftm_nn_layernorm_forward(b->hn, b->mh, b->sh, b->hg, P(b->gh), P(b->bhn), K, C, 1e-5f);
+    ftm_nn_layernorm_forward(b->hn, b->mh, b->sh, b->hg, P(b->gh), P(b->bhn), K, C, MODELS_LN_EPS);
     ftm_nn_linear_forward(b->logits, b->hn, P(b->wte), P(b->bv), K, C, V, st);
-    ftm_nn_softmax_xent_forward(b->losses, b->probs, b->logits, b->mlab, K, V);
+    if ((rc = ftm_nn_softmax_xent_forward(b->losses, b->probs, b->logits, b->mlab, K, V)))
+        return rc;
+    double part = 0.0;
     for (int k = 0; k < K; k++)
-        *loss += (double)b->losses[k] * b->scale[k];
+        part += (double)b->losses[k] * b->scale[k];
+    mdl_loss_add(m, part);
     /* backward */
     ZERO(b->dlogits, (size_t)K * V);
     ftm_nn_softmax_xent_backward(b->dlogits, b->probs, b->mlab, b->scale, K, V);
@@ -199,7 +204,7 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
         ftm_nn_layernorm_backward(b->bR, G(y->g2), G(y->b2), b->bX, y->r2, P(y->g2), y->m2, y->s2, M, C);
         memcpy(b->bH, b->bR, MC * sizeof(float));
         ZERO(b->bX, MC);
-        drop(&dp, b, m, a, g0, KEY_FFN + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
         ftm_nn_dropout_backward(b->bX, b->bR, n, (size_t)T * C, &dp);
         ZERO(b->bF1, (size_t)M * F);
         ftm_nn_linear_backward(b->bF1, G(y->w2), G(y->bf2), b->bX, y->g, P(y->w2), M, F, C, st);
@@ -210,17 +215,17 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
         ftm_nn_layernorm_backward(b->bR, G(y->g1), G(y->b1), b->bH, y->r1, P(y->g1), y->m1, y->s1, M, C);
         memcpy(b->bX, b->bR, MC * sizeof(float));
         ZERO(b->bH, MC);
-        drop(&dp, b, m, a, g0, KEY_AO + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
         ftm_nn_dropout_backward(b->bH, b->bR, n, (size_t)T * C, &dp);
         ZERO(b->bR, MC);
         ftm_nn_linear_backward(b->bR, G(y->wo), G(y->bo), b->bH, y->att, P(y->wo), M, C, C, st);
         ZERO(b->dqkv, 3 * MC);
-        drop(&dp, b, m, a, g0, KEY_ATT + l);
+        drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
         ftm_nn_attention_backward(b->dqkv, b->scr, b->bR, y->probs, y->qkv, n, T, C, NH, &dp, st);
         ftm_nn_linear_backward(b->bX, G(y->wqkv), G(y->bqkv), b->dqkv, Xin, P(y->wqkv), M, C, 3 * C, st);
     }
     ZERO(b->bR, (size_t)M * C);
-    drop(&dp, b, m, a, g0, KEY_EMB_DROP);
+    drop(&dp, b, m, a, g0, FTM_RNG_EMB_DROP);
     ftm_nn_dropout_backward(b->bR, b->bX, n, (size_t)T * C, &dp);
     ZERO(b->bH, (size_t)M * C);
     ftm_nn_layernorm_backward(b->bH, G(b->ge), G(b->be), b->bR, b->emb, P(b->ge), b->me, b->se, M, C);
@@ -228,12 +233,11 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n,
     return 0;
 }
 
-static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
-                   int nmb, double *loss)
+static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     bert *b = m->impl;
     for (int i = 0; i < nmb; i++) {
-        int rc = bert_mb(m, b, a, a->first + mbs[i].off, (int)mbs[i].n, loss);
+        int rc = bert_mb(m, b, a, a->first + mbs[i].off, (int)mbs[i].n);
         for (int t = 0; !rc && t < m->ntensors; t++)
             rc = mdl_flush(m, a, t);
         if (rc)
@@ -242,7 +246,7 @@ static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
     return 0;
 }
 
-int ftm_bert_init(ftm_model *m)
+int models_bert_init(ftm_model *m)
 {
     ftm_model_config *c = &m->cfg;
     if (c->hidden == 0) c->hidden = 64;
@@ -262,7 +266,7 @@ int ftm_bert_init(ftm_model *m)
     int V = c->vocab, T = c->seq, C = c->hidden, F = 4 * C, NH = c->heads;
     b->V = V; b->T = T; b->C = C; b->L = c->depth; b->NH = NH; b->F = F;
     b->p = c->dropout < 0.0f ? 0.0f : c->dropout == 0.0f ? 0.1f : c->dropout;
-    const float sd = 0.02f;
+    const float sd = MODELS_BERT_INIT_SD;
     b->wte = mdl_add(m, "wte", (size_t)V * C, MDL_INIT_NORMAL, sd, 1);
     b->wpe = mdl_add(m, "wpe", (size_t)T * C, MDL_INIT_NORMAL, sd, 1);
     b->ge = mdl_add(m, "emb.ln.g", C, MDL_INIT_ONE, 0, 0);

@@ -5,9 +5,10 @@
  *
  * Synchronised batch norm: forward and backward run layer by layer over all
  * of this chip's micro-batches. For each BN, per-micro-batch partial sums
- * (double, fixed order) are converted to int64 fixed point and added
- * (exact), the hook sums them over chips, and the statistics follow from
- * the global sums: identical bits on every chip and for any sharding.
+ * (double, fixed order) are added exactly in binned int64 words (xsum.h,
+ * relative precision at any activation scale), the hook sums the words over
+ * chips, and the statistics follow from the global sums: identical bits on
+ * every chip and for any sharding.
  *
  *   x -> [conv-bn-relu] -> block ... block -> pool -> fc -> xent
  *   block: out = relu(bn2(conv2(relu(bn1(conv1(in))))) + shortcut(in))
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/error.h"
+#include "models.h"
 #include "nn/model_impl.h"
 
 typedef struct cbn {            /* conv + batch norm (+ ReLU) */
@@ -45,7 +47,7 @@ typedef struct resnet {
     float *losses, *scale;      /* max_batch */
     float *col;                 /* largest im2col scratch */
     float *buf[5];              /* gradient scratch, max_batch * largest activation */
-    int64_t *acc;               /* 2 * 4w */
+    int64_t *acc;               /* 2 * 4w exact sums (FTM_XSUM_WORDS each) */
     double *part, *gsum;        /* 2 * 4w */
 } resnet;
 
@@ -102,17 +104,22 @@ static void resnet_free(void *p)
     free(r);
 }
 
-/* Sums acc over micro-batches (already) and chips, then back to double. */
-static int sync_sums(const ftm_fb_args *a, resnet *r, int C, int shift)
+/* The 2C exact sums in acc: over micro-batches (already), then over chips
+ * (the hook adds the words), then to double. */
+static int sync_sums(const ftm_fb_args *a, resnet *r, int C)
 {
     if (a->hook) {
-        int rc = a->hook(a->hook_ctx, r->acc, 2 * (size_t)C);
+        int rc = a->hook(a->hook_ctx, r->acc, 2 * (size_t)C * FTM_XSUM_WORDS);
         if (rc)
             return rc;
     }
-    for (int i = 0; i < 2 * C; i++)
-        r->gsum[i] = ldexp((double)r->acc[i], -shift);
+    ftm_xsum_value_n(r->gsum, r->acc, 2 * (size_t)C);
     return 0;
+}
+
+static void acc_zero(resnet *r, int C)
+{
+    memset(r->acc, 0, sizeof(int64_t) * 2 * (size_t)C * FTM_XSUM_WORDS);
 }
 
 static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
@@ -120,18 +127,18 @@ static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
     size_t osz = out_size(&u->d), isz = in_size(&u->d);
-    memset(r->acc, 0, sizeof(int64_t) * 2 * OC);
+    acc_zero(r, OC);
     for (int i = 0; i < nmb; i++) {
         float *c = u->c + mbs[i].off * osz;
         ftm_nn_conv2d_forward(c, r->col, in + mbs[i].off * isz, mdl_p(m, u->tw),
                               (int)mbs[i].n, &u->d, &m->gemm);
         ftm_nn_bn_partial(r->part, c, (int)mbs[i].n, OC, HW);
-        if ((rc = mdl_fix_add(r->acc, r->part, 2 * (size_t)OC, FTM_FIX_SHIFT_STATS)))
+        if ((rc = ftm_xsum_add_n(r->acc, r->part, 2 * (size_t)OC)))
             return rc;
     }
-    if ((rc = sync_sums(a, r, OC, FTM_FIX_SHIFT_STATS)))
+    if ((rc = sync_sums(a, r, OC)))
         return rc;
-    ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, 1e-5f, OC);
+    ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, MODELS_BN_EPS, OC);
     ftm_nn_bn_forward(u->a, u->c, u->mean, u->rstd, mdl_p(m, u->tg), mdl_p(m, u->tb),
                       (int)a->count, OC, HW);
     if (u->relu)
@@ -154,12 +161,12 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
         dy = tmp;
     }
     float *dg = mdl_g(m, u->tg), *db = mdl_g(m, u->tb);
-    memset(r->acc, 0, sizeof(int64_t) * 2 * OC);
+    acc_zero(r, OC);
     for (int i = 0; i < nmb; i++) {
         size_t o = mbs[i].off * osz;
         ftm_nn_bn_backward_partial(r->part, dy + o, u->c + o, u->mean, u->rstd,
                                    (int)mbs[i].n, OC, HW);
-        if ((rc = mdl_fix_add(r->acc, r->part, 2 * (size_t)OC, FTM_FIX_SHIFT)))
+        if ((rc = ftm_xsum_add_n(r->acc, r->part, 2 * (size_t)OC)))
             return rc;
         for (int c = 0; c < OC; c++) {
             db[c] += (float)r->part[c];
@@ -168,7 +175,7 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
         if ((rc = mdl_flush(m, a, u->tg)) || (rc = mdl_flush(m, a, u->tb)))
             return rc;
     }
-    if ((rc = sync_sums(a, r, OC, FTM_FIX_SHIFT)))
+    if ((rc = sync_sums(a, r, OC)))
         return rc;
     memset(dc, 0, n * sizeof(float));
     ftm_nn_bn_backward(dc, dy, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
@@ -183,19 +190,23 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
     return 0;
 }
 
-static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
-                     int nmb, double *loss)
+static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     resnet *r = m->impl;
     int S = r->S, K = r->K, C4 = r->C4, rc;
     long cnt = a->count;
     if (!a->hook && cnt != a->global_batch)
         return FTM_EINVAL; /* BN statistics need every example */
-    for (long i = 0; i < cnt; i++)
-        if ((rc = ftm_data_image(m->cfg.data, m->cfg.seed,
-                                 a->step * (uint64_t)a->global_batch + (uint64_t)(a->first + i),
-                                 S, r->x + i * 3 * S * S, &r->labels[i])))
+    for (long i = 0; i < cnt; i++) {
+        uint64_t id = a->step * (uint64_t)a->global_batch + (uint64_t)(a->first + i);
+        float *x = r->x + i * 3 * S * S;
+        rc = m->cfg.data ? ftm_data_image(m->cfg.data, m->cfg.seed, id, S, x, &r->labels[i])
+                         : ftm_data_synth_image(m->cfg.seed, id, S, K, x, &r->labels[i]);
+        if (rc)
             return rc;
+        if (r->labels[i] < 0 || r->labels[i] >= K)
+            return FTM_ERANGE; /* a label the logits do not have */
+    }
     /* forward, layer by layer over the micro-batches */
     if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb)))
         return rc;
@@ -223,13 +234,16 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
         ftm_nn_linear_forward(r->logits + mbs[i].off * K, r->pooled + mbs[i].off * C4,
                               mdl_p(m, r->tfw), mdl_p(m, r->tfb), (int)mbs[i].n, C4, K,
                               &m->gemm);
-    ftm_nn_softmax_xent_forward(r->losses, r->probs, r->logits, r->labels, (int)cnt, K);
-    double sum = 0.0;
-    for (long i = 0; i < cnt; i++) {
-        sum += r->losses[i] / (double)a->global_batch;
-        r->scale[i] = 1.0f / (float)a->global_batch;
+    if ((rc = ftm_nn_softmax_xent_forward(r->losses, r->probs, r->logits, r->labels, (int)cnt, K)))
+        return rc;
+    for (int i = 0; i < nmb; i++) {
+        double part = 0.0;
+        for (long k = mbs[i].off; k < mbs[i].off + mbs[i].n; k++)
+            part += r->losses[k] / (double)a->global_batch;
+        mdl_loss_add(m, part);
     }
-    *loss = sum;
+    for (long i = 0; i < cnt; i++)
+        r->scale[i] = 1.0f / (float)a->global_batch;
     /* backward */
     memset(r->dlogits, 0, sizeof(float) * cnt * K);
     memset(r->dpooled, 0, sizeof(float) * cnt * C4);
@@ -269,7 +283,7 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
     return cbn_backward(m, r, &r->stem, dout, r->x, NULL, r->buf[2], r->buf[4], a, mbs, nmb);
 }
 
-int ftm_resnet_init(ftm_model *m)
+int models_resnet_init(ftm_model *m)
 {
     ftm_model_config *c = &m->cfg;
     if (c->width == 0) c->width = 16;
@@ -326,7 +340,7 @@ int ftm_resnet_init(ftm_model *m)
     r->dlogits = malloc(sizeof(float) * (size_t)B * r->K);
     r->losses = malloc(sizeof(float) * (size_t)B);
     r->scale = malloc(sizeof(float) * (size_t)B);
-    r->acc = malloc(sizeof(int64_t) * 2 * r->C4);
+    r->acc = malloc(sizeof(int64_t) * 2 * r->C4 * FTM_XSUM_WORDS);
     r->part = malloc(sizeof(double) * 2 * r->C4);
     r->gsum = malloc(sizeof(double) * 2 * r->C4);
     int ok = r->x && r->labels && r->pooled && r->dpooled && r->logits && r->probs &&

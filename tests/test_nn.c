@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ftmesh/error.h"
 #include "ftmesh/nn.h"
 #include "ftmesh/rng.h"
 #include "test_nn_util.h"
@@ -176,7 +177,7 @@ START_TEST(ref_softmax_xent)
         labels[n] = (int)lab->v[n];
         sc[n] = 1.0f / (float)N;
     }
-    ftm_nn_softmax_xent_forward(loss, p, z->v, labels, N, V);
+    ck_assert_int_eq(ftm_nn_softmax_xent_forward(loss, p, z->v, labels, N, V), 0);
     float mean = 0.0f;
     for (int n = 0; n < N; n++)
         mean += loss[n] / (float)N;
@@ -185,6 +186,34 @@ START_TEST(ref_softmax_xent)
     CHECK_REF(dz, rc, "dz");
     free(labels); free(loss); free(p); free(dz); free(sc);
     ref_free(&rc);
+}
+END_TEST
+
+/* A label outside -1..V-1 is an error, found before anything is read or
+ * written (a label V would read one row past the logits; under ASan the
+ * logits end exactly there). -1 is the documented "ignore this row". */
+START_TEST(softmax_xent_bad_label)
+{
+    enum { N = 3, V = 4 };
+    static const int bad[][N] = { { 0, 4, 1 }, { -2, 0, 0 }, { 3, 2, 1000 } };
+    float *z = malloc(sizeof(float) * N * V), p[N * V], loss[N];
+    for (int i = 0; i < N * V; i++)
+        z[i] = 0.25f * (float)i;
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < N; i++)
+            loss[i] = -7.0f;
+        for (int i = 0; i < N * V; i++)
+            p[i] = -7.0f;
+        ck_assert_int_eq(ftm_nn_softmax_xent_forward(loss, p, z, bad[k], N, V), FTM_ERANGE);
+        for (int i = 0; i < N; i++)
+            ck_assert(loss[i] == -7.0f);
+        for (int i = 0; i < N * V; i++)
+            ck_assert(p[i] == -7.0f);
+    }
+    const int ok[N] = { 3, -1, 0 };
+    ck_assert_int_eq(ftm_nn_softmax_xent_forward(loss, p, z, ok, N, V), 0);
+    ck_assert(loss[1] == 0.0f && loss[0] > 0.0f && loss[2] > loss[0]);
+    free(z);
 }
 END_TEST
 
@@ -283,6 +312,7 @@ static Suite *nn_suite(void)
     tcase_add_test(tr, ref_layernorm);
     tcase_add_loop_test(tr, ref_gelu, 0, 2);
     tcase_add_test(tr, ref_softmax_xent);
+    tcase_add_test(tr, softmax_xent_bad_label);
     tcase_add_test(tr, ref_attention);
     tcase_add_test(tr, ref_basic_block);
     suite_add_tcase(s, tr);

@@ -1,6 +1,5 @@
 /* Helpers shared by the nn and model tests: reading the PyTorch reference
- * files (tests/data/README in /work/shared/reference gives the format) and
- * comparing arrays. */
+ * files (tests/data/README.md gives the format) and comparing arrays. */
 #ifndef TEST_NN_UTIL_H
 #define TEST_NN_UTIL_H
 #include <stddef.h>

@@ -1,10 +1,16 @@
-/* model: the small ResNet and BERT built from nn layers, their optimizers,
- * their data, and one-chip training.
+/* model: the small ResNet and BERT built from nn layers (the models and
+ * their registry live in models/), their data, and one-chip training. The
+ * optimizers are in optim.h (included).
  *
  * Contract for data-parallel trainers: every chip owns one ftm_model replica
  * (created with the same config, hence the same initial parameters). A
  * replica shares no mutable state with any other; a dataset is read-only
  * after loading and may be shared by all replicas.
+ *
+ * Threads: one replica (and one optimizer) is used by one thread at a time,
+ * its owner; different replicas and optimizers may be used concurrently from
+ * different threads. Loaded datasets, the synthetic generators and the
+ * model registry are read-only and safe from any thread.
  *
  * Parameters live in ONE flat float array, gradients in another, with typed
  * pointers carved out of them inside the model; the tensor table names every
@@ -15,9 +21,10 @@
  * consecutive global indices aligned to multiples of `micro`; every float
  * operation of a micro-batch depends only on that micro-batch. Per
  * micro-batch results that must be summed across micro-batches or chips
- * (parameter gradients in exact mode, batch-norm statistics always) are
- * converted to int64 fixed point and added exactly, so the result is the
- * same bits for any split of the batch over chips.
+ * are added exactly in int64 words: parameter gradients in exact mode in
+ * fixed point (FTM_FIX_SHIFT), batch-norm statistics and the loss always
+ * as binned sums (xsum.h). So the result is the same bits for any split of
+ * the batch over chips.
  */
 #ifndef FTMESH_MODEL_H
 #define FTMESH_MODEL_H
@@ -25,19 +32,40 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ftmesh/nn.h"
+#include "ftmesh/optim.h"
+#include "ftmesh/xsum.h"
 
 /* Fixed point for exact gradients: q = llrint(g * 2^40). Per micro-batch
  * gradients of (loss/B) are far below 1, so 2^40 gives ~1e-12 resolution
  * and |sum| < 2^23 of headroom; a value beyond 2^22 is FTM_ERANGE, and so
- * is a sum that would overflow int64 (here and in the allreduce). */
+ * is a sum that would overflow int64 (here and in the allreduce).
+ * Batch-norm statistics and losses are exact binned sums instead (xsum.h),
+ * which keep relative precision at any scale. Gradients stay one word per
+ * parameter: a binned sum is FTM_XSUM_WORDS words, 9x the allreduce bytes,
+ * and the absolute 2^-40 costs little in practice because batch norm makes
+ * gradients grow as activations shrink. Measured (ResNet, exact against
+ * float mode, per tensor, conv weights scaled by s): 5e-6 at s = 3e-4,
+ * 8e-7 at s = 1e4, 2.6e-3 at s = 1e8, where gradients are ~1e-8 of
+ * normal; past that, binned gradients would be the fix. */
 #define FTM_FIX_SHIFT 40
-/* Batch-norm forward statistics (sum x, sum x^2 of activations of order 1
- * over up to ~1e8 elements): 2^24, resolution 6e-8, sums up to 2^39. The
- * backward sums (sum dy, sum dy*xhat) are gradient-sized and use
- * FTM_FIX_SHIFT. Overflowing values give FTM_ERANGE. */
-#define FTM_FIX_SHIFT_STATS 24
 
+/* Model kinds: rows of the registry in models/registry.c, which also holds
+ * each model's name, summary and defaults. */
 enum { FTM_MODEL_RESNET = 1, FTM_MODEL_BERT = 2 };
+
+/* A registered model (static registry data, valid for the whole program). */
+typedef struct ftm_model_info {
+    int kind;           /* FTM_MODEL_* */
+    const char *name;   /* "resnet", "bert": the command line's --model */
+    const char *summary;
+} ftm_model_info;
+
+/* The i-th registered model (0, 1, ...), NULL past the last. */
+const ftm_model_info *ftm_model_at(int i);
+/* The model called `name`, or NULL. */
+const ftm_model_info *ftm_model_find(const char *name);
+/* The model of a kind, or NULL. */
+const ftm_model_info *ftm_model_find_kind(int kind);
 
 /* Special tokens of the BERT vocabulary (real words start at FTM_TOK_FIRST). */
 enum { FTM_TOK_PAD = 0, FTM_TOK_MASK = 1, FTM_TOK_CLS = 2, FTM_TOK_SEP = 3,
@@ -77,12 +105,18 @@ void ftm_data_free(ftm_dataset *d);
 long ftm_data_size(const ftm_dataset *d);
 /* Token id of a word in a corpus dataset (FTM_TOK_UNK if not in vocab). */
 int ftm_data_word_id(const ftm_dataset *d, const char *word);
-/* Image example `id` (3,S,S, normalised) and its label; d NULL = synthetic
- * (class = pattern orientation and colour), a pure function of (seed, id).
+/* Image example `id` (3,S,S, normalised) and its label; d NULL = the
+ * 10-class synthetic set (ftm_data_synth_image), a pure function of (seed, id).
  * CIFAR needs S == 32 and uses id mod size, with a random horizontal flip
  * keyed by (seed, id). */
 int ftm_data_image(const ftm_dataset *d, uint64_t seed, uint64_t id, int S,
                    float *img, int *label);
+/* Synthetic image example `id` of a set with `classes` classes (label in
+ * 0..classes-1; class = pattern orientation and colour), a pure function of
+ * (seed, id, S, classes). ftm_data_image with d NULL is this with 10
+ * classes. FTM_EINVAL if S or classes < 1. */
+int ftm_data_synth_image(uint64_t seed, uint64_t id, int S, int classes,
+                         float *img, int *label);
 /* Token sequence `id` (T tokens, FTM_TOK_CLS first, FTM_TOK_PAD after the
  * end, valid[t] = 1 for real tokens); d NULL = synthetic topic sequences
  * (each sequence draws from one topic's words in a strided order). */
@@ -101,12 +135,15 @@ typedef struct ftm_tensor_info {
 } ftm_tensor_info;
 
 typedef struct ftm_model_config {
-    int kind;           /* FTM_MODEL_RESNET or FTM_MODEL_BERT */
+    int kind;           /* a registered kind: FTM_MODEL_RESNET, FTM_MODEL_BERT */
     int depth;          /* resnet: 8, 14 or 20; bert: encoder layers (2) */
     int heads;          /* bert: 2..4 */
     uint64_t seed;      /* parameters, data, dropout and masking */
     int max_batch;      /* most examples one forward_backward call gets */
-    const ftm_dataset *data; /* NULL: synthetic data */
+    const ftm_dataset *data; /* NULL: synthetic data. Borrowed, not copied:
+                                the dataset must outlive every replica
+                                created from this config (and a trainer's
+                                run) and is only read */
     /* sizes (0 = default): resnet width 16 (stages w, 2w, 4w), image 32,
      * classes 10; bert hidden 64, seq 32, vocab 1000, FFN 4*hidden */
     int width, image, classes;
@@ -115,11 +152,13 @@ typedef struct ftm_model_config {
     float mask_prob;    /* bert masking; 0 = 0.15 */
 } ftm_model_config;
 
-/* Fills cfg with the defaults of a model kind (depth 8 / 2 layers, 2 heads,
- * seed 1, max_batch 64). */
+/* Fills cfg with the defaults of a model kind from the registry (resnet
+ * depth 8, bert 2 layers; 2 heads, seed 1, max_batch 64). An unknown kind
+ * gets depth 0, which ftm_model_create rejects. */
 void ftm_model_config_default(ftm_model_config *cfg, int kind);
 /* Creates a replica with parameters initialised from cfg->seed: equal
- * configs give bitwise equal parameters. FTM_EINVAL on a bad config. */
+ * configs give bitwise equal parameters. FTM_EINVAL on a bad config or an
+ * unregistered kind. Free it with ftm_model_destroy. */
 int ftm_model_create(ftm_model **m, const ftm_model_config *cfg);
 void ftm_model_destroy(ftm_model *m);
 size_t ftm_model_nparams(const ftm_model *m);
@@ -148,11 +187,16 @@ typedef struct ftm_fb_args {
                             go to grads_i64 in fixed point (FTM_FIX_SHIFT)
                             and the float grads are scratch */
     int64_t *grads_i64;  /* nparams, exact mode only; caller zeroes it */
-    ftm_sum_hook hook;   /* batch-norm statistics over chips (resnet) */
+    ftm_sum_hook hook;   /* batch-norm statistics over chips (resnet): the
+                            buffers are FTM_XSUM_WORDS words per sum */
     void *hook_ctx;
+    int64_t *loss_x;     /* NULL, or FTM_XSUM_WORDS words: += this call's
+                            loss as an exact sum of per-micro-batch losses,
+                            which chips add word by word (caller zeroes) */
 } ftm_fb_args;
 
-/* Forward + backward of this chip's examples; *loss = sum of their loss/B.
+/* Forward + backward of this chip's examples; *loss = sum of their loss/B,
+ * summed exactly per micro-batch (the value of the loss_x contribution).
  * The caller zeroes grads (and grads_i64) first. ResNet with a NULL hook
  * needs the whole batch on this chip. count may be 0 (the chip still makes
  * its hook calls). */
@@ -160,38 +204,6 @@ int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a,
                                double *loss);
 /* Converts fixed-point gradients back: dst[i] = src[i] * 2^-FTM_FIX_SHIFT. */
 void ftm_fix_to_float(float *dst, const int64_t *src, size_t n);
-
-/* ---- optimizers ------------------------------------------------------------ */
-
-enum { FTM_OPTIM_SGD = 1, FTM_OPTIM_ADAMW = 2, FTM_OPTIM_LAMB = 3 };
-
-typedef struct ftm_optim_config {
-    int kind;
-    float lr;            /* peak learning rate */
-    int warmup;          /* linear warm-up steps (0 = none) */
-    float momentum;      /* SGD (Nesterov off) */
-    float weight_decay;  /* applies to tensors with decay = 1 */
-    float beta1, beta2, eps; /* AdamW / LAMB */
-} ftm_optim_config;
-
-typedef struct ftm_optim ftm_optim;
-
-/* The tuned defaults for a model kind: resnet SGD lr 0.1 momentum 0.9 wd
- * 5e-4, 10 warm-up steps; bert LAMB lr 1e-2 wd 0.01 betas 0.9/0.999, 20
- * warm-up steps (AdamW reached loss ratio 0.51 in 400 steps at lr 3e-3,
- * LAMB 0.46 at lr 1e-2; diverges at AdamW lr 1e-2). */
-void ftm_optim_config_default(ftm_optim_config *c, int model_kind);
-/* State (momentum / moments) allocated once for n parameters. */
-int ftm_optim_create(ftm_optim **o, const ftm_optim_config *c, size_t n);
-void ftm_optim_destroy(ftm_optim *o);
-/* Copies src's state (moments) into dst, which must have the same kind
- * and size: FTM_EINVAL otherwise, and dst is unchanged. A recovering
- * trainer gives every replica the state of one survivor. */
-int ftm_optim_copy_state(ftm_optim *dst, const ftm_optim *src);
-/* One update of params from grads; `step` counts from 0 (bias correction,
- * warm-up). The tensor table supplies decay flags and LAMB trust ratios. */
-int ftm_optim_step(ftm_optim *o, float *params, const float *grads,
-                   const ftm_tensor_info *t, int ntensors, uint64_t step);
 
 /* ---- one-chip training -------------------------------------------------- */
 

@@ -149,13 +149,16 @@ void ftm_nn_linear_backward(float *dinp, float *dw, float *db,
                             const float *w, int N, int IN, int OUT,
                             ftm_gemm_stats *st);
 /* probs = softmax(logits); losses[n] = -log probs[n,label] (0 when the
- * label is negative: ignored row, as for unmasked MLM positions). */
-void ftm_nn_softmax_xent_forward(float *losses,       /* N */
-                                 float *probs,        /* N,V */
-                                 const float *logits, /* N,V */
-                                 const int *labels,   /* N */
-                                 int N, int V);
-/* dlogits += scale[n] (probs - onehot(label)) for rows with label >= 0. */
+ * label is -1: ignored row, as for unmasked MLM positions). A label outside
+ * -1..V-1 is FTM_ERANGE, checked before anything is read or written;
+ * 0 otherwise. */
+int ftm_nn_softmax_xent_forward(float *losses,       /* N */
+                                float *probs,        /* N,V */
+                                const float *logits, /* N,V */
+                                const int *labels,   /* N */
+                                int N, int V);
+/* dlogits += scale[n] (probs - onehot(label)) for rows with label >= 0.
+ * Labels as accepted by the forward (which the caller ran first). */
 void ftm_nn_softmax_xent_backward(float *dlogits,      /* N,V */
                                   const float *probs,  /* N,V */
                                   const int *labels,   /* N */

@@ -19,6 +19,32 @@ static inline uint64_t ftm_rng_mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* The random streams. Every draw is keyed by the seed and one of two
+ * layouts, and the stream keys below keep the streams apart:
+ *  - streams that do not depend on the training step: (seed, FTM_RNG_x,
+ *    ...), the stream in the second word;
+ *  - per-step, per-example streams (BERT masking, dropout):
+ *    (seed, step, global example index, FTM_RNG_x [+ layer], element).
+ * The values are historical (changing one changes every generated number);
+ * a new stream takes a value no other stream in the same layout uses. */
+enum ftm_rng_stream {
+    /* second word */
+    FTM_RNG_PARAMS = 0x9a7a,    /* initial parameters: (tensor, element, 0|1) */
+    FTM_RNG_DATA = 0xda7a,      /* data sets: (example id, what, element) */
+    /* fourth word, after (step, example) */
+    FTM_RNG_EMB_DROP = 1,       /* BERT embedding dropout */
+    FTM_RNG_MASK = 7,           /* BERT: is token t masked */
+    FTM_RNG_FORCE = 8,          /* BERT: the token masked when none was */
+    FTM_RNG_REPL = 9,           /* BERT: [MASK], random word or unchanged */
+    FTM_RNG_RAND = 10,          /* BERT: the random word */
+    FTM_RNG_ATT_DROP = 100,     /* + layer: attention-probability dropout */
+    FTM_RNG_AO_DROP = 200,      /* + layer: attention-output dropout */
+    FTM_RNG_FFN_DROP = 300      /* + layer: FFN-output dropout */
+};
+/* Random faults (ftm_mesh_fail_random): (seed, FTM_RNG_FAULTS, draw, 0, 0).
+ * "fault" in ASCII; wider than an int, so it cannot be an enum constant. */
+#define FTM_RNG_FAULTS UINT64_C(0x6661756c74)
+
 /* 64 random bits for key (seed, a, b, c, d). */
 static inline uint64_t ftm_rng_u64(uint64_t seed, uint64_t a, uint64_t b,
                                    uint64_t c, uint64_t d)

@@ -37,9 +37,9 @@
  * tensor's max |grad_mesh - grad_one_chip| / max |grad_one_chip|, and
  * |loss_mesh - loss_one_chip| / |loss_one_chip|. */
 #define FTM_TRAIN_FLOAT_TOL 1e-4
-/* Exact mode: parameters must be bitwise equal; the reported loss is a
- * double sum whose order follows the split, so it may differ by rounding. */
-#define FTM_TRAIN_EXACT_LOSS_TOL 1e-12
+/* Exact mode: parameters must be bitwise equal, and so must every step's
+ * loss (an exact sum of per-micro-batch losses, xsum.h): the tolerance is 0. */
+#define FTM_TRAIN_EXACT_LOSS_TOL 0.0
 
 typedef struct ftm_train_opts {
     ftm_model_config model;  /* kind, depth, heads, seed, data, sizes; the
@@ -73,7 +73,9 @@ void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
 /* What one step did (summed or maximised over chips). */
 typedef struct ftm_train_step {
     long step;
-    double loss;               /* sum of the chips' losses, in chip order */
+    double loss;               /* sum of loss/B over the batch, added exactly
+                                  per micro-batch (xsum.h): in exact mode the
+                                  same bits on any mesh, faults, algorithm */
     double wall_s;             /* barrier-to-barrier wall time of the step */
     double modeled_allreduce_s;/* modeled time of the gradient schedule plus
                                   the BN hook schedules of the step */
@@ -96,8 +98,9 @@ typedef struct ftm_train_result {
     size_t nparams;
     int died_chip;             /* chip that died during training, or -1 */
     long resumed_step;         /* first step redone after the recovery (-1) */
-    const char *algo;          /* gradient algorithm used (auto resolved) */
-    const char *bn_algo;
+    const char *algo;          /* gradient algorithm used (auto resolved):
+                                  a static registry string, never freed */
+    const char *bn_algo;       /* batch-norm hook algorithm, likewise */
     int micro;                 /* micro-batch size used (float mode may need
                                   a divisor of the requested one) */
     long steps, batch;

@@ -119,10 +119,11 @@ static int model_opt(void *ctx, int id, const char *name, const char *v)
     (void)name;
     if (id != O_MODEL)
         return 0;
-    if (strcmp(v, "resnet") && strcmp(v, "bert"))
+    const ftm_model_info *mi = ftm_model_find(v); /* the model registry */
+    if (!mi)
         return cli_usage_error(CMD, "--model %s: expected resnet or bert", v);
-    a->model = v;
-    a->kind = strcmp(v, "bert") ? FTM_MODEL_RESNET : FTM_MODEL_BERT;
+    a->model = mi->name;
+    a->kind = mi->kind;
     return 0;
 }
 

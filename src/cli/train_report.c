@@ -278,8 +278,8 @@ static void text_check(const ftm_train_result *r, int exact, long n)
         printf("# first differing element: %s[%zu] = %.9g, one chip %.9g\n", r->diff_name,
                r->diff_index, r->diff_val, r->diff_ref);
     if (exact)
-        printf("# check %s: exact mode demands bitwise equal parameters (loss within %g rel)\n",
-               r->check_pass ? "PASSED" : "FAILED", FTM_TRAIN_EXACT_LOSS_TOL);
+        printf("# check %s: exact mode demands bitwise equal parameters and losses\n",
+               r->check_pass ? "PASSED" : "FAILED");
     else
         printf("# per step at the mesh's parameters: gradient max |diff| / max |grad| %.3g\n"
                "#   (worst: %s, step %ld), loss rel diff %.3g\n"
@@ -293,7 +293,7 @@ static void text_check(const ftm_train_result *r, int exact, long n)
 static void text_cpu(const ftm_train_result *r, const train_summary_info *in, const figs *f,
                      const train_out *c)
 {
-    printf("# forward/backward math: %.1f%% of the %d core%s' capacity (CPU time in math /\n"
+    printf("# forward/backward math: %.1f%% of the capacity of %d core%s (CPU time in math /\n"
            "#   (step wall x cores)); outside math (allreduce, sync, waiting%s): %.1f%%\n",
            100 * f->busy, f->cores, cli_s(f->cores),
            r->check_cpu_s > 0 ? ", float --check" : "", 100 * (1 - f->busy));

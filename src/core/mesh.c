@@ -157,7 +157,7 @@ int ftm_mesh_fail_random(ftm_mesh *m, int k, uint64_t seed)
     /* Draw the j-th victim uniformly among the chips still healthy, keyed by
      * (seed, j): the same seed always kills the same chips. */
     for (int j = 0; j < k; j++) {
-        uint64_t pick = ftm_rng_u64(seed, 0x6661756c74ULL, (uint64_t)j, 0, 0) % (uint64_t)healthy;
+        uint64_t pick = ftm_rng_u64(seed, FTM_RNG_FAULTS, (uint64_t)j, 0, 0) % (uint64_t)healthy;
         for (int i = 0; i < m->nchips; i++) {
             if (m->chip_dead[i])
                 continue;

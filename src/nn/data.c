@@ -15,7 +15,6 @@
 
 enum { DS_CIFAR = 1, DS_CORPUS = 2 };
 #define CIFAR_REC 3073
-#define KEY_DATA 0xda7aULL
 
 typedef struct word { char *s; long count; int id; } word;
 
@@ -30,7 +29,7 @@ struct ftm_dataset {
 
 static uint64_t rnd(uint64_t seed, uint64_t id, uint64_t what, uint64_t e)
 {
-    return ftm_rng_u64(seed, KEY_DATA, id, what, e);
+    return ftm_rng_u64(seed, FTM_RNG_DATA, id, what, e);
 }
 
 static float unif(uint64_t seed, uint64_t id, uint64_t what, uint64_t e)
@@ -162,10 +161,18 @@ int ftm_data_image(const ftm_dataset *d, uint64_t seed, uint64_t id, int S,
     }
     if (d)
         return FTM_EINVAL;
-    /* Synthetic: class c = a grating at angle pi*c/10 with a class colour,
-     * random phase and frequency jitter, plus uniform noise. */
-    const int K = 10;
-    int c = (int)(rnd(seed, id, 0, 0) % K);
+    return ftm_data_synth_image(seed, id, S, 10, img, label);
+}
+
+int ftm_data_synth_image(uint64_t seed, uint64_t id, int S, int classes,
+                         float *img, int *label)
+{
+    if (S < 1 || classes < 1)
+        return FTM_EINVAL;
+    /* Class c of K = a grating at angle pi*c/K with a class colour, random
+     * phase and frequency jitter, plus uniform noise. */
+    const int K = classes;
+    int c = (int)(rnd(seed, id, 0, 0) % (uint64_t)K);
     float th = 3.14159265f * (float)c / (float)K;
     float fr = 2.0f + 2.0f * unif(seed, id, 1, 0), ph = 6.2831853f * unif(seed, id, 1, 1);
     float cx = cosf(th) * fr * 6.2831853f / (float)S, cy = sinf(th) * fr * 6.2831853f / (float)S;

@@ -2,6 +2,7 @@
  * global average pooling, linear, softmax cross-entropy. */
 #include <math.h>
 #include <string.h>
+#include "ftmesh/error.h"
 #include "ftmesh/nn.h"
 
 void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
@@ -158,10 +159,13 @@ void ftm_nn_linear_backward(float *dinp, float *dw, float *db,
                 db[o] += dout[(size_t)n * OUT + o];
 }
 
-void ftm_nn_softmax_xent_forward(float *losses, float *probs,
-                                 const float *logits, const int *labels,
-                                 int N, int V)
+int ftm_nn_softmax_xent_forward(float *losses, float *probs,
+                                const float *logits, const int *labels,
+                                int N, int V)
 {
+    for (int n = 0; n < N; n++) /* checked first: nothing is read out of bounds */
+        if (labels[n] < -1 || labels[n] >= V)
+            return FTM_ERANGE;
     for (int n = 0; n < N; n++) {
         const float *z = logits + (size_t)n * V;
         float *p = probs + (size_t)n * V;
@@ -180,6 +184,7 @@ void ftm_nn_softmax_xent_forward(float *losses, float *probs,
         int y = labels[n];
         losses[n] = y >= 0 ? (float)(log(sum) - (double)(z[y] - mx)) : 0.0f;
     }
+    return 0;
 }
 
 void ftm_nn_softmax_xent_backward(float *dlogits, const float *probs,

@@ -9,10 +9,12 @@ tests_test_nn_SOURCES = tests/test_nn.c tests/test_nn_grad.c tests/test_nn_util.
 tests_test_nn_CFLAGS = $(TEST_CFLAGS)
 tests_test_nn_LDADD = $(TEST_LIBS)
 
-# models, optimizers, data (model.h)
+# model replicas, optimizers (optim.h), data (model.h); the models
+# themselves are in models/local.mk
 libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
-	src/nn/data.c models/resnet.c models/bert.c
-ftmeshinclude_HEADERS += include/ftmesh/model.h
+	src/nn/data.c src/nn/xsum.c
+ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h \
+	include/ftmesh/xsum.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
 EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench
@@ -27,3 +29,9 @@ tests_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_test_model_LDADD = $(TEST_LIBS)
 bench_sgemm_bench_SOURCES = bench/sgemm_bench.c
 bench_sgemm_bench_LDADD = libftmesh.la $(OPENBLAS_LIBS) $(PTHREAD_LIBS) -lm
+
+check_PROGRAMS += tests/test_xsum
+TESTS += tests/test_xsum
+tests_test_xsum_SOURCES = tests/test_xsum.c
+tests_test_xsum_CFLAGS = $(TEST_CFLAGS)
+tests_test_xsum_LDADD = $(TEST_LIBS)

@@ -1,6 +1,7 @@
 /* Model replicas: the flat parameter/gradient arrays, the tensor table,
  * argument checks and micro-batch splitting, fixed-point accumulation, and
- * the one-chip training loop. Model-specific code is in models/. */
+ * the one-chip training loop. Model-specific code, and the registry that
+ * names the models (ftm_model_create), are in models/. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,16 +9,6 @@
 #include "ftmesh/error.h"
 #include "ftmesh/rng.h"
 #include "model_impl.h"
-
-void ftm_model_config_default(ftm_model_config *cfg, int kind)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->kind = kind;
-    cfg->depth = kind == FTM_MODEL_RESNET ? 8 : 2;
-    cfg->heads = 2;
-    cfg->seed = 1;
-    cfg->max_batch = 64;
-}
 
 int mdl_add(ftm_model *m, const char *name, size_t count, int init,
             float scale, int decay)
@@ -50,24 +41,11 @@ int mdl_alloc(ftm_model *m)
                 continue;
             }
             /* Box-Muller from two keyed uniforms */
-            double u1 = (ftm_rng_u64(m->cfg.seed, 0x9a7a, (uint64_t)t, i, 0) >> 11) * 0x1p-53;
-            double u2 = (ftm_rng_u64(m->cfg.seed, 0x9a7a, (uint64_t)t, i, 1) >> 11) * 0x1p-53;
+            double u1 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 0) >> 11) * 0x1p-53;
+            double u2 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 1) >> 11) * 0x1p-53;
             double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
             p[i] = (float)(z * m->init_scale[t]);
         }
-    }
-    return 0;
-}
-
-int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift)
-{
-    double lim = ldexp(1.0, 62 - shift);
-    for (size_t i = 0; i < n; i++) {
-        if (!(fabs(v[i]) < lim))
-            return FTM_ERANGE;
-        /* The sum must stay exact: overflow is an error, never a wrap. */
-        if (__builtin_add_overflow(dst[i], (int64_t)llrint(ldexp(v[i], shift)), &dst[i]))
-            return FTM_ERANGE;
     }
     return 0;
 }
@@ -96,10 +74,10 @@ void ftm_fix_to_float(float *dst, const int64_t *src, size_t n)
         dst[i] = (float)ldexp((double)src[i], -FTM_FIX_SHIFT);
 }
 
-int ftm_model_create(ftm_model **out, const ftm_model_config *cfg)
+int mdl_create(ftm_model **out, const ftm_model_config *cfg, int (*init)(ftm_model *m))
 {
     *out = NULL;
-    if (!cfg || cfg->max_batch <= 0)
+    if (!cfg || cfg->max_batch <= 0 || !init)
         return FTM_EINVAL;
     ftm_nn_init();
     ftm_model *m = calloc(1, sizeof *m);
@@ -107,9 +85,7 @@ int ftm_model_create(ftm_model **out, const ftm_model_config *cfg)
         return FTM_ENOMEM;
     m->cfg = *cfg;
     m->mbs = calloc((size_t)cfg->max_batch, sizeof(mdl_mb));
-    int rc = !m->mbs ? FTM_ENOMEM
-           : cfg->kind == FTM_MODEL_RESNET ? ftm_resnet_init(m)
-           : cfg->kind == FTM_MODEL_BERT ? ftm_bert_init(m) : FTM_EINVAL;
+    int rc = !m->mbs ? FTM_ENOMEM : init(m);
     if (rc) {
         ftm_model_destroy(m);
         return rc;
@@ -164,7 +140,12 @@ int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a, double *loss)
         m->mbs[nmb].n = a->count - off < a->micro ? a->count - off : a->micro;
         nmb++;
     }
-    return m->fb(m, a, m->mbs, nmb, loss);
+    memset(m->loss_x, 0, sizeof m->loss_x);
+    int rc = m->fb(m, a, m->mbs, nmb);
+    *loss = ftm_xsum_value(m->loss_x);
+    if (!rc && a->loss_x)
+        rc = ftm_xsum_merge(a->loss_x, m->loss_x);
+    return rc;
 }
 
 int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,

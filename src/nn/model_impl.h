@@ -1,10 +1,10 @@
-/* Internals shared by the models (models/resnet.c, models/bert.c) and
- * src/nn/model.c: the replica struct, the tensor table, micro-batch
+/* Internals shared by the models (models/) and src/nn/model.c: the replica struct, the tensor table, micro-batch
  * splitting and fixed-point accumulation. Not installed. */
 #ifndef FTMESH_MODEL_IMPL_H
 #define FTMESH_MODEL_IMPL_H
 
 #include "ftmesh/model.h"
+#include "ftmesh/xsum.h"
 
 #define MDL_MAX_TENSORS 160
 #define MDL_NAME 32
@@ -26,9 +26,12 @@ struct ftm_model {
     float init_scale[MDL_MAX_TENSORS];
     ftm_gemm_stats gemm;
     mdl_mb *mbs;                /* max_batch entries */
+    int64_t loss_x[FTM_XSUM_WORDS]; /* this call's loss, an exact sum of
+                                   per-micro-batch losses (mdl_loss_add) */
     void *impl;
-    int (*fb)(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs,
-              int nmb, double *loss);
+    /* forward + backward of the micro-batches; the loss goes to
+     * mdl_loss_add, once per micro-batch */
+    int (*fb)(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb);
     void (*free_impl)(void *impl);
 };
 
@@ -42,10 +45,18 @@ static inline float *mdl_g(ftm_model *m, int t) { return m->grads + m->tensors[t
 /* Exact mode: moves tensor t's float grads into a->grads_i64 (fixed point)
  * and zeroes them; float mode: nothing. */
 int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t);
-/* dst[i] += llrint(v[i] * 2^shift); FTM_ERANGE if |v| is too large. */
-int mdl_fix_add(int64_t *dst, const double *v, size_t n, int shift);
+/* Adds one micro-batch's loss (its sum of loss/B, in a fixed order inside
+ * the micro-batch) to the call's exact loss sum: the step's loss is then
+ * the same bits for any split of the batch over chips. */
+static inline void mdl_loss_add(ftm_model *m, double v)
+{
+    /* cannot overflow: one term per micro-batch of this call */
+    (void)ftm_xsum_add(m->loss_x, v);
+}
 
-int ftm_resnet_init(ftm_model *m);
-int ftm_bert_init(ftm_model *m);
+/* Allocates a replica for cfg and calls the model's init (a registry
+ * entry's, models/registry.c); on error destroys it. FTM_EINVAL, FTM_ENOMEM
+ * or init's code. */
+int mdl_create(ftm_model **m, const ftm_model_config *cfg, int (*init)(ftm_model *m));
 
 #endif

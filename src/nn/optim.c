@@ -10,32 +10,13 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "ftmesh/model.h"
+#include "ftmesh/optim.h"
 
 struct ftm_optim {
     ftm_optim_config c;
     size_t n;
     float *m, *v;              /* momentum / first moment, second moment */
 };
-
-void ftm_optim_config_default(ftm_optim_config *c, int model_kind)
-{
-    memset(c, 0, sizeof *c);
-    c->beta1 = 0.9f;
-    c->beta2 = 0.999f;
-    c->eps = 1e-6f;
-    if (model_kind == FTM_MODEL_RESNET) {
-        c->kind = FTM_OPTIM_SGD;
-        c->lr = 0.1f;
-        c->momentum = 0.9f;
-        c->weight_decay = 5e-4f;
-        c->warmup = 10;
-    } else {
-        c->kind = FTM_OPTIM_LAMB;
-        c->lr = 1e-2f;
-        c->weight_decay = 0.01f;
-        c->warmup = 20;
-    }
-}
 
 int ftm_optim_create(ftm_optim **out, const ftm_optim_config *c, size_t n)
 {

@@ -4,9 +4,10 @@
  * micro-batch size the mesh run used, no hook (one chip holds every
  * example, so its batch-norm sums are already global) and no runtime.
  *
- * Exact mode: gradients are per-micro-batch int64 fixed-point sums, which
- * no sharding or summation order changes, so the parameters must be
- * bitwise equal; nothing else is accepted.
+ * Exact mode: gradients are per-micro-batch int64 fixed-point sums and
+ * losses exact binned sums (xsum.h), which no sharding or summation order
+ * changes, so the parameters and every step's loss must be bitwise equal;
+ * nothing else is accepted.
  *
  * Float mode. Two float runs of the same training drift apart: rounding
  * differences of 1e-7 in one step are amplified by the following steps
@@ -144,8 +145,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
         compare(m, init, params, res);
         if (o->exact) {
             res->tol = 0;
-            res->check_pass = res->bitwise_equal &&
-                              res->max_loss_rel_diff <= FTM_TRAIN_EXACT_LOSS_TOL;
+            res->check_pass = res->bitwise_equal && res->max_loss_diff == 0;
         } else {
             res->tol = o->tol > 0 ? o->tol : FTM_TRAIN_FLOAT_TOL;
             res->check_pass = res->max_grad_rel_diff <= res->tol &&

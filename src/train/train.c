@@ -5,8 +5,11 @@
  *   zero grads -> forward/backward of [first, first+count)  --BN hook-->  tree
  *              -> gradient allreduce (f32, or i64 fixed point in exact mode)
  *              -> (exact: fixed point -> float) -> optimizer step
- *              -> loss and math time into slot[step & 1][chip] -> barrier
- *   lowest chip: sums the slot in chip order, reports the step.
+ *              -> loss (an exact sum, xsum.h) and math time into
+ *                 slot[step & 1][chip] -> barrier
+ *   lowest chip: adds the slot's exact loss sums (any order gives the same
+ *                bits, so the logged loss does not depend on the mesh, the
+ *                faults or the algorithm), reports the step.
  *
  * The per-step slots alternate between two rows: a chip can only write row
  * (s+2)&1 after passing the barrier of step s+1, which the lowest chip
@@ -108,6 +111,7 @@ typedef struct chip_st {
     ftm_model *m;
     ftm_optim *o;
     int64_t *gi;               /* exact mode: nparams */
+    int64_t lossx[FTM_XSUM_WORDS]; /* the step's loss, an exact sum */
     long first, count;
     double hook_cpu, hook_cpu_step, hook_modeled_step;
     int hook_calls_step;
@@ -128,7 +132,8 @@ struct trainer {
     ftm_sched grad;
     double grad_modeled;
     hook_cache hc;
-    double *slot_loss[2], *slot_math[2]; /* [nchips] each */
+    int64_t *slot_loss[2];     /* [nchips * FTM_XSUM_WORDS]: exact loss sums */
+    double *slot_math[2];      /* [nchips] */
     double t_prev, cpu0;
     ftm_model *tf;             /* float --check: one-chip model at the mesh's
                                   parameters, run by the lowest chip */
@@ -210,15 +215,19 @@ static int report_step(trainer *t, chip_st *c, long s)
 {
     int row = (int)(s & 1);
     ftm_train_step *st = &t->res->step[s];
-    double now = train_now(), loss = 0, msum = 0, mmax = 0;
+    double now = train_now(), msum = 0, mmax = 0;
+    int64_t lx[FTM_XSUM_WORDS] = {0};
     for (int k = 0; k < t->m->nchips; k++) {
         if (!ftm_mesh_alive(t->m, k))
             continue;
-        loss += t->slot_loss[row][k];
+        /* exact: the same bits for any mesh, split or order; a word cannot
+         * overflow (one term per micro-batch of the batch) */
+        (void)ftm_xsum_merge(lx, t->slot_loss[row] + (size_t)k * FTM_XSUM_WORDS);
         msum += t->slot_math[row][k];
         if (t->slot_math[row][k] > mmax)
             mmax = t->slot_math[row][k];
     }
+    double loss = ftm_xsum_value(lx);
     st->step = s;
     st->loss = loss;
     st->wall_s = now - t->t_prev;
@@ -274,7 +283,8 @@ static int chip_fn(ftm_chip *chip, void *arg)
         ftm_fb_args a = {.step = (uint64_t)s, .first = c->count ? c->first : 0,
                          .count = c->count, .global_batch = o->batch, .micro = t->micro,
                          .exact = o->exact, .grads_i64 = c->gi, .hook = bn_hook,
-                         .hook_ctx = c};
+                         .hook_ctx = c, .loss_x = c->lossx};
+        memset(c->lossx, 0, sizeof c->lossx);
         double loss = 0, c0 = train_thread_cpu();
         rc = ftm_model_forward_backward(c->m, &a, &loss);
         double math = train_thread_cpu() - c0 - c->hook_cpu_step;
@@ -312,7 +322,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
             break;
         c->optim_cpu += train_thread_cpu() - c1;
         c->done = s + 1;
-        t->slot_loss[s & 1][id] = loss;
+        memcpy(t->slot_loss[s & 1] + (size_t)id * FTM_XSUM_WORDS, c->lossx, sizeof c->lossx);
         t->slot_math[s & 1][id] = math;
         if ((rc = ftm_chip_barrier(chip)))
             break;
@@ -333,7 +343,7 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
     long *first = calloc((size_t)P, sizeof(long)), *count = calloc((size_t)P, sizeof(long));
     t->cs = calloc((size_t)m->nchips, sizeof(chip_st));
     for (int r = 0; r < 2; r++) {
-        t->slot_loss[r] = calloc((size_t)m->nchips, sizeof(double));
+        t->slot_loss[r] = calloc((size_t)m->nchips * FTM_XSUM_WORDS, sizeof(int64_t));
         t->slot_math[r] = calloc((size_t)m->nchips, sizeof(double));
     }
     if (!res->step) /* a recovery keeps the steps done before the failure */
@@ -541,7 +551,7 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->resumed_step = -1;
     res->diverged_step = -1;
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
-        (o->model.kind != FTM_MODEL_RESNET && o->model.kind != FTM_MODEL_BERT) ||
+        !ftm_model_find_kind(o->model.kind) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
                             !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)))
         return FTM_EINVAL;
