@@ -253,6 +253,32 @@ START_TEST(test_unknown_algo)
 }
 END_TEST
 
+/* The run's memory estimate: it holds the schedule as allocated (at least
+ * its ops and steps) and grows by exactly the buffers and expected sums,
+ * (healthy chips + 1) floats, per element more. */
+START_TEST(test_mem_estimate)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 1), 0);
+    ftm_mesh_fail_chip(&m, 1, 2);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_find("bidir")->build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    size_t held = 0;
+    for (int c = 0; c < s.nchips; c++)
+        held += (size_t)s.prog[c].nops * sizeof(ftm_op) + (size_t)s.prog[c].nsteps * sizeof(ftm_step);
+    ck_assert_uint_ge(ftm_sched_mem_bytes(&s), held);
+    ftm_allreduce_opts o = { .algo = "bidir", .count = 1000, .iters = 1, .sched = &s };
+    size_t e1 = ftm_allreduce_mem_estimate(&m, &o, NULL);
+    ck_assert_uint_ge(e1, ftm_sched_mem_bytes(&s) + 15 * 1000 * sizeof(float));
+    o.count = 3000;
+    ck_assert_uint_eq(ftm_allreduce_mem_estimate(&m, &o, NULL) - e1, 16 * 2000 * sizeof(float));
+    o.sched = NULL; /* then the schedule passed beside counts */
+    ck_assert_uint_eq(ftm_allreduce_mem_estimate(&m, &o, &s), e1 + 16 * 2000 * sizeof(float));
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("allreduce");
@@ -265,6 +291,7 @@ int main(void)
     tcase_add_loop_test(tc, test_fault_script, 0, 2);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);
+    tcase_add_test(tc, test_mem_estimate);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

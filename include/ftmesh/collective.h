@@ -117,6 +117,12 @@ FTM_EXTERN int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o,
  * Not reentrant on one rt. */
 FTM_EXTERN int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, const ftm_allreduce_opts *o,
                             int n, ftm_allreduce_result *res);
+/* Estimated bytes ftm_allreduce_run(m, o) holds at its peak: o->sched
+ * (or, without one, sched: the schedule the run would build; NULL counts
+ * none), the chips' buffers and expected sums, the per-run records and the
+ * runtime (ftm_rt_mem_estimate). The CLI refuses runs that would not fit. */
+FTM_EXTERN size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o,
+                                  const ftm_sched *sched);
 FTM_EXTERN void ftm_allreduce_result_free(ftm_allreduce_result *res);
 /* The input value of element k on chip c, and the exact sum over the
  * healthy chips of m (what every chip must end with). */

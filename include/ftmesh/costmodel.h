@@ -51,6 +51,9 @@ FTM_EXTERN void ftm_cost_defaults(ftm_cost_params *p);
  * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
  * with no matching send, a route through a missing link), FTM_EHANG (the
  * schedule deadlocks) or FTM_ENOMEM. */
+/* Bytes ftm_cost_sched allocates to replay s on m (freed when it returns). */
+FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
+
 FTM_EXTERN int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
 

@@ -45,6 +45,14 @@ typedef struct ftm_stuck {
  * copy; m may be freed afterwards). Mailboxes are allocated here, once.
  * *rt is owned by the caller: ftm_rt_destroy it (NULL is fine). One
  * runtime serves any number of ftm_rt_run calls, one at a time. */
+/* Estimated bytes a runtime on m (cfg as for ftm_rt_create) holds while
+ * its chips execute s: chip records, mailboxes (every live link's slots),
+ * per-op progress of each chip's largest step, a working set of packets in
+ * each chip's own queues (2 per mailbox slot of its links; transit and
+ * early packets are not bounded by the schedule, so this is an estimate)
+ * and the touched part of each chip thread's stack. Not the buffers. */
+FTM_EXTERN size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ftm_sched *s);
+
 FTM_EXTERN int ftm_rt_create(ftm_rt **rt, const ftm_mesh *m, const ftm_rt_config *cfg);
 FTM_EXTERN void ftm_rt_destroy(ftm_rt *rt);
 /* The runtime's copy of the mesh, valid until ftm_rt_destroy. */

@@ -35,13 +35,19 @@ typedef enum { FTM_OP_SEND = 0, FTM_OP_RECV = 1 } ftm_op_kind;
 /* How a received block combines with the buffer. */
 typedef enum { FTM_RED_COPY = 0, FTM_RED_SUM_F32 = 1, FTM_RED_SUM_I64 = 2 } ftm_red;
 
+/* 24 bytes: a big schedule holds two ops per transfer (a 64x64 ring,
+ * 27 M of them), so the fields are packed: buffers up to 2^40 bytes, up to
+ * 2^24 chips and routes (ftm_sched_init and ftm_sched_route refuse more). */
+#define FTM_SCHED_MAX_BYTES ((uint64_t)1 << 40)
+#define FTM_SCHED_MAX_IDS (1 << 24)
 typedef struct ftm_op {
-    uint8_t kind;      /* ftm_op_kind */
-    uint8_t red;       /* ftm_red (receives) */
-    int peer;          /* send: destination chip; recv: source chip */
-    int route;         /* the route the transfer takes (index in routes) */
-    uint32_t tag;      /* unique per transfer within the schedule */
-    size_t off, len;   /* byte range of this chip's buffer */
+    uint64_t off : 40;   /* byte range [off, off + len) of this chip's buffer */
+    uint64_t peer : 24;  /* send: destination chip; recv: source chip */
+    uint64_t len : 40;
+    uint64_t route : 24; /* the route the transfer takes (index in routes) */
+    uint32_t tag;        /* unique per transfer within the schedule */
+    uint8_t kind;        /* ftm_op_kind */
+    uint8_t red;         /* ftm_red (receives) */
 } ftm_op;
 
 typedef struct ftm_step {
@@ -85,14 +91,23 @@ FTM_EXTERN int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned ch
 /* Opens a new step in chip's program; later ops of that chip join it. */
 FTM_EXTERN int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index);
 
+/* Makes room in chip's program for nsteps more steps and nops more ops
+ * (exactly: builders that know their counts avoid the doubling slack and
+ * the copies of growing arrays). Optional; FTM_ENOMEM or 0. */
+FTM_EXTERN int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops);
+
 /* A transfer of len bytes from [soff, soff+len) of the route's source chip
  * to [doff, doff+len) of its destination, combined by red. Appends a send to
  * the source's open step and a receive to the destination's open step.
  * len == 0 adds nothing. */
 FTM_EXTERN int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
 
-/* Drops empty steps at the end of every program (harmless but noisy). */
+/* Drops empty steps at the end of every program (harmless but noisy) and
+ * gives back the programs' unused capacity. */
 FTM_EXTERN void ftm_sched_trim(ftm_sched *s);
+
+/* Bytes of memory the schedule holds (its arrays as allocated). */
+FTM_EXTERN size_t ftm_sched_mem_bytes(const ftm_sched *s);
 
 /* Total payload bytes the schedule sends across each directed link:
  * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */

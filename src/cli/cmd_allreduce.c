@@ -229,7 +229,31 @@ static int validate(ar_args *a, ar_run *x)
     return 0;
 }
 
-/* Builds the algorithm's schedule into x->sched and models it. */
+/* Refuses (CLI_EXIT_USAGE, after printing the estimate) what the built
+ * schedule says would not fit: the schedule with the cost model's replay,
+ * then (unless --model-only) the schedule with the run's buffers, records
+ * and runtime. Same 3/4 rule as check_memory. */
+static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0, G = 1 << 30;
+    double sched = (double)ftm_sched_mem_bytes(&x->sched);
+    double model = (double)ftm_cost_mem_bytes(&x->sched, &x->m);
+    ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
+                              .hang_timeout_s = a->o.hang_timeout_s, .sched = &x->sched };
+    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched;
+    double need = sched + (run > model ? run : model);
+    if (have > 0 && need > 0.75 * have)
+        return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
+                               "model %.1f, run %.1f GiB), more than 3/4 of this machine's "
+                               "%.1f GiB: use a smaller mesh%s or another --algo", algo,
+                               ftm_mesh_healthy_count(&x->m), need / G, sched / G, model / G,
+                               run / G, have / G, a->model_only ? "" : ", --size, --model-only");
+    return 0;
+}
+
+/* Builds the algorithm's schedule into x->sched and models it; a positive
+ * return is an exit code (already reported). */
 static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
 {
     if (x->have_sched)
@@ -239,6 +263,8 @@ static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
     if (err)
         return err;
     x->have_sched = 1;
+    if ((err = check_hold(a, algo, x)))
+        return err;
     return ftm_cost_sched(&x->sched, &x->m, &a->cp, &x->cost, x->link_bytes);
 }
 
@@ -438,6 +464,8 @@ int cli_allreduce(int argc, char **argv)
     if (err == FTM_EHANG) {
         cli_print_stuck(CMD, &x.m, x.r.stuck, x.r.nstuck, a.o.hang_timeout_s);
         rc = CLI_EXIT_HANG;
+    } else if (err > 0) { /* an exit code, already reported */
+        rc = err;
     } else if (err) {
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {

@@ -55,115 +55,102 @@ static int transpose(const ftm_mesh *m, ftm_mesh *t)
     return 0;
 }
 
+/* Part b of the merge: its routes' ids in the merged schedule, its chips'
+ * and tags' offsets. Part a keeps its ids (its routes are added first, in
+ * order, and its tags come first). */
 typedef struct part {
-    const ftm_sched *s;
-    const ftm_mesh *t;  /* the mesh s was built on if transposed, else NULL */
-    int *route;         /* [s->nroutes] route id in the merged schedule */
-    int *rtag;          /* [s->next_tag] receive op index (in its chip's ops) */
-    int *rchip;         /* [s->next_tag] receiving chip */
+    const ftm_mesh *t;  /* the mesh b was built on (m transposed) */
+    int *route;         /* [b->nroutes] route id in the merged schedule */
+    uint32_t tag0;      /* b's tag x is tag0 + x in the merged schedule */
 } part;
 
-static int map_chip(const part *p, int x, int cols)
+static int map_chip(const ftm_mesh *t, int x, int cols)
 {
-    if (!p->t)
-        return x;
-    int r = x / p->t->cols, c = x % p->t->cols; /* (r, c) in t is (c, r) in m */
+    int r = x / t->cols, c = x % t->cols; /* (r, c) in t is (c, r) in m */
     return c * cols + r;
 }
 
-static int part_init(part *p, ftm_sched *out, const ftm_mesh *m)
+/* Adds s's routes to out (mapped from t when t), ids into route (or not). */
+static int add_routes(ftm_sched *out, const ftm_sched *s, const ftm_mesh *t, int cols,
+                      int *route)
 {
-    const ftm_sched *s = p->s;
-    p->route = malloc(sizeof(int) * (size_t)(s->nroutes ? s->nroutes : 1));
-    p->rtag = malloc(sizeof(int) * (size_t)(s->next_tag ? s->next_tag : 1));
-    p->rchip = malloc(sizeof(int) * (size_t)(s->next_tag ? s->next_tag : 1));
     unsigned char *dirs = malloc((size_t)(s->ndirs ? s->ndirs : 1));
-    if (!p->route || !p->rtag || !p->rchip || !dirs) {
-        free(dirs);
+    if (!dirs)
         return FTM_ENOMEM;
-    }
     int rc = 0;
     for (int i = 0; i < s->nroutes && !rc; i++) {
         const ftm_route *r = &s->routes[i];
         for (int h = 0; h < r->nhops; h++) {
             int d = s->dirs[r->first + h];
-            dirs[h] = (unsigned char)(p->t ? 3 - d : d);
+            dirs[h] = (unsigned char)(t ? 3 - d : d);
         }
-        int id = ftm_sched_route(out, map_chip(p, r->src, m->cols), map_chip(p, r->dst, m->cols),
-                                 dirs, r->nhops);
+        int src = t ? map_chip(t, r->src, cols) : r->src, dst = t ? map_chip(t, r->dst, cols) : r->dst;
+        int id = ftm_sched_route(out, src, dst, dirs, r->nhops);
         if (id < 0)
             rc = id;
-        p->route[i] = id;
+        else if (route)
+            route[i] = id;
     }
     free(dirs);
-    for (int c = 0; c < s->nchips; c++)
-        for (int k = 0; k < s->prog[c].nops; k++)
-            if (s->prog[c].ops[k].kind == FTM_OP_RECV) {
-                p->rtag[s->prog[c].ops[k].tag] = k;
-                p->rchip[s->prog[c].ops[k].tag] = c;
-            }
     return rc;
 }
 
-static void part_free(part *p)
+/* Chip c of the merged schedule: step j = a's step j of c, then b's step j
+ * of the same chip (tb in t). Moves the ops (b's renumbered), then frees
+ * both parts' programs of that chip: the merge never holds a third copy.
+ * Every transfer of a and b is at the same step index on both its ends, so
+ * the merged steps pair up as the parts' did. */
+static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb, int c, int tb)
 {
-    free(p->route);
-    free(p->rtag);
-    free(p->rchip);
-}
-
-/* Appends the sends of step j of chip c (of part p) to out, as transfers. */
-static int part_step(ftm_sched *out, const part *p, int c, int j)
-{
-    const ftm_chip_prog *pg = &p->s->prog[c];
-    if (j >= pg->nsteps)
-        return 0;
-    const ftm_step *st = &pg->steps[j];
-    for (int k = 0; k < st->nops; k++) {
-        const ftm_op *op = &pg->ops[st->first_op + k];
-        if (op->kind != FTM_OP_SEND)
-            continue;
-        const ftm_op *rv = &p->s->prog[p->rchip[op->tag]].ops[p->rtag[op->tag]];
-        int rc = ftm_sched_xfer(out, p->route[op->route], op->off, rv->off, op->len, (ftm_red)rv->red);
+    ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
+    int ns = pa->nsteps > pp->nsteps ? pa->nsteps : pp->nsteps;
+    int rc = ftm_sched_reserve(out, c, ns, pa->nops + pp->nops);
+    ftm_chip_prog *o = &out->prog[c];
+    for (int j = 0; j < ns && !rc; j++) {
+        const ftm_step *sa = j < pa->nsteps ? &pa->steps[j] : NULL;
+        const ftm_step *sb = j < pp->nsteps ? &pp->steps[j] : NULL;
+        rc = ftm_sched_step(out, c, sa ? sa->phase : sb->phase, sa ? sa->index : sb->index);
         if (rc)
-            return rc;
+            break;
+        ftm_step *st = &o->steps[o->nsteps - 1];
+        for (int k = 0; sa && k < sa->nops; k++)
+            o->ops[o->nops++] = pa->ops[sa->first_op + k];
+        for (int k = 0; sb && k < sb->nops; k++) {
+            ftm_op op = pp->ops[sb->first_op + k];
+            op.peer = (unsigned)map_chip(pb->t, (int)op.peer, pb->t->rows); /* = m's cols */
+            op.route = (unsigned)pb->route[op.route];
+            op.tag += pb->tag0;
+            o->ops[o->nops++] = op;
+        }
+        st->nops = o->nops - st->first_op;
     }
-    return 0;
+    free(pa->steps);
+    free(pa->ops);
+    free(pp->steps);
+    free(pp->ops);
+    memset(pa, 0, sizeof *pa);
+    memset(pp, 0, sizeof *pp);
+    return rc;
 }
 
-/* Merges a (built on m) and b (built on t = m transposed) step by step. */
-static int merge(ftm_sched *out, const ftm_mesh *m, const ftm_sched *a, const ftm_sched *b,
+/* Merges a (built on m) and b (built on t = m transposed) step by step,
+ * consuming their programs (their routes stay). */
+static int merge(ftm_sched *out, const ftm_mesh *m, ftm_sched *a, ftm_sched *b,
                  const ftm_mesh *t)
 {
+    if ((uint64_t)a->next_tag + b->next_tag >= UINT32_MAX)
+        return FTM_ENOMEM;
     int rc = ftm_sched_init(out, "2d-concurrent", m->nchips, a->bytes);
     if (rc)
         return rc;
-    part pa = { a, NULL, NULL, NULL, NULL }, pb = { b, t, NULL, NULL, NULL };
-    rc = part_init(&pa, out, m);
+    part pb = { t, malloc(sizeof(int) * (size_t)(b->nroutes ? b->nroutes : 1)), a->next_tag };
+    rc = pb.route ? add_routes(out, a, NULL, m->cols, NULL) : FTM_ENOMEM;
     if (!rc)
-        rc = part_init(&pb, out, m);
-    int maxs = 0;
-    for (int c = 0; c < m->nchips; c++) {
-        if (a->prog[c].nsteps > maxs)
-            maxs = a->prog[c].nsteps;
-        if (b->prog[c].nsteps > maxs)
-            maxs = b->prog[c].nsteps;
-    }
-    for (int j = 0; j < maxs && !rc; j++) {
-        for (int c = 0; c < m->nchips && !rc; c++) {
-            const ftm_step *st = j < a->prog[c].nsteps ? &a->prog[c].steps[j] : NULL;
-            int tb = ftm_mesh_chip(t, ftm_mesh_col(m, c), ftm_mesh_row(m, c));
-            if (st || j < b->prog[tb].nsteps)
-                rc = ftm_sched_step(out, c, st ? st->phase : b->prog[tb].steps[j].phase,
-                                    st ? st->index : b->prog[tb].steps[j].index);
-        }
-        for (int c = 0; c < m->nchips && !rc; c++)
-            rc = part_step(out, &pa, c, j);
-        for (int c = 0; c < t->nchips && !rc; c++)
-            rc = part_step(out, &pb, c, j);
-    }
-    part_free(&pa);
-    part_free(&pb);
+        rc = add_routes(out, b, t, m->cols, pb.route);
+    for (int c = 0; c < m->nchips && !rc; c++)
+        rc = merge_chip(out, a, b, &pb, c, ftm_mesh_chip(t, ftm_mesh_col(m, c), ftm_mesh_row(m, c)));
+    out->next_tag = a->next_tag + b->next_tag;
+    free(pb.route);
     if (rc)
         ftm_sched_free(out);
     else

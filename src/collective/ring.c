@@ -124,6 +124,10 @@ static int build_rings(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
                                     rn[j]);
         own[j] = (ftm_ring_owned){ n, route[j], ro[j], rf[j], rn[j], NULL, NULL };
     }
+    /* Exact room: every ring chip sends and receives once per ring and step. */
+    for (int i = 0; i < n && !rc; i++)
+        rc = ftm_sched_reserve(s, ring[0].chips[i], ftm_ring_nsteps(n),
+                               2 * nrings * ftm_ring_nsteps(n));
     for (int k = 0; !rc && k < ftm_ring_nsteps(n); k++) {
         rc = open_steps(s, &ring[0], k);
         for (int j = 0; j < nrings && !rc; j++)

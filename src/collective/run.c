@@ -470,3 +470,15 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     ftm_mesh_free(&m2);
     return rc;
 }
+
+size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o,
+                                  const ftm_sched *sched)
+{
+    const ftm_sched *s = o->sched ? o->sched : sched;
+    size_t n = (size_t)m->nchips, count = o->count ? o->count : 1;
+    size_t bufs = ((size_t)ftm_mesh_healthy_count(m) + 1) * count * sizeof(float);
+    size_t recs = n * (sizeof(float *) + sizeof(size_t) + 2 * FTM_NDIRS * sizeof(uint64_t)) +
+                  (size_t)(o->iters > 0 ? o->iters : 1) * sizeof(double);
+    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
+    return bufs + recs + (s ? ftm_sched_mem_bytes(s) : 0) + ftm_rt_mem_estimate(m, &cfg, s);
+}

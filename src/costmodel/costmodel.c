@@ -40,14 +40,15 @@ typedef struct chip_st {
 
 /* Per transfer (tag), in one record: the replay touches tags in a random
  * order, so one cache line per tag instead of one per array (the replay of
- * a 1024-chip ring is bound by these misses). */
+ * a 1024-chip ring is bound by these misses). 16 bytes, one per transfer:
+ * the receiving chip is the route's end and the receive's own cost follows
+ * from the send (same length and reduction), so neither is stored. */
 typedef struct tagst {
     double arrival;        /* when the send arrives (once known) */
-    double rcost;          /* the receive's own cost (recv_cost) */
-    int rcv_chip;          /* receiving chip, -1 if none */
     int rcv_step;          /* step of the receive */
     unsigned char known;   /* the send has been issued */
     unsigned char nsend;   /* sends with this tag (index_tags) */
+    unsigned char nrecv;   /* receives with this tag (index_tags) */
 } tagst;
 
 typedef struct replay {
@@ -180,10 +181,10 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
     }
     r->tg[op->tag].arrival = *finish;
     r->tg[op->tag].known = 1;
-    int rc = r->tg[op->tag].rcv_chip;
+    int rc = rt->dst;
     chip_st *rs = &r->st[rc];
     if (rc != c && rs->running && rs->cur == r->tg[op->tag].rcv_step) {
-        double done = *finish + r->tg[op->tag].rcost;
+        double done = *finish + recv_cost(r, op);
         if (done > rs->end)
             rs->end = done;
         if (--rs->pending == 0)
@@ -252,9 +253,6 @@ static void replay_free(replay *r)
 static int index_tags(replay *r)
 {
     const ftm_sched *s = r->s;
-    size_t nt = s->next_tag ? s->next_tag : 1;
-    for (size_t t = 0; t < nt; t++)
-        r->tg[t].rcv_chip = -1;
     int rc = 0;
     for (int c = 0; c < s->nchips && !rc; c++) {
         const ftm_chip_prog *pg = &s->prog[c];
@@ -264,7 +262,8 @@ static int index_tags(replay *r)
                 const ftm_op *op = &pg->ops[stp->first_op + k];
                 if (stp->first_op + k + 16 < pg->nops && op[16].tag < s->next_tag)
                     PREFETCH(&r->tg[op[16].tag]); /* tags are scattered */
-                if (op->tag >= s->next_tag || op->route < 0 || op->route >= s->nroutes) {
+                if (op->tag >= s->next_tag || op->route >= (unsigned)s->nroutes ||
+                    (op->kind != FTM_OP_SEND && s->routes[op->route].dst != c)) {
                     rc = FTM_EINVAL;
                     break;
                 }
@@ -272,19 +271,18 @@ static int index_tags(replay *r)
                     if (r->tg[op->tag].nsend < 2)
                         r->tg[op->tag].nsend++;
                 } else {
-                    if (r->tg[op->tag].rcv_chip >= 0) {
+                    if (r->tg[op->tag].nrecv) {
                         rc = FTM_EINVAL;
                         break;
                     }
-                    r->tg[op->tag].rcv_chip = c;
+                    r->tg[op->tag].nrecv = 1;
                     r->tg[op->tag].rcv_step = j;
-                    r->tg[op->tag].rcost = recv_cost(r, op);
                 }
             }
         }
     }
     for (uint32_t t = 0; t < s->next_tag && !rc; t++)
-        if ((r->tg[t].nsend == 0) != (r->tg[t].rcv_chip < 0) || r->tg[t].nsend > 1)
+        if ((r->tg[t].nsend == 0) != (r->tg[t].nrecv == 0) || r->tg[t].nsend > 1)
             rc = FTM_EINVAL;
     return rc;
 }
@@ -350,12 +348,24 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     if (!rc && link_bytes)
         memcpy(link_bytes, r.lbytes, nl * sizeof *link_bytes);
     if (!rc && tm) {
-        for (uint32_t t = 0; t < s->next_tag; t++)
-            tm->recv_end[t] = tm->xfer_end[t] + r.tg[t].rcost;
+        /* a receive ends its own cost after the transfer's last byte */
+        for (int c = 0; c < s->nchips; c++)
+            for (int k = 0; k < s->prog[c].nops; k++) {
+                const ftm_op *op = &s->prog[c].ops[k];
+                if (op->kind == FTM_OP_RECV)
+                    tm->recv_end[op->tag] = tm->xfer_end[op->tag] + recv_cost(&r, op);
+            }
         tm->time_s = t_end;
     }
     replay_free(&r);
     return rc;
+}
+
+size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
+{
+    size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
+    return (size_t)s->nchips * (sizeof(chip_st) + sizeof(ev)) + nt * sizeof(tagst) +
+           nl * (sizeof(double) + sizeof(uint64_t));
 }
 
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,

@@ -22,6 +22,30 @@ static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
     return pb;
 }
 
+/* Touched stack of a chip thread (its frames are small and shallow). */
+#define RT_STACK_TOUCHED ((size_t)64 << 10)
+
+size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ftm_sched *s)
+{
+    size_t nlinks = 0, n = (size_t)m->nchips, live = (size_t)ftm_mesh_healthy_count(m);
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < FTM_NDIRS; d++)
+            nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
+    size_t depth = cfg && cfg->depth > 0 ? (size_t)cfg->depth : RT_DEFAULT_DEPTH;
+    size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
+    size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
+    for (int c = 0; s && c < s->nchips; c++) {
+        size_t most = 0; /* the chip's largest step: its per-op state */
+        for (int k = 0; k < s->prog[c].nsteps; k++)
+            if ((size_t)s->prog[c].steps[k].nops > most)
+                most = (size_t)s->prog[c].steps[k].nops;
+        ops += most;
+    }
+    return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) +
+           nlinks * depth * slot * 3 + /* slots, then 2 per slot in chips' queues */
+           ops * sizeof(size_t) + live * RT_STACK_TOUCHED;
+}
+
 int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
 {
     ftm_rt *rt = calloc(1, sizeof *rt);

@@ -90,7 +90,7 @@ static int sx_index(sx_run *x, const ftm_mesh *m)
         for (int j = 0; j < pg->nsteps; j++)
             for (int k = 0; k < pg->steps[j].nops; k++) {
                 const ftm_op *op = &pg->ops[pg->steps[j].first_op + k];
-                if (op->tag >= s->next_tag || op->route < 0 || op->route >= s->nroutes)
+                if (op->tag >= s->next_tag || op->route >= (unsigned)s->nroutes)
                     return FTM_EINVAL;
                 if (op->kind == FTM_OP_SEND) {
                     if (!sx_route_ok(s, m, op->route, c, op->peer))

@@ -3,6 +3,7 @@
 #include "ftmesh/mesh.h"
 #include "ftmesh/error.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static int grow(void **p, int *cap, int need, size_t sz)
 
 int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
 {
-    if (nchips < 1)
+    if (nchips < 1 || nchips > FTM_SCHED_MAX_IDS || bytes >= FTM_SCHED_MAX_BYTES)
         return FTM_EINVAL;
     memset(s, 0, sizeof *s);
     s->prog = calloc((size_t)nchips, sizeof *s->prog);
@@ -52,7 +53,7 @@ void ftm_sched_free(ftm_sched *s)
 int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops)
 {
     if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
-        (nhops == 0) != (src == dst))
+        (nhops == 0) != (src == dst) || s->nroutes >= FTM_SCHED_MAX_IDS)
         return FTM_EINVAL;
     if (grow((void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes) ||
         grow((void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1))
@@ -83,6 +84,32 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
     return 0;
 }
 
+/* Sets *cap to exactly need (need > *cap) without the doubling. */
+static int grow_exact(void **p, int *cap, int need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    void *q = realloc(*p, (size_t)need * sz);
+    if (!q)
+        return FTM_ENOMEM;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops)
+{
+    if (chip < 0 || chip >= s->nchips || nsteps < 0 || nops < 0)
+        return FTM_EINVAL;
+    ftm_chip_prog *p = &s->prog[chip];
+    if (nsteps > INT_MAX - p->nsteps || nops > INT_MAX - p->nops)
+        return FTM_ENOMEM;
+    if (grow_exact((void **)&p->steps, &p->cap_steps, p->nsteps + nsteps, sizeof *p->steps) ||
+        grow_exact((void **)&p->ops, &p->cap_ops, p->nops + nops, sizeof *p->ops))
+        return FTM_ENOMEM;
+    return 0;
+}
+
 static int add_op(ftm_sched *s, int chip, const ftm_op *op)
 {
     ftm_chip_prog *p = &s->prog[chip];
@@ -103,8 +130,14 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
     if (len == 0)
         return 0;
     const ftm_route *r = &s->routes[route];
-    ftm_op snd = { FTM_OP_SEND, (uint8_t)red, r->dst, route, s->next_tag, soff, len };
-    ftm_op rcv = { FTM_OP_RECV, (uint8_t)red, r->src, route, s->next_tag, doff, len };
+    if (s->next_tag == UINT32_MAX)
+        return FTM_ENOMEM; /* tags are 32-bit */
+    ftm_op snd = { .off = soff, .peer = (unsigned)r->dst, .len = len, .route = (unsigned)route,
+                   .tag = s->next_tag, .kind = FTM_OP_SEND, .red = (uint8_t)red };
+    ftm_op rcv = snd;
+    rcv.off = doff;
+    rcv.peer = (unsigned)r->src;
+    rcv.kind = FTM_OP_RECV;
     int rc = add_op(s, r->src, &snd);
     if (!rc)
         rc = add_op(s, r->dst, &rcv);
@@ -113,13 +146,39 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
     return rc;
 }
 
+/* Shrinks *p (cap elements of size sz) to n > 0 elements; keeps it when
+ * realloc fails (the capacity is only a hint then). */
+static void shrink(void **p, int *cap, int n, size_t sz)
+{
+    if (n <= 0 || n >= *cap)
+        return;
+    void *q = realloc(*p, (size_t)n * sz);
+    if (q) {
+        *p = q;
+        *cap = n;
+    }
+}
+
 void ftm_sched_trim(ftm_sched *s)
 {
     for (int i = 0; i < s->nchips; i++) {
         ftm_chip_prog *p = &s->prog[i];
         while (p->nsteps > 0 && p->steps[p->nsteps - 1].nops == 0)
             p->nsteps--;
+        shrink((void **)&p->steps, &p->cap_steps, p->nsteps, sizeof *p->steps);
+        shrink((void **)&p->ops, &p->cap_ops, p->nops, sizeof *p->ops);
     }
+    shrink((void **)&s->routes, &s->cap_routes, s->nroutes, sizeof *s->routes);
+    shrink((void **)&s->dirs, &s->cap_dirs, s->ndirs, 1);
+}
+
+size_t ftm_sched_mem_bytes(const ftm_sched *s)
+{
+    size_t n = sizeof *s + (size_t)s->nchips * sizeof *s->prog;
+    for (int c = 0; c < s->nchips; c++)
+        n += (size_t)s->prog[c].cap_steps * sizeof(ftm_step) +
+             (size_t)s->prog[c].cap_ops * sizeof(ftm_op);
+    return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs;
 }
 
 void ftm_sched_link_bytes(const ftm_sched *s, const ftm_mesh *m, uint64_t *link_bytes)

@@ -222,7 +222,7 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
             for (int k = 0; k < st->nops; k++) {
                 const ftm_op *o = &s->prog[c].ops[st->first_op + k];
                 if (o->kind == FTM_OP_SEND && o->len && o->off >= q->lo && o->off < hi &&
-                    o->route >= 0 && o->route < s->nroutes &&
+                    o->route < (unsigned)s->nroutes &&
                     (!q->phase || (st->phase && strcmp(st->phase, q->phase) == 0)))
                     use[o->route] = 1;
             }

@@ -412,8 +412,8 @@ static int sched_paths(const ftm_sched *s, const char *phase, size_t lo, size_t 
         for (int j = 0; j < pg->nsteps; j++)
             for (int k = 0; k < pg->steps[j].nops; k++) {
                 const ftm_op *o = &pg->ops[pg->steps[j].first_op + k];
-                if (op_drawn(&pg->steps[j], o, phase, lo, hi) && o->route >= 0 &&
-                    o->route < s->nroutes && !use[o->route]) {
+                if (op_drawn(&pg->steps[j], o, phase, lo, hi) &&
+                    o->route < (unsigned)s->nroutes && !use[o->route]) {
                     use[o->route] = 1;
                     n++;
                 }
