@@ -96,6 +96,18 @@ static int draw_2d_concurrent(const ftm_mesh *m, const ftm_sched *s, size_t coun
     return rc;
 }
 
+/* 1 when some step of s belongs to phase (a 2-D algorithm on a small or
+ * crowded mesh runs the ring's schedule when the cost model finds it
+ * faster: then it has no row phase, and the ring is what to draw). */
+static int has_phase(const ftm_sched *s, const char *phase)
+{
+    for (int c = 0; c < s->nchips; c++)
+        for (int j = 0; j < s->prog[c].nsteps; j++)
+            if (s->prog[c].steps[j].phase && strcmp(s->prog[c].steps[j].phase, phase) == 0)
+                return 1;
+    return 0;
+}
+
 int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
@@ -112,8 +124,14 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     int err = a->build(&s, m, count, FTM_RED_SUM_F32);
     if (err)
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
-    int rc = 0;
-    if (strcmp(algo, "bidir") == 0)
+    int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter");
+    if (ring)
+        printf("%s runs the ring's schedule on this mesh: the cost model finds\n"
+               "it faster than rows then columns (small, thin or crowded meshes).\n\n",
+               algo);
+    if (ring)
+        rc = phase_picture(m, &s, algo, NULL, 0, s.bytes, -1);
+    else if (strcmp(algo, "bidir") == 0)
         rc = draw_bidir(m, &s);
     else if (strcmp(algo, "tree") == 0)
         rc = draw_tree(m, &s);
@@ -140,7 +158,8 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
     if (err)
         return err;
     const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
-                        : strncmp(algo, "2d", 2) == 0 ? "row-reduce-scatter" : "reduce-scatter";
+                        : has_phase(&s, "row-reduce-scatter") ? "row-reduce-scatter"
+                                                              : "reduce-scatter";
     char title[160];
     snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
     ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase };
