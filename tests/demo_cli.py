@@ -19,9 +19,7 @@ def main():
     if "\033[" in text:
         fail("colour codes in plain output")
     for n, line in enumerate(text.split("\n"), 1):
-        # the mesh picture's legend belongs to ftm_viz_ring_ascii (its own
-        # width check lives in tests/test_viz.c)
-        if len(line) > 80 and not line.startswith("o chip"):
+        if len(line) > 80:
             fail("line %d has %d columns: %s" % (n, len(line), line))
     healthy = [r * cols + c for r in range(rows) for c in range(cols) if (r, c) not in dead]
     count = len(healthy)
