@@ -191,24 +191,36 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
     return 0;
 }
 
-static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
+/* The step's examples (images and labels) into r->x and r->labels. */
+static int load_batch(ftm_model *m, resnet *r, const ftm_fb_args *a)
 {
-    resnet *r = m->impl;
-    int S = r->S, K = r->K, C4 = r->C4, rc;
-    long cnt = a->count;
-    if (!a->hook && cnt != a->global_batch)
-        return FTM_EINVAL; /* BN statistics need every example */
-    for (long i = 0; i < cnt; i++) {
+    int S = r->S, K = r->K;
+    for (long i = 0; i < a->count; i++) {
         uint64_t id = a->step * (uint64_t)a->global_batch + (uint64_t)(a->first + i);
         float *x = r->x + i * 3 * S * S;
-        rc = m->cfg.data ? ftm_data_image(m->cfg.data, m->cfg.seed, id, S, x, &r->labels[i])
-                         : ftm_data_synth_image(m->cfg.seed, id, S, K, x, &r->labels[i]);
+        int rc = m->cfg.data ? ftm_data_image(m->cfg.data, m->cfg.seed, id, S, x, &r->labels[i])
+                             : ftm_data_synth_image(m->cfg.seed, id, S, K, x, &r->labels[i]);
         if (rc)
             return rc;
         if (r->labels[i] < 0 || r->labels[i] >= K)
             return FTM_ERANGE; /* a label the logits do not have */
     }
-    /* forward, layer by layer over the micro-batches */
+    return 0;
+}
+
+/* Spatial size (OH * OW) of the last block's output. */
+static int last_hw(const resnet *r)
+{
+    const ftm_conv_dims *last = &r->blocks[r->nblocks - 1].c2.d;
+    return last->OH * last->OW;
+}
+
+/* Forward through the stem and the blocks, layer by layer over the
+ * micro-batches; *top is the last block's output. */
+static int body_forward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl_mb *mbs,
+                        int nmb, const float **top)
+{
+    int rc;
     if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb)))
         return rc;
     const float *in = r->stem.a;
@@ -223,13 +235,21 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
                 return rc;
             sc = b->proj.a;
         }
-        size_t n = (size_t)cnt * out_size(&b->c2.d);
+        size_t n = (size_t)a->count * out_size(&b->c2.d);
         ftm_nn_add_relu_forward(b->out, b->c2.a, sc, n);
         in = b->out;
     }
-    const ftm_conv_dims *last = &r->blocks[r->nblocks - 1].c2.d;
-    int HW = last->OH * last->OW;
-    ftm_nn_avgpool_forward(r->pooled, in, (int)cnt, C4, HW);
+    *top = in;
+    return 0;
+}
+
+/* Pool, classifier and loss (each micro-batch's share of the mean). */
+static int head_forward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl_mb *mbs,
+                        int nmb, const float *in)
+{
+    int K = r->K, C4 = r->C4, rc;
+    long cnt = a->count;
+    ftm_nn_avgpool_forward(r->pooled, in, (int)cnt, C4, last_hw(r));
     for (int i = 0; i < nmb; i++)
         ftm_nn_linear_forward(r->logits + mbs[i].off * K, r->pooled + mbs[i].off * C4,
                               mdl_p(m, r->tfw), mdl_p(m, r->tfb), (int)mbs[i].n, C4, K,
@@ -242,9 +262,18 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
             part += r->losses[k] / (double)a->global_batch;
         mdl_loss_add(m, part);
     }
+    return 0;
+}
+
+/* Backward through loss, classifier and pool; *dtop (r->buf[0]) is the
+ * gradient at the last block's output. */
+static int head_backward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl_mb *mbs,
+                         int nmb, float **dtop)
+{
+    int K = r->K, C4 = r->C4, HW = last_hw(r), rc;
+    long cnt = a->count;
     for (long i = 0; i < cnt; i++)
         r->scale[i] = 1.0f / (float)a->global_batch;
-    /* backward */
     memset(r->dlogits, 0, sizeof(float) * cnt * K);
     memset(r->dpooled, 0, sizeof(float) * cnt * C4);
     ftm_nn_softmax_xent_backward(r->dlogits, r->probs, r->labels, r->scale, (int)cnt, K);
@@ -259,6 +288,16 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
     float *dout = r->buf[0];
     memset(dout, 0, sizeof(float) * cnt * C4 * HW);
     ftm_nn_avgpool_backward(dout, r->dpooled, (int)cnt, C4, HW);
+    *dtop = dout;
+    return 0;
+}
+
+/* Backward through the blocks, last to first, then the stem. */
+static int body_backward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl_mb *mbs,
+                         int nmb, float *dout)
+{
+    long cnt = a->count;
+    int rc;
     for (int k = r->nblocks - 1; k >= 0; k--) {
         block *b = &r->blocks[k];
         const float *bin = k ? r->blocks[k - 1].out : r->stem.a;
@@ -281,6 +320,21 @@ static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int 
         dout = din;
     }
     return cbn_backward(m, r, &r->stem, dout, r->x, NULL, r->buf[4], a, mbs, nmb);
+}
+
+static int resnet_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
+{
+    resnet *r = m->impl;
+    if (!a->hook && a->count != a->global_batch)
+        return FTM_EINVAL; /* BN statistics need every example */
+    const float *top;
+    float *dtop;
+    int rc;
+    if ((rc = load_batch(m, r, a)) || (rc = body_forward(m, r, a, mbs, nmb, &top)) ||
+        (rc = head_forward(m, r, a, mbs, nmb, top)) ||
+        (rc = head_backward(m, r, a, mbs, nmb, &dtop)))
+        return rc;
+    return body_backward(m, r, a, mbs, nmb, dtop);
 }
 
 /* Floats of the largest conv scratch (ftm_nn_conv_col_size) of any layer. */
