@@ -17,6 +17,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
     exit 0
 fi
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the fuzzers run inside it
 flags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -I$top/include -I$top/src
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 core="$top/src/core/error.c $top/src/core/mesh.c $top/src/core/faults.c"
