@@ -132,39 +132,36 @@ static void drop(ftm_nn_dropout *d, const bert *b, const ftm_model *m,
 
 /* Forward and backward of one micro-batch; its sum of loss/B goes to
  * mdl_loss_add. */
-static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
+/* Encoder layer l forward on X (n sequences, M = n * T rows). */
+static void layer_forward(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n, int l,
+                          const float *X)
 {
-    int T = b->T, C = b->C, F = b->F, V = b->V, NH = b->NH, M = n * T, rc;
+    int T = b->T, C = b->C, F = b->F, NH = b->NH, M = n * T;
     ftm_gemm_stats *st = &m->gemm;
     ftm_nn_dropout dp;
-    if ((rc = make_batch(m, b, a, g0, n)))
-        return rc;
-    ftm_nn_embed_forward(b->emb, b->inp, P(b->wte), P(b->wpe), n, T, C);
-    ftm_nn_layernorm_forward(b->x0, b->me, b->se, b->emb, P(b->ge), P(b->be), M, C, MODELS_LN_EPS);
-    drop(&dp, b, m, a, g0, FTM_RNG_EMB_DROP);
-    ftm_nn_dropout_forward(b->x0d, b->x0, n, (size_t)T * C, &dp);
-    const float *X = b->x0d;
-    for (int l = 0; l < b->L; l++) {
-        layer *y = &b->ly[l];
-        ftm_nn_linear_forward(y->qkv, X, P(y->wqkv), P(y->bqkv), M, C, 3 * C, st);
-        drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
-        ftm_nn_attention_forward(y->att, y->probs, b->scr, y->qkv, b->valid, n, T, C, NH, &dp, st);
-        ftm_nn_linear_forward(y->ao, y->att, P(y->wo), P(y->bo), M, C, C, st);
-        drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
-        ftm_nn_dropout_forward(y->aod, y->ao, n, (size_t)T * C, &dp);
-        ftm_nn_add_forward(y->r1, X, y->aod, (size_t)M * C);
-        ftm_nn_layernorm_forward(y->h, y->m1, y->s1, y->r1, P(y->g1), P(y->b1), M, C, MODELS_LN_EPS);
-        ftm_nn_linear_forward(y->f1, y->h, P(y->w1), P(y->bf1), M, C, F, st);
-        ftm_nn_gelu_forward(y->g, y->f1, (size_t)M * F, 0);
-        ftm_nn_linear_forward(y->f2, y->g, P(y->w2), P(y->bf2), M, F, C, st);
-        drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
-        ftm_nn_dropout_forward(y->f2d, y->f2, n, (size_t)T * C, &dp);
-        ftm_nn_add_forward(y->r2, y->h, y->f2d, (size_t)M * C);
-        ftm_nn_layernorm_forward(y->xo, y->m2, y->s2, y->r2, P(y->g2), P(y->b2), M, C, MODELS_LN_EPS);
-        X = y->xo;
-    }
-    /* MLM head on the masked rows only */
-    int K = 0;
+    layer *y = &b->ly[l];
+    ftm_nn_linear_forward(y->qkv, X, P(y->wqkv), P(y->bqkv), M, C, 3 * C, st);
+    drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
+    ftm_nn_attention_forward(y->att, y->probs, b->scr, y->qkv, b->valid, n, T, C, NH, &dp, st);
+    ftm_nn_linear_forward(y->ao, y->att, P(y->wo), P(y->bo), M, C, C, st);
+    drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
+    ftm_nn_dropout_forward(y->aod, y->ao, n, (size_t)T * C, &dp);
+    ftm_nn_add_forward(y->r1, X, y->aod, (size_t)M * C);
+    ftm_nn_layernorm_forward(y->h, y->m1, y->s1, y->r1, P(y->g1), P(y->b1), M, C, MODELS_LN_EPS);
+    ftm_nn_linear_forward(y->f1, y->h, P(y->w1), P(y->bf1), M, C, F, st);
+    ftm_nn_gelu_forward(y->g, y->f1, (size_t)M * F, 0);
+    ftm_nn_linear_forward(y->f2, y->g, P(y->w2), P(y->bf2), M, F, C, st);
+    drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
+    ftm_nn_dropout_forward(y->f2d, y->f2, n, (size_t)T * C, &dp);
+    ftm_nn_add_forward(y->r2, y->h, y->f2d, (size_t)M * C);
+    ftm_nn_layernorm_forward(y->xo, y->m2, y->s2, y->r2, P(y->g2), P(y->b2), M, C, MODELS_LN_EPS);
+}
+
+/* The MLM head on the masked rows of X only (*Kout of them) and the loss. */
+static int head_forward(ftm_model *m, bert *b, int M, const float *X, int *Kout)
+{
+    int C = b->C, V = b->V, K = 0, rc;
+    ftm_gemm_stats *st = &m->gemm;
     for (int r = 0; r < M; r++)
         if (b->labels[r] >= 0) {
             b->idx[K] = r;
@@ -183,7 +180,15 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
     for (int k = 0; k < K; k++)
         part += (double)b->losses[k] * b->scale[k];
     mdl_loss_add(m, part);
-    /* backward */
+    *Kout = K;
+    return 0;
+}
+
+/* The head backward; leaves the gradient at the last layer's output in b->bX. */
+static void head_backward(ftm_model *m, bert *b, int K, int M)
+{
+    int C = b->C, V = b->V;
+    ftm_gemm_stats *st = &m->gemm;
     ZERO(b->dlogits, (size_t)K * V);
     ftm_nn_softmax_xent_backward(b->dlogits, b->probs, b->mlab, b->scale, K, V);
     ZERO(b->dK1, K * C); ZERO(b->dK2, K * C); ZERO(b->dK3, K * C);
@@ -196,34 +201,63 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
     for (int k = 0; k < K; k++)
         for (int c = 0; c < C; c++)
             b->bX[(size_t)b->idx[k] * C + c] += b->dK3[(size_t)k * C + c];
-    for (int l = b->L - 1; l >= 0; l--) {
-        layer *y = &b->ly[l];
-        const float *Xin = l ? b->ly[l - 1].xo : b->x0d;
-        size_t MC = (size_t)M * C;
-        ZERO(b->bR, MC);
-        ftm_nn_layernorm_backward(b->bR, G(y->g2), G(y->b2), b->bX, y->r2, P(y->g2), y->m2, y->s2, M, C);
-        memcpy(b->bH, b->bR, MC * sizeof(float));
-        ZERO(b->bX, MC);
-        drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
-        ftm_nn_dropout_backward(b->bX, b->bR, n, (size_t)T * C, &dp);
-        ZERO(b->bF1, (size_t)M * F);
-        ftm_nn_linear_backward(b->bF1, G(y->w2), G(y->bf2), b->bX, y->g, P(y->w2), M, F, C, st);
-        ZERO(b->bF2, (size_t)M * F);
-        ftm_nn_gelu_backward(b->bF2, y->f1, b->bF1, (size_t)M * F, 0);
-        ftm_nn_linear_backward(b->bH, G(y->w1), G(y->bf1), b->bF2, y->h, P(y->w1), M, C, F, st);
-        ZERO(b->bR, MC);
-        ftm_nn_layernorm_backward(b->bR, G(y->g1), G(y->b1), b->bH, y->r1, P(y->g1), y->m1, y->s1, M, C);
-        memcpy(b->bX, b->bR, MC * sizeof(float));
-        ZERO(b->bH, MC);
-        drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
-        ftm_nn_dropout_backward(b->bH, b->bR, n, (size_t)T * C, &dp);
-        ZERO(b->bR, MC);
-        ftm_nn_linear_backward(b->bR, G(y->wo), G(y->bo), b->bH, y->att, P(y->wo), M, C, C, st);
-        ZERO(b->dqkv, 3 * MC);
-        drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
-        ftm_nn_attention_backward(b->dqkv, b->scr, b->bR, y->probs, y->qkv, n, T, C, NH, &dp, st);
-        ftm_nn_linear_backward(b->bX, G(y->wqkv), G(y->bqkv), b->dqkv, Xin, P(y->wqkv), M, C, 3 * C, st);
+}
+
+/* Encoder layer l backward: b->bX holds the gradient at its output, then at
+ * its input. */
+static void layer_backward(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n, int l)
+{
+    int T = b->T, C = b->C, F = b->F, NH = b->NH, M = n * T;
+    ftm_gemm_stats *st = &m->gemm;
+    ftm_nn_dropout dp;
+    layer *y = &b->ly[l];
+    const float *Xin = l ? b->ly[l - 1].xo : b->x0d;
+    size_t MC = (size_t)M * C;
+    ZERO(b->bR, MC);
+    ftm_nn_layernorm_backward(b->bR, G(y->g2), G(y->b2), b->bX, y->r2, P(y->g2), y->m2, y->s2, M, C);
+    memcpy(b->bH, b->bR, MC * sizeof(float));
+    ZERO(b->bX, MC);
+    drop(&dp, b, m, a, g0, FTM_RNG_FFN_DROP + l);
+    ftm_nn_dropout_backward(b->bX, b->bR, n, (size_t)T * C, &dp);
+    ZERO(b->bF1, (size_t)M * F);
+    ftm_nn_linear_backward(b->bF1, G(y->w2), G(y->bf2), b->bX, y->g, P(y->w2), M, F, C, st);
+    ZERO(b->bF2, (size_t)M * F);
+    ftm_nn_gelu_backward(b->bF2, y->f1, b->bF1, (size_t)M * F, 0);
+    ftm_nn_linear_backward(b->bH, G(y->w1), G(y->bf1), b->bF2, y->h, P(y->w1), M, C, F, st);
+    ZERO(b->bR, MC);
+    ftm_nn_layernorm_backward(b->bR, G(y->g1), G(y->b1), b->bH, y->r1, P(y->g1), y->m1, y->s1, M, C);
+    memcpy(b->bX, b->bR, MC * sizeof(float));
+    ZERO(b->bH, MC);
+    drop(&dp, b, m, a, g0, FTM_RNG_AO_DROP + l);
+    ftm_nn_dropout_backward(b->bH, b->bR, n, (size_t)T * C, &dp);
+    ZERO(b->bR, MC);
+    ftm_nn_linear_backward(b->bR, G(y->wo), G(y->bo), b->bH, y->att, P(y->wo), M, C, C, st);
+    ZERO(b->dqkv, 3 * MC);
+    drop(&dp, b, m, a, g0, FTM_RNG_ATT_DROP + l);
+    ftm_nn_attention_backward(b->dqkv, b->scr, b->bR, y->probs, y->qkv, n, T, C, NH, &dp, st);
+    ftm_nn_linear_backward(b->bX, G(y->wqkv), G(y->bqkv), b->dqkv, Xin, P(y->wqkv), M, C, 3 * C, st);
+}
+
+static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
+{
+    int T = b->T, C = b->C, M = n * T, K = 0, rc;
+    ftm_nn_dropout dp;
+    if ((rc = make_batch(m, b, a, g0, n)))
+        return rc;
+    ftm_nn_embed_forward(b->emb, b->inp, P(b->wte), P(b->wpe), n, T, C);
+    ftm_nn_layernorm_forward(b->x0, b->me, b->se, b->emb, P(b->ge), P(b->be), M, C, MODELS_LN_EPS);
+    drop(&dp, b, m, a, g0, FTM_RNG_EMB_DROP);
+    ftm_nn_dropout_forward(b->x0d, b->x0, n, (size_t)T * C, &dp);
+    const float *X = b->x0d;
+    for (int l = 0; l < b->L; l++) {
+        layer_forward(m, b, a, g0, n, l, X);
+        X = b->ly[l].xo;
     }
+    if ((rc = head_forward(m, b, M, X, &K)))
+        return rc;
+    head_backward(m, b, K, M);
+    for (int l = b->L - 1; l >= 0; l--)
+        layer_backward(m, b, a, g0, n, l);
     ZERO(b->bR, (size_t)M * C);
     drop(&dp, b, m, a, g0, FTM_RNG_EMB_DROP);
     ftm_nn_dropout_backward(b->bR, b->bX, n, (size_t)T * C, &dp);
