@@ -1,7 +1,7 @@
 # collective: the allreduce algorithms that build schedules, their
 # registry, --algo auto and the scenario sweep (above the cost model), and
 # the run-and-verify harness (above the runtime)
-libftmesh_la_SOURCES += src/collective/ring.c src/collective/registry.c src/collective/run.c \
+libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collective/ring.c src/collective/registry.c src/collective/run.c \
 	src/collective/tree.c src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
 

@@ -3,14 +3,14 @@
 #include "ftmesh/sweep.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
+#include "rows.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Two workers: the machines this runs on have 2 cores; each worker holds
- * one schedule at a time (a 1-D ring on 1024 chips: about 400 MB). */
-enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8, NTHREADS = 2 };
+/* Rows run two at a time (rows.h); each holds one schedule (a 1-D ring on
+ * 1024 chips: about 400 MB). */
+enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8 };
 
 static const int mesh_rc[NMESH][2] = { { 16, 32 }, { 32, 32 } };
 static const char *const scen[NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link" };
@@ -46,13 +46,12 @@ typedef struct job {
     const ftm_allreduce_build_fn *af;
     int na;
     ftm_sweep_row *rows;
-    int total, next, rc;
-    pthread_mutex_t mu;
 } job;
 
 /* Row i of the table: mesh, scenario, model, algorithm (in that nesting). */
-static int run_row(const job *J, int i)
+static int run_row(void *ctx, int i)
 {
+    const job *J = ctx;
     int a = i % J->na, md = (i / J->na) % NMODEL, sc = (i / J->na / NMODEL) % NSCEN,
         mi = i / J->na / NMODEL / NSCEN;
     ftm_mesh m;
@@ -86,25 +85,6 @@ static int run_row(const job *J, int i)
     return rc;
 }
 
-static void *worker(void *arg)
-{
-    job *J = arg;
-    for (;;) {
-        pthread_mutex_lock(&J->mu);
-        int i = J->rc ? J->total : J->next++;
-        pthread_mutex_unlock(&J->mu);
-        if (i >= J->total)
-            return NULL;
-        int rc = run_row(J, i);
-        if (rc) {
-            pthread_mutex_lock(&J->mu);
-            if (!J->rc)
-                J->rc = rc;
-            pthread_mutex_unlock(&J->mu);
-        }
-    }
-}
-
 int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
 {
     ftm_cost_params p;
@@ -123,20 +103,8 @@ int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
     ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);
     if (!rows)
         return FTM_ENOMEM;
-    job J = { &p, an, af, na, rows, total, 0, 0, PTHREAD_MUTEX_INITIALIZER };
-    /* Rows are independent and each is deterministic, so they are shared
-     * out to NTHREADS workers (the table is the same in any order). */
-    pthread_t th[NTHREADS];
-    int started = 0;
-    for (int i = 1; i < NTHREADS; i++)
-        if (pthread_create(&th[i], NULL, worker, &J) == 0)
-            started |= 1 << i;
-    worker(&J);
-    for (int i = 1; i < NTHREADS; i++)
-        if (started & (1 << i))
-            pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&J.mu);
-    rc = J.rc;
+    job J = { &p, an, af, na, rows };
+    rc = coll_rows_run(total, run_row, &J);
     /* Overheads against the healthy rows of the same mesh and model, and
      * the fastest algorithm of each group. */
     for (int i = 0; i < n && !rc; i++) {

@@ -20,8 +20,8 @@
 #include "ftmesh/throughput.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
+#include "rows.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,13 +89,13 @@ typedef struct job {
     const ftm_tput_params *p;
     ftm_allreduce_build_fn fn[FTM_TPUT_MAXALGOS];
     ftm_tput_row *rows;
-    int total, next, rc;
-    pthread_mutex_t mu;
+    int total;
 } job;
 
 /* Row i: the fastest candidate's modeled allreduce and the step. */
-static int run_row(const job *J, int i)
+static int run_row(void *ctx, int i)
 {
+    const job *J = ctx;
     int sc = i % FTM_TPUT_NSCEN, md = (i / FTM_TPUT_NSCEN) % FTM_TPUT_NMODELS,
         mi = i / FTM_TPUT_NSCEN / FTM_TPUT_NMODELS;
     ftm_mesh m;
@@ -129,25 +129,6 @@ static int run_row(const job *J, int i)
     return rc;
 }
 
-static void *worker(void *arg)
-{
-    job *J = arg;
-    for (;;) {
-        pthread_mutex_lock(&J->mu);
-        int i = J->rc ? J->total : J->next++;
-        pthread_mutex_unlock(&J->mu);
-        if (i >= J->total)
-            return NULL;
-        int rc = run_row(J, i);
-        if (rc) {
-            pthread_mutex_lock(&J->mu);
-            if (!J->rc)
-                J->rc = rc;
-            pthread_mutex_unlock(&J->mu);
-        }
-    }
-}
-
 static int check_params(const ftm_tput_params *p, job *J)
 {
     if (!(p->chip_flops > 0) || !(p->overlap >= 0 && p->overlap <= 1) || p->nalgos < 1 ||
@@ -171,7 +152,6 @@ static int check_params(const ftm_tput_params *p, job *J)
 
 int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows)
 {
-    enum { NTHREADS = 2 }; /* as ftmesh sweep: 2 cores, one schedule each */
     job J;
     memset(&J, 0, sizeof J);
     int rc = check_params(p, &J);
@@ -182,14 +162,7 @@ int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows)
     J.rows = calloc((size_t)J.total, sizeof *J.rows);
     if (!J.rows)
         return FTM_ENOMEM;
-    pthread_mutex_init(&J.mu, NULL);
-    pthread_t th;
-    int started = pthread_create(&th, NULL, worker, &J) == 0;
-    worker(&J);
-    if (started)
-        pthread_join(th, NULL);
-    pthread_mutex_destroy(&J.mu);
-    rc = J.rc;
+    rc = coll_rows_run(J.total, run_row, &J);
     /* Impact against the healthy row of the same mesh and model (the
      * first of each group of scenarios). */
     for (int i = 0; i < J.total && !rc; i++) {
