@@ -49,6 +49,10 @@ typedef struct ftm_svg_picture {
     int nevents;
 } ftm_svg_picture;
 
+/* Writes s with <, >, & and " escaped for XML text and attribute values
+ * (the SVG here, the demo's HTML page). */
+FTM_EXTERN void ftm_svg_escape(FILE *f, const char *s);
+
 /* Writes one standalone SVG document to f. Returns 0, FTM_EINVAL (no f or
  * m, a ring or schedule that does not fit m) or FTM_EIO. */
 FTM_EXTERN int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *p);

@@ -7,6 +7,7 @@
 #include "ftmesh/lesson.h"
 #include "ftmesh/error.h"
 #include "ftmesh/router.h"
+#include "ftmesh/svg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -280,22 +281,6 @@ static const char page_js[] =
     "show(fromHash());\n"
     "})();\n";
 
-static void html_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
-    }
-}
-
 static void svg_defs(FILE *f)
 {
     fprintf(f, "<defs>"
@@ -318,9 +303,9 @@ int ftm_lesson_html(FILE *f, const ftm_lesson *l, const ftm_ring *ring, const ch
     geo g = layout(l);
     int W = 2 * g.margin + m->cols * (g.w + g.gap) - g.gap, H = 2 * g.margin + m->rows * (g.h + g.gap) - g.gap;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
-    html_escape(f, title ? title : "ftmesh demo");
+    ftm_svg_escape(f, title ? title : "ftmesh demo");
     fprintf(f, "</title>\n<style>\n%s</style></head><body>\n<h1>", page_css);
-    html_escape(f, title ? title : "ftmesh demo");
+    ftm_svg_escape(f, title ? title : "ftmesh demo");
     fprintf(f, "</h1>\n<div id=\"bar\"><button id=\"first\" title=\"Home\">|&#x25C0;</button>"
                "<button id=\"prev\" title=\"Left arrow\">&#x25C0; Back</button>"
                "<button id=\"play\" title=\"Space\">Play</button>"

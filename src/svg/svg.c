@@ -39,7 +39,7 @@ enum {
 static double cx(const pic *p, int c) { return p->ox + (double)c * CELL; }
 static double cy(const pic *p, int r) { return p->oy + (double)r * CELL; }
 
-static void escaped(FILE *f, const char *s)
+void ftm_svg_escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if (*s == '<')
@@ -304,7 +304,7 @@ static void legend_line(FILE *f, double x, double y, const char *sample, const c
 {
     fprintf(f, "<g transform=\"translate(%.1f %.1f)\">%s<text x=\"44\" y=\"4\" font-size=\"11\">",
             x, y, sample);
-    escaped(f, text);
+    ftm_svg_escape(f, text);
     fprintf(f, "</text></g>\n");
 }
 
@@ -394,7 +394,7 @@ static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
         fprintf(f, "<g class=\"event\"><path d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
                    "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", ex, y0,
                 ex, y0 + h, DEAD_COL, ex + 3, y0 + 12 + 13.0 * e, DEAD_COL);
-        escaped(f, q->events[e].label ? q->events[e].label : "");
+        ftm_svg_escape(f, q->events[e].label ? q->events[e].label : "");
         fprintf(f, "</text></g>\n");
     }
 #undef PX
@@ -437,7 +437,7 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
     draw_defs(f);
     fprintf(f, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"22\" "
                "font-size=\"15\">", w, h, PAD);
-    escaped(f, q->title ? q->title : "ftmesh");
+    ftm_svg_escape(f, q->title ? q->title : "ftmesh");
     fprintf(f, " (%dx%d %s, %d healthy chips)</text>\n", m->rows, m->cols,
             m->torus ? "torus" : "mesh", ftm_mesh_healthy_count(m));
     draw_labels(&p);
