@@ -12,6 +12,7 @@
 #include <string.h>
 #include "ftmesh/nn.h"
 #include "ftmesh/error.h"
+#include "conv_direct.h"
 
 /* Columns (nb*P) a chunk aims for: wide enough for the GEMM kernels. */
 #define CONV_CHUNK_COLS 1024
@@ -49,7 +50,9 @@ size_t ftm_nn_conv_col_size(const ftm_conv_dims *d)
         return 0;
     size_t nb = (size_t)chunk_images(d), P = (size_t)d->OH * d->OW;
     /* col, then (nb > 1) the chunk's output/gradient in [OC, nb*P] */
-    return (size_t)d->C * d->K * d->K * nb * P + (nb > 1 ? (size_t)d->OC * nb * P : 0);
+    size_t n = (size_t)d->C * d->K * d->K * nb * P + (nb > 1 ? (size_t)d->OC * nb * P : 0);
+    size_t nd = conv_direct_ok(d) ? conv_direct_scratch(d, (int)nb) : 0;
+    return n > nd ? n : nd;
 }
 
 /* Output columns [lo, hi) of kernel column kw read inside the image. */
@@ -204,6 +207,10 @@ void ftm_nn_conv2d_forward(float *out, float *col, const float *inp,
         pointwise_forward(out, inp, w, N, d, st);
         return;
     }
+    if (conv_direct_ok(d)) {
+        conv_direct_forward(out, col, inp, w, N, d, chunk_images(d));
+        return;
+    }
     int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
     size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
     float *y = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
@@ -243,6 +250,10 @@ void ftm_nn_conv2d_backward(float *dinp, float *dw, float *col,
 {
     if (is_pointwise(d)) {
         pointwise_backward(dinp, dw, dout, inp, w, N, d, st);
+        return;
+    }
+    if (conv_direct_ok(d) && (!dinp || d->C % 4 == 0)) {
+        conv_direct_backward(dinp, dw, col, dout, inp, w, N, d, chunk_images(d));
         return;
     }
     int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
