@@ -88,8 +88,11 @@ END_TEST
 static const int conv_cfg[][8] = {
     {2, 3, 6, 6, 4, 3, 1, 1}, {2, 3, 7, 5, 4, 3, 2, 1}, {2, 4, 6, 6, 5, 1, 2, 0},
     {2, 4, 5, 5, 3, 1, 1, 0}, {1, 2, 9, 8, 3, 5, 2, 2}, {2, 2, 5, 5, 2, 3, 1, 0},
+    /* the direct 3x3 path (conv_direct.c): stride 1 in chunks of 3 images
+     * (3 + 1) with its input gradient, stride 2 on 4 phase planes */
+    {4, 4, 20, 18, 4, 3, 1, 1}, {3, 4, 8, 6, 8, 3, 2, 1},
 };
-#define NCONV 6
+#define NCONV 8
 
 static void f_conv(lt *t)
 {

@@ -243,6 +243,35 @@ static void pointwise_backward(float *dinp, float *dw, const float *dout, const 
     }
 }
 
+/* im2col + GEMM backward; dw NULL: dinp only (no im2col). */
+static void gemm_backward(float *dinp, float *dw, float *col, const float *dout,
+                          const float *inp, const float *w, int N, const ftm_conv_dims *d,
+                          ftm_gemm_stats *st)
+{
+    int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
+    size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
+    float *dyc = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
+    for (int n0 = 0; n0 < N; n0 += nbmax) {
+        int nb = N - n0 < nbmax ? N - n0 : nbmax;
+        int ld = nb * P;
+        const float *dy = dout + (size_t)n0 * out_sz;
+        if (nbmax > 1) {
+            chunk_copy(dyc, dy, 1, nb, d->OC, P);
+            dy = dyc;
+        }
+        if (dw) {
+            for (int j = 0; j < nb; j++)
+                im2col(col + (size_t)j * P, inp + (size_t)(n0 + j) * in_sz, d, (size_t)ld);
+            ftm_nn_sgemm(st, 0, 1, d->OC, CKK, ld, 1.0f, dy, ld, col, ld, 1.0f, dw, CKK);
+        }
+        if (!dinp)
+            continue;
+        ftm_nn_sgemm(st, 1, 0, CKK, ld, d->OC, 1.0f, w, CKK, dy, ld, 0.0f, col, ld);
+        for (int j = 0; j < nb; j++)
+            col2im_add(dinp + (size_t)(n0 + j) * in_sz, col + (size_t)j * P, d, (size_t)ld);
+    }
+}
+
 void ftm_nn_conv2d_backward(float *dinp, float *dw, float *col,
                             const float *dout, const float *inp,
                             const float *w, int N, const ftm_conv_dims *d,
@@ -252,28 +281,12 @@ void ftm_nn_conv2d_backward(float *dinp, float *dw, float *col,
         pointwise_backward(dinp, dw, dout, inp, w, N, d, st);
         return;
     }
-    if (conv_direct_ok(d) && (!dinp || d->C % 4 == 0)) {
-        conv_direct_backward(dinp, dw, col, dout, inp, w, N, d, chunk_images(d));
+    if (!conv_direct_ok(d)) {
+        gemm_backward(dinp, dw, col, dout, inp, w, N, d, st);
         return;
     }
-    int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
-    size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
-    float *dyc = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
-    for (int n0 = 0; n0 < N; n0 += nbmax) {
-        int nb = N - n0 < nbmax ? N - n0 : nbmax;
-        int ld = nb * P;
-        const float *dy = dout + (size_t)n0 * out_sz;
-        for (int j = 0; j < nb; j++)
-            im2col(col + (size_t)j * P, inp + (size_t)(n0 + j) * in_sz, d, (size_t)ld);
-        if (nbmax > 1) {
-            chunk_copy(dyc, dy, 1, nb, d->OC, P);
-            dy = dyc;
-        }
-        ftm_nn_sgemm(st, 0, 1, d->OC, CKK, ld, 1.0f, dy, ld, col, ld, 1.0f, dw, CKK);
-        if (!dinp)
-            continue;
-        ftm_nn_sgemm(st, 1, 0, CKK, ld, d->OC, 1.0f, w, CKK, dy, ld, 0.0f, col, ld);
-        for (int j = 0; j < nb; j++)
-            col2im_add(dinp + (size_t)(n0 + j) * in_sz, col + (size_t)j * P, d, (size_t)ld);
-    }
+    int dx = dinp && conv_direct_dinp_ok(d);
+    conv_direct_backward(dx ? dinp : NULL, dw, col, dout, inp, w, N, d, chunk_images(d));
+    if (dinp && !dx) /* stride 2: the input gradient by GEMM + col2im */
+        gemm_backward(dinp, NULL, col, dout, inp, w, N, d, st);
 }

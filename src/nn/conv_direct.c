@@ -1,4 +1,4 @@
-/* Direct 3x3 stride-1 "same" convolution (AVX2 + FMA), no im2col.
+/* Direct 3x3 convolution, stride 1 or 2, pad 1 (AVX2 + FMA), no im2col.
  *
  * A chunk of nb images is packed per channel into one flat zero-padded
  * buffer: row stride Wp = W + 1 (one zero column, which is the right pad of
@@ -27,82 +27,114 @@
 #define CD_VEC 3     /* 8-float vectors per register tile */
 #define CD_TILE (8 * CD_VEC)
 
+/* One chunk's layout, in output (o-space) coordinates. A stride-2 input is
+ * packed as 4 phase planes per channel (even/odd rows x even/odd columns,
+ * each OH x OW): input row 2h + kh - 1 is plane row h - 1 (kh = 0, odd),
+ * h (kh = 1, even) or h (kh = 2, odd), so stride 2 is a stride-1 pattern
+ * of taps over 4C planes. */
 typedef struct cd_geom {
-    int nb, H, W, Wp;
-    size_t Lo, L;    /* o-space row length; packed channel length */
+    int nb, s, OH, OW, Wp;
+    size_t Lo, L;         /* o-space row length; packed plane length */
+    ptrdiff_t off[9];     /* tap t = kh*3 + kw: offset in a channel's planes */
 } cd_geom;
 
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-static void cd_geom_init(cd_geom *g, int nb, int H, int W)
+static void cd_geom_init(cd_geom *g, int nb, const ftm_conv_dims *d)
 {
-    g->nb = nb; g->H = H; g->W = W; g->Wp = W + 1;
-    g->Lo = round_up((size_t)nb * (H + 1) * g->Wp, CD_TILE);
+    g->nb = nb; g->s = d->stride; g->OH = d->OH; g->OW = d->OW; g->Wp = d->OW + 1;
+    g->Lo = round_up((size_t)nb * (d->OH + 1) * g->Wp, CD_TILE);
     g->L = round_up(g->Lo + 2 * (size_t)g->Wp + 2 + 8, 8);
+    static const int plane[3] = {1, 0, 1}, shift[3] = {0, 1, 1}; /* stride 2 */
+    for (int t = 0; t < 9; t++) {
+        int kh = t / 3, kw = t % 3;
+        if (g->s == 1)
+            g->off[t] = (ptrdiff_t)kh * g->Wp + kw;
+        else
+            g->off[t] = (ptrdiff_t)(plane[kh] * 2 + plane[kw]) * (ptrdiff_t)g->L +
+                        (ptrdiff_t)shift[kh] * g->Wp + shift[kw];
+    }
 }
+
+/* Floats per packed input channel. */
+static size_t cd_ldc(const cd_geom *g) { return g->s == 1 ? g->L : 4 * g->L; }
 
 int conv_direct_ok(const ftm_conv_dims *d)
 {
-    static int cpu = -1;
-    if (cpu < 0) /* benign race: every thread stores the same value */
-        cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return cpu && d->K == 3 && d->stride == 1 && d->pad == 1 && d->OH == d->H &&
-           d->OW == d->W && d->OC % CD_OCB == 0;
+    int geom = d->K == 3 && d->pad == 1 &&
+               ((d->stride == 1 && d->OH == d->H && d->OW == d->W) ||
+                (d->stride == 2 && d->H == 2 * d->OH && d->W == 2 * d->OW));
+    return geom && d->OC % CD_OCB == 0 && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+}
+
+int conv_direct_dinp_ok(const ftm_conv_dims *d)
+{
+    return conv_direct_ok(d) && d->stride == 1 && d->C % CD_OCB == 0;
 }
 
 size_t conv_direct_scratch(const ftm_conv_dims *d, int nb)
 {
     cd_geom g;
-    cd_geom_init(&g, nb, d->H, d->W);
+    cd_geom_init(&g, nb, d);
     size_t cmax = (size_t)(d->C > d->OC ? d->C : d->OC);
     /* packed input, packed dout, o-space output, flipped weights */
-    return (size_t)d->C * g.L + (size_t)d->OC * g.L + cmax * g.Lo +
+    return (size_t)d->C * cd_ldc(&g) + (size_t)d->OC * g.L + cmax * g.Lo +
            (size_t)d->OC * d->C * 9 + 16;
 }
 
-/* Packs nb images [C][H][W] (image stride isz) into p [C][L]. */
+/* Packs nb images [C][OH*s][OW*s] (image stride isz) into p [C][ldc]. */
 static void cd_pack(float *restrict p, const float *restrict img, int C, size_t isz,
                     const cd_geom *g)
 {
-    memset(p, 0, sizeof(float) * (size_t)C * g->L);
+    int s = g->s, W = g->OW * s, H = g->OH * s;
+    memset(p, 0, sizeof(float) * (size_t)C * cd_ldc(g));
     for (int c = 0; c < C; c++)
         for (int i = 0; i < g->nb; i++)
-            for (int h = 0; h < g->H; h++) {
-                size_t r = 1 + (size_t)i * (g->H + 1) + (size_t)h;
-                memcpy(p + (size_t)c * g->L + 1 + r * g->Wp,
-                       img + (size_t)i * isz + ((size_t)c * g->H + h) * g->W,
-                       sizeof(float) * (size_t)g->W);
+            for (int h = 0; h < H; h++) {
+                const float *src = img + (size_t)i * isz + ((size_t)c * H + h) * W;
+                size_t r = 1 + (size_t)i * (g->OH + 1) + (size_t)(h / s);
+                float *dst = p + (size_t)c * cd_ldc(g) + 1 + r * g->Wp;
+                if (s == 1) {
+                    memcpy(dst, src, sizeof(float) * (size_t)W);
+                    continue;
+                }
+                dst += (size_t)(h % 2) * 2 * g->L;
+                for (int w = 0; w < g->OW; w++) {
+                    dst[w] = src[2 * w];
+                    dst[g->L + w] = src[2 * w + 1];
+                }
             }
 }
 
-/* out [C][H][W] per image (stride osz) = (add ? out + : ) o-space po. */
+/* out [C][OH][OW] per image (stride osz) = (add ? out + : ) o-space po. */
 static void cd_unpack(float *restrict out, const float *restrict po, int C, size_t osz,
                       const cd_geom *g, int add)
 {
     for (int c = 0; c < C; c++)
         for (int i = 0; i < g->nb; i++)
-            for (int h = 0; h < g->H; h++) {
+            for (int h = 0; h < g->OH; h++) {
                 const float *s = po + (size_t)c * g->Lo +
-                                 ((size_t)i * (g->H + 1) + (size_t)h) * g->Wp;
-                float *dst = out + (size_t)i * osz + ((size_t)c * g->H + h) * g->W;
+                                 ((size_t)i * (g->OH + 1) + (size_t)h) * g->Wp;
+                float *dst = out + (size_t)i * osz + ((size_t)c * g->OH + h) * g->OW;
                 if (add)
-                    for (int w = 0; w < g->W; w++)
+                    for (int w = 0; w < g->OW; w++)
                         dst[w] += s[w];
                 else
-                    memcpy(dst, s, sizeof(float) * (size_t)g->W);
+                    memcpy(dst, s, sizeof(float) * (size_t)g->OW);
             }
 }
 
 void conv_direct_forward(float *out, float *scratch, const float *inp, const float *w,
                          int N, const ftm_conv_dims *d, int nbmax)
 {
-    size_t isz = (size_t)d->C * d->H * d->W, osz = (size_t)d->OC * d->H * d->W;
+    size_t isz = (size_t)d->C * d->H * d->W, osz = (size_t)d->OC * d->OH * d->OW;
     for (int n0 = 0; n0 < N; n0 += nbmax) {
         cd_geom g;
-        cd_geom_init(&g, N - n0 < nbmax ? N - n0 : nbmax, d->H, d->W);
-        float *pin = scratch, *po = pin + (size_t)d->C * g.L;
+        cd_geom_init(&g, N - n0 < nbmax ? N - n0 : nbmax, d);
+        float *pin = scratch, *po = pin + (size_t)d->C * cd_ldc(&g);
         cd_pack(pin, inp + (size_t)n0 * isz, d->C, isz, &g);
-        conv_direct_kernel(po, g.Lo, pin, g.L, w, d->C, d->OC, g.Wp);
+        conv_direct_kernel(po, g.Lo, pin, cd_ldc(&g), g.off, w, d->C, d->OC);
         cd_unpack(out + (size_t)n0 * osz, po, d->OC, osz, &g, 0);
     }
 }
@@ -120,21 +152,27 @@ void conv_direct_backward(float *dinp, float *dw, float *scratch, const float *d
                           const float *inp, const float *w, int N,
                           const ftm_conv_dims *d, int nbmax)
 {
-    size_t isz = (size_t)d->C * d->H * d->W, osz = (size_t)d->OC * d->H * d->W;
+    size_t isz = (size_t)d->C * d->H * d->W, osz = (size_t)d->OC * d->OH * d->OW;
+    ftm_conv_dims dd = *d; /* dout as a stride-1 image, packed like an input */
+    dd.stride = 1; dd.H = d->OH; dd.W = d->OW;
     for (int n0 = 0; n0 < N; n0 += nbmax) {
-        cd_geom g, gmax;
-        cd_geom_init(&g, N - n0 < nbmax ? N - n0 : nbmax, d->H, d->W);
-        cd_geom_init(&gmax, nbmax, d->H, d->W);
-        float *pin = scratch, *pdy = pin + (size_t)d->C * gmax.L;
-        float *po = pdy + (size_t)d->OC * gmax.L, *wt = po + (size_t)(d->C > d->OC ? d->C : d->OC) * gmax.Lo;
+        int nb = N - n0 < nbmax ? N - n0 : nbmax;
+        cd_geom g, gmax, gy;
+        cd_geom_init(&g, nb, d);
+        cd_geom_init(&gmax, nbmax, d);
+        cd_geom_init(&gy, nb, &dd);
+        float *pin = scratch, *pdy = pin + (size_t)d->C * cd_ldc(&gmax);
+        float *po = pdy + (size_t)d->OC * gmax.L;
+        float *wt = po + (size_t)(d->C > d->OC ? d->C : d->OC) * gmax.Lo;
         cd_pack(pin, inp + (size_t)n0 * isz, d->C, isz, &g);
-        cd_pack(pdy, dout + (size_t)n0 * osz, d->OC, osz, &g);
-        conv_direct_dw(dw, pdy + g.Wp + 1, pin, g.L, g.Lo, d->C, d->OC, g.Wp);
+        cd_pack(pdy, dout + (size_t)n0 * osz, d->OC, osz, &gy);
+        /* pdy read at o + Wp + 1 is dout in o-space, zero at the junk */
+        conv_direct_dw(dw, pdy + g.Wp + 1, g.L, pin, cd_ldc(&g), g.off, g.Lo, d->C, d->OC);
         if (!dinp)
             continue;
         if (n0 == 0)
             cd_flip(wt, w, d->C, d->OC);
-        conv_direct_kernel(po, g.Lo, pdy, g.L, wt, d->OC, d->C, g.Wp);
+        conv_direct_kernel(po, g.Lo, pdy, g.L, gy.off, wt, d->OC, d->C);
         cd_unpack(dinp + (size_t)n0 * isz, po, d->C, isz, &g, 1);
     }
 }
