@@ -10,8 +10,16 @@
  * order, so a sum depends only on the data and its shape. */
 #define BN_LANES 8
 
+/* AVX2 clones of the batch-norm and elementwise loops, picked at load time
+ * (ifunc). Same bits as the default clone: -std=c11 contracts nothing into
+ * FMAs and the vectoriser does not reassociate, so wider vectors only run
+ * the same operations in the same order. */
+#define NN_CLONES __attribute__((target_clones("avx2", "default")))
+/* Row helpers: inlined into the clones, so they get the clone's target. */
+#define NN_INLINE static inline __attribute__((always_inline))
+
 /* s1 += sum p, s2 += sum p^2 over lanes of one channel row. */
-static void bn_row_sums(double *restrict s1, double *restrict s2,   /* BN_LANES */
+NN_INLINE void bn_row_sums(double *restrict s1, double *restrict s2,   /* BN_LANES */
                         const float *restrict p, int HW)
 {
     int i = 0;
@@ -36,7 +44,7 @@ static double lanes_sum(const double *a)
     return s;
 }
 
-void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
+NN_CLONES void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
 {
     for (int c = 0; c < C; c++) {
         double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
@@ -61,7 +69,7 @@ void ftm_nn_bn_stats(float *mean, float *rstd, const double *s, double count,
 }
 
 /* out = gamma (x - mean) rstd + beta, then max(., 0) if relu. */
-static void bn_apply(float *restrict out, const float *restrict x, const float *mean,
+NN_CLONES static void bn_apply(float *restrict out, const float *restrict x, const float *mean,
                      const float *rstd, const float *gamma, const float *beta,
                      int N, int C, int HW, int relu)
 {
@@ -118,7 +126,7 @@ static inline float relu_dy(const float *restrict dout, const float *restrict ou
 /* s1, s2 (BN_LANES each) += sum dy, sum dy*xhat over one row; the masked
  * and unmasked loops are written out so each is free of branches. */
 #define BN_GRAD_ROW(name, DY)                                                        \
-    static void name(double *restrict s1, double *restrict s2,                       \
+    NN_INLINE void name(double *restrict s1, double *restrict s2,                    \
                      const float *restrict dout, const float *restrict out,          \
                      const float *restrict v, float m, float r, int HW)              \
     {                                                                                \
@@ -140,15 +148,17 @@ static inline float relu_dy(const float *restrict dout, const float *restrict ou
 BN_GRAD_ROW(bn_grad_row, DY_PLAIN)
 BN_GRAD_ROW(bn_relu_grad_row, DY_RELU)
 
-static void bn_grad_sums(double *s, const float *dout, const float *out, const float *x,
+NN_CLONES static void bn_grad_sums(double *s, const float *dout, const float *out, const float *x,
                          const float *mean, const float *rstd, int N, int C, int HW)
 {
     for (int c = 0; c < C; c++) {
         double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
         for (int n = 0; n < N; n++) {
             size_t o = ((size_t)n * C + c) * HW;
-            (out ? bn_relu_grad_row : bn_grad_row)(s1, s2, dout + o, out ? out + o : NULL,
-                                                   x + o, mean[c], rstd[c], HW);
+            if (out) /* both inlined into this function's clones */
+                bn_relu_grad_row(s1, s2, dout + o, out + o, x + o, mean[c], rstd[c], HW);
+            else
+                bn_grad_row(s1, s2, dout + o, NULL, x + o, mean[c], rstd[c], HW);
         }
         s[c] = lanes_sum(s1);
         s[C + c] = lanes_sum(s2);
@@ -170,7 +180,7 @@ void ftm_nn_bn_relu_backward_partial(double *s, const float *dout, const float *
 }
 
 /* dx += k (dy - mdy - xhat mdyx) over one row. */
-static void bn_dx_row(float *restrict dx, const float *restrict dout, const float *restrict out,
+NN_INLINE void bn_dx_row(float *restrict dx, const float *restrict dout, const float *restrict out,
                       const float *restrict v, float m, float r, float k, float mdy,
                       float mdyx, int HW)
 {
@@ -180,7 +190,7 @@ static void bn_dx_row(float *restrict dx, const float *restrict dout, const floa
     }
 }
 
-static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
+NN_CLONES static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
                   const float *mean, const float *rstd, const float *gamma,
                   const double *gs, double count, int N, int C, int HW)
 {
@@ -221,7 +231,7 @@ void ftm_nn_relu_forward(float *out, const float *inp, size_t n)
         out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-void ftm_nn_relu_backward(float *restrict dinp, const float *restrict out,
+NN_CLONES void ftm_nn_relu_backward(float *restrict dinp, const float *restrict out,
                           const float *restrict dout, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -236,7 +246,7 @@ void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n)
         out[i] = a[i] + b[i];
 }
 
-void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
+NN_CLONES void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
                              const float *restrict b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
