@@ -25,7 +25,7 @@
 
 #define CD_OCB 4     /* output channels per register tile */
 #define CD_VEC 3     /* 8-float vectors per register tile */
-#define CD_TILE (8 * CD_VEC)
+#define CD_TILE 48   /* o-space granule: 2 AVX2 tiles, 1 AVX-512 tile */
 
 /* One chunk's layout, in output (o-space) coordinates. A stride-2 input is
  * packed as 4 phase planes per channel (even/odd rows x even/odd columns,
