@@ -83,28 +83,47 @@ size_t conv_direct_scratch(const ftm_conv_dims *d, int nb)
            (size_t)d->OC * d->C * 9 + 16;
 }
 
+/* Zeroes the parts of one packed plane that no data row writes: the
+ * leading float, the row above the first image, each image's bottom row,
+ * every row's pad column and the tail. */
+static void cd_zero_frame(float *restrict p, const cd_geom *g)
+{
+    size_t Wp = (size_t)g->Wp, rows = 1 + (size_t)g->nb * (g->OH + 1);
+    memset(p, 0, sizeof(float) * (1 + Wp));
+    for (int i = 0; i < g->nb; i++) {
+        size_t r0 = 1 + (size_t)i * (g->OH + 1);
+        for (int h = 0; h < g->OH; h++)
+            p[1 + (r0 + h) * Wp + g->OW] = 0.0f;
+        memset(p + 1 + (r0 + g->OH) * Wp, 0, sizeof(float) * Wp);
+    }
+    memset(p + 1 + rows * Wp, 0, sizeof(float) * (g->L - 1 - rows * Wp));
+}
+
 /* Packs nb images [C][OH*s][OW*s] (image stride isz) into p [C][ldc]. */
 static void cd_pack(float *restrict p, const float *restrict img, int C, size_t isz,
                     const cd_geom *g)
 {
-    int s = g->s, W = g->OW * s, H = g->OH * s;
-    memset(p, 0, sizeof(float) * (size_t)C * cd_ldc(g));
-    for (int c = 0; c < C; c++)
+    int s = g->s, W = g->OW * s, H = g->OH * s, OW = g->OW;
+    for (int c = 0; c < C; c++) {
+        for (int k = 0; k < s * s; k++)
+            cd_zero_frame(p + (size_t)c * cd_ldc(g) + (size_t)k * g->L, g);
         for (int i = 0; i < g->nb; i++)
             for (int h = 0; h < H; h++) {
-                const float *src = img + (size_t)i * isz + ((size_t)c * H + h) * W;
+                const float *restrict src = img + (size_t)i * isz + ((size_t)c * H + h) * W;
                 size_t r = 1 + (size_t)i * (g->OH + 1) + (size_t)(h / s);
-                float *dst = p + (size_t)c * cd_ldc(g) + 1 + r * g->Wp;
-                if (s == 1) {
-                    memcpy(dst, src, sizeof(float) * (size_t)W);
+                float *restrict dst = p + (size_t)c * cd_ldc(g) + 1 + r * g->Wp;
+                if (s == 1) { /* rows of 8..32 floats: a loop beats a memcpy call */
+                    for (int w = 0; w < W; w++)
+                        dst[w] = src[w];
                     continue;
                 }
                 dst += (size_t)(h % 2) * 2 * g->L;
-                for (int w = 0; w < g->OW; w++) {
+                for (int w = 0; w < OW; w++) {
                     dst[w] = src[2 * w];
                     dst[g->L + w] = src[2 * w + 1];
                 }
             }
+    }
 }
 
 /* out [C][OH][OW] per image (stride osz) = (add ? out + : ) o-space po. */
@@ -114,14 +133,15 @@ static void cd_unpack(float *restrict out, const float *restrict po, int C, size
     for (int c = 0; c < C; c++)
         for (int i = 0; i < g->nb; i++)
             for (int h = 0; h < g->OH; h++) {
-                const float *s = po + (size_t)c * g->Lo +
-                                 ((size_t)i * (g->OH + 1) + (size_t)h) * g->Wp;
-                float *dst = out + (size_t)i * osz + ((size_t)c * g->OH + h) * g->OW;
+                const float *restrict s = po + (size_t)c * g->Lo +
+                                          ((size_t)i * (g->OH + 1) + (size_t)h) * g->Wp;
+                float *restrict dst = out + (size_t)i * osz + ((size_t)c * g->OH + h) * g->OW;
                 if (add)
                     for (int w = 0; w < g->OW; w++)
                         dst[w] += s[w];
                 else
-                    memcpy(dst, s, sizeof(float) * (size_t)g->OW);
+                    for (int w = 0; w < g->OW; w++)
+                        dst[w] = s[w];
             }
 }
 

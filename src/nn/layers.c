@@ -10,11 +10,11 @@
  * order, so a sum depends only on the data and its shape. */
 #define BN_LANES 8
 
-/* AVX2 clones of the batch-norm and elementwise loops, picked at load time
+/* AVX-512 and AVX2 clones of the batch-norm and elementwise loops, picked at load time
  * (ifunc). Same bits as the default clone: -std=c11 contracts nothing into
  * FMAs and the vectoriser does not reassociate, so wider vectors only run
  * the same operations in the same order. */
-#define NN_CLONES __attribute__((target_clones("avx2", "default")))
+#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 /* Row helpers: inlined into the clones, so they get the clone's target. */
 #define NN_INLINE static inline __attribute__((always_inline))
 
