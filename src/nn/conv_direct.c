@@ -70,7 +70,7 @@ int conv_direct_ok(const ftm_conv_dims *d)
 
 int conv_direct_dinp_ok(const ftm_conv_dims *d)
 {
-    return conv_direct_ok(d) && d->stride == 1 && d->C % CD_OCB == 0;
+    return conv_direct_ok(d) && d->C % CD_OCB == 0;
 }
 
 size_t conv_direct_scratch(const ftm_conv_dims *d, int nb)
@@ -154,7 +154,7 @@ void conv_direct_forward(float *out, float *scratch, const float *inp, const flo
         cd_geom_init(&g, N - n0 < nbmax ? N - n0 : nbmax, d);
         float *pin = scratch, *po = pin + (size_t)d->C * cd_ldc(&g);
         cd_pack(pin, inp + (size_t)n0 * isz, d->C, isz, &g);
-        conv_direct_kernel(po, g.Lo, pin, cd_ldc(&g), g.off, w, d->C, d->OC);
+        conv_direct_kernel(po, g.Lo, pin, cd_ldc(&g), g.off, 9, w, d->C, d->OC);
         cd_unpack(out + (size_t)n0 * osz, po, d->OC, osz, &g, 0);
     }
 }
@@ -166,6 +166,59 @@ static void cd_flip(float *restrict wt, const float *restrict w, int C, int OC)
         for (int c = 0; c < C; c++)
             for (int t = 0; t < 9; t++)
                 wt[((size_t)c * OC + oc) * 9 + t] = w[((size_t)oc * C + c) * 9 + 8 - t];
+}
+
+/* Stride 2: the input gradient's phase plane (p, q) is a stride-1
+ * convolution of dout with the taps of that parity only: input row
+ * 2h' + p gets kh = 1 from dout row h' (p = 0), or kh = 0 from row h' + 1
+ * and kh = 2 from row h' (p = 1); columns alike. Returns the tap count
+ * (1, 2 or 4; 9 over the 4 planes) with each tap's offset in packed dout
+ * (row h' + dh, column w' + dw is o + (1 + dh) Wp + 1 + dw). */
+static int cd_plane_taps(int p, int q, int Wp, int *tap, ptrdiff_t *off)
+{
+    static const int kp[2][2] = {{1, 1}, {0, 2}}, nk[2] = {1, 2};
+    int n = 0;
+    for (int a = 0; a < nk[p]; a++)
+        for (int b = 0; b < nk[q]; b++) {
+            int kh = kp[p][a], kw = kp[q][b];
+            tap[n] = kh * 3 + kw;
+            off[n++] = (ptrdiff_t)(1 + (kh == 0)) * Wp + 1 + (kw == 0);
+        }
+    return n;
+}
+
+/* dinp[i][c][2h + p][2w + q] += po[c](o) for phase plane (p, q). */
+static void cd_unpack_plane(float *restrict dinp, const float *restrict po, int C,
+                            size_t isz, const cd_geom *g, int p, int q)
+{
+    int W = 2 * g->OW;
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < g->nb; i++)
+            for (int h = 0; h < g->OH; h++) {
+                const float *restrict s = po + (size_t)c * g->Lo +
+                                          ((size_t)i * (g->OH + 1) + (size_t)h) * g->Wp;
+                float *restrict dst = dinp + (size_t)i * isz +
+                                      ((size_t)c * 2 * g->OH + 2 * h + p) * W + q;
+                for (int w = 0; w < g->OW; w++)
+                    dst[2 * w] += s[w];
+            }
+}
+
+/* dinp += the stride-2 input gradient, plane by plane (wt: 9 C OC floats). */
+static void cd_dinp_s2(float *dinp, float *po, float *wt, const float *pdy, const float *w,
+                       const ftm_conv_dims *d, const cd_geom *g, size_t isz)
+{
+    int tap[4], C = d->C, OC = d->OC;
+    ptrdiff_t off[4];
+    for (int pq = 0; pq < 4; pq++) {
+        int n = cd_plane_taps(pq / 2, pq % 2, g->Wp, tap, off);
+        for (int c = 0; c < C; c++)
+            for (int oc = 0; oc < OC; oc++)
+                for (int k = 0; k < n; k++)
+                    wt[((size_t)c * OC + oc) * n + k] = w[((size_t)oc * C + c) * 9 + tap[k]];
+        conv_direct_kernel(po, g->Lo, pdy, g->L, off, n, wt, OC, C);
+        cd_unpack_plane(dinp, po, C, isz, g, pq / 2, pq % 2);
+    }
 }
 
 void conv_direct_backward(float *dinp, float *dw, float *scratch, const float *dout,
@@ -190,9 +243,13 @@ void conv_direct_backward(float *dinp, float *dw, float *scratch, const float *d
         conv_direct_dw(dw, pdy + g.Wp + 1, g.L, pin, cd_ldc(&g), g.off, g.Lo, d->C, d->OC);
         if (!dinp)
             continue;
+        if (d->stride == 2) {
+            cd_dinp_s2(dinp + (size_t)n0 * isz, po, wt, pdy, w, d, &g, isz);
+            continue;
+        }
         if (n0 == 0)
             cd_flip(wt, w, d->C, d->OC);
-        conv_direct_kernel(po, g.Lo, pdy, g.L, gy.off, wt, d->OC, d->C);
+        conv_direct_kernel(po, g.Lo, pdy, g.L, gy.off, 9, wt, d->OC, d->C);
         cd_unpack(dinp + (size_t)n0 * isz, po, d->C, isz, &g, 1);
     }
 }

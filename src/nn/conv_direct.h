@@ -9,7 +9,7 @@
 /* The dims are a 3x3 pad-1 convolution of stride 1 ("same") or 2 (even
  * input), OC a multiple of 4, and the CPU has AVX2 and FMA. */
 int conv_direct_ok(const ftm_conv_dims *d);
-/* conv_direct_backward also computes dinp: stride 1, C a multiple of 4. */
+/* conv_direct_backward also computes dinp: C a multiple of 4. */
 int conv_direct_dinp_ok(const ftm_conv_dims *d);
 /* Scratch floats for chunks of nb images. */
 size_t conv_direct_scratch(const ftm_conv_dims *d, int nb);
@@ -20,10 +20,11 @@ void conv_direct_backward(float *dinp, float *dw, float *scratch, const float *d
                           const float *inp, const float *w, int N,
                           const ftm_conv_dims *d, int nbmax);
 
-/* Kernels (AVX2 + FMA). po [OC][Lo] = sum over c and taps t of
- * w[oc][c][t] pin[c*ldc + off[t] + o]; Lo a multiple of 24, OC of 4. */
+/* Kernels (AVX2 + FMA, or AVX-512). po [OC][Lo] = sum over c and the nt
+ * taps t of w[oc][c][t] pin[c*ldc + off[t] + o]; Lo a multiple of 48, OC
+ * of 4. */
 void conv_direct_kernel(float *po, size_t Lo, const float *pin, size_t ldc,
-                        const ptrdiff_t *off, const float *w, int C, int OC);
+                        const ptrdiff_t *off, int nt, const float *w, int C, int OC);
 /* dw [OC][C][9] += sum over o < Lo of dyo[oc*ldy + o] pin[c*ldc + off[t] + o]. */
 void conv_direct_dw(float *dw, const float *dyo, size_t ldy, const float *pin, size_t ldc,
                     const ptrdiff_t *off, size_t Lo, int C, int OC);

@@ -19,14 +19,14 @@
 /* 4 output channels x 24 o-space positions: sum over c and the 9 taps. */
 static inline CD_SIMD __attribute__((always_inline)) void
 cd_tile(float *out, size_t ldo, const float *in, size_t ldi, const float *w, int C,
-        const ptrdiff_t *off)
+        const ptrdiff_t *off, int nt)
 {
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00,
            a12 = a00, a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00;
-    size_t C9 = (size_t)C * 9;
+    size_t C9 = (size_t)C * nt;
     for (int c = 0; c < C; c++) {
-        const float *x = in + (size_t)c * ldi, *wc = w + (size_t)c * 9;
-        for (int t = 0; t < 9; t++) {
+        const float *x = in + (size_t)c * ldi, *wc = w + (size_t)c * nt;
+        for (int t = 0; t < nt; t++) {
             const float *xp = x + off[t];
             __m256 v0 = _mm256_loadu_ps(xp), v1 = _mm256_loadu_ps(xp + 8);
             __m256 v2 = _mm256_loadu_ps(xp + 16);
@@ -56,16 +56,16 @@ cd_tile(float *out, size_t ldo, const float *in, size_t ldi, const float *w, int
  * so both tiles give the same bits. */
 static inline CD_512 __attribute__((always_inline)) void
 cd_tile512(float *out, size_t ldo, const float *in, size_t ldi, const float *w, int C,
-           const ptrdiff_t *off)
+           const ptrdiff_t *off, int nt)
 {
     __m512 z = _mm512_setzero_ps(), a[8][3];
     __m512 a00 = z, a01 = z, a02 = z, a10 = z, a11 = z, a12 = z, a20 = z, a21 = z, a22 = z,
            a30 = z, a31 = z, a32 = z, a40 = z, a41 = z, a42 = z, a50 = z, a51 = z, a52 = z,
            a60 = z, a61 = z, a62 = z, a70 = z, a71 = z, a72 = z;
-    size_t C9 = (size_t)C * 9;
+    size_t C9 = (size_t)C * nt;
     for (int c = 0; c < C; c++) {
-        const float *x = in + (size_t)c * ldi, *wc = w + (size_t)c * 9;
-        for (int t = 0; t < 9; t++) {
+        const float *x = in + (size_t)c * ldi, *wc = w + (size_t)c * nt;
+        for (int t = 0; t < nt; t++) {
             const float *xp = x + off[t], *wt = wc + t;
             __m512 v0 = _mm512_loadu_ps(xp), v1 = _mm512_loadu_ps(xp + 16);
             __m512 v2 = _mm512_loadu_ps(xp + 32);
@@ -89,24 +89,26 @@ cd_tile512(float *out, size_t ldo, const float *in, size_t ldi, const float *w, 
 }
 
 static CD_512 void cd_kernel512(float *po, size_t Lo, const float *pin, size_t ldc,
-                                const ptrdiff_t *off, const float *w, int C, int OC)
+                                const ptrdiff_t *off, int nt, const float *w, int C, int OC)
 {
     for (size_t o = 0; o < Lo; o += 48)
         for (int oc = 0; oc < OC; oc += 8)
-            cd_tile512(po + (size_t)oc * Lo + o, Lo, pin + o, ldc, w + (size_t)oc * C * 9, C, off);
+            cd_tile512(po + (size_t)oc * Lo + o, Lo, pin + o, ldc,
+                       w + (size_t)oc * C * nt, C, off, nt);
 }
 
 CD_SIMD void conv_direct_kernel(float *po, size_t Lo, const float *pin, size_t ldc,
-                                const ptrdiff_t *off, const float *w, int C, int OC)
+                                const ptrdiff_t *off, int nt, const float *w, int C, int OC)
 {
     if (OC % 8 == 0 && Lo % 48 == 0 && __builtin_cpu_supports("avx512f")) {
-        cd_kernel512(po, Lo, pin, ldc, off, w, C, OC);
+        cd_kernel512(po, Lo, pin, ldc, off, nt, w, C, OC);
         return;
     }
     /* o outer: the tile's input rows stay in L1 across the channel blocks */
     for (size_t o = 0; o < Lo; o += 24)
         for (int oc = 0; oc < OC; oc += 4)
-            cd_tile(po + (size_t)oc * Lo + o, Lo, pin + o, ldc, w + (size_t)oc * C * 9, C, off);
+            cd_tile(po + (size_t)oc * Lo + o, Lo, pin + o, ldc, w + (size_t)oc * C * nt, C,
+                    off, nt);
 }
 
 /* The 8 lanes added in one fixed order. */
