@@ -151,7 +151,7 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
                         const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
-    size_t osz = out_size(&u->d), isz = in_size(&u->d), n = (size_t)a->count * osz;
+    size_t osz = out_size(&u->d), isz = in_size(&u->d);
     const float *mask = u->relu ? u->a : NULL;  /* the ReLU is folded into the BN calls */
     float *dg = mdl_g(m, u->tg), *db = mdl_g(m, u->tb);
     acc_zero(r, OC);
@@ -174,13 +174,14 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
     }
     if ((rc = sync_sums(a, r, OC)))
         return rc;
-    memset(dc, 0, n * sizeof(float));
+    /* dc is stored whole: the bits of += into zeros, without zeroing it */
     if (mask)
-        ftm_nn_bn_relu_backward(dc, dA, mask, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
-                                r->gsum, (double)a->global_batch * HW, (int)a->count, OC, HW);
+        ftm_nn_bn_relu_backward_store(dc, dA, mask, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
+                                      r->gsum, (double)a->global_batch * HW, (int)a->count,
+                                      OC, HW);
     else
-        ftm_nn_bn_backward(dc, dA, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
-                           (double)a->global_batch * HW, (int)a->count, OC, HW);
+        ftm_nn_bn_backward_store(dc, dA, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
+                                 (double)a->global_batch * HW, (int)a->count, OC, HW);
     for (int i = 0; i < nmb; i++) {
         ftm_nn_conv2d_backward(din ? din + mbs[i].off * isz : NULL, mdl_g(m, u->tw),
                                r->col, dc + mbs[i].off * osz, in + mbs[i].off * isz,
@@ -303,15 +304,14 @@ static int body_backward(ftm_model *m, resnet *r, const ftm_fb_args *a, const md
         const float *bin = k ? r->blocks[k - 1].out : r->stem.a;
         size_t no = (size_t)cnt * out_size(&b->c2.d), ni = (size_t)cnt * in_size(&b->c1.d);
         float *dpre = r->buf[1], *din = r->buf[0], *da1 = r->buf[3];
-        memset(dpre, 0, no * sizeof(float));
-        ftm_nn_relu_backward(dpre, b->out, dout, no);
-        memset(din, 0, ni * sizeof(float)); /* dout (same buffer) is consumed */
+        ftm_nn_relu_backward_store(dpre, b->out, dout, no);
         if (b->has_proj) {
+            memset(din, 0, ni * sizeof(float)); /* dout (same buffer) is consumed */
             if ((rc = cbn_backward(m, r, &b->proj, dpre, bin, din, r->buf[4], a, mbs, nmb)))
                 return rc;
-        } else {
+        } else { /* the same shape: din = 0 + dpre, the bits of += into zeros */
             for (size_t i = 0; i < no; i++)
-                din[i] += dpre[i];
+                din[i] = 0.0f + dpre[i];
         }
         memset(da1, 0, no * sizeof(float));
         if ((rc = cbn_backward(m, r, &b->c2, dpre, b->c1.a, da1, r->buf[4], a, mbs, nmb)) ||

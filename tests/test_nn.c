@@ -299,6 +299,45 @@ START_TEST(ref_basic_block)
 }
 END_TEST
 
+/* The _store variants equal the += ones into a zeroed buffer, bit for bit
+ * (zeros and negative gradients included: +0 + -0 is +0 either way). */
+START_TEST(store_equals_accumulate)
+{
+    enum { N = 3, C = 5, HW = 37 };
+    size_t n = (size_t)N * C * HW;
+    float *x = zalloc(n), *out = zalloc(n), *dy = zalloc(n), *a = zalloc(n), *b = zalloc(n);
+    float mean[C], rstd[C], g[C];
+    double gs[2 * C];
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((i * 7919) % 101) / 13.0f - 3.0f;
+        out[i] = i % 3 ? x[i] : 0.0f;
+        dy[i] = i % 5 ? (float)((i * 104729) % 97) / 17.0f - 2.5f : -0.0f;
+    }
+    for (int c = 0; c < C; c++) {
+        mean[c] = 0.1f * (float)c; rstd[c] = 1.0f + 0.5f * (float)c; g[c] = 0.7f - 0.2f * (float)c;
+        gs[c] = 0.3 * c - 0.5; gs[C + c] = 1.5 - 0.25 * c;
+    }
+    for (int relu = 0; relu < 2; relu++) {
+        memset(a, 0, n * sizeof(float));
+        memset(b, 0x7f, n * sizeof(float)); /* garbage: store must overwrite */
+        if (relu) {
+            ftm_nn_bn_relu_backward(a, dy, out, x, mean, rstd, g, gs, 100.0, N, C, HW);
+            ftm_nn_bn_relu_backward_store(b, dy, out, x, mean, rstd, g, gs, 100.0, N, C, HW);
+        } else {
+            ftm_nn_bn_backward(a, dy, x, mean, rstd, g, gs, 100.0, N, C, HW);
+            ftm_nn_bn_backward_store(b, dy, x, mean, rstd, g, gs, 100.0, N, C, HW);
+        }
+        ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
+    }
+    memset(a, 0, n * sizeof(float));
+    memset(b, 0x7f, n * sizeof(float));
+    ftm_nn_relu_backward(a, out, dy, n);
+    ftm_nn_relu_backward_store(b, out, dy, n);
+    ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
+    free(x); free(out); free(dy); free(a); free(b);
+}
+END_TEST
+
 void add_fd_tests(TCase *tc);
 void add_naive_tests(TCase *tc);
 
@@ -315,6 +354,7 @@ static Suite *nn_suite(void)
     tcase_add_test(tr, softmax_xent_bad_label);
     tcase_add_test(tr, ref_attention);
     tcase_add_test(tr, ref_basic_block);
+    tcase_add_test(tr, store_equals_accumulate);
     suite_add_tcase(s, tr);
     TCase *tf = tcase_create("gradcheck");
     tcase_set_timeout(tf, 60);

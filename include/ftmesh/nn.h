@@ -141,6 +141,17 @@ FTM_EXTERN void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW
                              const float *mean, const float *rstd,
                              const float *gamma, const double *gs,
                              double count, int N, int C, int HW);
+/* The same as ftm_nn_bn_backward / ftm_nn_bn_relu_backward into a zeroed
+ * dx (the same bits), but dx = ... : no zeroing pass needed. */
+FTM_EXTERN void ftm_nn_bn_backward_store(float *dx, const float *dy, const float *x,
+                                         const float *mean, const float *rstd,
+                                         const float *gamma, const double *gs,
+                                         double count, int N, int C, int HW);
+FTM_EXTERN void ftm_nn_bn_relu_backward_store(float *dx, const float *dout, const float *out,
+                                              const float *x, const float *mean,
+                                              const float *rstd, const float *gamma,
+                                              const double *gs, double count, int N, int C,
+                                              int HW);
 
 /* ---- elementwise, pooling, linear, loss ---------------------------------- */
 
@@ -149,6 +160,9 @@ FTM_EXTERN void ftm_nn_relu_forward(float *out, const float *inp, size_t n);
 /* dinp += dout where out > 0. */
 FTM_EXTERN void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
                           size_t n);
+/* dinp = dout where out > 0, else +0 (the bits of += into a zeroed dinp). */
+FTM_EXTERN void ftm_nn_relu_backward_store(float *dinp, const float *out, const float *dout,
+                                           size_t n);
 /* out = a + b (residual add; out may alias a or b). */
 FTM_EXTERN void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
 /* out = max(a + b, 0): residual add and ReLU in one pass (out must not

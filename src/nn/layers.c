@@ -179,20 +179,27 @@ void ftm_nn_bn_relu_backward_partial(double *s, const float *dout, const float *
     bn_grad_sums(s, dout, out, x, mean, rstd, N, C, HW);
 }
 
-/* dx += k (dy - mdy - xhat mdyx) over one row. */
-NN_INLINE void bn_dx_row(float *restrict dx, const float *restrict dout, const float *restrict out,
-                      const float *restrict v, float m, float r, float k, float mdy,
-                      float mdyx, int HW)
+/* dx += k (dy - mdy - xhat mdyx) over one row; store: dx = +0 + (...),
+ * the same bits as += into a zeroed dx, without the zeroing pass. */
+NN_INLINE void bn_dx_row(float *restrict dx, const float *restrict dout,
+                         const float *restrict out, const float *restrict v, float m,
+                         float r, float k, float mdy, float mdyx, int HW, int store)
 {
-    for (int i = 0; i < HW; i++) {
-        float xh = (v[i] - m) * r;
-        dx[i] += k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
-    }
+    if (store)
+        for (int i = 0; i < HW; i++) {
+            float xh = (v[i] - m) * r;
+            dx[i] = 0.0f + k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
+        }
+    else
+        for (int i = 0; i < HW; i++) {
+            float xh = (v[i] - m) * r;
+            dx[i] += k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
+        }
 }
 
 NN_CLONES static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
-                  const float *mean, const float *rstd, const float *gamma,
-                  const double *gs, double count, int N, int C, int HW)
+                            const float *mean, const float *rstd, const float *gamma,
+                            const double *gs, double count, int N, int C, int HW, int store)
 {
     for (int c = 0; c < C; c++) {
         float m = mean[c], r = rstd[c];
@@ -201,9 +208,9 @@ NN_CLONES static void bn_dx(float *dx, const float *dout, const float *out, cons
         for (int n = 0; n < N; n++) {
             size_t o = ((size_t)n * C + c) * HW;
             if (out)
-                bn_dx_row(dx + o, dout + o, out + o, x + o, m, r, k, mdy, mdyx, HW);
+                bn_dx_row(dx + o, dout + o, out + o, x + o, m, r, k, mdy, mdyx, HW, store);
             else
-                bn_dx_row(dx + o, dout + o, NULL, x + o, m, r, k, mdy, mdyx, HW);
+                bn_dx_row(dx + o, dout + o, NULL, x + o, m, r, k, mdy, mdyx, HW, store);
         }
     }
 }
@@ -213,7 +220,7 @@ void ftm_nn_bn_backward(float *dx, const float *dy, const float *x,
                         const float *gamma, const double *gs, double count,
                         int N, int C, int HW)
 {
-    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW);
+    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW, 0);
 }
 
 void ftm_nn_bn_relu_backward(float *dx, const float *dout, const float *out,
@@ -221,7 +228,23 @@ void ftm_nn_bn_relu_backward(float *dx, const float *dout, const float *out,
                              const float *gamma, const double *gs, double count,
                              int N, int C, int HW)
 {
-    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW);
+    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW, 0);
+}
+
+void ftm_nn_bn_backward_store(float *dx, const float *dy, const float *x,
+                              const float *mean, const float *rstd,
+                              const float *gamma, const double *gs, double count,
+                              int N, int C, int HW)
+{
+    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW, 1);
+}
+
+void ftm_nn_bn_relu_backward_store(float *dx, const float *dout, const float *out,
+                                   const float *x, const float *mean, const float *rstd,
+                                   const float *gamma, const double *gs, double count,
+                                   int N, int C, int HW)
+{
+    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW, 1);
 }
 
 /* Branch-free (a select the compiler vectorises): ReLU masks are random. */
@@ -237,6 +260,15 @@ NN_CLONES void ftm_nn_relu_backward(float *restrict dinp, const float *restrict 
     for (size_t i = 0; i < n; i++) {
         float g = dout[i];          /* loaded unconditionally: a select, not a branch */
         dinp[i] += out[i] > 0.0f ? g : 0.0f;
+    }
+}
+
+NN_CLONES void ftm_nn_relu_backward_store(float *restrict dinp, const float *restrict out,
+                                          const float *restrict dout, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float g = dout[i];
+        dinp[i] = 0.0f + (out[i] > 0.0f ? g : 0.0f);
     }
 }
 
