@@ -130,9 +130,8 @@ static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
     acc_zero(r, OC);
     for (int i = 0; i < nmb; i++) {
         float *c = u->c + mbs[i].off * osz;
-        ftm_nn_conv2d_forward(c, r->col, in + mbs[i].off * isz, mdl_p(m, u->tw),
-                              (int)mbs[i].n, &u->d, &m->gemm);
-        ftm_nn_bn_partial(r->part, c, (int)mbs[i].n, OC, HW);
+        ftm_nn_conv2d_forward_stats(c, r->part, r->col, in + mbs[i].off * isz,
+                                    mdl_p(m, u->tw), (int)mbs[i].n, &u->d, &m->gemm);
         if ((rc = ftm_xsum_add_n(r->acc, r->part, 2 * (size_t)OC)))
             return rc;
     }

@@ -338,6 +338,36 @@ START_TEST(store_equals_accumulate)
 }
 END_TEST
 
+/* ftm_nn_conv2d_forward_stats = forward + ftm_nn_bn_partial, bit for bit:
+ * direct 3x3 paths with the sums fused (stride 1 in chunks of 2 images
+ * (2 + 1), stride 2) and a shape without them (5 columns). */
+static const int stats_cfg[][6] = { /* N C H W OC stride */
+    {3, 4, 24, 32, 8, 1}, {2, 3, 16, 16, 8, 2}, {2, 4, 5, 5, 4, 1},
+};
+
+START_TEST(conv_stats_equal_partial)
+{
+    const int *k = stats_cfg[_i];
+    ftm_conv_dims d;
+    ck_assert_int_eq(ftm_nn_conv_dims(&d, k[1], k[2], k[3], k[4], 3, k[5], 1), 0);
+    size_t ni = (size_t)k[0] * k[1] * k[2] * k[3], no = (size_t)k[0] * k[4] * d.OH * d.OW;
+    size_t nw = (size_t)k[4] * k[1] * 9;
+    float *x = zalloc(ni), *w = zalloc(nw), *y1 = zalloc(no), *y2 = zalloc(no);
+    float *col = zalloc(ftm_nn_conv_col_size(&d));
+    double s1[16], s2[16];
+    for (size_t i = 0; i < ni; i++)
+        x[i] = (float)((i * 7919) % 211) / 37.0f - 2.0f;
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)((i * 104729) % 89) / 97.0f - 0.45f;
+    ftm_nn_conv2d_forward(y1, col, x, w, k[0], &d, NULL);
+    ftm_nn_bn_partial(s1, y1, k[0], k[4], d.OH * d.OW);
+    ftm_nn_conv2d_forward_stats(y2, s2, col, x, w, k[0], &d, NULL);
+    ck_assert_int_eq(memcmp(y1, y2, no * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(s1, s2, 2 * (size_t)k[4] * sizeof(double)), 0);
+    free(x); free(w); free(y1); free(y2); free(col);
+}
+END_TEST
+
 void add_fd_tests(TCase *tc);
 void add_naive_tests(TCase *tc);
 
@@ -355,6 +385,7 @@ static Suite *nn_suite(void)
     tcase_add_test(tr, ref_attention);
     tcase_add_test(tr, ref_basic_block);
     tcase_add_test(tr, store_equals_accumulate);
+    tcase_add_loop_test(tr, conv_stats_equal_partial, 0, 3);
     suite_add_tcase(s, tr);
     TCase *tf = tcase_create("gradcheck");
     tcase_set_timeout(tf, 60);

@@ -80,6 +80,11 @@ FTM_EXTERN void ftm_nn_conv2d_forward(float *out,      /* N,OC,OH,OW */
                            const float *w,  /* OC,C,K,K */
                            int N, const ftm_conv_dims *d, ftm_gemm_stats *st);
 /* dw += dout . col^T; dinp += col2im(w^T . dout) (dinp may be NULL). */
+/* ftm_nn_conv2d_forward, and s (2 OC) = ftm_nn_bn_partial(out) with the
+ * same bits, summed while the output is written where the path allows. */
+FTM_EXTERN void ftm_nn_conv2d_forward_stats(float *out, double *s, float *col,
+                                            const float *inp, const float *w, int N,
+                                            const ftm_conv_dims *d, ftm_gemm_stats *st);
 FTM_EXTERN void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
                             float *dw,          /* OC,C,K,K */
                             float *col,         /* conv_col_size scratch */

@@ -208,7 +208,7 @@ void ftm_nn_conv2d_forward(float *out, float *col, const float *inp,
         return;
     }
     if (conv_direct_ok(d)) {
-        conv_direct_forward(out, col, inp, w, N, d, chunk_images(d));
+        conv_direct_forward(out, NULL, col, inp, w, N, d, chunk_images(d));
         return;
     }
     int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
@@ -227,6 +227,18 @@ void ftm_nn_conv2d_forward(float *out, float *col, const float *inp,
         ftm_nn_sgemm(st, 0, 0, d->OC, (int)ld, CKK, 1.0f, w, CKK, col, (int)ld, 0.0f, y, (int)ld);
         chunk_copy(out + (size_t)n0 * out_sz, y, 0, nb, d->OC, P);
     }
+}
+
+void ftm_nn_conv2d_forward_stats(float *out, double *s, float *col, const float *inp,
+                                 const float *w, int N, const ftm_conv_dims *d,
+                                 ftm_gemm_stats *st)
+{
+    if (conv_direct_stats_ok(d)) {
+        conv_direct_forward(out, s, col, inp, w, N, d, chunk_images(d));
+        return;
+    }
+    ftm_nn_conv2d_forward(out, col, inp, w, N, d, st);
+    ftm_nn_bn_partial(s, out, N, d->OC, d->OH * d->OW);
 }
 
 static void pointwise_backward(float *dinp, float *dw, const float *dout, const float *inp,

@@ -79,8 +79,9 @@ size_t conv_direct_scratch(const ftm_conv_dims *d, int nb)
     cd_geom_init(&g, nb, d);
     size_t cmax = (size_t)(d->C > d->OC ? d->C : d->OC);
     /* packed input, packed dout, o-space output, flipped weights */
+    /* (+ forward's BN lanes, 16 OC doubles, ahead of its work area) */
     return (size_t)d->C * cd_ldc(&g) + (size_t)d->OC * g.L + cmax * g.Lo +
-           (size_t)d->OC * d->C * 9 + 16;
+           (size_t)d->OC * d->C * 9 + 32 * (size_t)d->OC + 16;
 }
 
 /* Zeroes the parts of one packed plane that no data row writes: the
@@ -145,18 +146,65 @@ static void cd_unpack(float *restrict out, const float *restrict po, int C, size
             }
 }
 
-void conv_direct_forward(float *out, float *scratch, const float *inp, const float *w,
-                         int N, const ftm_conv_dims *d, int nbmax)
+/* The 8-lane double sums of ftm_nn_bn_partial (lane = position mod 8: OW
+ * is a multiple of 8), added while a chunk is unpacked: the same
+ * operations in the same order per channel, so the same bits, and no
+ * second pass over the output. lanes: [C][2][8], carried across chunks. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+cd_unpack_stats(float *restrict out, double *restrict lanes, const float *restrict po, int C,
+                size_t osz, const cd_geom *g)
+{
+    for (int c = 0; c < C; c++) {
+        double *s1 = lanes + (size_t)c * 16, *s2 = s1 + 8;
+        for (int i = 0; i < g->nb; i++)
+            for (int h = 0; h < g->OH; h++) {
+                const float *restrict src = po + (size_t)c * g->Lo +
+                                            ((size_t)i * (g->OH + 1) + (size_t)h) * g->Wp;
+                float *restrict dst = out + (size_t)i * osz + ((size_t)c * g->OH + h) * g->OW;
+                for (int w0 = 0; w0 < g->OW; w0 += 8)
+                    for (int j = 0; j < 8; j++) {
+                        double v = src[w0 + j];
+                        dst[w0 + j] = src[w0 + j];
+                        s1[j] += v;
+                        s2[j] += v * v;
+                    }
+            }
+    }
+}
+
+void conv_direct_forward(float *out, double *stats, float *scratch, const float *inp,
+                         const float *w, int N, const ftm_conv_dims *d, int nbmax)
 {
     size_t isz = (size_t)d->C * d->H * d->W, osz = (size_t)d->OC * d->OH * d->OW;
+    double *lanes = (double *)(void *)scratch; /* 16 OC doubles, 8-aligned (malloc) */
+    float *work = scratch + 32 * (size_t)d->OC;
+    if (stats)
+        memset(lanes, 0, sizeof(double) * 16 * (size_t)d->OC);
     for (int n0 = 0; n0 < N; n0 += nbmax) {
         cd_geom g;
         cd_geom_init(&g, N - n0 < nbmax ? N - n0 : nbmax, d);
-        float *pin = scratch, *po = pin + (size_t)d->C * cd_ldc(&g);
+        float *pin = work, *po = pin + (size_t)d->C * cd_ldc(&g);
         cd_pack(pin, inp + (size_t)n0 * isz, d->C, isz, &g);
         conv_direct_kernel(po, g.Lo, pin, cd_ldc(&g), g.off, 9, w, d->C, d->OC);
-        cd_unpack(out + (size_t)n0 * osz, po, d->OC, osz, &g, 0);
+        if (stats)
+            cd_unpack_stats(out + (size_t)n0 * osz, lanes, po, d->OC, osz, &g);
+        else
+            cd_unpack(out + (size_t)n0 * osz, po, d->OC, osz, &g, 0);
     }
+    for (int c = 0; stats && c < d->OC; c++) { /* the lanes in order, as bn_partial */
+        double a = 0.0, b = 0.0;
+        for (int j = 0; j < 8; j++) {
+            a += lanes[(size_t)c * 16 + j];
+            b += lanes[(size_t)c * 16 + 8 + j];
+        }
+        stats[c] = a;
+        stats[d->OC + c] = b;
+    }
+}
+
+int conv_direct_stats_ok(const ftm_conv_dims *d)
+{
+    return conv_direct_ok(d) && d->OW % 8 == 0;
 }
 
 /* wt[c][oc][t] = w[oc][c][8 - t]: the weights of the adjoint convolution. */

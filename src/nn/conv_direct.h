@@ -13,8 +13,11 @@ int conv_direct_ok(const ftm_conv_dims *d);
 int conv_direct_dinp_ok(const ftm_conv_dims *d);
 /* Scratch floats for chunks of nb images. */
 size_t conv_direct_scratch(const ftm_conv_dims *d, int nb);
-void conv_direct_forward(float *out, float *scratch, const float *inp, const float *w,
-                         int N, const ftm_conv_dims *d, int nbmax);
+/* stats (2 OC, or NULL): ftm_nn_bn_partial of out, the same bits, summed
+ * while unpacking; only when conv_direct_stats_ok. */
+void conv_direct_forward(float *out, double *stats, float *scratch, const float *inp,
+                         const float *w, int N, const ftm_conv_dims *d, int nbmax);
+int conv_direct_stats_ok(const ftm_conv_dims *d);
 /* dw += gradient; dinp (NULL unless conv_direct_dinp_ok) += gradient. */
 void conv_direct_backward(float *dinp, float *dw, float *scratch, const float *dout,
                           const float *inp, const float *w, int N,
