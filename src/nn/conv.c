@@ -1,4 +1,8 @@
-/* Convolution as im2col + GEMM (Caffe/darknet), images in chunks of nb:
+/* Convolution. 3x3 pad-1 convolutions of stride 1 or 2 (every ResNet
+ * conv but the 1x1 projections) take the direct path of conv_direct.c
+ * (AVX2/AVX-512, no im2col) when the CPU has AVX2 + FMA; the rest, and
+ * every conv on other CPUs, run as im2col + GEMM (Caffe/darknet), images
+ * in chunks of nb:
  * with col[CKK, nb*P] the im2col of nb images side by side,
  *   y[OC, nb*P]  = W[OC, CKK] . col               (scattered to NCHW)
  *   dW          += dy[OC, nb*P] . col^T            (dy gathered from NCHW)
