@@ -122,8 +122,10 @@ static void acc_zero(resnet *r, int C)
     memset(r->acc, 0, sizeof(int64_t) * 2 * (size_t)C * FTM_XSUM_WORDS);
 }
 
+/* Conv, statistics and (apply) the BN (+ReLU) into u->a; without apply
+ * the caller applies mean/rstd itself (the fused residual block end). */
 static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
-                       const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
+                       const ftm_fb_args *a, const mdl_mb *mbs, int nmb, int apply)
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
     size_t osz = out_size(&u->d), isz = in_size(&u->d);
@@ -138,8 +140,9 @@ static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
     if ((rc = sync_sums(a, r, OC)))
         return rc;
     ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, MODELS_BN_EPS, OC);
-    (u->relu ? ftm_nn_bn_relu_forward : ftm_nn_bn_forward)(u->a, u->c, u->mean, u->rstd,
-        mdl_p(m, u->tg), mdl_p(m, u->tb), (int)a->count, OC, HW);
+    if (apply)
+        (u->relu ? ftm_nn_bn_relu_forward : ftm_nn_bn_forward)(u->a, u->c, u->mean, u->rstd,
+            mdl_p(m, u->tg), mdl_p(m, u->tb), (int)a->count, OC, HW);
     return 0;
 }
 
@@ -221,22 +224,25 @@ static int body_forward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl
                         int nmb, const float **top)
 {
     int rc;
-    if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb)))
+    if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb, 1)))
         return rc;
     const float *in = r->stem.a;
     for (int k = 0; k < r->nblocks; k++) {
         block *b = &r->blocks[k];
         const float *sc = in;
-        if ((rc = cbn_forward(m, r, &b->c1, in, a, mbs, nmb)) ||
-            (rc = cbn_forward(m, r, &b->c2, b->c1.a, a, mbs, nmb)))
+        if ((rc = cbn_forward(m, r, &b->c1, in, a, mbs, nmb, 1)) ||
+            (rc = cbn_forward(m, r, &b->c2, b->c1.a, a, mbs, nmb, 0)))
             return rc;
         if (b->has_proj) {
-            if ((rc = cbn_forward(m, r, &b->proj, in, a, mbs, nmb)))
+            if ((rc = cbn_forward(m, r, &b->proj, in, a, mbs, nmb, 1)))
                 return rc;
             sc = b->proj.a;
         }
-        size_t n = (size_t)a->count * out_size(&b->c2.d);
-        ftm_nn_add_relu_forward(b->out, b->c2.a, sc, n);
+        /* bn2, + shortcut, ReLU in one pass (c2.a is never stored) */
+        cbn *u = &b->c2;
+        ftm_nn_bn_add_relu_forward(b->out, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
+                                   mdl_p(m, u->tb), sc, (int)a->count, u->d.OC,
+                                   u->d.OH * u->d.OW);
         in = b->out;
     }
     *top = in;

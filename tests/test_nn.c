@@ -300,7 +300,8 @@ START_TEST(ref_basic_block)
 END_TEST
 
 /* The _store variants equal the += ones into a zeroed buffer, bit for bit
- * (zeros and negative gradients included: +0 + -0 is +0 either way). */
+ * (zeros and negative gradients included: +0 + -0 is +0 either way), and
+ * the fused bn_add_relu equals bn_forward then add_relu_forward. */
 START_TEST(store_equals_accumulate)
 {
     enum { N = 3, C = 5, HW = 37 };
@@ -329,6 +330,12 @@ START_TEST(store_equals_accumulate)
         }
         ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
     }
+    ftm_nn_bn_forward(a, x, mean, rstd, g, rstd, N, C, HW); /* beta: any values */
+    ftm_nn_add_relu_forward(out, a, dy, n);
+    ftm_nn_bn_add_relu_forward(b, x, mean, rstd, g, rstd, dy, N, C, HW);
+    ck_assert_int_eq(memcmp(out, b, n * sizeof(float)), 0);
+    for (size_t i = 0; i < n; i++) /* out is the ReLU mask below again */
+        out[i] = i % 3 ? x[i] : 0.0f;
     memset(a, 0, n * sizeof(float));
     memset(b, 0x7f, n * sizeof(float));
     ftm_nn_relu_backward(a, out, dy, n);

@@ -117,6 +117,14 @@ FTM_EXTERN void ftm_nn_bn_relu_forward(float *out, const float *x,          /* N
                             const float *mean, const float *rstd, /* C */
                             const float *gamma, const float *beta,/* C */
                             int N, int C, int HW);
+/* out = max(gamma (x - mean) rstd + beta + res, 0): BN, residual add and
+ * ReLU in one pass, the bits of ftm_nn_bn_forward then
+ * ftm_nn_add_relu_forward (out must not alias x or res). */
+FTM_EXTERN void ftm_nn_bn_add_relu_forward(float *out, const float *x,       /* N,C,HW */
+                                           const float *mean, const float *rstd,
+                                           const float *gamma, const float *beta,
+                                           const float *res,                 /* N,C,HW */
+                                           int N, int C, int HW);
 /* s[0..C) = sum dy, s[C..2C) = sum dy*xhat per channel, fixed order. */
 FTM_EXTERN void ftm_nn_bn_backward_partial(double *s,                        /* 2C */
                                 const float *dy, const float *x,  /* N,C,HW */

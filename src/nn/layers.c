@@ -90,6 +90,25 @@ NN_CLONES static void bn_apply(float *restrict out, const float *restrict x, con
         }
 }
 
+/* out = max(gamma (x - mean) rstd + beta + res, 0), rounded step by step
+ * as bn_forward then add_relu_forward: the same bits, one pass. */
+NN_CLONES void ftm_nn_bn_add_relu_forward(float *restrict out, const float *restrict x,
+                                          const float *mean, const float *rstd,
+                                          const float *gamma, const float *beta,
+                                          const float *restrict res, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++) {
+            size_t o = ((size_t)n * C + c) * HW;
+            float m = mean[c], r = rstd[c], g = gamma[c], b = beta[c];
+            for (int i = 0; i < HW; i++) {
+                float y = g * ((x[o + i] - m) * r) + b;
+                float t = y + res[o + i];
+                out[o + i] = t > 0.0f ? t : 0.0f;
+            }
+        }
+}
+
 void ftm_nn_bn_forward(float *out, const float *x, const float *mean,
                        const float *rstd, const float *gamma, const float *beta,
                        int N, int C, int HW)
