@@ -16,6 +16,7 @@ int rt_mbox_init(rt_mbox *mb, uint32_t depth, size_t pkt_bytes)
     memset(mb, 0, sizeof *mb);
     mb->depth = depth;
     mb->stride = RT_HDR_BYTES + pkt_bytes;
+    mb->local = 1;
     if (posix_memalign((void **)&mb->slots, 64, mb->stride * depth))
         return FTM_ENOMEM;
     atomic_init(&mb->head, 0);

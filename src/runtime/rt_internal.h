@@ -8,14 +8,29 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* Header of a packet: one piece (at most pkt_bytes) of one transfer. */
+/* Memory a chip exposed to a neighbour by a descriptor (bytes [lo, hi) of
+ * its buffer): the receiver reads it in place, then sets released. The
+ * sender writes that range again (or returns from ftm_chip_exec) only
+ * after seeing released. */
+typedef struct rt_expo {
+    _Atomic int released;
+    size_t lo, hi;
+    int peer, dir;           /* for the hang report */
+    struct rt_expo *next;
+} rt_expo;
+
+/* Header of a packet: one piece (at most pkt_bytes) of one transfer, or a
+ * descriptor (expo != NULL): a range of the sending chip's memory, any
+ * length, that the receiver reads in place (one-hop transfers only). */
 typedef struct rt_hdr {
     const ftm_sched *sched; /* whose route table the packet follows */
     uint64_t tag;           /* (epoch << 32) | transfer tag */
+    size_t off;             /* payload offset within the transfer */
+    size_t len;             /* payload bytes */
     int src, dst, route;
     int hop;                /* links crossed so far */
-    uint32_t len;           /* payload bytes */
-    size_t off;             /* payload offset within the transfer */
+    const unsigned char *data; /* descriptor: the payload, in the sender's buffer */
+    rt_expo *expo;          /* descriptor: released once read; NULL: a packet */
 } rt_hdr;
 
 /* Slot/packet stride: header then payload, kept 64-byte aligned so that
@@ -33,6 +48,8 @@ typedef struct rt_mbox {
     size_t stride;
     unsigned char *slots;
     uint64_t bytes, pkts;    /* written by the producer only */
+    int local;               /* 1: both ends share memory, descriptors may
+                                cross it (0: a remote link, packets only) */
     _Atomic int dead;        /* the link died: nothing more goes in (what
                                 is already in it still arrives) */
     struct ftm_chip *from, *to;
@@ -67,10 +84,19 @@ struct ftm_chip {
     ftm_rt *rt;
     int id;
     rt_mbox *in[FTM_NDIRS], *out[FTM_NDIRS]; /* NULL: no live link */
-    /* Doorbell: any packet arriving or slot freeing rings it. */
+    /* Doorbell (chip.c: the wake-up protocol). bell changes under mu and
+     * is read without it; asleep: the chip announced it may sleep, so
+     * whoever makes work for it must ring (rt_poke). */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint64_t bell;
+    _Atomic uint64_t bell;
+    _Atomic int asleep;
+    _Atomic uint64_t moved;  /* packets it moved, for the watchdog (only
+                                the chip writes it) */
+    rt_expo *expo_busy;      /* its memory exposed by descriptors, not yet released */
+    rt_expo *expo_free;      /* released records, reused */
+    rt_expo *expo_lost;      /* records of an aborted run (maybe still
+                                referenced from a mailbox): never reused */
     /* Hang report state (under mu). */
     int waiting, finished;
     ftm_stuck why;
@@ -96,7 +122,6 @@ struct ftm_rt {
     double hang_timeout_s;
     ftm_chip *chips;         /* [nchips] */
     rt_mbox *mbox;           /* [nchips * 4], live links only initialised */
-    _Atomic uint64_t progress; /* packets moved, for the watchdog */
     _Atomic int abort;
     _Atomic int died;        /* chip that failed during the run, or -1 */
     /* Injected failures and who noticed them (inject.c), under mu. */
@@ -132,10 +157,13 @@ int rt_notice(ftm_chip *c, int d, int inbound, const char *how);
 /* 1 when the directed link chip->d has died (its mailbox is marked). */
 int rt_link_dead(const ftm_chip *c, int d, int inbound);
 
-/* Wakes chip c if it sleeps waiting for packets (its doorbell);
- * rt_wake_all wakes every healthy chip. */
+/* Rings chip c's doorbell (it looks at everything again);
+ * rt_wake_all rings every healthy chip's. rt_poke rings it only if c
+ * announced sleep: the hot path's call, after the work it made for c
+ * is published (a packet, a free slot, released memory). */
 void rt_wake(ftm_chip *c);
 void rt_wake_all(ftm_rt *rt);
+void rt_poke(ftm_chip *c);
 
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */

@@ -107,6 +107,15 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     return 0;
 }
 
+static void free_expos(rt_expo *e)
+{
+    while (e) {
+        rt_expo *next = e->next;
+        free(e);
+        e = next;
+    }
+}
+
 static void free_list(rt_pkt *p)
 {
     while (p) {
@@ -127,6 +136,9 @@ void ftm_rt_destroy(ftm_rt *rt)
             free(ch->op_state);
             free_list(ch->pool);
             free_list(ch->early);
+            free_expos(ch->expo_busy);
+            free_expos(ch->expo_free);
+            free_expos(ch->expo_lost);
             for (int d = 0; d < FTM_NDIRS; d++)
                 free_list(ch->outq_head[d]);
             pthread_mutex_destroy(&ch->mu);
@@ -186,6 +198,15 @@ static void *chip_main(void *p)
     return NULL;
 }
 
+/* Packets moved so far by all chips (each counts its own). */
+static uint64_t progress(ftm_rt *rt)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        n += atomic_load_explicit(&rt->chips[c].moved, memory_order_relaxed);
+    return n;
+}
+
 /* 1 when every chip still running its program is asleep waiting. */
 static int all_waiting(ftm_rt *rt)
 {
@@ -207,7 +228,7 @@ static int all_waiting(ftm_rt *rt)
 static void watch(ftm_rt *rt)
 {
     const double tick = 0.05;
-    uint64_t last = atomic_load(&rt->progress);
+    uint64_t last = progress(rt);
     double stall_since = -1;
     pthread_mutex_lock(&rt->mu);
     while (atomic_load(&rt->running) > 0) {
@@ -222,7 +243,7 @@ static void watch(ftm_rt *rt)
         if (atomic_load(&rt->running) == 0 || atomic_load(&rt->abort))
             break;
         pthread_mutex_unlock(&rt->mu);
-        uint64_t cur = atomic_load(&rt->progress);
+        uint64_t cur = progress(rt);
         if (cur != last || !all_waiting(rt)) {
             last = cur;
             stall_since = -1;
@@ -266,6 +287,14 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         ch->waiting = 0;
         ch->rc = 0;
         ch->sent_pkts = 0;
+        /* Memory a run cut short left exposed may still be named by a
+         * stale descriptor: its records are never reused. */
+        while (ch->expo_busy) {
+            rt_expo *e = ch->expo_busy;
+            ch->expo_busy = e->next;
+            e->next = ch->expo_lost;
+            ch->expo_lost = e;
+        }
         memset(&ch->why, 0, sizeof ch->why);
         ch->why.dir = -1;
     }
