@@ -32,12 +32,36 @@
  * the two fenced store-then-load pairs at least one sees the other, so no
  * wake-up is lost, and a busy chip costs its neighbours no system call.
  */
+#ifdef __linux__
+#define _GNU_SOURCE 1 /* syscall(2): the futex */
+#endif
 #include "rt_internal.h"
 #include "ftmesh/error.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
+/* The bell itself: a futex on Linux (one system call a side, no lock),
+ * else the chip's condition variable. */
+#ifdef __linux__
+void rt_wake(ftm_chip *c)
+{
+    atomic_fetch_add_explicit(&c->bell, 1, memory_order_release);
+    syscall(SYS_futex, &c->bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void bell_wait(ftm_chip *c, uint32_t seen)
+{
+    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
+           !atomic_load(&c->rt->abort))
+        syscall(SYS_futex, &c->bell, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+#else
 void rt_wake(ftm_chip *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -46,11 +70,28 @@ void rt_wake(ftm_chip *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-void rt_poke(ftm_chip *c)
+static void bell_wait(ftm_chip *c, uint32_t seen)
+{
+    pthread_mutex_lock(&c->mu);
+    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
+           !atomic_load(&c->rt->abort))
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+#endif
+
+/* The first poker that finds c asleep for one of the reasons `why` clears
+ * the flag and rings: a chip woken once is not woken again by the next
+ * packet before it runs. */
+void rt_poke(ftm_chip *c, int why)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&c->asleep, memory_order_relaxed))
-        rt_wake(c);
+    int v = atomic_load_explicit(&c->asleep, memory_order_relaxed);
+    while (v & why)
+        if (atomic_compare_exchange_weak(&c->asleep, &v, 0)) {
+            rt_wake(c);
+            return;
+        }
 }
 
 /* Counts a packet moved, for the watchdog (single writer: no RMW). */
@@ -79,6 +120,7 @@ typedef struct exec_ctx {
     const char *idle;        /* not executing a step: what the chip waits for */
     int hold;                /* waiting for releases, nothing is delivered:
                                 HOLD_STEP before the step, HOLD_ALL at the end */
+    int want;                /* RT_WANT_* the last pass found it waits for */
 } exec_ctx;
 
 enum { HOLD_NONE = 0, HOLD_STEP, HOLD_ALL };
@@ -159,7 +201,7 @@ static void expo_release(ftm_chip *c, const rt_hdr *h)
 {
     atomic_store_explicit(&h->expo->released, 1, memory_order_release);
     count_moved(c);
-    rt_poke(&c->rt->chips[h->src]);
+    rt_poke(&c->rt->chips[h->src], RT_WANT_RELEASE);
 }
 
 /* ---- packets -------------------------------------------------------- */
@@ -212,7 +254,7 @@ static void publish(ftm_chip *c, int d)
 {
     rt_mbox_push(c->out[d]);
     count_moved(c);
-    rt_poke(c->out[d]->to);
+    rt_poke(c->out[d]->to, RT_WANT_DATA);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -294,7 +336,7 @@ static int drain_inbound(exec_ctx *x)
             if (rc < 0)
                 return rc;
             rt_mbox_pop(mb);
-            rt_poke(mb->from);
+            rt_poke(mb->from, RT_WANT_SLOT);
             moved = 1;
         }
     }
@@ -302,7 +344,7 @@ static int drain_inbound(exec_ctx *x)
 }
 
 /* Moves queued transit packets onto their links while there is room. */
-static int flush_outq(ftm_chip *c)
+static int flush_outq(ftm_chip *c, int *want)
 {
     int moved = 0;
     for (int d = 0; d < FTM_NDIRS; d++) {
@@ -316,6 +358,8 @@ static int flush_outq(ftm_chip *c)
             pkt_put(c, p);
             moved = 1;
         }
+        if (c->outq_head[d])
+            *want |= RT_WANT_SLOT;
     }
     return moved;
 }
@@ -440,8 +484,10 @@ static int push_sends(exec_ctx *x)
             if (rt_link_dead(c, d, 0))
                 return rt_notice(c, d, 0, "send failed");
             unsigned char *slot = rt_mbox_slot_in(c->out[d]);
-            if (!slot)
+            if (!slot) {
+                x->want |= RT_WANT_SLOT;
                 break;
+            }
             int rc = post(x, i, d, slot);
             if (rc)
                 return rc;
@@ -518,16 +564,16 @@ static int step_done(const exec_ctx *x)
 }
 
 /* Sleeps until the doorbell rings after `seen`, or the run is aborted. */
-static int wait_bell(exec_ctx *x, uint64_t seen)
+static int wait_bell(exec_ctx *x, uint32_t seen)
 {
     ftm_chip *c = x->chip;
     double t0 = RT_TRACE(c) ? ftm_trace_now(RT_TRACE(c)) : 0;
     pthread_mutex_lock(&c->mu);
     note_wait(x);
     c->waiting = 1;
-    while (atomic_load_explicit(&c->bell, memory_order_relaxed) == seen &&
-           !atomic_load(&c->rt->abort))
-        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    bell_wait(c, seen);
+    pthread_mutex_lock(&c->mu);
     c->waiting = 0;
     pthread_mutex_unlock(&c->mu);
     if (RT_TRACE(c) && !x->idle)
@@ -540,7 +586,7 @@ static int wait_bell(exec_ctx *x, uint64_t seen)
  * bell, the second sleeps. 0 (look again) or the run's abort code. */
 typedef struct nap {
     int armed;
-    uint64_t seen;
+    uint32_t seen;
 } nap;
 
 static int doze(exec_ctx *x, nap *n, int moved)
@@ -548,7 +594,7 @@ static int doze(exec_ctx *x, nap *n, int moved)
     ftm_chip *c = x->chip;
     if (moved || !n->armed) {
         n->armed = !moved;
-        atomic_store_explicit(&c->asleep, n->armed, memory_order_relaxed);
+        atomic_store_explicit(&c->asleep, moved ? 0 : x->want, memory_order_relaxed);
         if (n->armed) {
             atomic_thread_fence(memory_order_seq_cst);
             n->seen = atomic_load_explicit(&c->bell, memory_order_acquire);
@@ -582,8 +628,9 @@ static int settle(exec_ctx *x, int hold)
         expo_reap(c);
         if (!expo_blocking(x))
             break;
+        x->want = RT_WANT_DATA | RT_WANT_RELEASE;
         int a = drain_inbound(x);
-        int b = a < 0 ? a : flush_outq(c);
+        int b = a < 0 ? a : flush_outq(c, &x->want);
         if ((rc = a < 0 ? a : b) < 0 || (rc = doze(x, &n, a || b)))
             break;
     }
@@ -604,8 +651,9 @@ static int run_step(exec_ctx *x)
         return rc;
     nap n = { 0, 0 };
     for (;;) {
+        x->want = RT_WANT_DATA;
         int a = drain_inbound(x);
-        int b = a < 0 ? a : flush_outq(chip);
+        int b = a < 0 ? a : flush_outq(chip, &x->want);
         int c = b < 0 ? b : push_sends(x);
         if ((rc = a < 0 ? a : b < 0 ? b : c) < 0)
             break;
@@ -643,7 +691,7 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     if (rc)
         return rc;
     exec_ctx x = { chip, s, buf, NULL, NULL, chip->op_state, (uint64_t)(++chip->epoch) << 32,
-                   NULL, HOLD_NONE };
+                   NULL, HOLD_NONE, 0 };
     ftm_trace *tr = RT_TRACE(chip);
     if (tr)
         ftm_trace_exec_begin(tr, chip->id, s, &chip->rt->mesh, buf, chip->epoch);
@@ -675,14 +723,15 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
                       const char *what)
 {
     ftm_sched none = { 0 };
-    exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0, what, HOLD_NONE };
+    exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0, what, HOLD_NONE, 0 };
     nap n = { 0, 0 };
     int rc = 0;
     for (;;) {
         if (done(chip, arg))
             break;
+        x.want = RT_WANT_DATA;
         int a = drain_inbound(&x);
-        int b = a < 0 ? a : flush_outq(chip);
+        int b = a < 0 ? a : flush_outq(chip, &x.want);
         if ((rc = a < 0 ? a : b) < 0)
             break;
         rc = doze(&x, &n, a || b);

@@ -89,8 +89,8 @@ struct ftm_chip {
      * whoever makes work for it must ring (rt_poke). */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    _Atomic uint64_t bell;
-    _Atomic int asleep;
+    _Atomic uint32_t bell;   /* a futex word on Linux */
+    _Atomic int asleep;      /* RT_WANT_* it sleeps for; 0: awake */
     _Atomic uint64_t moved;  /* packets it moved, for the watchdog (only
                                 the chip writes it) */
     rt_expo *expo_busy;      /* its memory exposed by descriptors, not yet released */
@@ -159,11 +159,13 @@ int rt_link_dead(const ftm_chip *c, int d, int inbound);
 
 /* Rings chip c's doorbell (it looks at everything again);
  * rt_wake_all rings every healthy chip's. rt_poke rings it only if c
- * announced sleep: the hot path's call, after the work it made for c
- * is published (a packet, a free slot, released memory). */
+ * announced sleep waiting for `why` (RT_WANT_*): the hot path's call,
+ * after the work it made for c is published (a packet: DATA, a free
+ * slot: SLOT, released memory: RELEASE). */
+enum { RT_WANT_DATA = 1, RT_WANT_SLOT = 2, RT_WANT_RELEASE = 4 };
 void rt_wake(ftm_chip *c);
 void rt_wake_all(ftm_rt *rt);
-void rt_poke(ftm_chip *c);
+void rt_poke(ftm_chip *c, int why);
 
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */
