@@ -220,8 +220,7 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        const void *src = h->expo ? (const void *)h->data : pkt + RT_HDR_BYTES;
-        int rc = ftm_sched_reduce(x->buf + op->off + h->off, src, h->len, (ftm_red)op->red);
+        int rc = ftm_sched_reduce(x->buf + op->off + h->off, h->data, h->len, (ftm_red)op->red);
         if (h->expo)
             expo_release(x->chip, h);
         x->st[i].done += h->len;
@@ -250,9 +249,9 @@ static int next_dir(const rt_hdr *h)
     return h->sched->dirs[r->first + h->hop];
 }
 
-static void publish(ftm_chip *c, int d)
+static void publish(ftm_chip *c, int d, int payload)
 {
-    rt_mbox_push(c->out[d]);
+    rt_mbox_push(c->out[d], payload);
     count_moved(c);
     rt_poke(c->out[d]->to, RT_WANT_DATA);
 }
@@ -262,18 +261,21 @@ static void publish(ftm_chip *c, int d)
 static int link_put(ftm_chip *c, int d, const unsigned char *pkt)
 {
     rt_mbox *mb = c->out[d];
-    unsigned char *slot = rt_mbox_slot_in(mb);
+    unsigned char *slot = rt_mbox_slot_in(mb, 1);
     if (!slot)
         return 0;
     const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
-    memcpy(slot, pkt, RT_HDR_BYTES + h->len);
+    unsigned char *pay = rt_mbox_payload_in(mb);
+    memcpy(slot, pkt, RT_HDR_BYTES);
+    memcpy(pay, h->data, h->len);
+    ((rt_hdr *)(void *)slot)->data = pay;
     ((rt_hdr *)(void *)slot)->hop++;
     mb->bytes += h->len;
     mb->pkts++;
     if (RT_TRACE(c)) /* link_put carries transit traffic only */
         ftm_trace_forward(RT_TRACE(c), c->id, h->sched, (uint32_t)(h->tag >> 32), h->src,
                           (uint32_t)h->tag, d, h->len);
-    publish(c, d);
+    publish(c, d, 1);
     return 1;
 }
 
@@ -285,7 +287,11 @@ static int keep(ftm_chip *c, const unsigned char *pkt, int home)
     rt_pkt *p = pkt_get(c);
     if (!p)
         return FTM_ENOMEM;
-    memcpy(p->data, pkt, RT_HDR_BYTES + (h->expo ? 0 : h->len));
+    memcpy(p->data, pkt, RT_HDR_BYTES);
+    if (!h->expo) { /* a descriptor's data stays in the sender's memory */
+        memcpy(p->data + RT_HDR_BYTES, h->data, h->len);
+        ((rt_hdr *)(void *)p->data)->data = p->data + RT_HDR_BYTES;
+    }
     if (home) {
         p->next = c->early;
         c->early = p;
@@ -332,10 +338,11 @@ static int drain_inbound(exec_ctx *x)
             continue;
         const unsigned char *pkt;
         while ((pkt = rt_mbox_slot_out(mb)) != NULL) {
+            int payload = !((const rt_hdr *)(const void *)pkt)->expo;
             int rc = take(x, pkt);
             if (rc < 0)
                 return rc;
-            rt_mbox_pop(mb);
+            rt_mbox_pop(mb, payload);
             rt_poke(mb->from, RT_WANT_SLOT);
             moved = 1;
         }
@@ -424,14 +431,13 @@ static size_t piece(const exec_ctx *x, int i, int desc, uint64_t *npk)
     return n;
 }
 
-/* Posts the next piece of send op i into link d (slot is free). 0, or
- * FTM_ECHIPDEAD / FTM_ENOMEM. */
-static int post(exec_ctx *x, int i, int d, unsigned char *slot)
+/* Posts the next piece of send op i into link d (slot is free; a
+ * descriptor if desc). 0, or FTM_ECHIPDEAD / FTM_ENOMEM. */
+static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
 {
     ftm_chip *c = x->chip;
     const ftm_op *op = &x->ops[i];
     rt_mbox *mb = c->out[d];
-    int desc = mb->local && x->s->routes[op->route].nhops == 1;
     uint64_t npk;
     size_t n = piece(x, i, desc, &npk);
     rt_hdr *h = fill_hdr(x, i, slot, n);
@@ -447,14 +453,16 @@ static int post(exec_ctx *x, int i, int d, unsigned char *slot)
         h->data = data;
         h->expo = e;
     } else {
-        memcpy(slot + RT_HDR_BYTES, data, n);
+        unsigned char *pay = rt_mbox_payload_in(mb);
+        memcpy(pay, data, n);
+        h->data = pay;
     }
     mb->bytes += n;
     mb->pkts += npk;
     x->st[i].done += n;
     if (RT_TRACE(c))
         ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
-    publish(c, d);
+    publish(c, d, !desc);
     c->sent_pkts += npk;
     if (c->fail_after && c->sent_pkts == c->fail_after) { /* injected (inject.c) */
         int rc = rt_fire(c);
@@ -480,15 +488,17 @@ static int push_sends(exec_ctx *x)
         int d = x->s->dirs[r->first];
         if (!c->out[d])
             return FTM_ENOROUTE;
+        /* One hop over shared memory: single copy. */
+        int desc = c->out[d]->local && r->nhops == 1;
         while (x->st[i].done < op->len && !c->outq_head[d]) {
             if (rt_link_dead(c, d, 0))
                 return rt_notice(c, d, 0, "send failed");
-            unsigned char *slot = rt_mbox_slot_in(c->out[d]);
+            unsigned char *slot = rt_mbox_slot_in(c->out[d], !desc);
             if (!slot) {
                 x->want |= RT_WANT_SLOT;
                 break;
             }
-            int rc = post(x, i, d, slot);
+            int rc = post(x, i, d, desc, slot);
             if (rc)
                 return rc;
             moved = 1;

@@ -29,24 +29,31 @@ typedef struct rt_hdr {
     size_t len;             /* payload bytes */
     int src, dst, route;
     int hop;                /* links crossed so far */
-    const unsigned char *data; /* descriptor: the payload, in the sender's buffer */
+    const unsigned char *data; /* the payload: a mailbox payload slot, the
+                                  chip's own copy, or (a descriptor) the
+                                  sender's buffer */
     rt_expo *expo;          /* descriptor: released once read; NULL: a packet */
 } rt_hdr;
 
-/* Slot/packet stride: header then payload, kept 64-byte aligned so that
- * payloads can be read as float/int64 in place. */
+/* Header size; a packet kept in a chip's memory is the header then the
+ * payload (64-byte aligned so that payloads can be read as float/int64
+ * in place, like the mailbox's payload slots). */
 #define RT_HDR_BYTES 64
 typedef char rt_hdr_fits_[sizeof(rt_hdr) <= RT_HDR_BYTES ? 1 : -1];
 
-/* One direction of one link: a bounded single-producer single-consumer
- * circular queue of packet slots (the producer is the sending chip's thread, the
- * consumer the receiving chip's). */
+/* One direction of one link (mailbox.c: the link protocol): a bounded
+ * single-producer single-consumer FIFO of headers, with payload slots for
+ * packets (the producer is the sending chip's thread, the consumer the
+ * receiving chip's). */
 typedef struct rt_mbox {
-    _Atomic uint32_t head;   /* next slot to read (consumer) */
-    _Atomic uint32_t tail;   /* next slot to write (producer) */
-    uint32_t depth;
-    size_t stride;
-    unsigned char *slots;
+    _Atomic uint32_t head;   /* next entry to read (consumer) */
+    _Atomic uint32_t tail;   /* next entry to write (producer) */
+    _Atomic uint32_t phead;  /* next payload slot to free (consumer) */
+    uint32_t ptail;          /* next payload slot to fill (producer only) */
+    uint32_t entries, depth; /* headers; payload slots */
+    size_t pkt_bytes;
+    unsigned char *hdrs;     /* [entries] RT_HDR_BYTES each */
+    unsigned char *slots;    /* [depth] pkt_bytes each */
     uint64_t bytes, pkts;    /* written by the producer only */
     int local;               /* 1: both ends share memory, descriptors may
                                 cross it (0: a remote link, packets only) */
@@ -55,14 +62,17 @@ typedef struct rt_mbox {
     struct ftm_chip *from, *to;
 } rt_mbox;
 
-int rt_mbox_init(rt_mbox *mb, uint32_t depth, size_t pkt_bytes);
+int rt_mbox_init(rt_mbox *mb, uint32_t entries, uint32_t depth, size_t pkt_bytes);
 void rt_mbox_free(rt_mbox *mb);
-/* Slot to fill, or NULL when full; rt_mbox_push publishes it. */
-unsigned char *rt_mbox_slot_in(rt_mbox *mb);
-void rt_mbox_push(rt_mbox *mb);
-/* Oldest packet, or NULL when empty; rt_mbox_pop releases it. */
+/* Header to fill (with a payload slot if payload), or NULL when full;
+ * rt_mbox_payload_in: that payload slot; rt_mbox_push publishes. */
+unsigned char *rt_mbox_slot_in(rt_mbox *mb, int payload);
+unsigned char *rt_mbox_payload_in(rt_mbox *mb);
+void rt_mbox_push(rt_mbox *mb, int payload);
+/* Oldest header, or NULL when empty; rt_mbox_pop releases it (and its
+ * payload slot if it had one). */
 unsigned char *rt_mbox_slot_out(rt_mbox *mb);
-void rt_mbox_pop(rt_mbox *mb);
+void rt_mbox_pop(rt_mbox *mb, int payload);
 
 /* A packet held in a chip's own memory (transit waiting for a full link,
  * or data that arrived before the chip expected it). */
@@ -118,7 +128,7 @@ struct ftm_chip {
 struct ftm_rt {
     ftm_mesh mesh;
     size_t pkt_bytes;
-    uint32_t depth;
+    uint32_t depth, entries; /* payload slots and headers per mailbox */
     double hang_timeout_s;
     ftm_chip *chips;         /* [nchips] */
     rt_mbox *mbox;           /* [nchips * 4], live links only initialised */

@@ -14,6 +14,17 @@ enum { RT_DEFAULT_DEPTH = 4 };
  * packet size shrinks as the number of links grows. */
 #define RT_MBOX_BUDGET ((size_t)128 << 20)
 
+/* Headers per mailbox: as many as fit a budget (a chip runs up to that
+ * many descriptors ahead of a sleeping neighbour), at least depth. */
+#define RT_HDR_BUDGET ((size_t)32 << 20)
+static uint32_t pick_entries(size_t nlinks, uint32_t depth)
+{
+    uint32_t e = 64;
+    while (e > 8 && nlinks * e * RT_HDR_BYTES > RT_HDR_BUDGET)
+        e /= 2;
+    return e > depth ? e : depth;
+}
+
 static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
 {
     size_t pb = 32768;
@@ -34,6 +45,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
     size_t depth = cfg && cfg->depth > 0 ? (size_t)cfg->depth : RT_DEFAULT_DEPTH;
     size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
     size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
+    size_t hdrs = (size_t)pick_entries(nlinks, (uint32_t)depth) * RT_HDR_BYTES;
     for (int c = 0; s && c < s->nchips; c++) {
         size_t most = 0; /* the chip's largest step: its per-op state */
         for (int k = 0; k < s->prog[c].nsteps; k++)
@@ -42,7 +54,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
         ops += most;
     }
     return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) +
-           nlinks * depth * slot * 3 + /* slots, then 2 per slot in chips' queues */
+           nlinks * (hdrs + depth * slot * 3) + /* slots, then 2 per slot in chips' queues */
            ops * sizeof(size_t) + live * RT_STACK_TOUCHED;
 }
 
@@ -64,6 +76,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     rt->depth = cfg && cfg->depth > 0 ? (uint32_t)cfg->depth : RT_DEFAULT_DEPTH;
     rt->pkt_bytes = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, rt->depth);
     rt->pkt_bytes = (rt->pkt_bytes + 7) & ~(size_t)7; /* whole int64 elements */
+    rt->entries = pick_entries(nlinks, rt->depth);
     rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
     rt->chips = calloc((size_t)n, sizeof *rt->chips);
     rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
@@ -92,7 +105,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
             if (!ftm_mesh_link_live(m, c, d))
                 continue; /* a dead link carries nothing: it has no mailbox */
             rt_mbox *mb = &rt->mbox[c * FTM_NDIRS + d];
-            if (rt_mbox_init(mb, rt->depth, rt->pkt_bytes)) {
+            if (rt_mbox_init(mb, rt->entries, rt->depth, rt->pkt_bytes)) {
                 ftm_rt_destroy(rt);
                 return FTM_ENOMEM;
             }
