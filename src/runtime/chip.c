@@ -94,6 +94,39 @@ void rt_poke(ftm_chip *c, int why)
         }
 }
 
+/* Transfers smaller than this ring their receiver's bell only when the
+ * sender runs out of work (or returns from ftm_chip_exec): a sender that
+ * goes on posting wakes its neighbour once for many steps, not once per
+ * step. A bigger transfer is worth waking a chip on the other core for
+ * at once. */
+#define RT_DEFER_BYTES ((size_t)64 << 10)
+
+static void poke_flush(ftm_chip *c)
+{
+    for (int i = 0; i < c->ndefer; i++)
+        rt_poke(c->defer_to[i], c->defer_why[i]);
+    c->ndefer = 0;
+}
+
+/* c made work of `bytes` for chip t (why: RT_WANT_*): poke it now or when c
+ * runs out of work. */
+static void poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes)
+{
+    if (bytes >= RT_DEFER_BYTES) {
+        rt_poke(t, why);
+        return;
+    }
+    for (int i = 0; i < c->ndefer; i++)
+        if (c->defer_to[i] == t) {
+            c->defer_why[i] |= why;
+            return;
+        }
+    if (c->ndefer == RT_MAX_DEFER)
+        poke_flush(c);
+    c->defer_to[c->ndefer] = t;
+    c->defer_why[c->ndefer++] = why;
+}
+
 /* Counts a packet moved, for the watchdog (single writer: no RMW). */
 static void count_moved(ftm_chip *c)
 {
@@ -201,7 +234,7 @@ static void expo_release(ftm_chip *c, const rt_hdr *h)
 {
     atomic_store_explicit(&h->expo->released, 1, memory_order_release);
     count_moved(c);
-    rt_poke(&c->rt->chips[h->src], RT_WANT_RELEASE);
+    poke_later(c, &c->rt->chips[h->src], RT_WANT_RELEASE, h->len);
 }
 
 /* ---- packets -------------------------------------------------------- */
@@ -249,11 +282,11 @@ static int next_dir(const rt_hdr *h)
     return h->sched->dirs[r->first + h->hop];
 }
 
-static void publish(ftm_chip *c, int d, int payload)
+static void publish(ftm_chip *c, int d, int payload, size_t bytes)
 {
     rt_mbox_push(c->out[d], payload);
     count_moved(c);
-    rt_poke(c->out[d]->to, RT_WANT_DATA);
+    poke_later(c, c->out[d]->to, RT_WANT_DATA, bytes);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -275,7 +308,7 @@ static int link_put(ftm_chip *c, int d, const unsigned char *pkt)
     if (RT_TRACE(c)) /* link_put carries transit traffic only */
         ftm_trace_forward(RT_TRACE(c), c->id, h->sched, (uint32_t)(h->tag >> 32), h->src,
                           (uint32_t)h->tag, d, h->len);
-    publish(c, d, 1);
+    publish(c, d, 1, h->len);
     return 1;
 }
 
@@ -338,12 +371,14 @@ static int drain_inbound(exec_ctx *x)
             continue;
         const unsigned char *pkt;
         while ((pkt = rt_mbox_slot_out(mb)) != NULL) {
-            int payload = !((const rt_hdr *)(const void *)pkt)->expo;
+            const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+            int payload = !h->expo;
+            size_t len = h->len;
             int rc = take(x, pkt);
             if (rc < 0)
                 return rc;
             rt_mbox_pop(mb, payload);
-            rt_poke(mb->from, RT_WANT_SLOT);
+            poke_later(c, mb->from, RT_WANT_SLOT, len);
             moved = 1;
         }
     }
@@ -462,7 +497,7 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
     x->st[i].done += n;
     if (RT_TRACE(c))
         ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
-    publish(c, d, !desc);
+    publish(c, d, !desc, n);
     c->sent_pkts += npk;
     if (c->fail_after && c->sent_pkts == c->fail_after) { /* injected (inject.c) */
         int rc = rt_fire(c);
@@ -602,6 +637,8 @@ typedef struct nap {
 static int doze(exec_ctx *x, nap *n, int moved)
 {
     ftm_chip *c = x->chip;
+    if (!moved)
+        poke_flush(c); /* out of work: the neighbours' turn */
     if (moved || !n->armed) {
         n->armed = !moved;
         atomic_store_explicit(&c->asleep, moved ? 0 : x->want, memory_order_relaxed);
@@ -719,6 +756,7 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     /* The caller owns buf again on return: every exposure released. */
     if (!rc && chip->expo_busy && !expo_reap(chip))
         rc = settle(&x, HOLD_ALL);
+    poke_flush(chip);
     if (tr && x.step) /* the last step, or (no snapshot) the one an error cut short */
         ftm_trace_step_end(tr, chip->id, rc ? NULL : buf);
     if (tr)

@@ -89,6 +89,7 @@ typedef struct rt_action {
 } rt_action;
 
 #define RT_MAX_NOTICE 16
+#define RT_MAX_DEFER 8
 
 struct ftm_chip {
     ftm_rt *rt;
@@ -103,6 +104,10 @@ struct ftm_chip {
     _Atomic int asleep;      /* RT_WANT_* it sleeps for; 0: awake */
     _Atomic uint64_t moved;  /* packets it moved, for the watchdog (only
                                 the chip writes it) */
+    /* Pokes of small transfers wait until the chip runs out of work
+     * (chip.c: poke_later), so that one wake-up carries many steps. */
+    struct ftm_chip *defer_to[RT_MAX_DEFER];
+    int defer_why[RT_MAX_DEFER], ndefer;
     rt_expo *expo_busy;      /* its memory exposed by descriptors, not yet released */
     rt_expo *expo_free;      /* released records, reused */
     rt_expo *expo_lost;      /* records of an aborted run (maybe still
