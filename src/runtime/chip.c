@@ -100,12 +100,14 @@ void rt_poke(ftm_chip *c, int why)
  * step. A bigger transfer is worth waking a chip on the other core for
  * at once. */
 #define RT_DEFER_BYTES ((size_t)64 << 10)
+#define RT_MAX_DEFERRED 256
 
 static void poke_flush(ftm_chip *c)
 {
     for (int i = 0; i < c->ndefer; i++)
         rt_poke(c->defer_to[i], c->defer_why[i]);
     c->ndefer = 0;
+    c->deferred = 0;
 }
 
 /* c made work of `bytes` for chip t (why: RT_WANT_*): poke it now or when c
@@ -116,13 +118,14 @@ static void poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes)
         rt_poke(t, why);
         return;
     }
+    /* A chip that never runs out of work still rings now and then. */
+    if (c->ndefer == RT_MAX_DEFER || ++c->deferred > RT_MAX_DEFERRED)
+        poke_flush(c);
     for (int i = 0; i < c->ndefer; i++)
         if (c->defer_to[i] == t) {
             c->defer_why[i] |= why;
             return;
         }
-    if (c->ndefer == RT_MAX_DEFER)
-        poke_flush(c);
     c->defer_to[c->ndefer] = t;
     c->defer_why[c->ndefer++] = why;
 }

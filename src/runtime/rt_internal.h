@@ -108,6 +108,7 @@ struct ftm_chip {
      * (chip.c: poke_later), so that one wake-up carries many steps. */
     struct ftm_chip *defer_to[RT_MAX_DEFER];
     int defer_why[RT_MAX_DEFER], ndefer;
+    int deferred;            /* pokes deferred since the last flush */
     rt_expo *expo_busy;      /* its memory exposed by descriptors, not yet released */
     rt_expo *expo_free;      /* released records, reused */
     rt_expo *expo_lost;      /* records of an aborted run (maybe still
