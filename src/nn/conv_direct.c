@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "conv_direct.h"
+#include "nn_clones.h"
 
 #define CD_OCB 4     /* output channels per register tile */
 #define CD_VEC 3     /* 8-float vectors per register tile */
@@ -150,7 +151,7 @@ static void cd_unpack(float *restrict out, const float *restrict po, int C, size
  * is a multiple of 8), added while a chunk is unpacked: the same
  * operations in the same order per channel, so the same bits, and no
  * second pass over the output. lanes: [C][2][8], carried across chunks. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+NN_CLONES static void
 cd_unpack_stats(float *restrict out, double *restrict lanes, const float *restrict po, int C,
                 size_t osz, const cd_geom *g)
 {

@@ -4,17 +4,13 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "ftmesh/nn.h"
+#include "nn_clones.h"
 
 /* Lanes of the per-channel double sums: independent accumulators the
  * compiler can keep in vector registers; the lanes are added in a fixed
  * order, so a sum depends only on the data and its shape. */
 #define BN_LANES 8
 
-/* AVX-512 and AVX2 clones of the batch-norm and elementwise loops, picked at load time
- * (ifunc). Same bits as the default clone: -std=c11 contracts nothing into
- * FMAs and the vectoriser does not reassociate, so wider vectors only run
- * the same operations in the same order. */
-#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 /* Row helpers: inlined into the clones, so they get the clone's target. */
 #define NN_INLINE static inline __attribute__((always_inline))
 
