@@ -79,7 +79,8 @@ typedef struct ftm_sched {
     unsigned char *dirs;   /* hop directions of all routes */
     int ndirs, cap_dirs;
     uint32_t next_tag;
-    int dry;               /* built in a dry run: counts and capacities only */
+    int dry;               /* built in a dry run: counts and capacities only
+                            * (2: set aside, ftm_sched_dry_hide) */
 } ftm_sched;
 
 /* Dry runs: the memory a build would take, found by running the builder
@@ -99,6 +100,11 @@ FTM_EXTERN size_t ftm_sched_dry_end(void);
 /* Charges bytes held only for a moment on top of the live ones (the peak
  * moves if live + bytes exceeds it). No effect outside a dry run. */
 FTM_EXTERN void ftm_sched_dry_charge(size_t bytes);
+/* A dry schedule set aside: hide 1 stops counting s (as if freed: its
+ * bytes leave the live total and freeing it later counts nothing), hide 0
+ * counts it again. Lets a dry run keep a schedule it would rebuild,
+ * instead of rebuilding it. No effect on schedules built outside dry runs. */
+FTM_EXTERN void ftm_sched_dry_hide(ftm_sched *s, int hide);
 /* Frees chip's program (steps and ops) of s; the chip's step and op counts
  * become 0. Dry schedules too. */
 FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);

@@ -283,8 +283,8 @@ static int check_plan(const ar_args *a, const char *algo, const ar_run *x)
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
     double need = build > run ? build : run;
     if (need > 0.75 * have)
-        return cli_usage_error(CMD, "--algo %s on %d chips would need about %.1f GiB (schedule "
-                               "%.1f, building and modeling it %.1f, run %.1f GiB), more than "
+        return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
+                               "%.2f, building and modeling it %.2f, run %.2f GiB), more than "
                                "3/4 of the %.1f GiB this process may use: nothing was built; use "
                                "a smaller mesh%s or another --algo", algo,
                                ftm_mesh_healthy_count(&x->m), need / G, sched / G, build / G,

@@ -34,12 +34,24 @@ void ftm_sched_dry_charge(size_t bytes)
 /* Counts a change of delta bytes in a dry schedule's arrays. */
 static void acct(const ftm_sched *s, size_t more, size_t less)
 {
-    if (!s->dry)
+    if (s->dry != 1)
         return;
     dry.live += more;
     dry.live = dry.live > less ? dry.live - less : 0;
     if (dry.live > dry.peak)
         dry.peak = dry.live;
+}
+
+/* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
+void ftm_sched_dry_hide(ftm_sched *s, int hide)
+{
+    if (hide && s->dry == 1) {
+        acct(s, 0, ftm_sched_mem_bytes(s));
+        s->dry = 2;
+    } else if (!hide && s->dry == 2) {
+        s->dry = 1;
+        acct(s, ftm_sched_mem_bytes(s), 0);
+    }
 }
 
 /* Sets *cap to nc elements of size sz (*p reallocated unless store is 0,
