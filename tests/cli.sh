@@ -182,6 +182,19 @@ json "$tmp/out" 'j["model_only"] is True and "wall_s" not in j'
 expect 0 allreduce --mesh 2x2 --size 4K --model-only --iters 3
 grep_err "warning: --iters has no effect with --model-only"
 
+# The memory check refuses before building: under a 300 MB address space
+# (ulimit -v) a 32x32 bidir schedule and its replay (0.24 GiB) would pass
+# 3/4 of it. Skipped where the binary cannot start under such a limit
+# (sanitizer builds reserve terabytes of address space).
+if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
+    (ulimit -v 300000 && exec "$ftmesh" allreduce --mesh 32x32 --torus --random-faults 100 \
+        --seed 1 --model-only --size 1M --algo bidir) >"$tmp/out" 2>"$tmp/err"
+    [ $? = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "no refusal under ulimit -v: $(cat "$tmp/err")"
+    grep_err "nothing was built"
+else
+    echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
+fi
+
 # A chip dies mid-allreduce: recovery on the chips left, still verified.
 expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
 json "$tmp/out" 'j["died_during_run"] == [2, 2] and j["chips"] == 35 and j["wrong"] == 0'

@@ -358,6 +358,46 @@ START_TEST(test_auto_picks_fastest)
 }
 END_TEST
 
+/* The dry run (sched.h) counts what the real build allocates: the built
+ * schedule's bytes exactly, and a peak that covers the schedule with its
+ * replay. Meshes: small (the 2-D fallback is checked: the dry run keeps
+ * the 2-D schedule, which then bounds the ring's), a 17x17 torus with a
+ * fault (no fallback check: exact for every algorithm), a crowded mesh. */
+START_TEST(test_dry_run_counts)
+{
+    static const int dims[3][3] = { { 6, 8, 0 }, { 17, 17, 1 }, { 12, 12, 1 } };
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, dims[_i][0], dims[_i][1], dims[_i][2]), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 3), 0);
+    if (_i == 2)
+        ck_assert_int_eq(ftm_mesh_fail_random(&m, 15, 5), 0);
+    size_t counts[2] = { 5, 100000 };
+    for (int k = 0; k < 2; k++)
+        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+            size_t peak, sb;
+            ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, counts[k], FTM_RED_SUM_F32,
+                                                    &peak, &sb), 0);
+            ftm_sched s;
+            ck_assert_int_eq(a->build(&s, &m, counts[k], FTM_RED_SUM_F32), 0);
+            size_t real = ftm_sched_mem_bytes(&s), model = ftm_cost_mem_bytes(&s, &m);
+            if (_i == 1 || strncmp(a->name, "2d", 2) != 0)
+                ck_assert_uint_eq(sb, real);
+            else
+                ck_assert_uint_ge(sb, real);
+            ck_assert_uint_ge(peak, real + model);
+            ftm_sched_free(&s);
+        }
+    size_t pa, sa, pr, sr;
+    ck_assert_int_eq(ftm_allreduce_plan_mem("auto", &m, 1000, FTM_RED_SUM_F32, &pa, &sa), 0);
+    ck_assert_int_eq(ftm_allreduce_plan_mem("bidir", &m, 1000, FTM_RED_SUM_F32, &pr, &sr), 0);
+    ck_assert_uint_ge(pa, pr);
+    ck_assert_uint_ge(sa, sr);
+    ck_assert_int_eq(ftm_allreduce_plan_mem("nope", &m, 1000, FTM_RED_SUM_F32, &pa, &sa),
+                     FTM_EINVAL);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Model-only speed: 2d on a 32x32 torus with 400 MB builds and replays in
  * seconds (the bound is generous for sanitizer builds). */
 START_TEST(test_model_only_speed)
@@ -467,6 +507,7 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_determinism_and_link_bytes);
     tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
     tcase_add_test(tc, test_model_only_speed);
+    tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
     tcase_add_test(tc, test_tput_step_formula);
     tcase_add_test(tc, test_tput_rejects_bad_params);
     tcase_set_timeout(tc, 60);

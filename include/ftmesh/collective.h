@@ -172,4 +172,14 @@ static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
 FTM_EXTERN int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res);
 
+/* What building algo's schedule (a registry name, or "auto": every
+ * algorithm in turn, as ftm_cost_auto does, then the winner again) and
+ * modeling it will hold, found BEFORE building by a dry run of the
+ * builders (sched.h: counts, no steps or ops stored): *peak, the most
+ * bytes held at once by schedules and replays; *sched_bytes, the built
+ * schedule's ftm_sched_mem_bytes (for auto, the largest algorithm's).
+ * Returns 0, FTM_EINVAL (unknown algo), FTM_ENOTSUP or a builder's error. */
+FTM_EXTERN int ftm_allreduce_plan_mem(const char *algo, const ftm_mesh *m, size_t count, ftm_red red,
+                                      size_t *peak, size_t *sched_bytes);
+
 #endif

@@ -46,14 +46,16 @@ typedef struct ftm_cost_result {
 /* TPU-v3 defaults: 100e9 B/s per link direction, 1 us per hop, 900e9 B/s HBM. */
 FTM_EXTERN void ftm_cost_defaults(ftm_cost_params *p);
 
+/* Bytes ftm_cost_sched allocates to replay s on m (freed when it returns). */
+FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
+
 /* Replays schedule s on mesh m. link_bytes, if not NULL, receives the bytes
  * charged per directed link (nchips * 4 entries, chip * 4 + dir; equal to
  * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
  * with no matching send, a route through a missing link), FTM_EHANG (the
- * schedule deadlocks) or FTM_ENOMEM. */
-/* Bytes ftm_cost_sched allocates to replay s on m (freed when it returns). */
-FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
-
+ * schedule deadlocks) or FTM_ENOMEM. A dry schedule (sched.h) is not
+ * replayed: its replay's memory is charged to the dry run, the result and
+ * link_bytes are zeros and 0 is returned. */
 FTM_EXTERN int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
 

@@ -66,6 +66,7 @@ typedef struct ftm_chip_prog {
     int nsteps, cap_steps;
     ftm_op *ops;
     int nops, cap_ops;
+    int dry_used;      /* dry run: 1 + the last step that got an op (else 0) */
 } ftm_chip_prog;
 
 typedef struct ftm_sched {
@@ -78,7 +79,40 @@ typedef struct ftm_sched {
     unsigned char *dirs;   /* hop directions of all routes */
     int ndirs, cap_dirs;
     uint32_t next_tag;
+    int dry;               /* built in a dry run: counts and capacities only
+                            * (2: set aside, ftm_sched_dry_hide) */
 } ftm_sched;
+
+/* Dry runs: the memory a build would take, found by running the builder
+ * without storing its steps and ops. Between ftm_sched_dry_begin and
+ * ftm_sched_dry_end, every schedule this thread initialises is dry: it
+ * keeps its routes and, per chip, its step and op counts and the
+ * capacities the arrays would have (the same growth and trimming), but no
+ * step or op arrays (steps and ops are NULL: nothing may read them; the
+ * cost model only charges its replay's memory, ftm_cost_sched). Live bytes
+ * (ftm_sched_mem_bytes of every dry schedule not yet freed, plus transient
+ * charges) are tracked and their peak is returned by ftm_sched_dry_end.
+ * So a caller can learn what a build and its replay will hold -- in
+ * O(chips) memory, in about the time of counting the transfers -- and
+ * refuse before anything big is allocated. Per thread; not nested. */
+FTM_EXTERN void ftm_sched_dry_begin(void);
+FTM_EXTERN size_t ftm_sched_dry_end(void);
+/* Charges bytes held only for a moment on top of the live ones (the peak
+ * moves if live + bytes exceeds it). No effect outside a dry run. */
+FTM_EXTERN void ftm_sched_dry_charge(size_t bytes);
+/* A dry schedule set aside: hide 1 stops counting s (as if freed: its
+ * bytes leave the live total and freeing it later counts nothing), hide 0
+ * counts it again. Lets a dry run keep a schedule it would rebuild,
+ * instead of rebuilding it. No effect on schedules built outside dry runs. */
+FTM_EXTERN void ftm_sched_dry_hide(ftm_sched *s, int hide);
+/* Frees chip's program (steps and ops) of s; the chip's step and op counts
+ * become 0. Dry schedules too. */
+FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);
+/* Dry schedules only: gives chip's (empty) program nsteps steps and nops
+ * ops, the last step that holds an op being used - 1 (0: none), with
+ * exact capacities, as a builder that reserves exactly and then fills in
+ * would. FTM_EINVAL on a schedule that is not dry or a non-empty program. */
+FTM_EXTERN int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used);
 
 /* On error nothing is allocated. */
 FTM_EXTERN int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);

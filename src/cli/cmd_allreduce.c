@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define CMD "allreduce"
@@ -120,18 +121,30 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     }
 }
 
+/* The memory this process may use: the machine's, or less under a
+ * limit on its address space (ulimit -v); 0 when unknown. */
+static double mem_have(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (have == 0 || (double)rl.rlim_cur < have))
+        have = (double)rl.rlim_cur;
+    return have;
+}
+
 /* Refuses runs whose chip buffers would not fit in this machine's memory
  * (every healthy chip holds its own copy of the buffer, plus the expected
  * sums), instead of letting the kernel kill the process. The 3/4 leaves
  * room for the schedule, the mailboxes and everything else. */
 static int check_memory(const ftm_mesh *m, size_t bytes)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    double have = mem_have();
     double need = ((double)ftm_mesh_healthy_count(m) + 1) * (double)bytes;
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
-                               "more than 3/4 of this machine's %.1f GiB: use a smaller --size "
+                               "more than 3/4 of the %.1f GiB this process may use: use a smaller --size "
                                "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
                                need / (1 << 30), have / (1 << 30));
     return 0;
@@ -235,8 +248,7 @@ static int validate(ar_args *a, ar_run *x)
  * and runtime. Same 3/4 rule as check_memory. */
 static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0, G = 1 << 30;
+    double have = mem_have(), G = 1 << 30;
     double sched = (double)ftm_sched_mem_bytes(&x->sched);
     double model = (double)ftm_cost_mem_bytes(&x->sched, &x->m);
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
@@ -245,9 +257,37 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     double need = sched + (run > model ? run : model);
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
-                               "model %.1f, run %.1f GiB), more than 3/4 of this machine's "
-                               "%.1f GiB: use a smaller mesh%s or another --algo", algo,
+                               "model %.1f, run %.1f GiB), more than 3/4 of the %.1f GiB this "
+                               "process may use: use a smaller mesh%s or another --algo", algo,
                                ftm_mesh_healthy_count(&x->m), need / G, sched / G, model / G,
+                               run / G, have / G, a->model_only ? "" : ", --size, --model-only");
+    return 0;
+}
+
+/* Refuses, BEFORE anything is built, what the build would not fit: a dry
+ * run of the builders (ftm_allreduce_plan_mem) gives the most that the
+ * schedules and their replays will hold at once, and the schedule a run
+ * keeps beside its buffers, records and runtime. Same 3/4 rule. */
+static int check_plan(const ar_args *a, const char *algo, const ar_run *x)
+{
+    double have = mem_have(), G = 1 << 30;
+    if (have <= 0)
+        return 0;
+    size_t peak, sb;
+    int err = ftm_allreduce_plan_mem(algo, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &peak, &sb);
+    if (err)
+        return err;
+    ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
+                              .hang_timeout_s = a->o.hang_timeout_s };
+    double build = (double)peak, sched = (double)sb;
+    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
+    double need = build > run ? build : run;
+    if (need > 0.75 * have)
+        return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
+                               "%.2f, building and modeling it %.2f, run %.2f GiB), more than "
+                               "3/4 of the %.1f GiB this process may use: nothing was built; use "
+                               "a smaller mesh%s or another --algo", algo,
+                               ftm_mesh_healthy_count(&x->m), need / G, sched / G, build / G,
                                run / G, have / G, a->model_only ? "" : ", --size, --model-only");
     return 0;
 }
@@ -322,7 +362,9 @@ static int run(const ar_args *a, const char **algo, ar_run *x)
     x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
     if (!x->link_bytes)
         return FTM_ENOMEM;
-    int err = 0;
+    int err = check_plan(a, *algo, x);
+    if (err)
+        return err;
     if (strcmp(*algo, "auto") == 0) {
         if ((err = ftm_cost_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
             return err;

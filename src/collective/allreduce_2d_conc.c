@@ -103,10 +103,14 @@ static int add_routes(ftm_sched *out, const ftm_sched *s, const ftm_mesh *t, int
 static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb, int c, int tb)
 {
     ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
-    int ns = pa->nsteps > pp->nsteps ? pa->nsteps : pp->nsteps;
-    int rc = ftm_sched_reserve(out, c, ns, pa->nops + pp->nops);
+    int ns = pa->nsteps > pp->nsteps ? pa->nsteps : pp->nsteps, rc = 0;
+    if (out->dry) /* a dry run (sched.h): the counts the loop below makes */
+        rc = ftm_sched_dry_fill(out, c, ns, pa->nops + pp->nops,
+                                pa->dry_used > pp->dry_used ? pa->dry_used : pp->dry_used);
+    else
+        rc = ftm_sched_reserve(out, c, ns, pa->nops + pp->nops);
     ftm_chip_prog *o = &out->prog[c];
-    for (int j = 0; j < ns && !rc; j++) {
+    for (int j = 0; j < ns && !rc && !out->dry; j++) {
         const ftm_step *sa = j < pa->nsteps ? &pa->steps[j] : NULL;
         const ftm_step *sb = j < pp->nsteps ? &pp->steps[j] : NULL;
         rc = ftm_sched_step(out, c, sa ? sa->phase : sb->phase, sa ? sa->index : sb->index);
@@ -124,12 +128,8 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
         }
         st->nops = o->nops - st->first_op;
     }
-    free(pa->steps);
-    free(pa->ops);
-    free(pp->steps);
-    free(pp->ops);
-    memset(pa, 0, sizeof *pa);
-    memset(pp, 0, sizeof *pp);
+    ftm_sched_clear_chip(a, c);
+    ftm_sched_clear_chip(b, tb);
     return rc;
 }
 
@@ -179,12 +179,18 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
     return rc;
 }
 
+/* The row-first scheme alone (the fallback's rebuild). */
+static int build_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    return ar2d_build_range(s, m, 0, count, count, red, "2d");
+}
+
 /* Both entry points fall back to the 1-D ring on crowded meshes when it
  * models faster (allreduce_2d_fallback.c). */
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    int rc = ar2d_build_range(s, m, 0, count, count, red, "2d");
-    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+    int rc = build_2d(s, m, count, red);
+    if (!rc && (rc = ar2d_fallback(s, m, count, red, build_2d)) != 0)
         ftm_sched_free(s);
     return rc;
 }
@@ -192,7 +198,7 @@ int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_re
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     int rc = ar2d_build_concurrent(s, m, count, red);
-    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+    if (!rc && (rc = ar2d_fallback(s, m, count, red, ar2d_build_concurrent)) != 0)
         ftm_sched_free(s);
     return rc;
 }

@@ -57,27 +57,58 @@ static int worth_checking(const ftm_mesh *m)
     return m->nchips <= 256 || lo <= 4 || ar2d_crowded(m);
 }
 
-int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+/* A dry run (sched.h) knows no times: it keeps the larger schedule, and
+ * sets the 2-D one aside rather than rebuilding it (same counts). */
+static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                        const ftm_cost_params *p)
+{
+    ftm_sched ring;
+    int rc = ftm_cost_sched(s, m, p, NULL, NULL);
+    ftm_sched_dry_hide(s, 1); /* freed, as below */
+    if (!rc)
+        rc = ftm_allreduce_ring_build(&ring, m, count, red);
+    if (!rc)
+        rc = ftm_cost_sched(&ring, m, p, NULL, NULL);
+    if (rc)
+        return rc;
+    if (ftm_sched_mem_bytes(&ring) >= ftm_sched_mem_bytes(s)) {
+        ring.algo = s->algo;
+        ftm_sched_free(s); /* hidden: counts nothing */
+        *s = ring;
+    } else {
+        ftm_sched_free(&ring);
+        ftm_sched_dry_hide(s, 0); /* the rebuild */
+    }
+    return 0;
+}
+
+/* One schedule at a time: the 2-D one is modeled and freed before the
+ * ring's is built, and rebuilt (the same bits: builds are deterministic)
+ * if it wins, so the peak is the larger of the two, not their sum. Where
+ * the ring wins (big crowded meshes, the expensive case) nothing is built
+ * twice; where the 2-D one wins the meshes are small. */
+int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                  ftm_allreduce_build_fn again)
 {
     if (!worth_checking(m))
         return 0;
-    ftm_sched ring;
-    int rc = ftm_allreduce_ring_build(&ring, m, count, red);
-    if (rc)
-        return rc;
     ftm_cost_params p;
     ftm_cost_defaults(&p);
+    if (s->dry)
+        return dry_fallback(s, m, count, red, &p);
     ftm_cost_result a, b;
-    rc = ftm_cost_sched(s, m, &p, &a, NULL);
+    int rc = ftm_cost_sched(s, m, &p, &a, NULL);
+    if (rc)
+        return rc;
+    const char *name = s->algo;
+    ftm_sched_free(s);
+    rc = ftm_allreduce_ring_build(s, m, count, red);
     if (!rc)
-        rc = ftm_cost_sched(&ring, m, &p, &b, NULL);
+        rc = ftm_cost_sched(s, m, &p, &b, NULL);
     if (!rc && b.time_s < a.time_s) {
-        const char *name = s->algo;
-        ftm_sched_free(s);
-        *s = ring;
         s->algo = name;
-    } else {
-        ftm_sched_free(&ring);
+        return 0;
     }
-    return rc;
+    ftm_sched_free(s);
+    return rc ? rc : again(s, m, count, red);
 }

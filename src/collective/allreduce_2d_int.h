@@ -7,6 +7,7 @@
 #include "ftmesh/mesh.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/sched.h"
+#include "ftmesh/collective.h"
 
 typedef struct ar2d_shares {
     int n;               /* owners: the band's chips, in band->owners order */
@@ -58,8 +59,11 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);
 /* On a crowded, small or thin mesh, replaces the built 2-D schedule s by
- * the 1-D ring's when that models faster (keeping s->algo). Returns 0 or
- * an error (s is then still the caller's to free). */
-int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+ * the 1-D ring's when that models faster (keeping s->algo); s is freed
+ * meanwhile and rebuilt by again (the 2-D builder without the fallback)
+ * when it stays. Returns 0 or an error (s is then still the caller's to
+ * free). */
+int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                  ftm_allreduce_build_fn again);
 
 #endif

@@ -371,6 +371,14 @@ size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes)
 {
+    if (s && m && s->dry) { /* a dry run (sched.h): only the replay's memory */
+        ftm_sched_dry_charge(ftm_cost_mem_bytes(s, m));
+        if (res)
+            memset(res, 0, sizeof *res);
+        if (link_bytes)
+            memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
+        return 0;
+    }
     return replay_run(s, m, p, res, link_bytes, NULL);
 }
 

@@ -7,20 +7,77 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* This thread's dry run (sched.h): live bytes of its dry schedules. */
+static _Thread_local struct {
+    int on;
+    size_t live, peak;
+} dry;
+
+void ftm_sched_dry_begin(void)
+{
+    dry.on = 1;
+    dry.live = dry.peak = 0;
+}
+
+size_t ftm_sched_dry_end(void)
+{
+    dry.on = 0;
+    return dry.peak;
+}
+
+void ftm_sched_dry_charge(size_t bytes)
+{
+    if (dry.on && dry.live + bytes > dry.peak)
+        dry.peak = dry.live + bytes;
+}
+
+/* Counts a change of delta bytes in a dry schedule's arrays. */
+static void acct(const ftm_sched *s, size_t more, size_t less)
+{
+    if (s->dry != 1)
+        return;
+    dry.live += more;
+    dry.live = dry.live > less ? dry.live - less : 0;
+    if (dry.live > dry.peak)
+        dry.peak = dry.live;
+}
+
+/* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
+void ftm_sched_dry_hide(ftm_sched *s, int hide)
+{
+    if (hide && s->dry == 1) {
+        acct(s, 0, ftm_sched_mem_bytes(s));
+        s->dry = 2;
+    } else if (!hide && s->dry == 2) {
+        s->dry = 1;
+        acct(s, ftm_sched_mem_bytes(s), 0);
+    }
+}
+
+/* Sets *cap to nc elements of size sz (*p reallocated unless store is 0,
+ * as for a dry schedule's steps and ops). */
+static int set_cap(const ftm_sched *s, void **p, int *cap, int nc, size_t sz, int store)
+{
+    if (store) {
+        void *q = realloc(*p, (size_t)nc * sz);
+        if (!q)
+            return FTM_ENOMEM;
+        *p = q;
+    }
+    acct(s, nc > *cap ? (size_t)(nc - *cap) * sz : 0, nc < *cap ? (size_t)(*cap - nc) * sz : 0);
+    *cap = nc;
+    return 0;
+}
+
 /* Grows *p (elements of size sz) so that it holds at least need elements. */
-static int grow(void **p, int *cap, int need, size_t sz)
+static int grow(const ftm_sched *s, void **p, int *cap, int need, size_t sz, int store)
 {
     if (need <= *cap)
         return 0;
     int nc = *cap ? *cap : 8;
     while (nc < need)
         nc *= 2;
-    void *q = realloc(*p, (size_t)nc * sz);
-    if (!q)
-        return FTM_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return 0;
+    return set_cap(s, p, cap, nc, sz, store);
 }
 
 int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
@@ -34,16 +91,29 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->algo = algo;
     s->nchips = nchips;
     s->bytes = bytes;
+    s->dry = dry.on;
+    acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
     return 0;
+}
+
+void ftm_sched_clear_chip(ftm_sched *s, int chip)
+{
+    ftm_chip_prog *p = &s->prog[chip];
+    acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op));
+    free(p->steps);
+    free(p->ops);
+    memset(p, 0, sizeof *p);
 }
 
 void ftm_sched_free(ftm_sched *s)
 {
-    if (s->prog)
+    if (s->prog) {
+        acct(s, 0, ftm_sched_mem_bytes(s));
         for (int i = 0; i < s->nchips; i++) {
             free(s->prog[i].steps);
             free(s->prog[i].ops);
         }
+    }
     free(s->prog);
     free(s->routes);
     free(s->dirs);
@@ -55,8 +125,8 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
     if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
         (nhops == 0) != (src == dst) || s->nroutes >= FTM_SCHED_MAX_IDS)
         return FTM_EINVAL;
-    if (grow((void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes) ||
-        grow((void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1))
+    if (grow(s, (void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes, 1) ||
+        grow(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1, 1))
         return FTM_ENOMEM;
     ftm_route *r = &s->routes[s->nroutes];
     r->src = src;
@@ -74,8 +144,12 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;
     ftm_chip_prog *p = &s->prog[chip];
-    if (grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof *p->steps))
+    if (grow(s, (void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof *p->steps, !s->dry))
         return FTM_ENOMEM;
+    if (s->dry) {
+        p->nsteps++;
+        return 0;
+    }
     ftm_step *st = &p->steps[p->nsteps++];
     st->first_op = p->nops;
     st->nops = 0;
@@ -85,16 +159,9 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
 }
 
 /* Sets *cap to exactly need (need > *cap) without the doubling. */
-static int grow_exact(void **p, int *cap, int need, size_t sz)
+static int grow_exact(const ftm_sched *s, void **p, int *cap, int need, size_t sz)
 {
-    if (need <= *cap)
-        return 0;
-    void *q = realloc(*p, (size_t)need * sz);
-    if (!q)
-        return FTM_ENOMEM;
-    *p = q;
-    *cap = need;
-    return 0;
+    return need <= *cap ? 0 : set_cap(s, p, cap, need, sz, !s->dry);
 }
 
 int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops)
@@ -104,8 +171,8 @@ int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops)
     ftm_chip_prog *p = &s->prog[chip];
     if (nsteps > INT_MAX - p->nsteps || nops > INT_MAX - p->nops)
         return FTM_ENOMEM;
-    if (grow_exact((void **)&p->steps, &p->cap_steps, p->nsteps + nsteps, sizeof *p->steps) ||
-        grow_exact((void **)&p->ops, &p->cap_ops, p->nops + nops, sizeof *p->ops))
+    if (grow_exact(s, (void **)&p->steps, &p->cap_steps, p->nsteps + nsteps, sizeof *p->steps) ||
+        grow_exact(s, (void **)&p->ops, &p->cap_ops, p->nops + nops, sizeof *p->ops))
         return FTM_ENOMEM;
     return 0;
 }
@@ -115,8 +182,13 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op)
     ftm_chip_prog *p = &s->prog[chip];
     if (p->nsteps == 0)
         return FTM_EINVAL; /* no open step */
-    if (grow((void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof *p->ops))
+    if (grow(s, (void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof *p->ops, !s->dry))
         return FTM_ENOMEM;
+    if (s->dry) {
+        p->nops++;
+        p->dry_used = p->nsteps;
+        return 0;
+    }
     p->ops[p->nops++] = *op;
     p->steps[p->nsteps - 1].nops++;
     return 0;
@@ -148,28 +220,39 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
 
 /* Shrinks *p (cap elements of size sz) to n > 0 elements; keeps it when
  * realloc fails (the capacity is only a hint then). */
-static void shrink(void **p, int *cap, int n, size_t sz)
+static void shrink(const ftm_sched *s, void **p, int *cap, int n, size_t sz, int store)
 {
-    if (n <= 0 || n >= *cap)
-        return;
-    void *q = realloc(*p, (size_t)n * sz);
-    if (q) {
-        *p = q;
-        *cap = n;
-    }
+    if (n > 0 && n < *cap)
+        (void)set_cap(s, p, cap, n, sz, store);
 }
 
 void ftm_sched_trim(ftm_sched *s)
 {
     for (int i = 0; i < s->nchips; i++) {
         ftm_chip_prog *p = &s->prog[i];
-        while (p->nsteps > 0 && p->steps[p->nsteps - 1].nops == 0)
+        if (s->dry)
+            p->nsteps = p->dry_used;
+        while (!s->dry && p->nsteps > 0 && p->steps[p->nsteps - 1].nops == 0)
             p->nsteps--;
-        shrink((void **)&p->steps, &p->cap_steps, p->nsteps, sizeof *p->steps);
-        shrink((void **)&p->ops, &p->cap_ops, p->nops, sizeof *p->ops);
+        shrink(s, (void **)&p->steps, &p->cap_steps, p->nsteps, sizeof *p->steps, !s->dry);
+        shrink(s, (void **)&p->ops, &p->cap_ops, p->nops, sizeof *p->ops, !s->dry);
     }
-    shrink((void **)&s->routes, &s->cap_routes, s->nroutes, sizeof *s->routes);
-    shrink((void **)&s->dirs, &s->cap_dirs, s->ndirs, 1);
+    shrink(s, (void **)&s->routes, &s->cap_routes, s->nroutes, sizeof *s->routes, 1);
+    shrink(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs, 1, 1);
+}
+
+int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
+{
+    if (!s->dry || chip < 0 || chip >= s->nchips || s->prog[chip].nsteps || s->prog[chip].nops ||
+        nsteps < 0 || nops < 0 || used < 0 || used > nsteps)
+        return FTM_EINVAL;
+    int rc = ftm_sched_reserve(s, chip, nsteps, nops);
+    if (!rc) {
+        s->prog[chip].nsteps = nsteps;
+        s->prog[chip].nops = nops;
+        s->prog[chip].dry_used = used;
+    }
+    return rc;
 }
 
 size_t ftm_sched_mem_bytes(const ftm_sched *s)
