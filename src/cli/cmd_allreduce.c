@@ -44,6 +44,7 @@ static const cli_opt ar_table[] = {
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_HANG_TIMEOUT,
+    CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const ar_tables[] = { ar_table, cli_cost_table, cli_mesh_table, NULL };
@@ -391,6 +392,7 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
         cli_json_chip(&j, "died_during_run", m, r->died_chip);
         cli_faults_json(&j, r->events, r->nevents);
     }
+    cli_ranks_json(&j, m);
     cli_json_end(&j);
 }
 
@@ -406,6 +408,7 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
            m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
+    cli_ranks_text(m);
     printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
            "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
            "maxlink(B)", "#wrong");

@@ -1,0 +1,13 @@
+# mpi: runs spread over MPI processes (./configure --with-mpi). The tests
+# run the command under mpirun with 2 and 4 ranks; without MPI they skip.
+EXTRA_DIST += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/mpi_int.h \
+	include/ftmesh/mpi.h
+if HAVE_MPI
+libftmesh_la_SOURCES += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/mpi_int.h
+ftmeshinclude_HEADERS += include/ftmesh/mpi.h
+libftmesh_la_LIBADD += $(MPI_LIBS)
+ftmesh_LDADD += $(MPI_LIBS)
+endif
+TESTS += tests/mpi_allreduce.sh tests/mpi_train.sh
+EXTRA_DIST += tests/mpi_allreduce.sh tests/mpi_train.sh tests/mpi_lib.sh
+AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)';
