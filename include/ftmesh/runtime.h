@@ -229,6 +229,10 @@ FTM_EXTERN int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_me
 FTM_EXTERN int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts);
 FTM_EXTERN int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
+/* Right after a run on rt: in a run spread over processes each event
+ * fired where its victim ran; every process learns which fired (nothing
+ * to do in one process). 0 or an error. */
+FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
 FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or

@@ -303,6 +303,8 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
     if (!rc) {
         ftm_rt_reset_stats(b->rt);
         rc = ftm_rt_run(b->rt, chip_fn, b);
+        int e = b->rf ? ftm_rt_script_sync(b->rf->f, b->rt) : 0;
+        rc = rc ? rc : e;
     }
     if (rc == FTM_ECHIPDEAD)
         res[0].died_chip = ftm_rt_died(b->rt);

@@ -254,14 +254,14 @@ static void net_detach(ftm_rt *rt)
         MPI_Comm_free(&n->ctrl);
     pthread_mutex_destroy(&n->bell.mu);
     pthread_cond_destroy(&n->bell.cv);
+    for (int i = 0; i < n->nin; i++)
+        free(n->in[i].scratch);
     free(n->out);
     free(n->in);
     free(n->owner);
     free(n->active);
     free(n->stall_of);
     free(n->decl);
-    for (int i = 0; i < n->nin; i++)
-        free(n->in[i].scratch);
     free(n->out_at);
     free(n->in_at);
     free(n->kills);
