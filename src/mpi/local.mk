@@ -10,4 +10,4 @@ ftmesh_LDADD += $(MPI_LIBS)
 endif
 TESTS += tests/mpi_allreduce.sh tests/mpi_train.sh
 EXTRA_DIST += tests/mpi_allreduce.sh tests/mpi_train.sh tests/mpi_lib.sh
-AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)';
+AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN;
