@@ -71,9 +71,9 @@ extern const cli_opt cli_cost_table[];
 
 #define CLI_OPT_RANKS                                                                 \
     { "ranks", "RxC", CLI_O_RANKS,                                                    \
-      "under mpirun -np K (a build with --with-mpi): split the\n"                   \
-      "chips over the K ranks in RxC blocks (R*C = K; default:\n"                   \
-      "the grid that cuts the fewest links)" }
+      "under mpirun -np K (an MPI build): split the chips over\n"                   \
+      "the K ranks in RxC blocks (R*C = K; default: the grid\n"                     \
+      "that cuts the fewest links)" }
 
 /* Called once per option, in command-line order: val is NULL for a flag.
  * Returns 0 or CLI_EXIT_USAGE (after printing). */
