@@ -101,6 +101,18 @@ void cli_ranks_json(cli_json *j, const ftm_mesh *m)
     cli_json_int(j, "count", ranks());
     cli_json_int(j, "rows", r);
     cli_json_int(j, "cols", c);
+    ftm_mpi_stats st;
+    uint64_t rss;
+    if (!ftm_mpi_get_stats_all(&st, &rss)) {
+        /* CPU seconds summed over the ranks: every thread, the progress
+         * threads, and their part inside MPI calls */
+        cli_json_num(j, "process_cpu_s", "%.6g", st.process_s);
+        cli_json_num(j, "progress_cpu_s", "%.6g", st.thread_s);
+        cli_json_num(j, "in_mpi_cpu_s", "%.6g", st.mpi_s);
+        cli_json_u64(j, "messages", st.msgs);
+        cli_json_u64(j, "payload_bytes", st.bytes);
+        cli_json_u64(j, "max_rss_bytes_per_rank", rss);
+    }
     cli_json_end(j);
 #else
     (void)j;

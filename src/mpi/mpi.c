@@ -5,6 +5,7 @@
 #include "ftmesh/sched.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 static int g_rank, g_size = 1, g_inited, g_grid_r, g_grid_c;
@@ -55,6 +56,26 @@ void ftm_mpi_get_stats(ftm_mpi_stats *st)
     pthread_mutex_lock(&g_mu);
     *st = g_stats;
     pthread_mutex_unlock(&g_mu);
+}
+
+int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss)
+{
+    ftm_mpi_stats st;
+    ftm_mpi_get_stats(&st);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double t[3] = { st.mpi_s, st.thread_s,
+                    (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                    (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec };
+    uint64_t c[2] = { st.msgs, st.bytes };
+    uint64_t rss = (uint64_t)ru.ru_maxrss << 10; /* KiB on Linux */
+    if (MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, &rss, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return FTM_EIO;
+    *sum = (ftm_mpi_stats){ t[0], t[1], t[2], c[0], c[1] };
+    *max_rss = rss;
+    return 0;
 }
 
 /* Links a grid of r x c blocks cuts (a torus also cuts its wrap-around). */
