@@ -26,6 +26,8 @@ FTM_EXTERN void ftm_mpi_abort(int code);
 /* This process's rank and the number of ranks (0 and 1 before init). */
 FTM_EXTERN int ftm_mpi_rank(void);
 FTM_EXTERN int ftm_mpi_size(void);
+/* Ranks of this run on this machine (they share its memory). */
+FTM_EXTERN int ftm_mpi_node_ranks(void);
 
 /* Splits the chips of every runtime created from now on over the ranks:
  * rows x cols blocks (rows * cols == ftm_mpi_size()), or, with rows == 0,

@@ -135,6 +135,11 @@ int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m);
 struct cli_json;
 void cli_ranks_json(struct cli_json *j, const ftm_mesh *m);
 void cli_ranks_text(const ftm_mesh *m);
+/* Healthy chips of the largest block one rank runs (all of them with one
+ * rank): the memory checks count buffers per process. */
+int cli_ranks_block_chips(const ftm_mesh *m);
+/* Ranks of the run on this machine (1 without MPI). */
+int cli_ranks_on_node(void);
 
 /* --fail-during R,C (spec): the chip to kill during the run. Rejects (one
  * line, CLI_EXIT_USAGE) a malformed value, a chip that is not a healthy

@@ -129,7 +129,14 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
-    double need = ((double)ftm_mesh_healthy_count(m) + 1) * (double)bytes;
+    int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
+    double need = ((double)block + 1) * (double)bytes;
+    if (have > 0 && need * local > 0.75 * have && block < ftm_mesh_healthy_count(m))
+        return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
+                               "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
+                               "of its %.1f GiB: spread the ranks over more machines, or use a "
+                               "smaller --size or mesh, or --model-only", bytes, block,
+                               need / (1 << 30), local, cli_s(local), have / (1 << 30));
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
                                "more than 3/4 of this machine's %.1f GiB: use a smaller --size "
@@ -243,7 +250,10 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .sched = &x->sched };
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched;
-    double need = sched + (run > model ? run : model);
+    /* over MPI ranks a process holds the buffers of its block only */
+    run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
+                                        cli_ranks_block_chips(&x->m)) * (double)a->bytes;
+    double need = (sched + (run > model ? run : model)) * cli_ranks_on_node();
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
                                "model %.1f, run %.1f GiB), more than 3/4 of this machine's "

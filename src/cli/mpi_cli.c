@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "config.h"
 #include "ftmesh/mesh.h"
+#include "ftmesh/sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,4 +132,35 @@ void cli_ranks_text(const ftm_mesh *m)
 #else
     (void)m;
 #endif
+}
+
+int cli_ranks_on_node(void)
+{
+#ifdef HAVE_MPI
+    return g_on ? ftm_mpi_node_ranks() : 1;
+#else
+    return 1;
+#endif
+}
+
+int cli_ranks_block_chips(const ftm_mesh *m)
+{
+    int n = ftm_mesh_healthy_count(m);
+#ifdef HAVE_MPI
+    int gr, gc;
+    if (ranks() < 2 || ftm_mpi_grid(m->rows, m->cols, m->torus, &gr, &gc))
+        return n;
+    int *per = calloc((size_t)(gr * gc), sizeof *per);
+    if (!per)
+        return n;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c))
+            per[ftm_sched_block_of((size_t)m->rows, gr, (size_t)ftm_mesh_row(m, c)) * gc +
+                ftm_sched_block_of((size_t)m->cols, gc, (size_t)ftm_mesh_col(m, c))]++;
+    n = 0;
+    for (int b = 0; b < gr * gc; b++)
+        n = per[b] > n ? per[b] : n;
+    free(per);
+#endif
+    return n;
 }

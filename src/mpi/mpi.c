@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <string.h>
 
-static int g_rank, g_size = 1, g_inited, g_grid_r, g_grid_c;
+static int g_rank, g_size = 1, g_node = 1, g_inited, g_grid_r, g_grid_c;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static ftm_mpi_stats g_stats;
 
@@ -20,6 +20,12 @@ int ftm_mpi_init(int *argc, char ***argv)
     g_inited = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &g_node);
+        MPI_Comm_free(&node);
+    }
     /* chip threads never call MPI, but the main thread's collectives and
      * a progress thread may overlap across runtimes */
     return have < MPI_THREAD_MULTIPLE ? FTM_ENOTSUP : 0;
@@ -40,6 +46,7 @@ void ftm_mpi_abort(int code)
 
 int ftm_mpi_rank(void) { return g_rank; }
 int ftm_mpi_size(void) { return g_size; }
+int ftm_mpi_node_ranks(void) { return g_node; }
 
 void mpi_account(double mpi_s, double thread_s, uint64_t msgs, uint64_t bytes)
 {
