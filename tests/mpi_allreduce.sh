@@ -6,7 +6,7 @@
 # a killed rank ends the run. Skipped without an MPI build.
 . "$(dirname "$0")/mpi_lib.sh"
 
-faults="--mesh 6x6 --torus --fail 2,2 --fail-link 0,0-0,1 --size 96K --iters 2 --json"
+faults="--mesh 6x6 --torus --fail 2,2 --fail-link 0,0-0,1 --size 96K --iters 2 --json $HANG"
 np=2
 for algo in ring tree bidir 2d 2d-concurrent; do
     single "$tmp/s.json" allreduce $faults --algo "$algo" || bad "one process, $algo: $(cat "$tmp/s.json.err")"
@@ -23,7 +23,7 @@ sys.exit(0 if j['wrong'] == 0 and j['links_match_schedule'] and j['ranks']['coun
 done
 
 # --ranks picks the blocks; a grid that does not fit is one line, exit 2.
-mpi 4 "$tmp/r.json" allreduce --mesh 4x6 --ranks 4x1 --size 32K --iters 1 --json &&
+mpi 4 "$tmp/r.json" allreduce --mesh 4x6 --ranks 4x1 --size 32K --iters 1 --json $HANG &&
     python3 -c "
 import json, sys
 j = json.load(open('$tmp/r.json'))
@@ -35,7 +35,7 @@ mpi 2 "$tmp/e.json" allreduce --mesh 4x4 --ranks 2x2 --size 4K
 
 # A chip of rank 1's block dies in the middle of the allreduce: every rank
 # stops, the rings are rebuilt without it, the sums are exact again.
-mid="--mesh 5x5 --fail-during 2,4 --size 64K --iters 2 --json"
+mid="--mesh 5x5 --fail-during 2,4 --size 64K --iters 2 --json $HANG"
 single "$tmp/s.json" allreduce $mid
 mpi 2 "$tmp/m.json" allreduce $mid && ok || bad "mid-run death: $(tail -5 "$tmp/m.json.err")"
 python3 -c "
@@ -47,7 +47,7 @@ same "$tmp/s.json" "$tmp/m.json" && ok || bad "mid-run death differs from one pr
 
 # A fault script: a host on rank 0, a link between ranks 0 and 1, a chip
 # on rank 3, each in the middle of an allreduce.
-kills="--mesh 6x6 --size 64K --iters 3 --json --kill host:0,0@0:allreduce
+kills="--mesh 6x6 --size 64K --iters 3 --json $HANG --kill host:0,0@0:allreduce
        --kill link:2,2-2,3@1:allreduce --kill 4,4@2:3"
 single "$tmp/s.json" allreduce $kills
 mpi 4 "$tmp/m.json" allreduce $kills --ranks 2x2 && ok || bad "fault script: $(tail -5 "$tmp/m.json.err")"

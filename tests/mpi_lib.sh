@@ -24,6 +24,10 @@ MPI_TIMEOUT=${MPI_TIMEOUT:-180}
 quiet=""
 "$MPIRUN" --version 2>/dev/null | grep -q "Open MPI" && quiet="-q"
 
+# The watchdog's timeout for the runs: a shared, oversubscribed CI machine
+# can leave every thread of a rank off the CPU for seconds.
+HANG="--hang-timeout ${MPI_HANG_TIMEOUT:-30}"
+
 # mpi NP OUT ARGS...: mpirun -np NP ftmesh ARGS > OUT; returns its status.
 mpi() {
     np=$1; out=$2; shift 2

@@ -49,12 +49,16 @@ void mpi_state_pack(const ftm_rt *rt, unsigned char *buf)
 
 unsigned mpi_state_sig(const ftm_rt *rt)
 {
+    ftm_rt *w = (ftm_rt *)rt; /* the lock only */
     unsigned k = 0;
+    pthread_mutex_lock(&w->mu); /* chips add notices and deaths under it */
     for (int c = 0; c < rt->mesh.nchips; c++)
         k += rt->killed[c];
-    return (unsigned)(atomic_load(&rt->died) + 1) * 7919u + (unsigned)rt->nnotice * 131u +
+    k = k * 65537u + (unsigned)rt->nnotice * 131u;
+    pthread_mutex_unlock(&w->mu);
+    return k + (unsigned)(atomic_load(&rt->died) + 1) * 7919u +
            (unsigned)atomic_load(&rt->link_seen) * 17u + (unsigned)rt->hung * 3u +
-           (unsigned)atomic_load(&rt->abort) + k * 65537u;
+           (unsigned)atomic_load(&rt->abort);
 }
 
 static void add_notice(ftm_rt *rt, const int32_t *e)
