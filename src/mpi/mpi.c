@@ -283,7 +283,9 @@ static void net_detach(ftm_rt *rt)
     pthread_mutex_destroy(&n->bell.mu);
     pthread_cond_destroy(&n->bell.cv);
     for (int i = 0; i < n->nin; i++)
-        free(n->in[i].scratch);
+        free(n->in[i].rbuf);
+    for (int i = 0; i < n->nout; i++)
+        free(n->out[i].stage);
     free(n->out);
     free(n->in);
     free(n->owner);
@@ -347,7 +349,8 @@ static int wire_links(mpi_net *n)
                 n->out_at[c * FTM_NDIRS + d] = n->nout;
                 l = &n->out[n->nout++];
                 mb->to = &n->bell;
-                if (!(l->req = malloc(sizeof *l->req * rt->depth)))
+                l->stage = malloc((RT_HDR_BYTES + rt->pkt_bytes) * rt->depth);
+                if (!(l->req = malloc(sizeof *l->req * rt->depth)) || !l->stage)
                     return FTM_ENOMEM;
                 for (uint32_t k = 0; k < rt->depth; k++)
                     l->req[k] = MPI_REQUEST_NULL;
@@ -355,12 +358,15 @@ static int wire_links(mpi_net *n)
                 n->in_at[c * FTM_NDIRS + d] = n->nin;
                 l = &n->in[n->nin++];
                 mb->from = &n->bell;
+                if (!(l->rbuf = malloc(RT_HDR_BYTES + rt->pkt_bytes)))
+                    return FTM_ENOMEM;
             } else if (a != n->rank) {
                 rt_mbox_free(mb); /* neither end here: never used */
                 continue;
             } else {
                 continue;
             }
+            mb->local = 0; /* packets only: they cross processes */
             l->id = c * FTM_NDIRS + d;
             l->peer = a == n->rank ? b : a;
             l->mb = mb;

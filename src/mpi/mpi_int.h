@@ -15,19 +15,20 @@ typedef struct mpi_link {
     rt_mbox *mb;
     /* sending side: slots [head, sent) are with MPI, [sent, tail) not yet */
     uint32_t sent;
-    MPI_Request *req;        /* [depth], one per slot */
+    MPI_Request *req;        /* [depth], one per payload slot */
+    unsigned char *stage;    /* [depth] header + payload as sent */
     int marker_sent;         /* the link died: the marker went after its data */
     MPI_Request mreq;
     unsigned char marker[RT_HDR_BYTES];
     /* receiving side */
     MPI_Request rreq;
     int posted;
-    unsigned char *rslot;    /* where the posted receive lands */
+    unsigned char *rbuf;     /* where the posted receive lands */
+    int drop;                /* it is a broken run's leftover */
     uint32_t credited;       /* head already reported to the sender */
     uint64_t nsent, nrecv;   /* messages of this run */
     uint64_t expect;         /* messages the sender sent (from its FIN) */
     int have_expect;
-    unsigned char *scratch;  /* drains a broken run's data (lazily made) */
 } mpi_link;
 
 /* A control message in flight (kept until MPI is done with it). */

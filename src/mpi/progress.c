@@ -11,15 +11,21 @@
  * watchdog's stall reports and the end of a run) share one tag of a
  * second communicator, so each rank's are seen in the order sent.
  */
+#define _GNU_SOURCE 1 /* syscall(2): the futex of the doorbell */
 #include "mpi_int.h"
 #include "ftmesh/error.h"
 #include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 enum { MSG_CREDIT = 1, MSG_DONE, MSG_BAR, MSG_STALL, MSG_HANG, MSG_STATE, MSG_KILL, MSG_FIN, MSG_FIN2 };
-#define MPI_MARK UINT32_MAX /* hdr.len of a link's death marker */
+#define MPI_MARK ((size_t)-1) /* hdr.len of a link's death marker */
 /* Idle passes before the progress thread starts to sleep (0.01 .. 1.3 ms,
  * doubling): chips on the same cores need the CPU more than a spin. */
 #ifndef MPI_SPIN
@@ -104,22 +110,30 @@ static int decl_id(const mpi_net *n, const ftm_sched *s)
     return -1;
 }
 
-/* Sends the packets the local chip published on link l. */
+/* Sends the packets the local chip published on link l: header and
+ * payload packed into the link's staging slot (a remote link carries
+ * packets only, mailbox.c). The mailbox entry stays until the credit. */
 static int pump_out(mpi_net *n, mpi_link *l)
 {
     rt_mbox *mb = l->mb;
     uint32_t t = atomic_load_explicit(&mb->tail, memory_order_acquire);
+    size_t stride = RT_HDR_BYTES + mb->pkt_bytes;
     int moved = 0;
     while (l->sent != t) {
-        unsigned char *slot = mb->slots + (size_t)(l->sent % mb->depth) * mb->stride;
-        rt_hdr *h = (rt_hdr *)(void *)slot;
+        const rt_hdr *h = (const rt_hdr *)(const void *)(mb->hdrs +
+                                                          (size_t)(l->sent % mb->entries) * RT_HDR_BYTES);
+        unsigned char *st = l->stage + (size_t)(l->sent % mb->depth) * stride;
         int id = decl_id(n, h->sched);
-        if (id < 0) { /* ftm_rt_declare_sched was not called for it */
+        if (id < 0 || h->expo) { /* undeclared schedule, or a descriptor */
             fail(n, FTM_EINVAL);
             return 0;
         }
-        h->sched = (const ftm_sched *)(uintptr_t)(id + 1);
-        TIMED(n, MPI_Isend(slot, RT_HDR_BYTES + (int)h->len, MPI_BYTE, l->peer, l->id, n->data,
+        memcpy(st, h, RT_HDR_BYTES);
+        memcpy(st + RT_HDR_BYTES, h->data, h->len);
+        rt_hdr *w = (rt_hdr *)(void *)st;
+        w->sched = (const ftm_sched *)(uintptr_t)(id + 1);
+        w->data = NULL;
+        TIMED(n, MPI_Isend(st, RT_HDR_BYTES + (int)h->len, MPI_BYTE, l->peer, l->id, n->data,
                            &l->req[l->sent % mb->depth]));
         l->sent++;
         l->nsent++;
@@ -139,31 +153,46 @@ static int pump_out(mpi_net *n, mpi_link *l)
     return moved;
 }
 
-/* A packet (or marker) landed in l->rslot. */
+/* A packet (or marker) landed in l->rbuf: into the mailbox (its producer
+ * is this thread), unless it is a broken run's leftover. */
 static void landed(mpi_net *n, mpi_link *l)
 {
     rt_mbox *mb = l->mb;
-    rt_hdr *h = (rt_hdr *)(void *)l->rslot;
+    const rt_hdr *h = (const rt_hdr *)(const void *)l->rbuf;
     if (h->len == MPI_MARK) {
         atomic_store(&mb->dead, 1);
         rt_wake(mb->to);
         return;
     }
-    if (l->rslot == l->scratch)
-        return; /* a broken run's leftovers */
+    if (l->drop)
+        return;
     uintptr_t id = (uintptr_t)h->sched;
-    if (id == 0 || id > (uintptr_t)n->ndecl) {
+    unsigned char *slot = rt_mbox_slot_in(mb, 1);
+    if (id == 0 || id > (uintptr_t)n->ndecl || !slot) {
         fail(n, FTM_EINTERNAL);
         return;
     }
-    h->sched = n->decl[id - 1];
-    rt_mbox_push(mb);
-    atomic_fetch_add_explicit(&n->rt->progress, 1, memory_order_relaxed);
-    rt_wake(mb->to);
+    unsigned char *pay = rt_mbox_payload_in(mb);
+    memcpy(slot, l->rbuf, RT_HDR_BYTES);
+    memcpy(pay, l->rbuf + RT_HDR_BYTES, h->len);
+    rt_hdr *w = (rt_hdr *)(void *)slot;
+    w->sched = n->decl[id - 1];
+    w->data = pay;
+    w->expo = NULL;
+    rt_mbox_push(mb, 1);
+    rt_poke(mb->to, RT_WANT_DATA);
 }
 
-/* Receives on link l into its mailbox (settling: into scratch, as many
- * messages as the sender said it sent), and returns credits. */
+static void post_recv(mpi_net *n, mpi_link *l, int drop)
+{
+    l->drop = drop;
+    TIMED(n, MPI_Irecv(l->rbuf, (int)(RT_HDR_BYTES + l->mb->pkt_bytes), MPI_BYTE, l->peer, l->id,
+                       n->data, &l->rreq));
+    l->posted = 1;
+}
+
+/* Receives on link l into its mailbox (settling: drops as many messages
+ * as the sender said it sent), and returns credits. */
 static int pump_in(mpi_net *n, mpi_link *l, int settling)
 {
     int moved = 0;
@@ -178,21 +207,10 @@ static int pump_in(mpi_net *n, mpi_link *l, int settling)
         }
     }
     if (!l->posted && !settling) {
-        unsigned char *slot = rt_mbox_slot_in(l->mb);
-        if (slot) {
-            l->rslot = slot;
-            TIMED(n, MPI_Irecv(slot, (int)l->mb->stride, MPI_BYTE, l->peer, l->id, n->data, &l->rreq));
-            l->posted = 1;
-        }
+        if (rt_mbox_slot_in(l->mb, 1)) /* room for it (this thread is the producer) */
+            post_recv(n, l, 0);
     } else if (!l->posted && l->have_expect && l->nrecv < l->expect) {
-        if (!l->scratch && !(l->scratch = malloc(l->mb->stride))) {
-            fail(n, FTM_ENOMEM);
-            return 0;
-        }
-        l->rslot = l->scratch;
-        TIMED(n, MPI_Irecv(l->scratch, (int)l->mb->stride, MPI_BYTE, l->peer, l->id, n->data,
-                           &l->rreq));
-        l->posted = 1;
+        post_recv(n, l, 1);
     }
     uint32_t h = atomic_load_explicit(&l->mb->head, memory_order_acquire);
     if (h != l->credited) {
@@ -220,10 +238,9 @@ static void credit(mpi_net *n, int id, int64_t k)
     for (int64_t j = 0; j < k; j++) {
         uint32_t h = atomic_load_explicit(&l->mb->head, memory_order_relaxed);
         TIMED(n, MPI_Wait(&l->req[h % l->mb->depth], MPI_STATUS_IGNORE));
-        rt_mbox_pop(l->mb);
+        rt_mbox_pop(l->mb, 1);
     }
-    atomic_fetch_add_explicit(&n->rt->progress, 1, memory_order_relaxed);
-    rt_wake(l->mb->from);
+    rt_poke(l->mb->from, RT_WANT_SLOT);
 }
 
 /* Chips elsewhere finished their programs. */
@@ -395,33 +412,29 @@ static int pass(mpi_net *n)
     return moved;
 }
 
-/* Nothing moved: poll MPI again soon, or at once when a local chip rings
+/* Nothing moved: poll MPI again soon, or at once when a local chip pokes
  * (a packet to send, a slot freed, a barrier). The pause doubles while
- * idle, up to 1 ms: a busy run polls, an idle one sleeps. */
-static void idle_wait(mpi_net *n, uint64_t seen, int idle)
+ * idle, up to 1.3 ms: a busy run polls, an idle one sleeps. */
+static void idle_wait(mpi_net *n, uint32_t seen, int idle)
 {
     if (idle < MPI_SPIN)
         return;
     long ns = 10000L << (idle - MPI_SPIN < 7 ? idle - MPI_SPIN : 7);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += ns;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
+    /* pokes ring only a chip that said it may sleep */
+    atomic_store(&n->bell.asleep, RT_WANT_DATA | RT_WANT_SLOT | RT_WANT_RELEASE);
+    struct timespec ts = { 0, ns };
+    if (atomic_load_explicit(&n->bell.bell, memory_order_acquire) == seen && !atomic_load(&n->stop)) {
+#ifdef __linux__
+        syscall(SYS_futex, &n->bell.bell, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+#else
+        nanosleep(&ts, NULL);
+#endif
     }
-    pthread_mutex_lock(&n->bell.mu);
-    if (n->bell.bell == seen && !atomic_load(&n->stop))
-        pthread_cond_timedwait(&n->bell.cv, &n->bell.mu, &ts);
-    pthread_mutex_unlock(&n->bell.mu);
 }
 
-static uint64_t bell_now(mpi_net *n)
+static uint32_t bell_now(mpi_net *n)
 {
-    pthread_mutex_lock(&n->bell.mu);
-    uint64_t b = n->bell.bell;
-    pthread_mutex_unlock(&n->bell.mu);
-    return b;
+    return atomic_load_explicit(&n->bell.bell, memory_order_acquire);
 }
 
 /* The end of a run, in two rounds to every rank. FIN: the failure state
@@ -534,7 +547,7 @@ void *mpi_progress_main(void *arg)
     post_ctrl(n);
     int idle = 0;
     while (!atomic_load(&n->stop)) {
-        uint64_t seen = bell_now(n);
+        uint32_t seen = bell_now(n);
         if (pass(n))
             idle = 0;
         else
