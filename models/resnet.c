@@ -122,25 +122,27 @@ static void acc_zero(resnet *r, int C)
     memset(r->acc, 0, sizeof(int64_t) * 2 * (size_t)C * FTM_XSUM_WORDS);
 }
 
+/* Conv, statistics and (apply) the BN (+ReLU) into u->a; without apply
+ * the caller applies mean/rstd itself (the fused residual block end). */
 static int cbn_forward(ftm_model *m, resnet *r, cbn *u, const float *in,
-                       const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
+                       const ftm_fb_args *a, const mdl_mb *mbs, int nmb, int apply)
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
     size_t osz = out_size(&u->d), isz = in_size(&u->d);
     acc_zero(r, OC);
     for (int i = 0; i < nmb; i++) {
         float *c = u->c + mbs[i].off * osz;
-        ftm_nn_conv2d_forward(c, r->col, in + mbs[i].off * isz, mdl_p(m, u->tw),
-                              (int)mbs[i].n, &u->d, &m->gemm);
-        ftm_nn_bn_partial(r->part, c, (int)mbs[i].n, OC, HW);
+        ftm_nn_conv2d_forward_stats(c, r->part, r->col, in + mbs[i].off * isz,
+                                    mdl_p(m, u->tw), (int)mbs[i].n, &u->d, &m->gemm);
         if ((rc = ftm_xsum_add_n(r->acc, r->part, 2 * (size_t)OC)))
             return rc;
     }
     if ((rc = sync_sums(a, r, OC)))
         return rc;
     ftm_nn_bn_stats(u->mean, u->rstd, r->gsum, (double)a->global_batch * HW, MODELS_BN_EPS, OC);
-    (u->relu ? ftm_nn_bn_relu_forward : ftm_nn_bn_forward)(u->a, u->c, u->mean, u->rstd,
-        mdl_p(m, u->tg), mdl_p(m, u->tb), (int)a->count, OC, HW);
+    if (apply)
+        (u->relu ? ftm_nn_bn_relu_forward : ftm_nn_bn_forward)(u->a, u->c, u->mean, u->rstd,
+            mdl_p(m, u->tg), mdl_p(m, u->tb), (int)a->count, OC, HW);
     return 0;
 }
 
@@ -151,7 +153,7 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
                         const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     int OC = u->d.OC, HW = u->d.OH * u->d.OW, rc;
-    size_t osz = out_size(&u->d), isz = in_size(&u->d), n = (size_t)a->count * osz;
+    size_t osz = out_size(&u->d), isz = in_size(&u->d);
     const float *mask = u->relu ? u->a : NULL;  /* the ReLU is folded into the BN calls */
     float *dg = mdl_g(m, u->tg), *db = mdl_g(m, u->tb);
     acc_zero(r, OC);
@@ -174,13 +176,14 @@ static int cbn_backward(ftm_model *m, resnet *r, cbn *u, const float *dA,
     }
     if ((rc = sync_sums(a, r, OC)))
         return rc;
-    memset(dc, 0, n * sizeof(float));
+    /* dc is stored whole: the bits of += into zeros, without zeroing it */
     if (mask)
-        ftm_nn_bn_relu_backward(dc, dA, mask, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
-                                r->gsum, (double)a->global_batch * HW, (int)a->count, OC, HW);
+        ftm_nn_bn_relu_backward_store(dc, dA, mask, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
+                                      r->gsum, (double)a->global_batch * HW, (int)a->count,
+                                      OC, HW);
     else
-        ftm_nn_bn_backward(dc, dA, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
-                           (double)a->global_batch * HW, (int)a->count, OC, HW);
+        ftm_nn_bn_backward_store(dc, dA, u->c, u->mean, u->rstd, mdl_p(m, u->tg), r->gsum,
+                                 (double)a->global_batch * HW, (int)a->count, OC, HW);
     for (int i = 0; i < nmb; i++) {
         ftm_nn_conv2d_backward(din ? din + mbs[i].off * isz : NULL, mdl_g(m, u->tw),
                                r->col, dc + mbs[i].off * osz, in + mbs[i].off * isz,
@@ -221,22 +224,25 @@ static int body_forward(ftm_model *m, resnet *r, const ftm_fb_args *a, const mdl
                         int nmb, const float **top)
 {
     int rc;
-    if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb)))
+    if ((rc = cbn_forward(m, r, &r->stem, r->x, a, mbs, nmb, 1)))
         return rc;
     const float *in = r->stem.a;
     for (int k = 0; k < r->nblocks; k++) {
         block *b = &r->blocks[k];
         const float *sc = in;
-        if ((rc = cbn_forward(m, r, &b->c1, in, a, mbs, nmb)) ||
-            (rc = cbn_forward(m, r, &b->c2, b->c1.a, a, mbs, nmb)))
+        if ((rc = cbn_forward(m, r, &b->c1, in, a, mbs, nmb, 1)) ||
+            (rc = cbn_forward(m, r, &b->c2, b->c1.a, a, mbs, nmb, 0)))
             return rc;
         if (b->has_proj) {
-            if ((rc = cbn_forward(m, r, &b->proj, in, a, mbs, nmb)))
+            if ((rc = cbn_forward(m, r, &b->proj, in, a, mbs, nmb, 1)))
                 return rc;
             sc = b->proj.a;
         }
-        size_t n = (size_t)a->count * out_size(&b->c2.d);
-        ftm_nn_add_relu_forward(b->out, b->c2.a, sc, n);
+        /* bn2, + shortcut, ReLU in one pass (c2.a is never stored) */
+        cbn *u = &b->c2;
+        ftm_nn_bn_add_relu_forward(b->out, u->c, u->mean, u->rstd, mdl_p(m, u->tg),
+                                   mdl_p(m, u->tb), sc, (int)a->count, u->d.OC,
+                                   u->d.OH * u->d.OW);
         in = b->out;
     }
     *top = in;
@@ -303,15 +309,14 @@ static int body_backward(ftm_model *m, resnet *r, const ftm_fb_args *a, const md
         const float *bin = k ? r->blocks[k - 1].out : r->stem.a;
         size_t no = (size_t)cnt * out_size(&b->c2.d), ni = (size_t)cnt * in_size(&b->c1.d);
         float *dpre = r->buf[1], *din = r->buf[0], *da1 = r->buf[3];
-        memset(dpre, 0, no * sizeof(float));
-        ftm_nn_relu_backward(dpre, b->out, dout, no);
-        memset(din, 0, ni * sizeof(float)); /* dout (same buffer) is consumed */
+        ftm_nn_relu_backward_store(dpre, b->out, dout, no);
         if (b->has_proj) {
+            memset(din, 0, ni * sizeof(float)); /* dout (same buffer) is consumed */
             if ((rc = cbn_backward(m, r, &b->proj, dpre, bin, din, r->buf[4], a, mbs, nmb)))
                 return rc;
-        } else {
+        } else { /* the same shape: din = 0 + dpre, the bits of += into zeros */
             for (size_t i = 0; i < no; i++)
-                din[i] += dpre[i];
+                din[i] = 0.0f + dpre[i];
         }
         memset(da1, 0, no * sizeof(float));
         if ((rc = cbn_backward(m, r, &b->c2, dpre, b->c1.a, da1, r->buf[4], a, mbs, nmb)) ||

@@ -299,6 +299,82 @@ START_TEST(ref_basic_block)
 }
 END_TEST
 
+/* The _store variants equal the += ones into a zeroed buffer, bit for bit
+ * (zeros and negative gradients included: +0 + -0 is +0 either way), and
+ * the fused bn_add_relu equals bn_forward then add_relu_forward. */
+START_TEST(store_equals_accumulate)
+{
+    enum { N = 3, C = 5, HW = 37 };
+    size_t n = (size_t)N * C * HW;
+    float *x = zalloc(n), *out = zalloc(n), *dy = zalloc(n), *a = zalloc(n), *b = zalloc(n);
+    float mean[C], rstd[C], g[C];
+    double gs[2 * C];
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((i * 7919) % 101) / 13.0f - 3.0f;
+        out[i] = i % 3 ? x[i] : 0.0f;
+        dy[i] = i % 5 ? (float)((i * 104729) % 97) / 17.0f - 2.5f : -0.0f;
+    }
+    for (int c = 0; c < C; c++) {
+        mean[c] = 0.1f * (float)c; rstd[c] = 1.0f + 0.5f * (float)c; g[c] = 0.7f - 0.2f * (float)c;
+        gs[c] = 0.3 * c - 0.5; gs[C + c] = 1.5 - 0.25 * c;
+    }
+    for (int relu = 0; relu < 2; relu++) {
+        memset(a, 0, n * sizeof(float));
+        memset(b, 0x7f, n * sizeof(float)); /* garbage: store must overwrite */
+        if (relu) {
+            ftm_nn_bn_relu_backward(a, dy, out, x, mean, rstd, g, gs, 100.0, N, C, HW);
+            ftm_nn_bn_relu_backward_store(b, dy, out, x, mean, rstd, g, gs, 100.0, N, C, HW);
+        } else {
+            ftm_nn_bn_backward(a, dy, x, mean, rstd, g, gs, 100.0, N, C, HW);
+            ftm_nn_bn_backward_store(b, dy, x, mean, rstd, g, gs, 100.0, N, C, HW);
+        }
+        ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
+    }
+    ftm_nn_bn_forward(a, x, mean, rstd, g, rstd, N, C, HW); /* beta: any values */
+    ftm_nn_add_relu_forward(out, a, dy, n);
+    ftm_nn_bn_add_relu_forward(b, x, mean, rstd, g, rstd, dy, N, C, HW);
+    ck_assert_int_eq(memcmp(out, b, n * sizeof(float)), 0);
+    for (size_t i = 0; i < n; i++) /* out is the ReLU mask below again */
+        out[i] = i % 3 ? x[i] : 0.0f;
+    memset(a, 0, n * sizeof(float));
+    memset(b, 0x7f, n * sizeof(float));
+    ftm_nn_relu_backward(a, out, dy, n);
+    ftm_nn_relu_backward_store(b, out, dy, n);
+    ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
+    free(x); free(out); free(dy); free(a); free(b);
+}
+END_TEST
+
+/* ftm_nn_conv2d_forward_stats = forward + ftm_nn_bn_partial, bit for bit:
+ * direct 3x3 paths with the sums fused (stride 1 in chunks of 2 images
+ * (2 + 1), stride 2) and a shape without them (5 columns). */
+static const int stats_cfg[][6] = { /* N C H W OC stride */
+    {3, 4, 24, 32, 8, 1}, {2, 3, 16, 16, 8, 2}, {2, 4, 5, 5, 4, 1},
+};
+
+START_TEST(conv_stats_equal_partial)
+{
+    const int *k = stats_cfg[_i];
+    ftm_conv_dims d;
+    ck_assert_int_eq(ftm_nn_conv_dims(&d, k[1], k[2], k[3], k[4], 3, k[5], 1), 0);
+    size_t ni = (size_t)k[0] * k[1] * k[2] * k[3], no = (size_t)k[0] * k[4] * d.OH * d.OW;
+    size_t nw = (size_t)k[4] * k[1] * 9;
+    float *x = zalloc(ni), *w = zalloc(nw), *y1 = zalloc(no), *y2 = zalloc(no);
+    float *col = zalloc(ftm_nn_conv_col_size(&d));
+    double s1[16], s2[16];
+    for (size_t i = 0; i < ni; i++)
+        x[i] = (float)((i * 7919) % 211) / 37.0f - 2.0f;
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)((i * 104729) % 89) / 97.0f - 0.45f;
+    ftm_nn_conv2d_forward(y1, col, x, w, k[0], &d, NULL);
+    ftm_nn_bn_partial(s1, y1, k[0], k[4], d.OH * d.OW);
+    ftm_nn_conv2d_forward_stats(y2, s2, col, x, w, k[0], &d, NULL);
+    ck_assert_int_eq(memcmp(y1, y2, no * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(s1, s2, 2 * (size_t)k[4] * sizeof(double)), 0);
+    free(x); free(w); free(y1); free(y2); free(col);
+}
+END_TEST
+
 void add_fd_tests(TCase *tc);
 void add_naive_tests(TCase *tc);
 
@@ -315,6 +391,8 @@ static Suite *nn_suite(void)
     tcase_add_test(tr, softmax_xent_bad_label);
     tcase_add_test(tr, ref_attention);
     tcase_add_test(tr, ref_basic_block);
+    tcase_add_test(tr, store_equals_accumulate);
+    tcase_add_loop_test(tr, conv_stats_equal_partial, 0, 3);
     suite_add_tcase(s, tr);
     TCase *tf = tcase_create("gradcheck");
     tcase_set_timeout(tf, 60);

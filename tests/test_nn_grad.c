@@ -88,8 +88,12 @@ END_TEST
 static const int conv_cfg[][8] = {
     {2, 3, 6, 6, 4, 3, 1, 1}, {2, 3, 7, 5, 4, 3, 2, 1}, {2, 4, 6, 6, 5, 1, 2, 0},
     {2, 4, 5, 5, 3, 1, 1, 0}, {1, 2, 9, 8, 3, 5, 2, 2}, {2, 2, 5, 5, 2, 3, 1, 0},
+    /* the direct 3x3 path (conv_direct.c): stride 1 in chunks of 3 images
+     * (3 + 1), AVX2 tiles (4 channels); stride 2 on 4 phase planes, AVX-512
+     * tiles where the CPU has them (8 channels) */
+    {4, 4, 20, 18, 4, 3, 1, 1}, {3, 8, 8, 6, 8, 3, 2, 1},
 };
-#define NCONV 6
+#define NCONV 8
 
 static void f_conv(lt *t)
 {

@@ -80,6 +80,11 @@ FTM_EXTERN void ftm_nn_conv2d_forward(float *out,      /* N,OC,OH,OW */
                            const float *w,  /* OC,C,K,K */
                            int N, const ftm_conv_dims *d, ftm_gemm_stats *st);
 /* dw += dout . col^T; dinp += col2im(w^T . dout) (dinp may be NULL). */
+/* ftm_nn_conv2d_forward, and s (2 OC) = ftm_nn_bn_partial(out) with the
+ * same bits, summed while the output is written where the path allows. */
+FTM_EXTERN void ftm_nn_conv2d_forward_stats(float *out, double *s, float *col,
+                                            const float *inp, const float *w, int N,
+                                            const ftm_conv_dims *d, ftm_gemm_stats *st);
 FTM_EXTERN void ftm_nn_conv2d_backward(float *dinp,        /* N,C,H,W or NULL */
                             float *dw,          /* OC,C,K,K */
                             float *col,         /* conv_col_size scratch */
@@ -112,6 +117,14 @@ FTM_EXTERN void ftm_nn_bn_relu_forward(float *out, const float *x,          /* N
                             const float *mean, const float *rstd, /* C */
                             const float *gamma, const float *beta,/* C */
                             int N, int C, int HW);
+/* out = max(gamma (x - mean) rstd + beta + res, 0): BN, residual add and
+ * ReLU in one pass, the bits of ftm_nn_bn_forward then
+ * ftm_nn_add_relu_forward (out must not alias x or res). */
+FTM_EXTERN void ftm_nn_bn_add_relu_forward(float *out, const float *x,       /* N,C,HW */
+                                           const float *mean, const float *rstd,
+                                           const float *gamma, const float *beta,
+                                           const float *res,                 /* N,C,HW */
+                                           int N, int C, int HW);
 /* s[0..C) = sum dy, s[C..2C) = sum dy*xhat per channel, fixed order. */
 FTM_EXTERN void ftm_nn_bn_backward_partial(double *s,                        /* 2C */
                                 const float *dy, const float *x,  /* N,C,HW */
@@ -141,6 +154,17 @@ FTM_EXTERN void ftm_nn_bn_relu_backward(float *dx,                     /* N,C,HW
                              const float *mean, const float *rstd,
                              const float *gamma, const double *gs,
                              double count, int N, int C, int HW);
+/* The same as ftm_nn_bn_backward / ftm_nn_bn_relu_backward into a zeroed
+ * dx (the same bits), but dx = ... : no zeroing pass needed. */
+FTM_EXTERN void ftm_nn_bn_backward_store(float *dx, const float *dy, const float *x,
+                                         const float *mean, const float *rstd,
+                                         const float *gamma, const double *gs,
+                                         double count, int N, int C, int HW);
+FTM_EXTERN void ftm_nn_bn_relu_backward_store(float *dx, const float *dout, const float *out,
+                                              const float *x, const float *mean,
+                                              const float *rstd, const float *gamma,
+                                              const double *gs, double count, int N, int C,
+                                              int HW);
 
 /* ---- elementwise, pooling, linear, loss ---------------------------------- */
 
@@ -149,6 +173,9 @@ FTM_EXTERN void ftm_nn_relu_forward(float *out, const float *inp, size_t n);
 /* dinp += dout where out > 0. */
 FTM_EXTERN void ftm_nn_relu_backward(float *dinp, const float *out, const float *dout,
                           size_t n);
+/* dinp = dout where out > 0, else +0 (the bits of += into a zeroed dinp). */
+FTM_EXTERN void ftm_nn_relu_backward_store(float *dinp, const float *out, const float *dout,
+                                           size_t n);
 /* out = a + b (residual add; out may alias a or b). */
 FTM_EXTERN void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n);
 /* out = max(a + b, 0): residual add and ReLU in one pass (out must not

@@ -1,4 +1,8 @@
-/* Convolution as im2col + GEMM (Caffe/darknet), images in chunks of nb:
+/* Convolution. 3x3 pad-1 convolutions of stride 1 or 2 (every ResNet
+ * conv but the 1x1 projections) take the direct path of conv_direct.c
+ * (AVX2/AVX-512, no im2col) when the CPU has AVX2 + FMA; the rest, and
+ * every conv on other CPUs, run as im2col + GEMM (Caffe/darknet), images
+ * in chunks of nb:
  * with col[CKK, nb*P] the im2col of nb images side by side,
  *   y[OC, nb*P]  = W[OC, CKK] . col               (scattered to NCHW)
  *   dW          += dy[OC, nb*P] . col^T            (dy gathered from NCHW)
@@ -12,6 +16,7 @@
 #include <string.h>
 #include "ftmesh/nn.h"
 #include "ftmesh/error.h"
+#include "conv_direct.h"
 
 /* Columns (nb*P) a chunk aims for: wide enough for the GEMM kernels. */
 #define CONV_CHUNK_COLS 1024
@@ -49,7 +54,9 @@ size_t ftm_nn_conv_col_size(const ftm_conv_dims *d)
         return 0;
     size_t nb = (size_t)chunk_images(d), P = (size_t)d->OH * d->OW;
     /* col, then (nb > 1) the chunk's output/gradient in [OC, nb*P] */
-    return (size_t)d->C * d->K * d->K * nb * P + (nb > 1 ? (size_t)d->OC * nb * P : 0);
+    size_t n = (size_t)d->C * d->K * d->K * nb * P + (nb > 1 ? (size_t)d->OC * nb * P : 0);
+    size_t nd = conv_direct_ok(d) ? conv_direct_scratch(d, (int)nb) : 0;
+    return n > nd ? n : nd;
 }
 
 /* Output columns [lo, hi) of kernel column kw read inside the image. */
@@ -204,6 +211,10 @@ void ftm_nn_conv2d_forward(float *out, float *col, const float *inp,
         pointwise_forward(out, inp, w, N, d, st);
         return;
     }
+    if (conv_direct_ok(d)) {
+        conv_direct_forward(out, NULL, col, inp, w, N, d, chunk_images(d));
+        return;
+    }
     int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
     size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
     float *y = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
@@ -222,6 +233,18 @@ void ftm_nn_conv2d_forward(float *out, float *col, const float *inp,
     }
 }
 
+void ftm_nn_conv2d_forward_stats(float *out, double *s, float *col, const float *inp,
+                                 const float *w, int N, const ftm_conv_dims *d,
+                                 ftm_gemm_stats *st)
+{
+    if (conv_direct_stats_ok(d)) {
+        conv_direct_forward(out, s, col, inp, w, N, d, chunk_images(d));
+        return;
+    }
+    ftm_nn_conv2d_forward(out, col, inp, w, N, d, st);
+    ftm_nn_bn_partial(s, out, N, d->OC, d->OH * d->OW);
+}
+
 static void pointwise_backward(float *dinp, float *dw, const float *dout, const float *inp,
                                const float *w, int N, const ftm_conv_dims *d,
                                ftm_gemm_stats *st)
@@ -236,6 +259,35 @@ static void pointwise_backward(float *dinp, float *dw, const float *dout, const 
     }
 }
 
+/* im2col + GEMM backward; dw NULL: dinp only (no im2col). */
+static void gemm_backward(float *dinp, float *dw, float *col, const float *dout,
+                          const float *inp, const float *w, int N, const ftm_conv_dims *d,
+                          ftm_gemm_stats *st)
+{
+    int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
+    size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
+    float *dyc = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
+    for (int n0 = 0; n0 < N; n0 += nbmax) {
+        int nb = N - n0 < nbmax ? N - n0 : nbmax;
+        int ld = nb * P;
+        const float *dy = dout + (size_t)n0 * out_sz;
+        if (nbmax > 1) {
+            chunk_copy(dyc, dy, 1, nb, d->OC, P);
+            dy = dyc;
+        }
+        if (dw) {
+            for (int j = 0; j < nb; j++)
+                im2col(col + (size_t)j * P, inp + (size_t)(n0 + j) * in_sz, d, (size_t)ld);
+            ftm_nn_sgemm(st, 0, 1, d->OC, CKK, ld, 1.0f, dy, ld, col, ld, 1.0f, dw, CKK);
+        }
+        if (!dinp)
+            continue;
+        ftm_nn_sgemm(st, 1, 0, CKK, ld, d->OC, 1.0f, w, CKK, dy, ld, 0.0f, col, ld);
+        for (int j = 0; j < nb; j++)
+            col2im_add(dinp + (size_t)(n0 + j) * in_sz, col + (size_t)j * P, d, (size_t)ld);
+    }
+}
+
 void ftm_nn_conv2d_backward(float *dinp, float *dw, float *col,
                             const float *dout, const float *inp,
                             const float *w, int N, const ftm_conv_dims *d,
@@ -245,24 +297,12 @@ void ftm_nn_conv2d_backward(float *dinp, float *dw, float *col,
         pointwise_backward(dinp, dw, dout, inp, w, N, d, st);
         return;
     }
-    int P = d->OH * d->OW, CKK = d->C * d->K * d->K, nbmax = chunk_images(d);
-    size_t in_sz = (size_t)d->C * d->H * d->W, out_sz = (size_t)d->OC * P;
-    float *dyc = col + (size_t)CKK * nbmax * P;   /* OC, nb*P (nbmax > 1) */
-    for (int n0 = 0; n0 < N; n0 += nbmax) {
-        int nb = N - n0 < nbmax ? N - n0 : nbmax;
-        int ld = nb * P;
-        const float *dy = dout + (size_t)n0 * out_sz;
-        for (int j = 0; j < nb; j++)
-            im2col(col + (size_t)j * P, inp + (size_t)(n0 + j) * in_sz, d, (size_t)ld);
-        if (nbmax > 1) {
-            chunk_copy(dyc, dy, 1, nb, d->OC, P);
-            dy = dyc;
-        }
-        ftm_nn_sgemm(st, 0, 1, d->OC, CKK, ld, 1.0f, dy, ld, col, ld, 1.0f, dw, CKK);
-        if (!dinp)
-            continue;
-        ftm_nn_sgemm(st, 1, 0, CKK, ld, d->OC, 1.0f, w, CKK, dy, ld, 0.0f, col, ld);
-        for (int j = 0; j < nb; j++)
-            col2im_add(dinp + (size_t)(n0 + j) * in_sz, col + (size_t)j * P, d, (size_t)ld);
+    if (!conv_direct_ok(d)) {
+        gemm_backward(dinp, dw, col, dout, inp, w, N, d, st);
+        return;
     }
+    int dx = dinp && conv_direct_dinp_ok(d);
+    conv_direct_backward(dx ? dinp : NULL, dw, col, dout, inp, w, N, d, chunk_images(d));
+    if (dinp && !dx) /* stride 2: the input gradient by GEMM + col2im */
+        gemm_backward(dinp, NULL, col, dout, inp, w, N, d, st);
 }

@@ -10,8 +10,16 @@
  * order, so a sum depends only on the data and its shape. */
 #define BN_LANES 8
 
+/* AVX-512 and AVX2 clones of the batch-norm and elementwise loops, picked at load time
+ * (ifunc). Same bits as the default clone: -std=c11 contracts nothing into
+ * FMAs and the vectoriser does not reassociate, so wider vectors only run
+ * the same operations in the same order. */
+#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* Row helpers: inlined into the clones, so they get the clone's target. */
+#define NN_INLINE static inline __attribute__((always_inline))
+
 /* s1 += sum p, s2 += sum p^2 over lanes of one channel row. */
-static void bn_row_sums(double *restrict s1, double *restrict s2,   /* BN_LANES */
+NN_INLINE void bn_row_sums(double *restrict s1, double *restrict s2,   /* BN_LANES */
                         const float *restrict p, int HW)
 {
     int i = 0;
@@ -36,7 +44,7 @@ static double lanes_sum(const double *a)
     return s;
 }
 
-void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
+NN_CLONES void ftm_nn_bn_partial(double *s, const float *x, int N, int C, int HW)
 {
     for (int c = 0; c < C; c++) {
         double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
@@ -61,7 +69,7 @@ void ftm_nn_bn_stats(float *mean, float *rstd, const double *s, double count,
 }
 
 /* out = gamma (x - mean) rstd + beta, then max(., 0) if relu. */
-static void bn_apply(float *restrict out, const float *restrict x, const float *mean,
+NN_CLONES static void bn_apply(float *restrict out, const float *restrict x, const float *mean,
                      const float *rstd, const float *gamma, const float *beta,
                      int N, int C, int HW, int relu)
 {
@@ -79,6 +87,25 @@ static void bn_apply(float *restrict out, const float *restrict x, const float *
             else
                 for (int i = 0; i < HW; i++)
                     y[i] = g * ((v[i] - m) * r) + b;
+        }
+}
+
+/* out = max(gamma (x - mean) rstd + beta + res, 0), rounded step by step
+ * as bn_forward then add_relu_forward: the same bits, one pass. */
+NN_CLONES void ftm_nn_bn_add_relu_forward(float *restrict out, const float *restrict x,
+                                          const float *mean, const float *rstd,
+                                          const float *gamma, const float *beta,
+                                          const float *restrict res, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++) {
+            size_t o = ((size_t)n * C + c) * HW;
+            float m = mean[c], r = rstd[c], g = gamma[c], b = beta[c];
+            for (int i = 0; i < HW; i++) {
+                float y = g * ((x[o + i] - m) * r) + b;
+                float t = y + res[o + i];
+                out[o + i] = t > 0.0f ? t : 0.0f;
+            }
         }
 }
 
@@ -118,7 +145,7 @@ static inline float relu_dy(const float *restrict dout, const float *restrict ou
 /* s1, s2 (BN_LANES each) += sum dy, sum dy*xhat over one row; the masked
  * and unmasked loops are written out so each is free of branches. */
 #define BN_GRAD_ROW(name, DY)                                                        \
-    static void name(double *restrict s1, double *restrict s2,                       \
+    NN_INLINE void name(double *restrict s1, double *restrict s2,                    \
                      const float *restrict dout, const float *restrict out,          \
                      const float *restrict v, float m, float r, int HW)              \
     {                                                                                \
@@ -140,15 +167,17 @@ static inline float relu_dy(const float *restrict dout, const float *restrict ou
 BN_GRAD_ROW(bn_grad_row, DY_PLAIN)
 BN_GRAD_ROW(bn_relu_grad_row, DY_RELU)
 
-static void bn_grad_sums(double *s, const float *dout, const float *out, const float *x,
+NN_CLONES static void bn_grad_sums(double *s, const float *dout, const float *out, const float *x,
                          const float *mean, const float *rstd, int N, int C, int HW)
 {
     for (int c = 0; c < C; c++) {
         double s1[BN_LANES] = {0}, s2[BN_LANES] = {0};
         for (int n = 0; n < N; n++) {
             size_t o = ((size_t)n * C + c) * HW;
-            (out ? bn_relu_grad_row : bn_grad_row)(s1, s2, dout + o, out ? out + o : NULL,
-                                                   x + o, mean[c], rstd[c], HW);
+            if (out) /* both inlined into this function's clones */
+                bn_relu_grad_row(s1, s2, dout + o, out + o, x + o, mean[c], rstd[c], HW);
+            else
+                bn_grad_row(s1, s2, dout + o, NULL, x + o, mean[c], rstd[c], HW);
         }
         s[c] = lanes_sum(s1);
         s[C + c] = lanes_sum(s2);
@@ -169,20 +198,27 @@ void ftm_nn_bn_relu_backward_partial(double *s, const float *dout, const float *
     bn_grad_sums(s, dout, out, x, mean, rstd, N, C, HW);
 }
 
-/* dx += k (dy - mdy - xhat mdyx) over one row. */
-static void bn_dx_row(float *restrict dx, const float *restrict dout, const float *restrict out,
-                      const float *restrict v, float m, float r, float k, float mdy,
-                      float mdyx, int HW)
+/* dx += k (dy - mdy - xhat mdyx) over one row; store: dx = +0 + (...),
+ * the same bits as += into a zeroed dx, without the zeroing pass. */
+NN_INLINE void bn_dx_row(float *restrict dx, const float *restrict dout,
+                         const float *restrict out, const float *restrict v, float m,
+                         float r, float k, float mdy, float mdyx, int HW, int store)
 {
-    for (int i = 0; i < HW; i++) {
-        float xh = (v[i] - m) * r;
-        dx[i] += k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
-    }
+    if (store)
+        for (int i = 0; i < HW; i++) {
+            float xh = (v[i] - m) * r;
+            dx[i] = 0.0f + k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
+        }
+    else
+        for (int i = 0; i < HW; i++) {
+            float xh = (v[i] - m) * r;
+            dx[i] += k * (bn_dy(dout, out, (size_t)i) - mdy - xh * mdyx);
+        }
 }
 
-static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
-                  const float *mean, const float *rstd, const float *gamma,
-                  const double *gs, double count, int N, int C, int HW)
+NN_CLONES static void bn_dx(float *dx, const float *dout, const float *out, const float *x,
+                            const float *mean, const float *rstd, const float *gamma,
+                            const double *gs, double count, int N, int C, int HW, int store)
 {
     for (int c = 0; c < C; c++) {
         float m = mean[c], r = rstd[c];
@@ -191,9 +227,9 @@ static void bn_dx(float *dx, const float *dout, const float *out, const float *x
         for (int n = 0; n < N; n++) {
             size_t o = ((size_t)n * C + c) * HW;
             if (out)
-                bn_dx_row(dx + o, dout + o, out + o, x + o, m, r, k, mdy, mdyx, HW);
+                bn_dx_row(dx + o, dout + o, out + o, x + o, m, r, k, mdy, mdyx, HW, store);
             else
-                bn_dx_row(dx + o, dout + o, NULL, x + o, m, r, k, mdy, mdyx, HW);
+                bn_dx_row(dx + o, dout + o, NULL, x + o, m, r, k, mdy, mdyx, HW, store);
         }
     }
 }
@@ -203,7 +239,7 @@ void ftm_nn_bn_backward(float *dx, const float *dy, const float *x,
                         const float *gamma, const double *gs, double count,
                         int N, int C, int HW)
 {
-    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW);
+    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW, 0);
 }
 
 void ftm_nn_bn_relu_backward(float *dx, const float *dout, const float *out,
@@ -211,7 +247,23 @@ void ftm_nn_bn_relu_backward(float *dx, const float *dout, const float *out,
                              const float *gamma, const double *gs, double count,
                              int N, int C, int HW)
 {
-    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW);
+    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW, 0);
+}
+
+void ftm_nn_bn_backward_store(float *dx, const float *dy, const float *x,
+                              const float *mean, const float *rstd,
+                              const float *gamma, const double *gs, double count,
+                              int N, int C, int HW)
+{
+    bn_dx(dx, dy, NULL, x, mean, rstd, gamma, gs, count, N, C, HW, 1);
+}
+
+void ftm_nn_bn_relu_backward_store(float *dx, const float *dout, const float *out,
+                                   const float *x, const float *mean, const float *rstd,
+                                   const float *gamma, const double *gs, double count,
+                                   int N, int C, int HW)
+{
+    bn_dx(dx, dout, out, x, mean, rstd, gamma, gs, count, N, C, HW, 1);
 }
 
 /* Branch-free (a select the compiler vectorises): ReLU masks are random. */
@@ -221,12 +273,21 @@ void ftm_nn_relu_forward(float *out, const float *inp, size_t n)
         out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-void ftm_nn_relu_backward(float *restrict dinp, const float *restrict out,
+NN_CLONES void ftm_nn_relu_backward(float *restrict dinp, const float *restrict out,
                           const float *restrict dout, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float g = dout[i];          /* loaded unconditionally: a select, not a branch */
         dinp[i] += out[i] > 0.0f ? g : 0.0f;
+    }
+}
+
+NN_CLONES void ftm_nn_relu_backward_store(float *restrict dinp, const float *restrict out,
+                                          const float *restrict dout, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float g = dout[i];
+        dinp[i] = 0.0f + (out[i] > 0.0f ? g : 0.0f);
     }
 }
 
@@ -236,7 +297,7 @@ void ftm_nn_add_forward(float *out, const float *a, const float *b, size_t n)
         out[i] = a[i] + b[i];
 }
 
-void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
+NN_CLONES void ftm_nn_add_relu_forward(float *restrict out, const float *restrict a,
                              const float *restrict b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

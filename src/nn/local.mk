@@ -1,5 +1,6 @@
 # nn module: layers (nn.h), models and optimizers and data (model.h), tests
-libftmesh_la_SOURCES += src/nn/gemm.c src/nn/conv.c src/nn/layers.c \
+libftmesh_la_SOURCES += src/nn/gemm.c src/nn/conv.c src/nn/conv_direct.c \
+	src/nn/conv_direct.h src/nn/conv_direct_simd.c src/nn/layers.c \
 	src/nn/transformer.c
 ftmeshinclude_HEADERS += include/ftmesh/nn.h
 
