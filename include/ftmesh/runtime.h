@@ -139,6 +139,22 @@ FTM_EXTERN int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 struct ftm_trace;
 FTM_EXTERN int ftm_rt_set_trace(ftm_rt *rt, struct ftm_trace *tr);
 
+/* ---- runs spread over processes (include/ftmesh/mpi.h) ------------------
+ * In a run spread over processes each runtime holds every chip's record
+ * but runs only its local chips; per-chip results live where the chip
+ * ran. In a single process every chip is local and these do nothing. */
+
+/* 1 when this process runs chip (0 for a bad id). */
+FTM_EXTERN int ftm_rt_is_local(const ftm_rt *rt, int chip);
+/* Names a schedule the chips will execute in the next runs: packets
+ * carry it between processes by its declaration number, so every process
+ * declares the same schedules in the same order. 0 or FTM_ENOMEM. */
+FTM_EXTERN int ftm_rt_declare_sched(ftm_rt *rt, const ftm_sched *s);
+/* Between runs, called by every process in the same order: v[0..n)
+ * becomes the sum (the maximum) of every process's v. 0 or an error. */
+FTM_EXTERN int ftm_rt_sum_u64(ftm_rt *rt, uint64_t *v, size_t n);
+FTM_EXTERN int ftm_rt_max_f64(ftm_rt *rt, double *v, size_t n);
+
 /* Bytes and packets that crossed the directed link chip->dir since the
  * last reset. The counters belong to the sending chip's thread and are not
  * atomic: read (or reset) them only after ftm_rt_run has returned, or, for
@@ -216,6 +232,10 @@ FTM_EXTERN int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_me
 FTM_EXTERN int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts);
 FTM_EXTERN int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
+/* Right after a run on rt: in a run spread over processes each event
+ * fired where its victim ran; every process learns which fired (nothing
+ * to do in one process). 0 or an error. */
+FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
 FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or

@@ -47,7 +47,7 @@ enum {
     /* shared options: the mesh and faults, and a few more */
     CLI_O_MESH = 256, CLI_O_TORUS, CLI_O_FAIL, CLI_O_FAIL_HOST, CLI_O_FAIL_LINK,
     CLI_O_RANDOM_FAULTS, CLI_O_SEED, CLI_O_HANG_TIMEOUT, CLI_O_JSON,
-    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS,
+    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS, CLI_O_RANKS,
     CLI_O_CMD = 512 /* a command's own ids start here */
 };
 
@@ -68,6 +68,12 @@ extern const cli_opt cli_cost_table[];
     { "hang-timeout", "SEC", CLI_O_HANG_TIMEOUT,                                      \
       "stop and report stuck chips after SEC s without progress\n"                  \
       "(default " CLI_STR(FTM_RT_DEFAULT_HANG_S) ")" }
+
+#define CLI_OPT_RANKS                                                                 \
+    { "ranks", "RxC", CLI_O_RANKS,                                                    \
+      "under mpirun -np K (an MPI build): split the chips over\n"                   \
+      "the K ranks in RxC blocks (R*C = K; default: the grid\n"                     \
+      "that cuts the fewest links)" }
 
 /* Called once per option, in command-line order: val is NULL for a flag.
  * Returns 0 or CLI_EXIT_USAGE (after printing). */
@@ -96,6 +102,7 @@ typedef struct cli_mesh_opts {
     int seed_given;
     int json;
     double hang_timeout_s;      /* 0: the runtime's default */
+    const char *ranks;          /* --ranks RxC, or NULL */
 } cli_mesh_opts;
 
 /* 0, or CLI_EXIT_FAIL when out of memory (after printing). */
@@ -114,6 +121,25 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * CLI_EXIT_USAGE on any bad input (also when healthy chips are cut apart
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
+
+/* ---- runs over MPI (mpi_cli.c; a build without MPI has one rank) --------
+ * cli_mpi_begin (main): under an MPI launcher, starts MPI; ranks other
+ * than 0 print nothing. Returns 0 or an exit code (after printing).
+ * cli_mpi_end: finishes MPI. cli_ranks_setup (cli_build_mesh): splits
+ * the chips of m over the ranks (--ranks or the chosen grid); 0 or
+ * CLI_EXIT_USAGE. cli_ranks_json/cli_ranks_text: the "ranks" key and the
+ * text line, only when there is more than one rank. */
+int cli_mpi_begin(int *argc, char ***argv);
+void cli_mpi_end(void);
+int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m);
+struct cli_json;
+void cli_ranks_json(struct cli_json *j, const ftm_mesh *m);
+void cli_ranks_text(const ftm_mesh *m);
+/* Healthy chips of the largest block one rank runs (all of them with one
+ * rank): the memory checks count buffers per process. */
+int cli_ranks_block_chips(const ftm_mesh *m);
+/* Ranks of the run on this machine (1 without MPI). */
+int cli_ranks_on_node(void);
 
 /* --fail-during R,C (spec): the chip to kill during the run. Rejects (one
  * line, CLI_EXIT_USAGE) a malformed value, a chip that is not a healthy

@@ -45,6 +45,7 @@ static const cli_opt ar_table[] = {
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_HANG_TIMEOUT,
+    CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const ar_tables[] = { ar_table, cli_cost_table, cli_mesh_table, NULL };
@@ -141,7 +142,14 @@ static double mem_have(void)
 static int check_memory(const ftm_mesh *m, size_t bytes)
 {
     double have = mem_have();
-    double need = ((double)ftm_mesh_healthy_count(m) + 1) * (double)bytes;
+    int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
+    double need = ((double)block + 1) * (double)bytes;
+    if (have > 0 && need * local > 0.75 * have && block < ftm_mesh_healthy_count(m))
+        return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
+                               "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
+                               "of the %.1f GiB available: spread the ranks over more machines, or use a "
+                               "smaller --size or mesh, or --model-only", bytes, block,
+                               need / (1 << 30), local, cli_s(local), have / (1 << 30));
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
                                "more than 3/4 of the %.1f GiB this process may use: use a smaller --size "
@@ -254,7 +262,10 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .sched = &x->sched };
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched;
-    double need = sched + (run > model ? run : model);
+    /* over MPI ranks a process holds the buffers of its block only */
+    run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
+                                        cli_ranks_block_chips(&x->m)) * (double)a->bytes;
+    double need = (sched + (run > model ? run : model)) * cli_ranks_on_node();
     if (have > 0 && need > 0.75 * have)
         return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
                                "model %.1f, run %.1f GiB), more than 3/4 of the %.1f GiB this "
@@ -433,6 +444,7 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
         cli_json_chip(&j, "died_during_run", m, r->died_chip);
         cli_faults_json(&j, r->events, r->nevents);
     }
+    cli_ranks_json(&j, m);
     cli_json_end(&j);
 }
 
@@ -448,6 +460,7 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
            m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
+    cli_ranks_text(m);
     printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
            "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
            "maxlink(B)", "#wrong");

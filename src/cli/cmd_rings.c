@@ -21,6 +21,7 @@ static const cli_opt rings_table[] = {
       "2d-concurrent" },
     { "svg", "FILE", O_SVG, "also write the picture as SVG (alternate rings\ndashed)" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
+    CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const rings_tables[] = { rings_table, cli_mesh_table, NULL };
@@ -126,6 +127,7 @@ static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
         if (usable[c])
             cli_json_int(&j, NULL, c);
     cli_json_end(&j);
+    cli_ranks_json(&j, m);
     cli_json_end(&j);
 }
 
@@ -227,6 +229,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
         for (int i = 0; i < ring->n; i++)
             cli_json_chip(&j, NULL, m, ring->chips[i]);
         cli_json_end(&j);
+        cli_ranks_json(&j, m);
         cli_json_end(&j);
         return;
     }
@@ -283,6 +286,7 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, FILE *svgf,
         cli_json_str(&j, "algo", algo);
         cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
+        cli_ranks_json(&j, m);
         cli_json_end(&j);
     } else {
         rc = cli_rings_algo_pictures(m, algo);

@@ -94,6 +94,7 @@ static const cli_opt train_table[] = {
       "bytes per link, and the loss per step with the fault\nevents" },
     { "json", NULL, CLI_O_JSON, "one JSON object per step, then a summary object" },
     CLI_OPT_HANG_TIMEOUT,
+    CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const train_tables[] = { train_table, cli_mesh_table, NULL };

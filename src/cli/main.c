@@ -32,7 +32,7 @@ static void usage(FILE *f)
                "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -57,5 +57,16 @@ int main(int argc, char **argv)
     /* Every command: output that did not reach stdout is a failure. */
     if (cli_close_stdout(name) && rc == 0)
         rc = CLI_EXIT_FAIL;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* Under mpirun (a build with --with-mpi) every rank runs the command;
+     * rank 0 prints. */
+    int rc = cli_mpi_begin(&argc, &argv);
+    if (!rc)
+        rc = run(argc, argv);
+    cli_mpi_end();
     return rc;
 }

@@ -240,6 +240,7 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
     switch (id) {
     case CLI_O_MESH: o->mesh_spec = v; return 0;
     case CLI_O_TORUS: o->torus = 1; return 0;
+    case CLI_O_RANKS: o->ranks = v; return 0;
     case CLI_O_JSON: o->json = 1; return 0;
     case CLI_O_FAIL: o->fail[o->nfail++] = v; return 0;
     case CLI_O_FAIL_HOST: o->fail_host[o->nfail_host++] = v; return 0;
@@ -333,6 +334,8 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
         rc = fail_links(o, m);
     if (!rc)
         rc = random_and_connected(o, m);
+    if (!rc)
+        rc = cli_ranks_setup(o, m);
     if (rc)
         ftm_mesh_free(m);
     return rc;

@@ -53,13 +53,15 @@ typedef struct ar_batch {
     ftm_rt *rt;
     ar_job *jobs;
     int njobs;
-    float **bufs;          /* [nchips] one buffer per healthy chip, the largest count */
+    float **bufs;          /* [nchips] one buffer per healthy local chip, the largest count */
     int timer_chip;        /* the lowest healthy chip */
+    int snap_chip;         /* the lowest healthy chip of this process (ftm_rt_is_local) */
 } ar_batch;
 
-/* The timer chip copies the cumulative link counters. Called between two
- * barriers: every chip has finished the job (so every packet of it has
- * arrived) and none sends before the timer chip reaches the next one. */
+/* The snapshot chip copies the cumulative link counters (of the links
+ * its process sends on; the processes' copies are summed after the run).
+ * Called between two barriers: every chip has finished the job (so every
+ * packet of it has arrived) and none sends before it reaches the next. */
 static void snapshot_links(const ar_batch *b, uint64_t *links)
 {
     for (int c = 0; c < b->m->nchips; c++)
@@ -110,7 +112,7 @@ static int run_job(ftm_chip *chip, const ar_batch *b, ar_job *j)
         for (size_t k = 0; k < count; k++)
             j->wrong[id] += buf[k] != j->expect[k];
     }
-    if (id == b->timer_chip)
+    if (id == b->snap_chip)
         snapshot_links(b, j->links);
     return 0;
 }
@@ -213,22 +215,43 @@ static int alloc_bufs(ar_batch *b)
     b->bufs = calloc((size_t)b->m->nchips, sizeof *b->bufs);
     if (!b->bufs)
         return FTM_ENOMEM;
-    b->timer_chip = -1;
+    b->timer_chip = b->snap_chip = -1;
     for (int c = 0; c < b->m->nchips; c++) {
         if (!ftm_mesh_alive(b->m, c))
             continue;
         if (b->timer_chip < 0)
             b->timer_chip = c;
+        if (!ftm_rt_is_local(b->rt, c))
+            continue; /* runs in another process */
+        if (b->snap_chip < 0)
+            b->snap_chip = c;
         if (!(b->bufs[c] = malloc(sizeof(float) * maxc)))
             return FTM_ENOMEM;
     }
     return 0;
 }
 
-/* After a successful run: job i's figures into res[i]. */
-static int collect(const ar_batch *b, ftm_allreduce_result *res)
+/* Per-chip figures of a run spread over processes live where each chip
+ * ran: every process gets their sums (times: the maximum). */
+static int combine(ar_batch *b)
 {
+    size_t n = (size_t)b->m->nchips;
     int rc = 0;
+    for (int i = 0; i < b->njobs && !rc; i++) {
+        ar_job *j = &b->jobs[i];
+        rc = ftm_rt_sum_u64(b->rt, j->wrong, n);
+        if (!rc)
+            rc = ftm_rt_sum_u64(b->rt, j->links, n * FTM_NDIRS);
+        if (!rc)
+            rc = ftm_rt_max_f64(b->rt, j->wall, (size_t)j->o->iters);
+    }
+    return rc;
+}
+
+/* After a successful run: job i's figures into res[i]. */
+static int collect(ar_batch *b, ftm_allreduce_result *res)
+{
+    int rc = combine(b);
     for (int i = 0; i < b->njobs && !rc; i++) {
         const ar_job *j = &b->jobs[i];
         ftm_allreduce_result *r = &res[i];
@@ -275,9 +298,13 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
         ftm_rt_script_rt(b->rf->f, b->rt);
         ftm_rt_script_attempt(b->rf->f, b->m);
     }
+    for (int i = 0; i < b->njobs && !rc; i++)
+        rc = ftm_rt_declare_sched(b->rt, b->jobs[i].s);
     if (!rc) {
         ftm_rt_reset_stats(b->rt);
         rc = ftm_rt_run(b->rt, chip_fn, b);
+        int e = b->rf ? ftm_rt_script_sync(b->rf->f, b->rt) : 0;
+        rc = rc ? rc : e;
     }
     if (rc == FTM_ECHIPDEAD)
         res[0].died_chip = ftm_rt_died(b->rt);

@@ -811,16 +811,18 @@ static int barrier_passed(ftm_chip *chip, uint64_t gen)
 int ftm_chip_barrier(ftm_chip *chip)
 {
     ftm_rt *rt = chip->rt;
-    int n = ftm_mesh_healthy_count(&rt->mesh);
     pthread_mutex_lock(&rt->bar_mu);
     uint64_t gen = atomic_load(&rt->bar_gen);
-    int last = ++rt->bar_count == n;
+    int last = ++rt->bar_count == rt->nlocal;
     if (last) {
         rt->bar_count = 0;
-        atomic_store(&rt->bar_gen, gen + 1);
+        if (!rt->net)
+            atomic_store(&rt->bar_gen, gen + 1);
     }
     pthread_mutex_unlock(&rt->bar_mu);
-    if (last)
+    if (last && rt->net) /* the transport opens it once every process is in */
+        rt->net->barrier(rt, gen);
+    else if (last)
         rt_wake_all(rt);
     return idle_until(chip, barrier_passed, gen, "barrier");
 }

@@ -40,10 +40,13 @@ int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway)
         !rt->chips[chip].out[dir])
         return FTM_EINVAL;
     ftm_chip *a = &rt->chips[chip];
-    atomic_store(&a->out[dir]->dead, 1);
-    ftm_chip *b = a->out[dir]->to;
+    ftm_chip *b = &rt->chips[ftm_mesh_neighbor(&rt->mesh, chip, dir)];
     int back = ftm_dir_opposite(dir);
-    if (!oneway && b->out[back])
+    if (rt->net) /* marks the links on the sending side, in every process */
+        rt->net->link_killed(rt, chip, dir, oneway);
+    else
+        atomic_store(&a->out[dir]->dead, 1);
+    if (!oneway && b->out[back] && !rt->net)
         atomic_store(&b->out[back]->dead, 1);
     /* Wake both ends: a chip waiting on this link should look again. */
     rt_wake(a);
@@ -105,8 +108,10 @@ int rt_link_dead(const ftm_chip *c, int d, int inbound)
 int rt_notice(ftm_chip *c, int d, int inbound, const char *how)
 {
     ftm_rt *rt = c->rt;
-    const rt_mbox *mb = inbound ? c->in[d] : c->out[d];
-    int peer = inbound ? mb->from->id : mb->to->id;
+    /* the chip at the other end, either way (its mailbox may end at a
+     * transport, src/mpi) */
+    (void)inbound;
+    int peer = ftm_mesh_neighbor(&rt->mesh, c->id, d);
     pthread_mutex_lock(&rt->mu);
     add_notice(rt, c->id, d, peer, how);
     pthread_mutex_unlock(&rt->mu);

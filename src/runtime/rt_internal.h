@@ -91,6 +91,33 @@ typedef struct rt_action {
 #define RT_MAX_NOTICE 16
 #define RT_MAX_DEFER 8
 
+/* ---- transport seam ------------------------------------------------------
+ * A runtime may hold only some of the chips (a process of a run spread
+ * over processes, src/mpi): it runs threads for its local chips only, and
+ * a transport carries the links to chips elsewhere. A mailbox of such a
+ * link is a normal mailbox on each side: on the sending side the transport
+ * is its consumer, on the receiving side its producer (its chip pointer at
+ * that end is the transport's doorbell, so publishing and popping wake the
+ * transport). The hooks are called by the runtime; NULL net: every chip is
+ * local and nothing below is used. */
+typedef struct rt_net {
+    void *ctx;
+    /* ftm_rt_run: before the chip threads start, after they all joined
+     * (settles the links, merges failures and per-chip results). */
+    int (*run_begin)(ftm_rt *rt);
+    int (*run_end)(ftm_rt *rt);
+    void (*chip_done)(ftm_rt *rt);            /* a local chip's fn returned */
+    void (*barrier)(ftm_rt *rt, uint64_t gen); /* every local chip reached it */
+    void (*link_killed)(ftm_rt *rt, int chip, int dir, int oneway);
+    int (*declare)(ftm_rt *rt, const ftm_sched *s);
+    int (*combine)(ftm_rt *rt, void *v, size_t n, int kind);
+    void (*detach)(ftm_rt *rt);               /* from ftm_rt_destroy */
+} rt_net;
+enum { RT_COMBINE_SUM_U64 = 0, RT_COMBINE_MAX_F64 = 1 };
+/* Set by a transport for the process: called by ftm_rt_create on every new
+ * runtime (it sets rt->net and rt->local, or leaves them NULL). */
+extern int (*rt_net_attach)(ftm_rt *rt);
+
 struct ftm_chip {
     ftm_rt *rt;
     int id;
@@ -155,7 +182,15 @@ struct ftm_rt {
     int bar_count;
     _Atomic uint64_t bar_gen;
     ftm_trace *trace;        /* event recorder, NULL: not recording */
+    /* Transport seam (NULL: every chip is local). */
+    rt_net *net;
+    unsigned char *local;    /* [nchips] 1: this process runs the chip */
+    int nlocal;              /* healthy local chips */
+    _Atomic int stalled;     /* watchdog: this process is stalled (net) */
 };
+
+/* 1 when this process runs chip c. */
+static inline int rt_is_local(const ftm_rt *rt, int c) { return !rt->local || rt->local[c]; }
 
 /* The run's recorder or NULL: the one check the hot path pays when off. */
 #define RT_TRACE(c) ((c)->rt->trace)

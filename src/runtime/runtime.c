@@ -14,6 +14,8 @@ enum { RT_DEFAULT_DEPTH = 4 };
  * packet size shrinks as the number of links grows. */
 #define RT_MBOX_BUDGET ((size_t)128 << 20)
 
+int (*rt_net_attach)(ftm_rt *rt) = NULL;
+
 /* Headers per mailbox: as many as fit a budget (a chip runs up to that
  * many descriptors ahead of a sleeping neighbour), at least depth. */
 #define RT_HDR_BUDGET ((size_t)32 << 20)
@@ -116,6 +118,11 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
             rt->chips[nb].in[ftm_dir_opposite(d)] = mb;
         }
     }
+    rt->nlocal = ftm_mesh_healthy_count(m);
+    if (rt_net_attach && (rc = rt_net_attach(rt)) != 0) {
+        ftm_rt_destroy(rt);
+        return rc;
+    }
     *out = rt;
     return 0;
 }
@@ -143,6 +150,8 @@ void ftm_rt_destroy(ftm_rt *rt)
 {
     if (!rt)
         return;
+    if (rt->net)
+        rt->net->detach(rt);
     if (rt->chips) {
         for (int c = 0; c < rt->mesh.nchips; c++) {
             ftm_chip *ch = &rt->chips[c];
@@ -197,6 +206,8 @@ static void *chip_main(void *p)
     pthread_mutex_lock(&c->mu);
     c->finished = 1;
     pthread_mutex_unlock(&c->mu);
+    if (rt->net)
+        rt->net->chip_done(rt);
     if (atomic_fetch_sub(&rt->running, 1) == 1) {
         rt_wake_all(rt);
         pthread_mutex_lock(&rt->mu);
@@ -262,6 +273,8 @@ static void watch(ftm_rt *rt)
             stall_since = -1;
         } else if (stall_since < 0) {
             stall_since = core_now_s();
+        } else if (rt->net) {
+            /* chips elsewhere may still move: the transport decides */
         } else if (core_now_s() - stall_since >= rt->hang_timeout_s) {
             rt->hung = 1;
             atomic_store(&rt->abort, 1);
@@ -269,6 +282,7 @@ static void watch(ftm_rt *rt)
             pthread_mutex_lock(&rt->mu);
             break;
         }
+        atomic_store(&rt->stalled, stall_since >= 0);
         pthread_mutex_lock(&rt->mu);
     }
     pthread_mutex_unlock(&rt->mu);
@@ -288,11 +302,14 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     rt->nnotice = 0;
     atomic_store(&rt->abort, 0);
     atomic_store(&rt->running, ftm_mesh_healthy_count(&rt->mesh));
+    int rc = 0;
+    atomic_store(&rt->stalled, 0);
+    if (rt->net && (rc = rt->net->run_begin(rt)) != 0)
+        return rc;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
     pthread_attr_setstacksize(&attr, (size_t)1 << 20);
-    int rc = 0;
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
         ch->started = 0;
@@ -313,7 +330,7 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     }
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
-        if (!ftm_mesh_alive(&rt->mesh, c))
+        if (!ftm_mesh_alive(&rt->mesh, c) || !rt_is_local(rt, c))
             continue; /* a dead chip runs nothing and forwards nothing */
         ch->started = 1; /* before the thread exists: others read it */
         if (pthread_create(&ch->thread, &attr, chip_main, ch)) {
@@ -322,7 +339,7 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
             /* Chips never started count as finished. */
             int left = 0;
             for (int j = c; j < n; j++)
-                left += ftm_mesh_alive(&rt->mesh, j);
+                left += ftm_mesh_alive(&rt->mesh, j) && rt_is_local(rt, j);
             atomic_fetch_sub(&rt->running, left);
             atomic_store(&rt->abort, 1);
             break;
@@ -339,6 +356,10 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
             pthread_join(rt->chips[c].thread, NULL);
     for (int c = 0; c < n; c++) /* an injected failure is for one run only */
         rt->chips[c].fail_after = 0;
+    if (rt->net) { /* settles the links; every process learns the outcome */
+        int e = rt->net->run_end(rt);
+        rc = rc ? rc : e;
+    }
     if (rc)
         return rc;
     if (rt->hung)
@@ -428,4 +449,24 @@ int ftm_rt_set_trace(ftm_rt *rt, ftm_trace *tr)
         return FTM_EINVAL;
     rt->trace = tr;
     return 0;
+}
+
+int ftm_rt_is_local(const ftm_rt *rt, int chip)
+{
+    return chip >= 0 && chip < rt->mesh.nchips && rt_is_local(rt, chip);
+}
+
+int ftm_rt_declare_sched(ftm_rt *rt, const ftm_sched *s)
+{
+    return rt->net ? rt->net->declare(rt, s) : 0;
+}
+
+int ftm_rt_sum_u64(ftm_rt *rt, uint64_t *v, size_t n)
+{
+    return rt->net ? rt->net->combine(rt, v, n, RT_COMBINE_SUM_U64) : 0;
+}
+
+int ftm_rt_max_f64(ftm_rt *rt, double *v, size_t n)
+{
+    return rt->net ? rt->net->combine(rt, v, n, RT_COMBINE_MAX_F64) : 0;
 }

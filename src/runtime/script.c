@@ -22,6 +22,7 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "ftmesh/runtime.h"
+#include "rt_internal.h"
 
 int ftm_rt_script_init(ftm_rt_script *f, const ftm_fault_script *s, const ftm_mesh *m)
 {
@@ -302,4 +303,20 @@ int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
         record(f, i, &ev[ne++], 0, f->fired[i] < 0 ? "skipped: what it names had died already" : "");
     }
     return ne;
+}
+
+int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt)
+{
+    if (!rt->net || f->script.n == 0)
+        return 0;
+    double *v = malloc(sizeof *v * (size_t)f->script.n);
+    if (!v)
+        return FTM_ENOMEM;
+    for (int i = 0; i < f->script.n; i++)
+        v[i] = f->fired[i];
+    int rc = ftm_rt_max_f64(rt, v, (size_t)f->script.n); /* the attempt beats 0 (not yet) */
+    for (int i = 0; i < f->script.n && !rc; i++)
+        f->fired[i] = (int)v[i];
+    free(v);
+    return rc;
 }

@@ -1,0 +1,56 @@
+/* Runs spread over MPI processes (built with ./configure --with-mpi).
+ *
+ * Every process ("rank") builds the same mesh, rings and schedules; the
+ * chips are split over the ranks in a grid of rectangular blocks, and each
+ * rank runs the threads of its block's chips. A link inside a block stays
+ * a mailbox; a link between blocks is carried by MPI point-to-point
+ * messages with the same capacity, order and counters as a mailbox (one
+ * progress thread per rank does every MPI call of a run). Runtimes made
+ * after ftm_mpi_enable are spread this way (runtime.h: ftm_rt_is_local,
+ * ftm_rt_sum_u64). A process that dies ends the MPI job (Open MPI's and
+ * MPICH's default); surviving it would need ULFM.
+ */
+#ifndef FTMESH_MPI_H
+#define FTMESH_MPI_H
+
+#include "ftmesh/export.h"
+
+#include <stdint.h>
+
+/* MPI_Init_thread (threads: multiple). 0, FTM_ENOTSUP (the MPI library
+ * offers too little thread support) or FTM_EIO. */
+FTM_EXTERN int ftm_mpi_init(int *argc, char ***argv);
+FTM_EXTERN void ftm_mpi_finalize(void);
+/* Aborts the whole job (every rank) with code. */
+FTM_EXTERN void ftm_mpi_abort(int code);
+/* This process's rank and the number of ranks (0 and 1 before init). */
+FTM_EXTERN int ftm_mpi_rank(void);
+FTM_EXTERN int ftm_mpi_size(void);
+/* Ranks of this run on this machine (they share its memory). */
+FTM_EXTERN int ftm_mpi_node_ranks(void);
+
+/* Splits the chips of every runtime created from now on over the ranks:
+ * rows x cols blocks (rows * cols == ftm_mpi_size()), or, with rows == 0,
+ * the grid ftm_mpi_choose_grid picks for each mesh. 0 or FTM_EINVAL. */
+FTM_EXTERN int ftm_mpi_enable(int rows, int cols);
+/* The grid of k ranks over a mesh of mrows x mcols chips that cuts the
+ * fewest links (ties: fewer rank rows). 0, or FTM_EINVAL when k blocks
+ * cannot each hold a chip. */
+FTM_EXTERN int ftm_mpi_choose_grid(int k, int mrows, int mcols, int torus, int *rows, int *cols);
+/* The grid used for a mesh of mrows x mcols (after ftm_mpi_enable). */
+FTM_EXTERN int ftm_mpi_grid(int mrows, int mcols, int torus, int *rows, int *cols);
+
+/* What this rank's transport did since ftm_mpi_init: CPU seconds its
+ * progress threads spent inside MPI calls and in total, the CPU seconds of
+ * the whole process (every thread, ftm_mpi_get_stats_all only), messages
+ * and payload bytes it sent to other ranks. */
+typedef struct ftm_mpi_stats {
+    double mpi_s, thread_s, process_s;
+    uint64_t msgs, bytes;
+} ftm_mpi_stats;
+FTM_EXTERN void ftm_mpi_get_stats(ftm_mpi_stats *st);
+/* Collective (every rank calls it): the stats summed over the ranks, and
+ * the largest peak resident memory of one rank in bytes. 0 or FTM_EIO. */
+FTM_EXTERN int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss);
+
+#endif

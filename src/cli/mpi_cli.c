@@ -1,0 +1,166 @@
+/* The command's side of runs over MPI: starting MPI under a launcher,
+ * one rank printing, --ranks, and the "ranks" figures. A build without
+ * MPI has one rank and accepts only --ranks 1x1. */
+#include "cli.h"
+#include "config.h"
+#include "ftmesh/mesh.h"
+#include "ftmesh/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef HAVE_MPI
+#include "ftmesh/mpi.h"
+#endif
+
+#ifdef HAVE_MPI
+/* Started by mpirun/mpiexec (Open MPI, MPICH/Hydra or a PMIx launcher). */
+static int launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+static int g_on;
+
+int cli_mpi_begin(int *argc, char ***argv)
+{
+    if (!launched())
+        return 0;
+    int rc = ftm_mpi_init(argc, argv);
+    g_on = 1;
+    if (rc)
+        return cli_error(NULL, "MPI could not start with thread support 'multiple'; "
+                         "use an MPI library built with it (Open MPI, MPICH)");
+    if (ftm_mpi_rank() != 0) { /* rank 0 speaks for the run */
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+            return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+void cli_mpi_end(void)
+{
+    if (g_on)
+        ftm_mpi_finalize();
+    g_on = 0;
+}
+
+static int ranks(void) { return g_on ? ftm_mpi_size() : 1; }
+#else
+int cli_mpi_begin(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return 0;
+}
+
+void cli_mpi_end(void) {}
+static int ranks(void) { return 1; }
+#endif
+
+int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m)
+{
+    int r = 1, c = 1, k = ranks();
+    if (o->ranks && (ftm_mesh_parse_size(o->ranks, &r, &c) || r < 1 || c < 1))
+        return cli_usage_error(o->cmd, "--ranks %s: expected RxC, e.g. 2x2", o->ranks);
+    if (o->ranks && r * c != k) {
+#ifdef HAVE_MPI
+        return cli_usage_error(o->cmd, "--ranks %s needs %d ranks: run it as mpirun -np %d "
+                               "ftmesh %s ... (this run has %d)", o->ranks, r * c, r * c,
+                               o->cmd, k);
+#else
+        return cli_usage_error(o->cmd, "--ranks %s: this ftmesh was built without MPI; "
+                               "rebuild with ./configure --with-mpi and run it under mpirun",
+                               o->ranks);
+#endif
+    }
+#ifdef HAVE_MPI
+    if (k > 1 && strcmp(o->cmd, "train") == 0)
+        return cli_usage_error(o->cmd, "training is not spread over MPI ranks yet (allreduce and "
+                               "rings are): run ftmesh train without mpirun");
+    if (k > 1) {
+        if (r > m->rows || c > m->cols || (!o->ranks && ftm_mpi_choose_grid(k, m->rows, m->cols,
+                                                                            m->torus, &r, &c)))
+            return cli_usage_error(o->cmd, "%d ranks do not split a %dx%d mesh into blocks "
+                                   "(give --ranks RxC with R <= %d, C <= %d, R*C = %d)", k,
+                                   m->rows, m->cols, m->rows, m->cols, k);
+        ftm_mpi_enable(r, c);
+    }
+#else
+    (void)m;
+#endif
+    return 0;
+}
+
+void cli_ranks_json(cli_json *j, const ftm_mesh *m)
+{
+#ifdef HAVE_MPI
+    int r, c;
+    if (ranks() < 2 || ftm_mpi_grid(m->rows, m->cols, m->torus, &r, &c))
+        return;
+    cli_json_begin_obj(j, "ranks");
+    cli_json_int(j, "count", ranks());
+    cli_json_int(j, "rows", r);
+    cli_json_int(j, "cols", c);
+    ftm_mpi_stats st;
+    uint64_t rss;
+    if (!ftm_mpi_get_stats_all(&st, &rss)) {
+        /* CPU seconds summed over the ranks: every thread, the progress
+         * threads, and their part inside MPI calls */
+        cli_json_num(j, "process_cpu_s", "%.6g", st.process_s);
+        cli_json_num(j, "progress_cpu_s", "%.6g", st.thread_s);
+        cli_json_num(j, "in_mpi_cpu_s", "%.6g", st.mpi_s);
+        cli_json_u64(j, "messages", st.msgs);
+        cli_json_u64(j, "payload_bytes", st.bytes);
+        cli_json_u64(j, "max_rss_bytes_per_rank", rss);
+    }
+    cli_json_end(j);
+#else
+    (void)j;
+    (void)m;
+#endif
+}
+
+void cli_ranks_text(const ftm_mesh *m)
+{
+#ifdef HAVE_MPI
+    int r, c;
+    if (ranks() < 2 || ftm_mpi_grid(m->rows, m->cols, m->torus, &r, &c))
+        return;
+    printf("# %d MPI ranks, the chips in %dx%d blocks (links between blocks over MPI)\n",
+           ranks(), r, c);
+#else
+    (void)m;
+#endif
+}
+
+int cli_ranks_on_node(void)
+{
+#ifdef HAVE_MPI
+    return g_on ? ftm_mpi_node_ranks() : 1;
+#else
+    return 1;
+#endif
+}
+
+int cli_ranks_block_chips(const ftm_mesh *m)
+{
+    int n = ftm_mesh_healthy_count(m);
+#ifdef HAVE_MPI
+    int gr, gc;
+    if (ranks() < 2 || ftm_mpi_grid(m->rows, m->cols, m->torus, &gr, &gc))
+        return n;
+    int *per = calloc((size_t)(gr * gc), sizeof *per);
+    if (!per)
+        return n;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c))
+            per[ftm_sched_block_of((size_t)m->rows, gr, (size_t)ftm_mesh_row(m, c)) * gc +
+                ftm_sched_block_of((size_t)m->cols, gc, (size_t)ftm_mesh_col(m, c))]++;
+    n = 0;
+    for (int b = 0; b < gr * gc; b++)
+        n = per[b] > n ? per[b] : n;
+    free(per);
+#endif
+    return n;
+}
