@@ -141,6 +141,119 @@ START_TEST(test_sweep_exact)
 }
 END_TEST
 
+/* Sweep mesh i through 2d-lines' own schedule with k chunks (no
+ * fallback). Returns 1 if it was built (and checked), 0 if refused. */
+static int sweep_lines(int i, int k)
+{
+    ftm_mesh m;
+    int conn = sweep_mesh(i, &m);
+    ftm_sched s;
+    size_t count = 1 + (size_t)(i * 37) % 300;
+    int rc = ftm_allreduce_2d_lines_build_k(&s, &m, count, FTM_RED_SUM_F32, k);
+    if (conn || rc == FTM_ENOTSUP) {
+        ck_assert(rc == FTM_ENOTSUP || rc == FTM_EPARTITION || rc == FTM_EALLDEAD);
+        ftm_mesh_free(&m);
+        return 0;
+    }
+    ck_assert_int_eq(rc, 0);
+    float **b = calloc((size_t)m.nchips, sizeof(float *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * sizeof(float));
+        for (size_t x = 0; x < count; x++)
+            b[c][x] = input(c, x);
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+    check_exact(&m, &s, b, count);
+    for (int c = 0; c < m.nchips; c++)
+        free(b[c]);
+    free(b);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+    return 1;
+}
+
+/* 2d-lines on the sweep's meshes, 1 to 4 chunks; it may refuse a faulty
+ * mesh (a row cut twice), never a healthy one (fault kind 0). */
+START_TEST(test_lines_sweep_exact)
+{
+    for (int j = 0; j < 7; j++)
+        if (!sanitizer_scale() || j == 3) {
+            int i = _i * 7 + j, built = sweep_lines(i, 1 + (_i + j) % 4);
+            if ((i / 98) % 5 == 0)
+                ck_assert_msg(built, "sweep mesh %d (healthy) refused", i);
+        }
+}
+END_TEST
+
+/* The faults 2d-lines is for, on tori (dead host, chip, link, two hosts,
+ * one of them wrapping round), every k of 1..5, float and int64: exact on
+ * every chip, and the cost model charges each link what the schedule
+ * sends. */
+static void lines_case(int R, int C, int f, int k, ftm_red red)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
+    if (f == 0)
+        ftm_mesh_fail_host(&m, 2, 3);
+    else if (f == 1)
+        ftm_mesh_fail_chip(&m, R - 1, 0);
+    else if (f == 2)
+        ftm_mesh_fail_link(&m, 1, C - 1, 1, 0, 0);
+    else if (f == 3) {
+        ftm_mesh_fail_host(&m, 0, 2);
+        ftm_mesh_fail_host(&m, R / 2, C - 1); /* wraps round to column 0 */
+    } else
+        ftm_mesh_fail_link(&m, 3, 2, 4, 2, 1); /* one way */
+    size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
+    ftm_sched s;
+    int rc = ftm_allreduce_2d_lines_build_k(&s, &m, count, red, k);
+    ck_assert_msg(rc == 0, "%dx%d fault %d k %d: %s", R, C, f, k, ftm_strerror(rc));
+    char **b = calloc((size_t)m.nchips, sizeof(char *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * es);
+        for (size_t x = 0; x < count; x++)
+            if (red == FTM_RED_SUM_F32)
+                ((float *)b[c])[x] = input(c, x);
+            else
+                ((int64_t *)b[c])[x] = ((int64_t)1 << 40) * c + (int64_t)x;
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+    if (red == FTM_RED_SUM_F32)
+        check_exact(&m, &s, (float **)b, count);
+    int64_t cs = 0, nh = 0;
+    for (int c = 0; c < m.nchips; c++)
+        if (ftm_mesh_alive(&m, c)) {
+            cs += c;
+            nh++;
+        }
+    for (int c = 0; c < m.nchips; c++) {
+        for (size_t x = 0; red == FTM_RED_SUM_I64 && ftm_mesh_alive(&m, c) && x < count; x++)
+            ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+        free(b[c]);
+    }
+    free(b);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 8);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ftm_sched_link_bytes(&s, &m, lb);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, lb + m.nchips * 4), 0);
+    for (int l = 0; l < m.nchips * 4; l++)
+        ck_assert_uint_eq(lb[l], lb[m.nchips * 4 + l]);
+    free(lb);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+
+START_TEST(test_lines_torus_faults)
+{
+    static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 } };
+    for (int f = 0; f < 5; f++)
+        for (int k = 1; k <= 5; k++)
+            lines_case(dims[_i][0], dims[_i][1], f, k, k == 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32);
+}
+END_TEST
+
 START_TEST(test_int64_exact)
 {
     ftm_mesh m;
@@ -489,12 +602,59 @@ START_TEST(test_threads_exact)
 }
 END_TEST
 
+/* 2d-lines (3 chunks) on real chip threads: exact, and the bytes the
+ * runtime counts on every link are the schedule's (hence the model's). */
+START_TEST(test_lines_threads)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, _i ? 6 : 8, _i ? 10 : 8, 1), 0);
+    if (_i == 0)
+        ftm_mesh_fail_host(&m, 3, 5);
+    else if (_i == 1)
+        ftm_mesh_fail_chip(&m, 2, 9);
+    else
+        ftm_mesh_fail_link(&m, 4, 4, 5, 4, 1);
+    size_t count = 4099;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, &m, count, FTM_RED_SUM_F32, 3), 0);
+    float **b = calloc((size_t)m.nchips, sizeof(float *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * sizeof(float));
+        for (size_t k = 0; k < count; k++)
+            b[c][k] = input(c, k);
+    }
+    ftm_rt *rt;
+    ftm_rt_config cfg = { 0, 0, 10.0 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    thr_ctx x = { &s, b };
+    ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
+    check_exact(&m, &s, b, count);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
+    ftm_sched_link_bytes(&s, &m, lb);
+    for (int c = 0; c < m.nchips; c++)
+        for (int d = 0; d < 4; d++) {
+            uint64_t bytes, pkts;
+            ftm_rt_link_stats(rt, c, d, &bytes, &pkts);
+            ck_assert_uint_eq(bytes, lb[c * 4 + d]);
+        }
+    free(lb);
+    ftm_rt_destroy(rt);
+    for (int c = 0; c < m.nchips; c++)
+        free(b[c]);
+    free(b);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 Suite *twod_suite(void);
 Suite *twod_suite(void)
 {
     Suite *su = suite_create("allreduce_2d");
     TCase *tc = tcase_create("sweep");
     tcase_add_loop_test(tc, test_sweep_exact, 0, 70);
+    tcase_add_loop_test(tc, test_lines_sweep_exact, 0, 70);
+    tcase_add_loop_test(tc, test_lines_torus_faults, 0, 3);
     tcase_add_test(tc, test_int64_exact);
     tcase_add_loop_test(tc, test_closed_form_healthy_torus, 0, 16);
     tcase_add_loop_test(tc, test_closed_form_concurrent, 0, 6);
@@ -512,6 +672,7 @@ Suite *twod_suite(void)
     suite_add_tcase(su, tm);
     TCase *tt = tcase_create("threads");
     tcase_add_loop_test(tt, test_threads_exact, 0, 10);
+    tcase_add_loop_test(tt, test_lines_threads, 0, 3);
     tcase_set_timeout(tt, 60);
     suite_add_tcase(su, tt);
     return su;
