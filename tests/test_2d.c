@@ -457,6 +457,55 @@ static double model_algo(const char *name, const ftm_mesh *m, size_t count)
     return r.time_s;
 }
 
+static ftm_cost_result model_full(const char *name, const ftm_mesh *m, size_t count)
+{
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
+    ftm_sched_free(&s);
+    return r;
+}
+
+/* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
+ * chip or link, 2d-lines against the best healthy time (2d-concurrent's,
+ * which 2d-lines equals on a healthy torus) stays within the bounds it
+ * meets today -- NOT the issue's 10%, see the README -- and no link
+ * carries more than 10% over the healthy busiest link (2d-concurrent
+ * doubles it). _i: mesh (16x32, 32x32) x fault x model. */
+START_TEST(test_lines_pod_bounds)
+{
+    /* [mesh][model] largest overhead measured over the three faults,
+     * rounded up by about 3 points (ftmesh sweep, README). */
+    static const double bound[2][2] = { { 0.57, 0.33 }, { 0.70, 0.38 } };
+    static const size_t count[2] = { 25600000, 340000000 };
+    int mi = _i / 6, f = (_i / 2) % 3, md = _i % 2, R = mi ? 32 : 16;
+    if (_i != 4 && sanitizer_scale())
+        return;
+    ftm_mesh h, m;
+    ck_assert_int_eq(ftm_mesh_init(&h, R, 32, 1), 0);
+    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
+    if (f == 0)
+        ftm_mesh_fail_host(&m, R / 2, 16);
+    else if (f == 1)
+        ftm_mesh_fail_chip(&m, R / 2, 16);
+    else
+        ftm_mesh_fail_link(&m, R / 2, 16, R / 2, 17, 0);
+    ftm_cost_result h2 = model_full("2d-concurrent", &h, count[md]);
+    ftm_cost_result hl = model_full("2d-lines", &h, count[md]);
+    ftm_cost_result t = model_full("2d-lines", &m, count[md]);
+    ck_assert_double_eq(hl.time_s, h2.time_s);
+    double ovh = t.time_s / h2.time_s - 1;
+    ck_assert_msg(ovh >= 0 && ovh <= bound[mi][md], "%dx32 fault %d model %d: +%.1f%% (bound %.0f%%)",
+                  R, f, md, 100 * ovh, 100 * bound[mi][md]);
+    ck_assert_uint_le(t.max_link_bytes, (uint64_t)(1.10 * (double)h2.max_link_bytes));
+    ftm_mesh_free(&m);
+    ftm_mesh_free(&h);
+}
+END_TEST
+
 /* A healthy mesh never gets "alternate" bands (nothing to go around),
  * whatever its shape: 1x1 .. 8x8, open and torus. */
 START_TEST(test_healthy_no_alternate)
@@ -511,10 +560,11 @@ START_TEST(test_within_2x_ring)
             continue;
         }
         double ring = model_algo("ring", &m, 250000);
-        for (int a = 0; a < 2; a++) {
-            double t = model_algo(a ? "2d-concurrent" : "2d", &m, 250000);
+        static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
+        for (int a = 0; a < 3; a++) {
+            double t = model_algo(names[a], &m, 250000);
             ck_assert_msg(t <= 2 * ring, "sweep mesh %d %dx%d: %s %.4g ms, ring %.4g ms", i, m.rows,
-                          m.cols, a ? "2d-concurrent" : "2d", t * 1e3, ring * 1e3);
+                          m.cols, names[a], t * 1e3, ring * 1e3);
         }
         ftm_mesh_free(&m);
     }
@@ -664,6 +714,7 @@ Suite *twod_suite(void)
     tcase_add_test(tm, test_common_faults_stay_2d);
     tcase_add_loop_test(tm, test_dead_host_target, 0, 3);
     tcase_add_test(tm, test_pod_busbw);
+    tcase_add_loop_test(tm, test_lines_pod_bounds, 0, 12);
     tcase_add_loop_test(tm, test_healthy_no_alternate, 0, 2);
     tcase_add_test(tm, test_band_router_ring);
     tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);

@@ -470,6 +470,24 @@ static int pick_chunks(const half *h, size_t bytes)
     return k < 1 ? 1 : k > 8 ? 8 : (int)(k + 0.5);
 }
 
+/* The halves' shares of the buffer. Half h's row phase takes about
+ * (its elements / U_h) x (its row length L_h) link time: the unusable
+ * columns' share is adopted by the U_h usable ones. Equal on a healthy
+ * mesh (U_h = L_h); otherwise in proportion to U_h / L_h, so that a dead
+ * host, which takes 2 of 16 rows but 2 of 32 columns from a 16x32 torus,
+ * loads both halves alike. */
+static void split(half *h, size_t count)
+{
+    double wa = (double)h[0].U / h[0].v.cols, wb = (double)h[1].U / h[1].v.cols;
+    size_t ha = (count + 1) / 2;
+    if (wa != wb)
+        ha = (size_t)((double)count * wa / (wa + wb) + 0.5);
+    h[0].first = 0;
+    h[0].count = ha;
+    h[1].first = ha;
+    h[1].count = count - ha;
+}
+
 int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
 {
     if (m->rows < 2 || m->cols < 2)
@@ -484,8 +502,10 @@ int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
         rc = half_init(&h[1], m, 1, ha, count - ha, 1);
     else
         memset(&h[1], 0, sizeof h[1]);
-    if (!rc)
+    if (!rc) {
+        split(h, count);
         h[0].k = h[1].k = k > 0 ? k : pick_chunks(h, count * elem);
+    }
     int L = m->rows > m->cols ? m->rows : m->cols;
     if (!rc)
         rc = own_init(&o, L, elem, red);
