@@ -473,21 +473,29 @@ static ftm_cost_result model_full(const char *name, const ftm_mesh *m, size_t co
  * chip or link, 2d-lines against the best healthy time (2d-concurrent's,
  * which 2d-lines equals on a healthy torus) stays within the bounds it
  * meets today -- NOT the issue's 10%, see the README -- and no link
- * carries more than 10% over the healthy busiest link (2d-concurrent
- * doubles it). _i: mesh (16x32, 32x32) x fault x model. */
+ * carries more than 10% over the healthy busiest link (15% with two
+ * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
 START_TEST(test_lines_pod_bounds)
 {
     /* [mesh][model] largest overhead measured over the three faults,
      * rounded up by about 3 points (ftmesh sweep, README). */
     static const double bound[2][2] = { { 0.57, 0.33 }, { 0.70, 0.38 } };
     static const size_t count[2] = { 25600000, 340000000 };
-    int mi = _i / 6, f = (_i / 2) % 3, md = _i % 2, R = mi ? 32 : 16;
+    /* _i >= 12: two dead hosts half a torus apart (sweep --throughput's
+     * scenario), 32x32 ResNet-50 and BERT-large, 16x32 BERT-large. */
+    static const double two_hosts[3] = { 0.78, 0.46, 0.49 };
+    int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
+    int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
+    double b = two ? two_hosts[_i - 12] : bound[mi][md];
     if (_i != 4 && sanitizer_scale())
         return;
     ftm_mesh h, m;
     ck_assert_int_eq(ftm_mesh_init(&h, R, 32, 1), 0);
     ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
-    if (f == 0)
+    if (two) {
+        ftm_mesh_fail_host(&m, R / 4, 8);
+        ftm_mesh_fail_host(&m, 3 * R / 4, 24);
+    } else if (f == 0)
         ftm_mesh_fail_host(&m, R / 2, 16);
     else if (f == 1)
         ftm_mesh_fail_chip(&m, R / 2, 16);
@@ -498,9 +506,10 @@ START_TEST(test_lines_pod_bounds)
     ftm_cost_result t = model_full("2d-lines", &m, count[md]);
     ck_assert_double_eq(hl.time_s, h2.time_s);
     double ovh = t.time_s / h2.time_s - 1;
-    ck_assert_msg(ovh >= 0 && ovh <= bound[mi][md], "%dx32 fault %d model %d: +%.1f%% (bound %.0f%%)",
-                  R, f, md, 100 * ovh, 100 * bound[mi][md]);
-    ck_assert_uint_le(t.max_link_bytes, (uint64_t)(1.10 * (double)h2.max_link_bytes));
+    ck_assert_msg(ovh >= 0 && ovh <= b, "%dx32 case %d: +%.1f%% (bound %.0f%%)", R, _i, 100 * ovh,
+                  100 * b);
+    /* two hosts on 16x32 take 4 of 16 rows: the adopted share, +12% */
+    ck_assert_uint_le(t.max_link_bytes, (uint64_t)((two ? 1.15 : 1.10) * (double)h2.max_link_bytes));
     ftm_mesh_free(&m);
     ftm_mesh_free(&h);
 }
@@ -714,7 +723,7 @@ Suite *twod_suite(void)
     tcase_add_test(tm, test_common_faults_stay_2d);
     tcase_add_loop_test(tm, test_dead_host_target, 0, 3);
     tcase_add_test(tm, test_pod_busbw);
-    tcase_add_loop_test(tm, test_lines_pod_bounds, 0, 12);
+    tcase_add_loop_test(tm, test_lines_pod_bounds, 0, 15);
     tcase_add_loop_test(tm, test_healthy_no_alternate, 0, 2);
     tcase_add_test(tm, test_band_router_ring);
     tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);

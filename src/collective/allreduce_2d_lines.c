@@ -40,8 +40,9 @@
  * other columns own nothing (their rows' owners adopt their share) and get
  * the result from their row's all-gather. Supported when every row's
  * healthy chips form one ring or one line and at least one column is
- * usable; otherwise FTM_ENOTSUP (two holes in one row: --algo auto then
- * takes another algorithm).
+ * usable; otherwise (two holes in one row) the registry entry runs
+ * 2d-concurrent's schedule under this name, and on small or crowded
+ * meshes the ring's when it models faster, as 2d does.
  */
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
