@@ -4,7 +4,10 @@
  * Chips exchange data only through their links. A transfer to a chip that
  * is not a neighbour travels along its route, and every chip on the way
  * forwards it from inside its own thread while it runs its own program.
- * Waiting blocks on the chip's condition variable; nothing spins.
+ * A one-hop transfer is single-copy: the receiver reduces straight from
+ * the sender's buffer (src/runtime/mailbox.c describes the link protocol).
+ * Waiting blocks on the chip's doorbell (a futex on Linux); nothing spins,
+ * and a chip is woken only when it sleeps for what arrived.
  */
 #ifndef FTMESH_RUNTIME_H
 #define FTMESH_RUNTIME_H

@@ -11,19 +11,130 @@
  * the next link, or, when that link is full, to a per-direction queue in
  * the chip's memory that keeps link order. Only the chip's own sends wait
  * for link space, and they never stop the draining.
+ *
+ * Single copy. A one-hop send over a local link posts a descriptor (the
+ * range of the sender's buffer) instead of copying packets; the receiver
+ * reduces straight from the sender's memory, as a DMA engine would, and
+ * releases it. The send op completes when the descriptor is posted (as an
+ * eager send would), so no chip waits for a slower receiver within a
+ * step; what keeps the data right is that the sender writes an exposed
+ * range again only after its release: a step whose receives overlap
+ * unreleased memory waits for it first, and ftm_chip_exec returns only
+ * when all of it is released (the caller owns the buffer again). Waiting
+ * for a release drains and forwards like any other wait. The schedule's
+ * own rule (the writes of a step never touch the ranges it sends) makes
+ * the in-step case safe.
+ *
+ * Wake-ups. A chip that found nothing to do sets asleep, fences, reads its
+ * bell and makes one more full pass; only if that pass moved nothing too
+ * does it sleep until the bell changes. Whoever makes work for it
+ * publishes first, fences, and rings only if asleep is set (rt_poke): of
+ * the two fenced store-then-load pairs at least one sees the other, so no
+ * wake-up is lost, and a busy chip costs its neighbours no system call.
  */
+#ifdef __linux__
+#define _GNU_SOURCE 1 /* syscall(2): the futex */
+#endif
 #include "rt_internal.h"
 #include "ftmesh/error.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
+/* The bell itself: a futex on Linux (one system call a side, no lock),
+ * else the chip's condition variable. */
+#ifdef __linux__
+void rt_wake(ftm_chip *c)
+{
+    atomic_fetch_add_explicit(&c->bell, 1, memory_order_release);
+    syscall(SYS_futex, &c->bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void bell_wait(ftm_chip *c, uint32_t seen)
+{
+    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
+           !atomic_load(&c->rt->abort))
+        syscall(SYS_futex, &c->bell, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+#else
 void rt_wake(ftm_chip *c)
 {
     pthread_mutex_lock(&c->mu);
-    c->bell++;
+    atomic_fetch_add_explicit(&c->bell, 1, memory_order_release);
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
+}
+
+static void bell_wait(ftm_chip *c, uint32_t seen)
+{
+    pthread_mutex_lock(&c->mu);
+    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
+           !atomic_load(&c->rt->abort))
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+#endif
+
+/* The first poker that finds c asleep for one of the reasons `why` clears
+ * the flag and rings: a chip woken once is not woken again by the next
+ * packet before it runs. */
+void rt_poke(ftm_chip *c, int why)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    int v = atomic_load_explicit(&c->asleep, memory_order_relaxed);
+    while (v & why)
+        if (atomic_compare_exchange_weak(&c->asleep, &v, 0)) {
+            rt_wake(c);
+            return;
+        }
+}
+
+/* Transfers smaller than this ring their receiver's bell only when the
+ * sender runs out of work (or returns from ftm_chip_exec): a sender that
+ * goes on posting wakes its neighbour once for many steps, not once per
+ * step. A bigger transfer is worth waking a chip on the other core for
+ * at once. */
+#define RT_DEFER_BYTES ((size_t)64 << 10)
+#define RT_MAX_DEFERRED 256
+
+static void poke_flush(ftm_chip *c)
+{
+    for (int i = 0; i < c->ndefer; i++)
+        rt_poke(c->defer_to[i], c->defer_why[i]);
+    c->ndefer = 0;
+    c->deferred = 0;
+}
+
+/* c made work of `bytes` for chip t (why: RT_WANT_*): poke it now or when c
+ * runs out of work. */
+static void poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes)
+{
+    if (bytes >= RT_DEFER_BYTES) {
+        rt_poke(t, why);
+        return;
+    }
+    /* A chip that never runs out of work still rings now and then. */
+    if (c->ndefer == RT_MAX_DEFER || ++c->deferred > RT_MAX_DEFERRED)
+        poke_flush(c);
+    for (int i = 0; i < c->ndefer; i++)
+        if (c->defer_to[i] == t) {
+            c->defer_why[i] |= why;
+            return;
+        }
+    c->defer_to[c->ndefer] = t;
+    c->defer_why[c->ndefer++] = why;
+}
+
+/* Counts a packet moved, for the watchdog (single writer: no RMW). */
+static void count_moved(ftm_chip *c)
+{
+    uint64_t m = atomic_load_explicit(&c->moved, memory_order_relaxed);
+    atomic_store_explicit(&c->moved, m + 1, memory_order_relaxed);
 }
 
 int ftm_chip_id(const ftm_chip *chip) { return chip->id; }
@@ -42,7 +153,13 @@ typedef struct exec_ctx {
     const ftm_op *ops;       /* the step's ops */
     op_state *st;
     uint64_t epoch_tag;      /* epoch << 32 */
+    const char *idle;        /* not executing a step: what the chip waits for */
+    int hold;                /* waiting for releases, nothing is delivered:
+                                HOLD_STEP before the step, HOLD_ALL at the end */
+    int want;                /* RT_WANT_* the last pass found it waits for */
 } exec_ctx;
+
+enum { HOLD_NONE = 0, HOLD_STEP, HOLD_ALL };
 
 static rt_pkt *pkt_get(ftm_chip *c)
 {
@@ -67,22 +184,81 @@ static void pkt_put(ftm_chip *c, rt_pkt *p)
     c->pool = p;
 }
 
-/* Applies a packet addressed to this chip if the current step expects it,
- * with the schedule's reduction kernel (an int64 sum is exact or
- * FTM_ERANGE, never a silent wrap). Returns 1 if applied, 0 if not, or a
- * negative error. */
+/* ---- memory exposed by descriptors ---------------------------------- */
+
+static rt_expo *expo_get(ftm_chip *c)
+{
+    rt_expo *e = c->expo_free;
+    if (e)
+        c->expo_free = e->next;
+    else if (!(e = malloc(sizeof *e)))
+        return NULL;
+    atomic_init(&e->released, 0);
+    e->next = c->expo_busy;
+    c->expo_busy = e;
+    return e;
+}
+
+/* Recycles released records; 1 when none is left unreleased. */
+static int expo_reap(ftm_chip *c)
+{
+    rt_expo **pp = &c->expo_busy;
+    while (*pp) {
+        rt_expo *e = *pp;
+        if (atomic_load_explicit(&e->released, memory_order_acquire)) {
+            *pp = e->next;
+            e->next = c->expo_free;
+            c->expo_free = e;
+        } else {
+            pp = &e->next;
+        }
+    }
+    return c->expo_busy == NULL;
+}
+
+/* The first unreleased exposure that the step's receives would write
+ * (any, with HOLD_ALL), or NULL. */
+static const rt_expo *expo_blocking(const exec_ctx *x)
+{
+    for (const rt_expo *e = x->chip->expo_busy; e; e = e->next) {
+        if (x->hold == HOLD_ALL)
+            return e;
+        for (int i = 0; i < x->step->nops; i++) {
+            const ftm_op *op = &x->ops[i];
+            if (op->kind == FTM_OP_RECV && op->off < e->hi && e->lo < op->off + op->len)
+                return e;
+        }
+    }
+    return NULL;
+}
+
+/* The receiver has read a descriptor's memory: the sender may reuse it. */
+static void expo_release(ftm_chip *c, const rt_hdr *h)
+{
+    atomic_store_explicit(&h->expo->released, 1, memory_order_release);
+    count_moved(c);
+    poke_later(c, &c->rt->chips[h->src], RT_WANT_RELEASE, h->len);
+}
+
+/* ---- packets -------------------------------------------------------- */
+
+/* Applies a packet (or descriptor) addressed to this chip if the current
+ * step expects it, with the schedule's reduction kernel (an int64 sum is
+ * exact or FTM_ERANGE, never a silent wrap). Returns 1 if applied, 0 if
+ * not, or a negative error. */
 static int try_deliver(exec_ctx *x, const unsigned char *pkt)
 {
     const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
-    if (!x->step || h->sched != x->s)
+    if (!x->step || x->hold || h->sched != x->s)
         return 0;
     for (int i = 0; i < x->step->nops; i++) {
         const ftm_op *op = &x->ops[i];
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        int rc = ftm_sched_reduce(x->buf + op->off + h->off, pkt + RT_HDR_BYTES, h->len,
-                                  (ftm_red)op->red);
+        int rc = ftm_sched_reduce(x->buf + op->off + h->off, h->data, h->len, (ftm_red)op->red);
+        if (h->expo)
+            expo_release(x->chip, h);
         x->st[i].done += h->len;
         if (RT_TRACE(x->chip))
             ftm_trace_op(RT_TRACE(x->chip), x->chip->id, i, op, x->st[i].done - h->len,
@@ -109,11 +285,11 @@ static int next_dir(const rt_hdr *h)
     return h->sched->dirs[r->first + h->hop];
 }
 
-static void publish(ftm_chip *c, int d)
+static void publish(ftm_chip *c, int d, int payload, size_t bytes)
 {
-    rt_mbox_push(c->out[d]);
-    atomic_fetch_add_explicit(&c->rt->progress, 1, memory_order_relaxed);
-    rt_wake(c->out[d]->to);
+    rt_mbox_push(c->out[d], payload);
+    count_moved(c);
+    poke_later(c, c->out[d]->to, RT_WANT_DATA, bytes);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -121,19 +297,69 @@ static void publish(ftm_chip *c, int d)
 static int link_put(ftm_chip *c, int d, const unsigned char *pkt)
 {
     rt_mbox *mb = c->out[d];
-    unsigned char *slot = rt_mbox_slot_in(mb);
+    unsigned char *slot = rt_mbox_slot_in(mb, 1);
     if (!slot)
         return 0;
     const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
-    memcpy(slot, pkt, RT_HDR_BYTES + h->len);
+    unsigned char *pay = rt_mbox_payload_in(mb);
+    memcpy(slot, pkt, RT_HDR_BYTES);
+    memcpy(pay, h->data, h->len);
+    ((rt_hdr *)(void *)slot)->data = pay;
     ((rt_hdr *)(void *)slot)->hop++;
     mb->bytes += h->len;
     mb->pkts++;
     if (RT_TRACE(c)) /* link_put carries transit traffic only */
         ftm_trace_forward(RT_TRACE(c), c->id, h->sched, (uint32_t)(h->tag >> 32), h->src,
                           (uint32_t)h->tag, d, h->len);
-    publish(c, d);
+    publish(c, d, 1, h->len);
     return 1;
+}
+
+/* Keeps a packet that cannot move on in the chip's memory: early data (a
+ * descriptor's header only: its data stays exposed) or blocked transit. */
+static int keep(ftm_chip *c, const unsigned char *pkt, int home)
+{
+    const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+    rt_pkt *p = pkt_get(c);
+    if (!p)
+        return FTM_ENOMEM;
+    memcpy(p->data, pkt, RT_HDR_BYTES);
+    if (!h->expo) { /* a descriptor's data stays in the sender's memory */
+        memcpy(p->data + RT_HDR_BYTES, h->data, h->len);
+        ((rt_hdr *)(void *)p->data)->data = p->data + RT_HDR_BYTES;
+    }
+    if (home) {
+        p->next = c->early;
+        c->early = p;
+    } else {
+        outq_append(c, next_dir(h), p);
+    }
+    return 0;
+}
+
+/* One packet out of an inbound mailbox: applied, forwarded or kept.
+ * 0 or a negative error. */
+static int take(exec_ctx *x, const unsigned char *pkt)
+{
+    ftm_chip *c = x->chip;
+    const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
+    /* A route may pass its destination on the way (2-D column rings
+     * can): the packet is home only at its last hop. */
+    int home = h->hop == h->sched->routes[h->route].nhops;
+    int kept;
+    if (home) {
+        kept = try_deliver(x, pkt);
+        if (kept < 0)
+            return kept;
+    } else {
+        int nd = next_dir(h);
+        if (!c->out[nd])
+            return FTM_ENOROUTE;
+        if (rt_link_dead(c, nd, 0))
+            return rt_notice(c, nd, 0, "forward failed");
+        kept = !c->outq_head[nd] && link_put(c, nd, pkt);
+    }
+    return kept ? 0 : keep(c, pkt, home);
 }
 
 /* Empties every inbound mailbox. Returns 1 if anything moved, or a
@@ -146,40 +372,16 @@ static int drain_inbound(exec_ctx *x)
         rt_mbox *mb = c->in[d];
         if (!mb)
             continue;
-        unsigned char *pkt;
+        const unsigned char *pkt;
         while ((pkt = rt_mbox_slot_out(mb)) != NULL) {
             const rt_hdr *h = (const rt_hdr *)(const void *)pkt;
-            int kept = 0;
-            /* A route may pass its destination on the way (2-D column
-             * rings can): the packet is home only at its last hop. */
-            int home = h->hop == h->sched->routes[h->route].nhops;
-            if (home) {
-                kept = try_deliver(x, pkt);
-                if (kept < 0)
-                    return kept;
-            } else {
-                int nd = next_dir(h);
-                if (!c->out[nd])
-                    return FTM_ENOROUTE;
-                if (rt_link_dead(c, nd, 0))
-                    return rt_notice(c, nd, 0, "forward failed");
-                kept = !c->outq_head[nd] && link_put(c, nd, pkt);
-            }
-            if (!kept) {
-                /* Keep it in the chip's memory: early data or blocked transit. */
-                rt_pkt *p = pkt_get(c);
-                if (!p)
-                    return FTM_ENOMEM;
-                memcpy(p->data, pkt, RT_HDR_BYTES + h->len);
-                if (home) {
-                    p->next = c->early;
-                    c->early = p;
-                } else {
-                    outq_append(c, next_dir(h), p);
-                }
-            }
-            rt_mbox_pop(mb);
-            rt_wake(mb->from);
+            int payload = !h->expo;
+            size_t len = h->len;
+            int rc = take(x, pkt);
+            if (rc < 0)
+                return rc;
+            rt_mbox_pop(mb, payload);
+            poke_later(c, mb->from, RT_WANT_SLOT, len);
             moved = 1;
         }
     }
@@ -187,7 +389,7 @@ static int drain_inbound(exec_ctx *x)
 }
 
 /* Moves queued transit packets onto their links while there is room. */
-static int flush_outq(ftm_chip *c)
+static int flush_outq(ftm_chip *c, int *want)
 {
     int moved = 0;
     for (int d = 0; d < FTM_NDIRS; d++) {
@@ -201,6 +403,8 @@ static int flush_outq(ftm_chip *c)
             pkt_put(c, p);
             moved = 1;
         }
+        if (c->outq_head[d])
+            *want |= RT_WANT_SLOT;
     }
     return moved;
 }
@@ -226,11 +430,91 @@ static int apply_early(exec_ctx *x)
     return moved;
 }
 
-/* Pushes the step's own sends, packet by packet, behind queued transit. */
+/* ---- the step's own sends ------------------------------------------- */
+
+/* Fills the header of the next piece of send op i: n bytes at done. */
+static rt_hdr *fill_hdr(exec_ctx *x, int i, unsigned char *slot, size_t n)
+{
+    const ftm_op *op = &x->ops[i];
+    rt_hdr *h = (rt_hdr *)(void *)slot;
+    h->sched = x->s;
+    h->tag = x->epoch_tag | op->tag;
+    h->src = x->chip->id;
+    h->dst = op->peer;
+    h->route = op->route;
+    h->hop = 1;
+    h->len = n;
+    h->off = x->st[i].done;
+    h->data = NULL;
+    h->expo = NULL;
+    return h;
+}
+
+/* Bytes and packets of the next piece of send op i: one packet, or (a
+ * descriptor) the rest of the op, cut where an armed failure fires so
+ * that it strikes after the same packet as on the packet path. */
+static size_t piece(const exec_ctx *x, int i, int desc, uint64_t *npk)
+{
+    const ftm_chip *c = x->chip;
+    size_t pb = c->rt->pkt_bytes, n = x->ops[i].len - x->st[i].done;
+    if (!desc) {
+        *npk = 1;
+        return n < pb ? n : pb;
+    }
+    *npk = (n + pb - 1) / pb;
+    if (c->fail_after > c->sent_pkts && c->fail_after - c->sent_pkts < *npk) {
+        *npk = c->fail_after - c->sent_pkts;
+        n = (size_t)*npk * pb;
+    }
+    return n;
+}
+
+/* Posts the next piece of send op i into link d (slot is free; a
+ * descriptor if desc). 0, or FTM_ECHIPDEAD / FTM_ENOMEM. */
+static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
+{
+    ftm_chip *c = x->chip;
+    const ftm_op *op = &x->ops[i];
+    rt_mbox *mb = c->out[d];
+    uint64_t npk;
+    size_t n = piece(x, i, desc, &npk);
+    rt_hdr *h = fill_hdr(x, i, slot, n);
+    const unsigned char *data = x->buf + op->off + x->st[i].done;
+    if (desc) {
+        rt_expo *e = expo_get(c);
+        if (!e)
+            return FTM_ENOMEM;
+        e->lo = op->off + x->st[i].done;
+        e->hi = e->lo + n;
+        e->peer = op->peer;
+        e->dir = d;
+        h->data = data;
+        h->expo = e;
+    } else {
+        unsigned char *pay = rt_mbox_payload_in(mb);
+        memcpy(pay, data, n);
+        h->data = pay;
+    }
+    mb->bytes += n;
+    mb->pkts += npk;
+    x->st[i].done += n;
+    if (RT_TRACE(c))
+        ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
+    publish(c, d, !desc, n);
+    c->sent_pkts += npk;
+    if (c->fail_after && c->sent_pkts == c->fail_after) { /* injected (inject.c) */
+        int rc = rt_fire(c);
+        if (rc && RT_TRACE(c) && c->rt->killed[c->id])
+            ftm_trace_fail(RT_TRACE(c), c->id);
+        return rc;
+    }
+    return 0;
+}
+
+/* Pushes the step's own sends behind queued transit. */
 static int push_sends(exec_ctx *x)
 {
     ftm_chip *c = x->chip;
-    size_t pb = c->rt->pkt_bytes;
     int moved = 0;
     for (int i = 0; i < x->step->nops; i++) {
         const ftm_op *op = &x->ops[i];
@@ -242,55 +526,42 @@ static int push_sends(exec_ctx *x)
         int d = x->s->dirs[r->first];
         if (!c->out[d])
             return FTM_ENOROUTE;
+        /* One hop over shared memory: single copy. */
+        int desc = c->out[d]->local && r->nhops == 1;
         while (x->st[i].done < op->len && !c->outq_head[d]) {
             if (rt_link_dead(c, d, 0))
                 return rt_notice(c, d, 0, "send failed");
-            unsigned char *slot = rt_mbox_slot_in(c->out[d]);
-            if (!slot)
+            unsigned char *slot = rt_mbox_slot_in(c->out[d], !desc);
+            if (!slot) {
+                x->want |= RT_WANT_SLOT;
                 break;
-            size_t n = op->len - x->st[i].done;
-            if (n > pb)
-                n = pb;
-            rt_hdr *h = (rt_hdr *)(void *)slot;
-            h->sched = x->s;
-            h->tag = x->epoch_tag | op->tag;
-            h->src = c->id;
-            h->dst = op->peer;
-            h->route = op->route;
-            h->hop = 1;
-            h->len = (uint32_t)n;
-            h->off = x->st[i].done;
-            memcpy(slot + RT_HDR_BYTES, x->buf + op->off + x->st[i].done, n);
-            c->out[d]->bytes += n;
-            c->out[d]->pkts++;
-            x->st[i].done += n;
-            if (RT_TRACE(c))
-                ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
-            publish(c, d);
-            moved = 1;
-            /* Injected failure, mid-collective (inject.c). */
-            if (++c->sent_pkts == c->fail_after) {
-                int rc = rt_fire(c);
-                if (rc) {
-                    if (RT_TRACE(c) && c->rt->killed[c->id])
-                        ftm_trace_fail(RT_TRACE(c), c->id);
-                    return rc;
-                }
             }
+            int rc = post(x, i, d, desc, slot);
+            if (rc)
+                return rc;
+            moved = 1;
         }
     }
     return moved;
 }
 
-/* First unfinished op of the step, for the hang report. */
+/* ---- waiting -------------------------------------------------------- */
+
+/* What the chip waits for, for the hang report (under mu). */
 static void note_wait(exec_ctx *x)
 {
     ftm_stuck *w = &x->chip->why;
     w->chip = x->chip->id;
+    w->dir = -1;
+    if (x->idle) {
+        w->wait = FTM_WAIT_DONE;
+        w->phase = x->idle;
+        return;
+    }
     w->phase = x->step->phase ? x->step->phase : "";
     w->step = x->step->index;
     w->wait = FTM_WAIT_NONE;
-    for (int i = 0; i < x->step->nops; i++) {
+    for (int i = 0; !x->hold && i < x->step->nops; i++) {
         const ftm_op *op = &x->ops[i];
         if (x->st[i].done >= op->len)
             continue;
@@ -306,6 +577,13 @@ static void note_wait(exec_ctx *x)
         }
         return;
     }
+    const rt_expo *e = expo_blocking(x); /* the step waits for a release */
+    if (e) {
+        w->wait = FTM_WAIT_SEND;
+        w->peer = e->peer;
+        w->dir = e->dir;
+        w->missing = e->hi - e->lo;
+    }
 }
 
 /* A receive that can only arrive over a dead link (its last hop) that
@@ -313,7 +591,7 @@ static void note_wait(exec_ctx *x)
 static int recv_dead(exec_ctx *x)
 {
     ftm_chip *c = x->chip;
-    for (int i = 0; i < x->step->nops; i++) {
+    for (int i = 0; x->step && !x->hold && i < x->step->nops; i++) {
         const ftm_op *op = &x->ops[i];
         if (op->kind != FTM_OP_RECV || x->st[i].done >= op->len)
             continue;
@@ -334,28 +612,124 @@ static int step_done(const exec_ctx *x)
 }
 
 /* Sleeps until the doorbell rings after `seen`, or the run is aborted. */
-static int wait_bell(exec_ctx *x, uint64_t seen)
+static int wait_bell(exec_ctx *x, uint32_t seen)
 {
     ftm_chip *c = x->chip;
     double t0 = RT_TRACE(c) ? ftm_trace_now(RT_TRACE(c)) : 0;
     pthread_mutex_lock(&c->mu);
     note_wait(x);
     c->waiting = 1;
-    while (c->bell == seen && !atomic_load(&c->rt->abort))
-        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    bell_wait(c, seen);
+    pthread_mutex_lock(&c->mu);
     c->waiting = 0;
     pthread_mutex_unlock(&c->mu);
-    if (RT_TRACE(c))
+    if (RT_TRACE(c) && !x->idle)
         ftm_trace_wait(RT_TRACE(c), c->id, t0);
     return atomic_load(&c->rt->abort) ? rt_abort_code(c->rt) : 0;
 }
 
-static uint64_t read_bell(ftm_chip *c)
+/* The wake-up protocol's chip side, after a pass of the loop that moved
+ * something or not: the first idle pass announces sleep and reads the
+ * bell, the second sleeps. 0 (look again) or the run's abort code. */
+typedef struct nap {
+    int armed;
+    uint32_t seen;
+} nap;
+
+static int doze(exec_ctx *x, nap *n, int moved)
 {
-    pthread_mutex_lock(&c->mu);
-    uint64_t b = c->bell;
-    pthread_mutex_unlock(&c->mu);
-    return b;
+    ftm_chip *c = x->chip;
+    if (!moved)
+        poke_flush(c); /* out of work: the neighbours' turn */
+    if (moved || !n->armed) {
+        n->armed = !moved;
+        atomic_store_explicit(&c->asleep, moved ? 0 : x->want, memory_order_relaxed);
+        if (n->armed) {
+            atomic_thread_fence(memory_order_seq_cst);
+            n->seen = atomic_load_explicit(&c->bell, memory_order_acquire);
+        }
+        return 0;
+    }
+    int rc = recv_dead(x);
+    if (!rc)
+        rc = wait_bell(x, n->seen);
+    n->armed = 0;
+    atomic_store_explicit(&c->asleep, 0, memory_order_relaxed);
+    return rc;
+}
+
+static void wake_up(ftm_chip *c, nap *n)
+{
+    if (n->armed)
+        atomic_store_explicit(&c->asleep, 0, memory_order_relaxed);
+    n->armed = 0;
+}
+
+/* Drains and forwards (nothing is delivered) until no exposure blocks x
+ * (hold: HOLD_STEP, its step's receives; HOLD_ALL, any). 0 or an error. */
+static int settle(exec_ctx *x, int hold)
+{
+    ftm_chip *c = x->chip;
+    nap n = { 0, 0 };
+    int rc = 0;
+    x->hold = hold;
+    for (;;) {
+        expo_reap(c);
+        if (!expo_blocking(x))
+            break;
+        x->want = RT_WANT_DATA | RT_WANT_RELEASE;
+        int a = drain_inbound(x);
+        int b = a < 0 ? a : flush_outq(c, &x->want);
+        if ((rc = a < 0 ? a : b) < 0 || (rc = doze(x, &n, a || b)))
+            break;
+    }
+    wake_up(c, &n);
+    x->hold = HOLD_NONE;
+    return rc;
+}
+
+/* Runs step k of the chip's program to its end. 0 or an error. */
+static int run_step(exec_ctx *x)
+{
+    ftm_chip *chip = x->chip;
+    int rc = chip->expo_busy && !expo_reap(chip) ? settle(x, HOLD_STEP) : 0;
+    if (rc)
+        return rc;
+    rc = apply_early(x);
+    if (rc < 0)
+        return rc;
+    nap n = { 0, 0 };
+    for (;;) {
+        x->want = RT_WANT_DATA;
+        int a = drain_inbound(x);
+        int b = a < 0 ? a : flush_outq(chip, &x->want);
+        int c = b < 0 ? b : push_sends(x);
+        if ((rc = a < 0 ? a : b < 0 ? b : c) < 0)
+            break;
+        rc = 0;
+        if (step_done(x) || (rc = doze(x, &n, a || b || c)))
+            break;
+    }
+    wake_up(chip, &n);
+    return rc;
+}
+
+/* Room for the per-op state of the chip's largest step (kept, reused). */
+static int grow_op_state(ftm_chip *chip, const ftm_chip_prog *prog)
+{
+    int maxops = 0;
+    for (int k = 0; k < prog->nsteps; k++)
+        if (prog->steps[k].nops > maxops)
+            maxops = prog->steps[k].nops;
+    if (maxops > chip->op_state_cap) {
+        void *p = realloc(chip->op_state, sizeof(op_state) * (size_t)maxops);
+        if (!p)
+            return FTM_ENOMEM;
+        chip->op_state = p;
+        chip->op_state_cap = maxops;
+    }
+    return 0;
 }
 
 int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
@@ -363,23 +737,14 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     if (chip->id >= s->nchips)
         return FTM_EINVAL;
     const ftm_chip_prog *prog = &s->prog[chip->id];
-    int maxops = 0;
-    for (int k = 0; k < prog->nsteps; k++)
-        if (prog->steps[k].nops > maxops)
-            maxops = prog->steps[k].nops;
-    if (maxops > chip->op_state_cap) { /* allocated once, reused by every call */
-        void *p = realloc(chip->op_state, sizeof(op_state) * (size_t)maxops);
-        if (!p)
-            return FTM_ENOMEM;
-        chip->op_state = p;
-        chip->op_state_cap = maxops;
-    }
-    op_state *st = chip->op_state;
-    exec_ctx x = { chip, s, buf, NULL, NULL, st, (uint64_t)(++chip->epoch) << 32 };
+    int rc = grow_op_state(chip, prog);
+    if (rc)
+        return rc;
+    exec_ctx x = { chip, s, buf, NULL, NULL, chip->op_state, (uint64_t)(++chip->epoch) << 32,
+                   NULL, HOLD_NONE, 0 };
     ftm_trace *tr = RT_TRACE(chip);
     if (tr)
         ftm_trace_exec_begin(tr, chip->id, s, &chip->rt->mesh, buf, chip->epoch);
-    int rc = 0;
     for (int k = 0; k < prog->nsteps && !rc; k++) {
         if (tr && k > 0)
             ftm_trace_step_end(tr, chip->id, buf);
@@ -388,25 +753,13 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
         x.step = &prog->steps[k];
         x.ops = prog->ops + x.step->first_op;
         if (x.step->nops)
-            memset(st, 0, sizeof *st * (size_t)x.step->nops);
-        if ((rc = apply_early(&x)) < 0)
-            break;
-        rc = 0;
-        for (;;) {
-            uint64_t seen = read_bell(chip);
-            int a = drain_inbound(&x);
-            int b = a < 0 ? a : flush_outq(chip);
-            int c = b < 0 ? b : push_sends(&x);
-            if (a < 0 || b < 0 || c < 0) {
-                rc = a < 0 ? a : b < 0 ? b : c;
-                break;
-            }
-            if (step_done(&x))
-                break;
-            if (!a && !b && !c && ((rc = recv_dead(&x)) || (rc = wait_bell(&x, seen))))
-                break;
-        }
+            memset(x.st, 0, sizeof *x.st * (size_t)x.step->nops);
+        rc = run_step(&x);
     }
+    /* The caller owns buf again on return: every exposure released. */
+    if (!rc && chip->expo_busy && !expo_reap(chip))
+        rc = settle(&x, HOLD_ALL);
+    poke_flush(chip);
     if (tr && x.step) /* the last step, or (no snapshot) the one an error cut short */
         ftm_trace_step_end(tr, chip->id, rc ? NULL : buf);
     if (tr)
@@ -421,32 +774,27 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
                       const char *what)
 {
     ftm_sched none = { 0 };
-    exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0 };
+    exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0, what, HOLD_NONE, 0 };
+    nap n = { 0, 0 };
+    int rc = 0;
     for (;;) {
-        uint64_t seen = read_bell(chip);
         if (done(chip, arg))
-            return 0;
+            break;
+        x.want = RT_WANT_DATA;
         int a = drain_inbound(&x);
-        int b = a < 0 ? a : flush_outq(chip);
-        if (a < 0 || b < 0)
-            return a < 0 ? a : b;
-        if (a || b)
-            continue;
-        pthread_mutex_lock(&chip->mu);
-        chip->waiting = 1;
-        chip->why.chip = chip->id;
-        chip->why.wait = FTM_WAIT_DONE;
-        chip->why.phase = what;
-        chip->why.dir = -1;
-        while (chip->bell == seen && !atomic_load(&chip->rt->abort))
-            pthread_cond_wait(&chip->cv, &chip->mu);
-        chip->waiting = 0;
-        pthread_mutex_unlock(&chip->mu);
+        int b = a < 0 ? a : flush_outq(chip, &x.want);
+        if ((rc = a < 0 ? a : b) < 0)
+            break;
+        rc = doze(&x, &n, a || b);
         /* A barrier that completed still counts, so the step before it is
          * reported even if a failure follows at once. */
-        if (atomic_load(&chip->rt->abort))
-            return done(chip, arg) ? 0 : rt_abort_code(chip->rt);
+        if (rc) {
+            rc = done(chip, arg) ? 0 : rc;
+            break;
+        }
     }
+    wake_up(chip, &n);
+    return rc;
 }
 
 static int all_finished(ftm_chip *chip, uint64_t unused)

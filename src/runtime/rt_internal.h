@@ -8,44 +8,71 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* Header of a packet: one piece (at most pkt_bytes) of one transfer. */
+/* Memory a chip exposed to a neighbour by a descriptor (bytes [lo, hi) of
+ * its buffer): the receiver reads it in place, then sets released. The
+ * sender writes that range again (or returns from ftm_chip_exec) only
+ * after seeing released. */
+typedef struct rt_expo {
+    _Atomic int released;
+    size_t lo, hi;
+    int peer, dir;           /* for the hang report */
+    struct rt_expo *next;
+} rt_expo;
+
+/* Header of a packet: one piece (at most pkt_bytes) of one transfer, or a
+ * descriptor (expo != NULL): a range of the sending chip's memory, any
+ * length, that the receiver reads in place (one-hop transfers only). */
 typedef struct rt_hdr {
     const ftm_sched *sched; /* whose route table the packet follows */
     uint64_t tag;           /* (epoch << 32) | transfer tag */
+    size_t off;             /* payload offset within the transfer */
+    size_t len;             /* payload bytes */
     int src, dst, route;
     int hop;                /* links crossed so far */
-    uint32_t len;           /* payload bytes */
-    size_t off;             /* payload offset within the transfer */
+    const unsigned char *data; /* the payload: a mailbox payload slot, the
+                                  chip's own copy, or (a descriptor) the
+                                  sender's buffer */
+    rt_expo *expo;          /* descriptor: released once read; NULL: a packet */
 } rt_hdr;
 
-/* Slot/packet stride: header then payload, kept 64-byte aligned so that
- * payloads can be read as float/int64 in place. */
+/* Header size; a packet kept in a chip's memory is the header then the
+ * payload (64-byte aligned so that payloads can be read as float/int64
+ * in place, like the mailbox's payload slots). */
 #define RT_HDR_BYTES 64
 typedef char rt_hdr_fits_[sizeof(rt_hdr) <= RT_HDR_BYTES ? 1 : -1];
 
-/* One direction of one link: a bounded single-producer single-consumer
- * circular queue of packet slots (the producer is the sending chip's thread, the
- * consumer the receiving chip's). */
+/* One direction of one link (mailbox.c: the link protocol): a bounded
+ * single-producer single-consumer FIFO of headers, with payload slots for
+ * packets (the producer is the sending chip's thread, the consumer the
+ * receiving chip's). */
 typedef struct rt_mbox {
-    _Atomic uint32_t head;   /* next slot to read (consumer) */
-    _Atomic uint32_t tail;   /* next slot to write (producer) */
-    uint32_t depth;
-    size_t stride;
-    unsigned char *slots;
+    _Atomic uint32_t head;   /* next entry to read (consumer) */
+    _Atomic uint32_t tail;   /* next entry to write (producer) */
+    _Atomic uint32_t phead;  /* next payload slot to free (consumer) */
+    uint32_t ptail;          /* next payload slot to fill (producer only) */
+    uint32_t entries, depth; /* headers; payload slots */
+    size_t pkt_bytes;
+    unsigned char *hdrs;     /* [entries] RT_HDR_BYTES each */
+    unsigned char *slots;    /* [depth] pkt_bytes each */
     uint64_t bytes, pkts;    /* written by the producer only */
+    int local;               /* 1: both ends share memory, descriptors may
+                                cross it (0: a remote link, packets only) */
     _Atomic int dead;        /* the link died: nothing more goes in (what
                                 is already in it still arrives) */
     struct ftm_chip *from, *to;
 } rt_mbox;
 
-int rt_mbox_init(rt_mbox *mb, uint32_t depth, size_t pkt_bytes);
+int rt_mbox_init(rt_mbox *mb, uint32_t entries, uint32_t depth, size_t pkt_bytes);
 void rt_mbox_free(rt_mbox *mb);
-/* Slot to fill, or NULL when full; rt_mbox_push publishes it. */
-unsigned char *rt_mbox_slot_in(rt_mbox *mb);
-void rt_mbox_push(rt_mbox *mb);
-/* Oldest packet, or NULL when empty; rt_mbox_pop releases it. */
+/* Header to fill (with a payload slot if payload), or NULL when full;
+ * rt_mbox_payload_in: that payload slot; rt_mbox_push publishes. */
+unsigned char *rt_mbox_slot_in(rt_mbox *mb, int payload);
+unsigned char *rt_mbox_payload_in(rt_mbox *mb);
+void rt_mbox_push(rt_mbox *mb, int payload);
+/* Oldest header, or NULL when empty; rt_mbox_pop releases it (and its
+ * payload slot if it had one). */
 unsigned char *rt_mbox_slot_out(rt_mbox *mb);
-void rt_mbox_pop(rt_mbox *mb);
+void rt_mbox_pop(rt_mbox *mb, int payload);
 
 /* A packet held in a chip's own memory (transit waiting for a full link,
  * or data that arrived before the chip expected it). */
@@ -62,15 +89,30 @@ typedef struct rt_action {
 } rt_action;
 
 #define RT_MAX_NOTICE 16
+#define RT_MAX_DEFER 8
 
 struct ftm_chip {
     ftm_rt *rt;
     int id;
     rt_mbox *in[FTM_NDIRS], *out[FTM_NDIRS]; /* NULL: no live link */
-    /* Doorbell: any packet arriving or slot freeing rings it. */
+    /* Doorbell (chip.c: the wake-up protocol). bell changes under mu and
+     * is read without it; asleep: the chip announced it may sleep, so
+     * whoever makes work for it must ring (rt_poke). */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint64_t bell;
+    _Atomic uint32_t bell;   /* a futex word on Linux */
+    _Atomic int asleep;      /* RT_WANT_* it sleeps for; 0: awake */
+    _Atomic uint64_t moved;  /* packets it moved, for the watchdog (only
+                                the chip writes it) */
+    /* Pokes of small transfers wait until the chip runs out of work
+     * (chip.c: poke_later), so that one wake-up carries many steps. */
+    struct ftm_chip *defer_to[RT_MAX_DEFER];
+    int defer_why[RT_MAX_DEFER], ndefer;
+    int deferred;            /* pokes deferred since the last flush */
+    rt_expo *expo_busy;      /* its memory exposed by descriptors, not yet released */
+    rt_expo *expo_free;      /* released records, reused */
+    rt_expo *expo_lost;      /* records of an aborted run (maybe still
+                                referenced from a mailbox): never reused */
     /* Hang report state (under mu). */
     int waiting, finished;
     ftm_stuck why;
@@ -92,11 +134,10 @@ struct ftm_chip {
 struct ftm_rt {
     ftm_mesh mesh;
     size_t pkt_bytes;
-    uint32_t depth;
+    uint32_t depth, entries; /* payload slots and headers per mailbox */
     double hang_timeout_s;
     ftm_chip *chips;         /* [nchips] */
     rt_mbox *mbox;           /* [nchips * 4], live links only initialised */
-    _Atomic uint64_t progress; /* packets moved, for the watchdog */
     _Atomic int abort;
     _Atomic int died;        /* chip that failed during the run, or -1 */
     /* Injected failures and who noticed them (inject.c), under mu. */
@@ -132,10 +173,15 @@ int rt_notice(ftm_chip *c, int d, int inbound, const char *how);
 /* 1 when the directed link chip->d has died (its mailbox is marked). */
 int rt_link_dead(const ftm_chip *c, int d, int inbound);
 
-/* Wakes chip c if it sleeps waiting for packets (its doorbell);
- * rt_wake_all wakes every healthy chip. */
+/* Rings chip c's doorbell (it looks at everything again);
+ * rt_wake_all rings every healthy chip's. rt_poke rings it only if c
+ * announced sleep waiting for `why` (RT_WANT_*): the hot path's call,
+ * after the work it made for c is published (a packet: DATA, a free
+ * slot: SLOT, released memory: RELEASE). */
+enum { RT_WANT_DATA = 1, RT_WANT_SLOT = 2, RT_WANT_RELEASE = 4 };
 void rt_wake(ftm_chip *c);
 void rt_wake_all(ftm_rt *rt);
+void rt_poke(ftm_chip *c, int why);
 
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */

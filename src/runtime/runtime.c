@@ -14,6 +14,17 @@ enum { RT_DEFAULT_DEPTH = 4 };
  * packet size shrinks as the number of links grows. */
 #define RT_MBOX_BUDGET ((size_t)128 << 20)
 
+/* Headers per mailbox: as many as fit a budget (a chip runs up to that
+ * many descriptors ahead of a sleeping neighbour), at least depth. */
+#define RT_HDR_BUDGET ((size_t)32 << 20)
+static uint32_t pick_entries(size_t nlinks, uint32_t depth)
+{
+    uint32_t e = 64;
+    while (e > 8 && nlinks * e * RT_HDR_BYTES > RT_HDR_BUDGET)
+        e /= 2;
+    return e > depth ? e : depth;
+}
+
 static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
 {
     size_t pb = 32768;
@@ -34,6 +45,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
     size_t depth = cfg && cfg->depth > 0 ? (size_t)cfg->depth : RT_DEFAULT_DEPTH;
     size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
     size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
+    size_t hdrs = (size_t)pick_entries(nlinks, (uint32_t)depth) * RT_HDR_BYTES;
     for (int c = 0; s && c < s->nchips; c++) {
         size_t most = 0; /* the chip's largest step: its per-op state */
         for (int k = 0; k < s->prog[c].nsteps; k++)
@@ -42,7 +54,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
         ops += most;
     }
     return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) +
-           nlinks * depth * slot * 3 + /* slots, then 2 per slot in chips' queues */
+           nlinks * (hdrs + depth * slot * 3) + /* slots, then 2 per slot in chips' queues */
            ops * sizeof(size_t) + live * RT_STACK_TOUCHED;
 }
 
@@ -64,6 +76,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     rt->depth = cfg && cfg->depth > 0 ? (uint32_t)cfg->depth : RT_DEFAULT_DEPTH;
     rt->pkt_bytes = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, rt->depth);
     rt->pkt_bytes = (rt->pkt_bytes + 7) & ~(size_t)7; /* whole int64 elements */
+    rt->entries = pick_entries(nlinks, rt->depth);
     rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
     rt->chips = calloc((size_t)n, sizeof *rt->chips);
     rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
@@ -92,7 +105,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
             if (!ftm_mesh_link_live(m, c, d))
                 continue; /* a dead link carries nothing: it has no mailbox */
             rt_mbox *mb = &rt->mbox[c * FTM_NDIRS + d];
-            if (rt_mbox_init(mb, rt->depth, rt->pkt_bytes)) {
+            if (rt_mbox_init(mb, rt->entries, rt->depth, rt->pkt_bytes)) {
                 ftm_rt_destroy(rt);
                 return FTM_ENOMEM;
             }
@@ -105,6 +118,15 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     }
     *out = rt;
     return 0;
+}
+
+static void free_expos(rt_expo *e)
+{
+    while (e) {
+        rt_expo *next = e->next;
+        free(e);
+        e = next;
+    }
 }
 
 static void free_list(rt_pkt *p)
@@ -127,6 +149,9 @@ void ftm_rt_destroy(ftm_rt *rt)
             free(ch->op_state);
             free_list(ch->pool);
             free_list(ch->early);
+            free_expos(ch->expo_busy);
+            free_expos(ch->expo_free);
+            free_expos(ch->expo_lost);
             for (int d = 0; d < FTM_NDIRS; d++)
                 free_list(ch->outq_head[d]);
             pthread_mutex_destroy(&ch->mu);
@@ -186,6 +211,15 @@ static void *chip_main(void *p)
     return NULL;
 }
 
+/* Packets moved so far by all chips (each counts its own). */
+static uint64_t progress(ftm_rt *rt)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        n += atomic_load_explicit(&rt->chips[c].moved, memory_order_relaxed);
+    return n;
+}
+
 /* 1 when every chip still running its program is asleep waiting. */
 static int all_waiting(ftm_rt *rt)
 {
@@ -207,7 +241,7 @@ static int all_waiting(ftm_rt *rt)
 static void watch(ftm_rt *rt)
 {
     const double tick = 0.05;
-    uint64_t last = atomic_load(&rt->progress);
+    uint64_t last = progress(rt);
     double stall_since = -1;
     pthread_mutex_lock(&rt->mu);
     while (atomic_load(&rt->running) > 0) {
@@ -222,7 +256,7 @@ static void watch(ftm_rt *rt)
         if (atomic_load(&rt->running) == 0 || atomic_load(&rt->abort))
             break;
         pthread_mutex_unlock(&rt->mu);
-        uint64_t cur = atomic_load(&rt->progress);
+        uint64_t cur = progress(rt);
         if (cur != last || !all_waiting(rt)) {
             last = cur;
             stall_since = -1;
@@ -266,6 +300,14 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         ch->waiting = 0;
         ch->rc = 0;
         ch->sent_pkts = 0;
+        /* Memory a run cut short left exposed may still be named by a
+         * stale descriptor: its records are never reused. */
+        while (ch->expo_busy) {
+            rt_expo *e = ch->expo_busy;
+            ch->expo_busy = e->next;
+            e->next = ch->expo_lost;
+            ch->expo_lost = e;
+        }
         memset(&ch->why, 0, sizeof ch->why);
         ch->why.dir = -1;
     }
