@@ -141,6 +141,119 @@ START_TEST(test_sweep_exact)
 }
 END_TEST
 
+/* Sweep mesh i through 2d-lines' own schedule with k chunks (no
+ * fallback). Returns 1 if it was built (and checked), 0 if refused. */
+static int sweep_lines(int i, int k)
+{
+    ftm_mesh m;
+    int conn = sweep_mesh(i, &m);
+    ftm_sched s;
+    size_t count = 1 + (size_t)(i * 37) % 300;
+    int rc = ftm_allreduce_2d_lines_build_k(&s, &m, count, FTM_RED_SUM_F32, k);
+    if (conn || rc == FTM_ENOTSUP) {
+        ck_assert(rc == FTM_ENOTSUP || rc == FTM_EPARTITION || rc == FTM_EALLDEAD);
+        ftm_mesh_free(&m);
+        return 0;
+    }
+    ck_assert_int_eq(rc, 0);
+    float **b = calloc((size_t)m.nchips, sizeof(float *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * sizeof(float));
+        for (size_t x = 0; x < count; x++)
+            b[c][x] = input(c, x);
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+    check_exact(&m, &s, b, count);
+    for (int c = 0; c < m.nchips; c++)
+        free(b[c]);
+    free(b);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+    return 1;
+}
+
+/* 2d-lines on the sweep's meshes, 1 to 4 chunks; it may refuse a faulty
+ * mesh (a row cut twice), never a healthy one (fault kind 0). */
+START_TEST(test_lines_sweep_exact)
+{
+    for (int j = 0; j < 7; j++)
+        if (!sanitizer_scale() || j == 3) {
+            int i = _i * 7 + j, built = sweep_lines(i, 1 + (_i + j) % 4);
+            if ((i / 98) % 5 == 0)
+                ck_assert_msg(built, "sweep mesh %d (healthy) refused", i);
+        }
+}
+END_TEST
+
+/* The faults 2d-lines is for, on tori (dead host, chip, link, two hosts,
+ * one of them wrapping round), every k of 1..5, float and int64: exact on
+ * every chip, and the cost model charges each link what the schedule
+ * sends. */
+static void lines_case(int R, int C, int f, int k, ftm_red red)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
+    if (f == 0)
+        ftm_mesh_fail_host(&m, 2, 3);
+    else if (f == 1)
+        ftm_mesh_fail_chip(&m, R - 1, 0);
+    else if (f == 2)
+        ftm_mesh_fail_link(&m, 1, C - 1, 1, 0, 0);
+    else if (f == 3) {
+        ftm_mesh_fail_host(&m, 0, 2);
+        ftm_mesh_fail_host(&m, R / 2, C - 1); /* wraps round to column 0 */
+    } else
+        ftm_mesh_fail_link(&m, 3, 2, 4, 2, 1); /* one way */
+    size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
+    ftm_sched s;
+    int rc = ftm_allreduce_2d_lines_build_k(&s, &m, count, red, k);
+    ck_assert_msg(rc == 0, "%dx%d fault %d k %d: %s", R, C, f, k, ftm_strerror(rc));
+    char **b = calloc((size_t)m.nchips, sizeof(char *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * es);
+        for (size_t x = 0; x < count; x++)
+            if (red == FTM_RED_SUM_F32)
+                ((float *)b[c])[x] = input(c, x);
+            else
+                ((int64_t *)b[c])[x] = ((int64_t)1 << 40) * c + (int64_t)x;
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+    if (red == FTM_RED_SUM_F32)
+        check_exact(&m, &s, (float **)b, count);
+    int64_t cs = 0, nh = 0;
+    for (int c = 0; c < m.nchips; c++)
+        if (ftm_mesh_alive(&m, c)) {
+            cs += c;
+            nh++;
+        }
+    for (int c = 0; c < m.nchips; c++) {
+        for (size_t x = 0; red == FTM_RED_SUM_I64 && ftm_mesh_alive(&m, c) && x < count; x++)
+            ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+        free(b[c]);
+    }
+    free(b);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 8);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ftm_sched_link_bytes(&s, &m, lb);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, lb + m.nchips * 4), 0);
+    for (int l = 0; l < m.nchips * 4; l++)
+        ck_assert_uint_eq(lb[l], lb[m.nchips * 4 + l]);
+    free(lb);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+
+START_TEST(test_lines_torus_faults)
+{
+    static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 } };
+    for (int f = 0; f < 5; f++)
+        for (int k = 1; k <= 5; k++)
+            lines_case(dims[_i][0], dims[_i][1], f, k, k == 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32);
+}
+END_TEST
+
 START_TEST(test_int64_exact)
 {
     ftm_mesh m;
@@ -344,6 +457,64 @@ static double model_algo(const char *name, const ftm_mesh *m, size_t count)
     return r.time_s;
 }
 
+static ftm_cost_result model_full(const char *name, const ftm_mesh *m, size_t count)
+{
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
+    ftm_sched_free(&s);
+    return r;
+}
+
+/* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
+ * chip or link, 2d-lines against the best healthy time (2d-concurrent's,
+ * which 2d-lines equals on a healthy torus) stays within the bounds it
+ * meets today -- NOT the issue's 10%, see the README -- and no link
+ * carries more than 10% over the healthy busiest link (15% with two
+ * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
+START_TEST(test_lines_pod_bounds)
+{
+    /* [mesh][model] largest overhead measured over the three faults,
+     * rounded up by about 3 points (ftmesh sweep, README). */
+    static const double bound[2][2] = { { 0.57, 0.33 }, { 0.70, 0.38 } };
+    static const size_t count[2] = { 25600000, 340000000 };
+    /* _i >= 12: two dead hosts half a torus apart (sweep --throughput's
+     * scenario), 32x32 ResNet-50 and BERT-large, 16x32 BERT-large. */
+    static const double two_hosts[3] = { 0.78, 0.46, 0.49 };
+    int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
+    int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
+    double b = two ? two_hosts[_i - 12] : bound[mi][md];
+    if (_i != 4 && sanitizer_scale())
+        return;
+    ftm_mesh h, m;
+    ck_assert_int_eq(ftm_mesh_init(&h, R, 32, 1), 0);
+    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
+    if (two) {
+        ftm_mesh_fail_host(&m, R / 4, 8);
+        ftm_mesh_fail_host(&m, 3 * R / 4, 24);
+    } else if (f == 0)
+        ftm_mesh_fail_host(&m, R / 2, 16);
+    else if (f == 1)
+        ftm_mesh_fail_chip(&m, R / 2, 16);
+    else
+        ftm_mesh_fail_link(&m, R / 2, 16, R / 2, 17, 0);
+    ftm_cost_result h2 = model_full("2d-concurrent", &h, count[md]);
+    ftm_cost_result hl = model_full("2d-lines", &h, count[md]);
+    ftm_cost_result t = model_full("2d-lines", &m, count[md]);
+    ck_assert_double_eq(hl.time_s, h2.time_s);
+    double ovh = t.time_s / h2.time_s - 1;
+    ck_assert_msg(ovh >= 0 && ovh <= b, "%dx32 case %d: +%.1f%% (bound %.0f%%)", R, _i, 100 * ovh,
+                  100 * b);
+    /* two hosts on 16x32 take 4 of 16 rows: the adopted share, +12% */
+    ck_assert_uint_le(t.max_link_bytes, (uint64_t)((two ? 1.15 : 1.10) * (double)h2.max_link_bytes));
+    ftm_mesh_free(&m);
+    ftm_mesh_free(&h);
+}
+END_TEST
+
 /* A healthy mesh never gets "alternate" bands (nothing to go around),
  * whatever its shape: 1x1 .. 8x8, open and torus. */
 START_TEST(test_healthy_no_alternate)
@@ -398,10 +569,11 @@ START_TEST(test_within_2x_ring)
             continue;
         }
         double ring = model_algo("ring", &m, 250000);
-        for (int a = 0; a < 2; a++) {
-            double t = model_algo(a ? "2d-concurrent" : "2d", &m, 250000);
+        static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
+        for (int a = 0; a < 3; a++) {
+            double t = model_algo(names[a], &m, 250000);
             ck_assert_msg(t <= 2 * ring, "sweep mesh %d %dx%d: %s %.4g ms, ring %.4g ms", i, m.rows,
-                          m.cols, a ? "2d-concurrent" : "2d", t * 1e3, ring * 1e3);
+                          m.cols, names[a], t * 1e3, ring * 1e3);
         }
         ftm_mesh_free(&m);
     }
@@ -489,12 +661,59 @@ START_TEST(test_threads_exact)
 }
 END_TEST
 
+/* 2d-lines (3 chunks) on real chip threads: exact, and the bytes the
+ * runtime counts on every link are the schedule's (hence the model's). */
+START_TEST(test_lines_threads)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, _i ? 6 : 8, _i ? 10 : 8, 1), 0);
+    if (_i == 0)
+        ftm_mesh_fail_host(&m, 3, 5);
+    else if (_i == 1)
+        ftm_mesh_fail_chip(&m, 2, 9);
+    else
+        ftm_mesh_fail_link(&m, 4, 4, 5, 4, 1);
+    size_t count = 4099;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, &m, count, FTM_RED_SUM_F32, 3), 0);
+    float **b = calloc((size_t)m.nchips, sizeof(float *));
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * sizeof(float));
+        for (size_t k = 0; k < count; k++)
+            b[c][k] = input(c, k);
+    }
+    ftm_rt *rt;
+    ftm_rt_config cfg = { 0, 0, 10.0 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    thr_ctx x = { &s, b };
+    ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
+    check_exact(&m, &s, b, count);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
+    ftm_sched_link_bytes(&s, &m, lb);
+    for (int c = 0; c < m.nchips; c++)
+        for (int d = 0; d < 4; d++) {
+            uint64_t bytes, pkts;
+            ftm_rt_link_stats(rt, c, d, &bytes, &pkts);
+            ck_assert_uint_eq(bytes, lb[c * 4 + d]);
+        }
+    free(lb);
+    ftm_rt_destroy(rt);
+    for (int c = 0; c < m.nchips; c++)
+        free(b[c]);
+    free(b);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 Suite *twod_suite(void);
 Suite *twod_suite(void)
 {
     Suite *su = suite_create("allreduce_2d");
     TCase *tc = tcase_create("sweep");
     tcase_add_loop_test(tc, test_sweep_exact, 0, 70);
+    tcase_add_loop_test(tc, test_lines_sweep_exact, 0, 70);
+    tcase_add_loop_test(tc, test_lines_torus_faults, 0, 3);
     tcase_add_test(tc, test_int64_exact);
     tcase_add_loop_test(tc, test_closed_form_healthy_torus, 0, 16);
     tcase_add_loop_test(tc, test_closed_form_concurrent, 0, 6);
@@ -504,6 +723,7 @@ Suite *twod_suite(void)
     tcase_add_test(tm, test_common_faults_stay_2d);
     tcase_add_loop_test(tm, test_dead_host_target, 0, 3);
     tcase_add_test(tm, test_pod_busbw);
+    tcase_add_loop_test(tm, test_lines_pod_bounds, 0, 15);
     tcase_add_loop_test(tm, test_healthy_no_alternate, 0, 2);
     tcase_add_test(tm, test_band_router_ring);
     tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);
@@ -512,6 +732,7 @@ Suite *twod_suite(void)
     suite_add_tcase(su, tm);
     TCase *tt = tcase_create("threads");
     tcase_add_loop_test(tt, test_threads_exact, 0, 10);
+    tcase_add_loop_test(tt, test_lines_threads, 0, 3);
     tcase_set_timeout(tt, 60);
     suite_add_tcase(su, tt);
     return su;

@@ -134,6 +134,12 @@ FTM_EXTERN int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t 
 FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* 2d-lines' own schedule with k chunks per half (k <= 0: chosen from the
+ * buffer size), no fallback: FTM_ENOTSUP where a row's healthy chips are
+ * not one ring or one line, or no column is whole (tests use it). */
+FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count,
+                                              ftm_red red, int k);
 FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Building block shared by the algorithms: one step of a ring allreduce

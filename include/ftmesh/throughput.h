@@ -43,7 +43,7 @@ typedef struct ftm_tput_row {
     double compute_s, allreduce_s, step_s, examples_per_s, impact_pct;
 } ftm_tput_row;
 
-/* TPU-v3 and MLPerf defaults; candidates "2d" and "2d-concurrent". */
+/* TPU-v3 and MLPerf defaults; candidates "2d", "2d-concurrent" and "2d-lines". */
 FTM_EXTERN void ftm_tput_defaults(ftm_tput_params *p);
 
 /* Fills compute_s, step_s and examples_per_s of row from its chips,

@@ -124,7 +124,8 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     int err = a->build(&s, m, count, FTM_RED_SUM_F32);
     if (err)
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
-    int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter");
+    int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter") &&
+                       !has_phase(&s, "2d-lines");
     if (ring)
         printf("%s runs the ring's schedule on this mesh: the cost model finds\n"
                "it faster than rows then columns (small, thin or crowded meshes).\n\n",

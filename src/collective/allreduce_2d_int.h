@@ -55,6 +55,9 @@ int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
 int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* 2d-lines (allreduce_2d_lines.c) with k chunks per half; FTM_ENOTSUP
+ * when a row's healthy chips are not one ring or one line. */
+int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k);
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);

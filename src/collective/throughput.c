@@ -52,7 +52,8 @@ void ftm_tput_defaults(ftm_tput_params *p)
     p->global_batch[1][1] = 8192;
     p->algos[0] = "2d";
     p->algos[1] = "2d-concurrent";
-    p->nalgos = 2;
+    p->algos[2] = "2d-lines";
+    p->nalgos = 3;
 }
 
 void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)

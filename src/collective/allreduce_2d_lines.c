@@ -1,0 +1,549 @@
+/* "2d-lines": the concurrent 2-D allreduce with broken rows and columns
+ * run as LINES, pipelined in chunks, so that no chip next to a hole has to
+ * be a full member of a ring (issue 11).
+ *
+ * Why: in 2d-concurrent a row touched by a hole is merged into a band
+ * whose ring turns round the hole over a vertical link, the link the
+ * other half's column ring needs at the same time: the busiest link
+ * carries twice the healthy load. Here a broken row stays a row: its
+ * healthy chips form a line (the hole cuts the row's ring open), which
+ * needs no link outside the row.
+ *
+ * A LINE reduce-scatter over positions 0..n-1 (position j owns a range)
+ * runs two pipelined flows in n steps: at step t (1 <= t <= n-1) each
+ * position i <= t-1 sends east the partial sum of owner n-t+i; at step t
+ * (t <= n-2) each position i >= n-1-t sends west the partial of owner
+ * t+i-n+1. Each owner gets its west-side partial at step n-2 and its
+ * east-side one at step n-1 (one step apart: two sums into one range in
+ * one step would race). Its all-gather is the exact time reverse (copies,
+ * directions swapped). Per step every directed link carries at most one
+ * owner's range.
+ *
+ * Alone, a line's reduce-scatter is twice as slow as a bidirectional
+ * ring's (its end chip sends all but its own share over one link). But
+ * link i -> i+1 is busy in reduce-scatter step t iff i <= t-1 and in
+ * all-gather step t+1 iff i >= t (west: the mirror image), so running
+ * chunk c's reduce-scatter step t together with chunk c-1's all-gather
+ * step t+1 loads every link with exactly one range per step, as a ring
+ * does. Hence the pipeline: the buffer's two halves (as in 2d-concurrent:
+ * A rows-first on the mesh, B columns-first on its transpose, in the same
+ * steps) are cut into k chunks; chunk c starts D = P1 + P23 + 1 steps after
+ * chunk c-1 (P1: row reduce-scatter steps, P23: column allreduce steps),
+ * so its row reduce-scatter runs beside chunk c-1's row all-gather, one
+ * step ahead as the lines need. Cost: the first reduce-scatter and the
+ * last all-gather run alone (1/k of the bandwidth term) and k times the
+ * column phase's steps (latency).
+ *
+ * Rows that are whole (torus) stay bidirectional rings (half of each
+ * owner's range on each direction). The column phase runs on USABLE
+ * columns only (all chips alive, one ring or one line); the row chips in
+ * other columns own nothing (their rows' owners adopt their share) and get
+ * the result from their row's all-gather. Supported when every row's
+ * healthy chips form one ring or one line and at least one column is
+ * usable; otherwise (two holes in one row) the registry entry runs
+ * 2d-concurrent's schedule under this name, and on small or crowded
+ * meshes the ring's when it models faster, as 2d does.
+ */
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+#include "allreduce_2d_int.h"
+#include "core/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const PHASE = "2d-lines";
+
+/* m seen with rows and columns swapped (tr) or not. */
+typedef struct view {
+    const ftm_mesh *m;
+    int tr, rows, cols;
+} view;
+
+static int v_chip(const view *v, int r, int c)
+{
+    return v->tr ? ftm_mesh_chip(v->m, c, r) : ftm_mesh_chip(v->m, r, c);
+}
+
+/* The view's direction d in m (transposed: N <-> W, E <-> S). */
+static int v_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
+
+/* A row (or column) of the view: its healthy chips as one ring or line. */
+typedef struct seg {
+    int n, ring;
+    int *chips;      /* [n] in order east (south for columns) */
+    int *fwd, *rev;  /* [n] route ids chips[i] -> chips[i+1] / chips[i-1] */
+} seg;
+
+typedef struct half {
+    view v;
+    size_t first, count;   /* elements of this half */
+    int k;                 /* chunks */
+    seg *row;              /* [v.rows] */
+    seg *col;              /* [v.cols]; n = 0 for unusable columns */
+    int *ucol, U;          /* usable columns */
+    int *pos;              /* [v.rows * v.cols] position of (r, c) in its row, or -1 */
+    int P1, P23;           /* row and column phase steps */
+    int D;                 /* chunk c starts at step c * D; its row
+                            * all-gather at c * D + D - 1 */
+} half;
+
+/* Route id of the one-hop route from chip a in m-direction d (cached). */
+static int hop_route(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
+{
+    int *id = &cache[a * FTM_NDIRS + d];
+    if (*id < 0) {
+        unsigned char dir = (unsigned char)d;
+        *id = ftm_sched_route(s, a, ftm_mesh_neighbor(m, a, d), &dir, 1);
+    }
+    return *id;
+}
+
+/* 1 when the view's link from (r, c) towards view-direction d is live both ways. */
+static int v_link(const view *v, int r, int c, int d)
+{
+    return ftm_mesh_link_both(v->m, v_chip(v, r, c), v_dir(v, d), NULL);
+}
+
+/* Chips of line i (a row, or a column if vert) in order, as one run:
+ * fills chips[] (n of them) and *ring. Returns FTM_ENOTSUP when the
+ * healthy chips form more than one run. */
+static int find_run(const view *v, int i, int vert, int *chips, int *n, int *ring)
+{
+    int L = vert ? v->rows : v->cols, dE = vert ? FTM_DIR_S : FTM_DIR_E;
+    int torus = v->m->torus && L >= 3;
+#define AT(x) (vert ? v_chip(v, (x), i) : v_chip(v, i, (x)))
+#define EDGE(x) (vert ? v_link(v, (x), i, dE) : v_link(v, i, (x), dE))
+    /* Start after a broken edge (torus) or at 0 (open line). */
+    int start = 0, broken = !torus;
+    for (int x = 0; torus && x < L && !broken; x++)
+        if (!EDGE(core_mod(x - 1, L))) {
+            start = x;
+            broken = 1;
+        }
+    int runs = 0, prev_ok = 0;
+    *n = 0;
+    for (int y = 0; y < L; y++) {
+        int x = (start + y) % L, a = AT(x);
+        if (!ftm_mesh_alive(v->m, a)) {
+            prev_ok = 0;
+            continue;
+        }
+        if (!prev_ok)
+            runs++;
+        chips[(*n)++] = a;
+        prev_ok = y + 1 < L && EDGE(x);
+    }
+#undef AT
+#undef EDGE
+    *ring = !broken;
+    return runs > 1 ? FTM_ENOTSUP : 0;
+}
+
+static void seg_free(seg *g)
+{
+    free(g->chips);
+    memset(g, 0, sizeof *g);
+}
+
+static void half_free(half *h)
+{
+    for (int r = 0; h->row && r < h->v.rows; r++)
+        seg_free(&h->row[r]);
+    for (int c = 0; h->col && c < h->v.cols; c++)
+        seg_free(&h->col[c]);
+    free(h->row);
+    free(h->col);
+    free(h->ucol);
+    free(h->pos);
+    memset(h, 0, sizeof *h);
+}
+
+/* Line i of the view (a row, or a column if vert) as a segment; chips
+ * and both route arrays in one allocation, routes filled later. */
+static int seg_find(const view *v, int i, int vert, seg *g)
+{
+    int L = vert ? v->rows : v->cols;
+    g->chips = malloc(sizeof(int) * 3 * (size_t)L);
+    if (!g->chips)
+        return FTM_ENOMEM;
+    g->fwd = g->chips + L;
+    g->rev = g->chips + 2 * L;
+    return find_run(v, i, vert, g->chips, &g->n, &g->ring);
+}
+
+/* Route ids of g's edges in s (one hop each), over view-directions dE
+ * (forward) and its opposite. */
+static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
+{
+    int n = g->n, de = v_dir(v, dE), dw = v_dir(v, (dE + 2) % 4);
+    for (int i = 0; i < n; i++) {
+        g->fwd[i] = g->rev[i] = -1;
+        if (g->ring || i + 1 < n)
+            g->fwd[i] = hop_route(s, cache, v->m, g->chips[i], de);
+        if (g->ring || i > 0)
+            g->rev[i] = hop_route(s, cache, v->m, g->chips[i], dw);
+        if ((g->ring || i + 1 < n) && g->fwd[i] < 0)
+            return g->fwd[i];
+        if ((g->ring || i > 0) && g->rev[i] < 0)
+            return g->rev[i];
+    }
+    return 0;
+}
+
+/* Rows, usable columns, positions and phase lengths of one half. */
+static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t count, int k)
+{
+    memset(h, 0, sizeof *h);
+    h->v = (view){ m, tr, tr ? m->cols : m->rows, tr ? m->rows : m->cols };
+    int R = h->v.rows, C = h->v.cols, rc = 0;
+    h->first = first;
+    h->count = count;
+    h->k = k;
+    h->row = calloc((size_t)R, sizeof *h->row);
+    h->col = calloc((size_t)C, sizeof *h->col);
+    h->ucol = malloc(sizeof(int) * (size_t)C);
+    h->pos = malloc(sizeof(int) * (size_t)R * (size_t)C);
+    if (!h->row || !h->col || !h->ucol || !h->pos)
+        rc = FTM_ENOMEM;
+    for (int r = 0; r < R && !rc; r++) {
+        rc = seg_find(&h->v, r, 0, &h->row[r]);
+        int n = h->row[r].n, st = h->row[r].ring ? n - 1 : n;
+        h->P1 = st > h->P1 ? st : h->P1;
+    }
+    for (int c = 0; c < C && !rc; c++) {
+        int e = seg_find(&h->v, c, 1, &h->col[c]);
+        if (e == FTM_ENOMEM)
+            rc = e;
+        else if (e || h->col[c].n < R)
+            h->col[c].n = 0; /* not usable */
+        else {
+            int st = h->col[c].ring ? 2 * R - 2 : 2 * R;
+            h->P23 = st > h->P23 ? st : h->P23;
+            h->ucol[h->U++] = c;
+        }
+    }
+    if (!rc && h->U == 0)
+        rc = FTM_ENOTSUP;
+    for (int x = 0; !rc && x < R * C; x++)
+        h->pos[x] = -1;
+    for (int r = 0; r < R && !rc; r++)
+        for (int i = 0; i < h->row[r].n; i++) {
+            int a = h->row[r].chips[i];
+            int c = tr ? ftm_mesh_row(m, a) : ftm_mesh_col(m, a);
+            h->pos[r * C + c] = i;
+        }
+    h->D = h->P1 + h->P23 + 1; /* the caller makes both halves' D equal */
+    return rc;
+}
+
+/* Per-position ranges of one segment at one step (scratch, max length). */
+typedef struct own {
+    size_t *f, *len;        /* [L] each position's owned range */
+    int *ro, *route;        /* [L + 1], [L] */
+    size_t *rf, *rn;        /* [L] */
+    size_t elem;
+    ftm_red red;
+} own;
+
+static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
+{
+    return ftm_sched_xfer(s, route, f * o->elem, f * o->elem, len * o->elem, red);
+}
+
+/* Line reduce-scatter step t (0 .. n-1); see the top of the file. */
+static int line_rs(ftm_sched *s, const seg *g, const own *o, int t)
+{
+    int n = g->n, rc = 0;
+    for (int i = 0; i <= t - 1 && i <= n - 2 && !rc; i++) {
+        int j = n - t + i;
+        rc = xfer(s, g->fwd[i], o->f[j], o->len[j], o, o->red);
+    }
+    for (int i = n - 1 - t < 1 ? 1 : n - 1 - t; t <= n - 2 && i <= n - 1 && !rc; i++) {
+        int j = t + i - n + 1;
+        rc = xfer(s, g->rev[i], o->f[j], o->len[j], o, o->red);
+    }
+    return rc;
+}
+
+/* Line all-gather step t (0 .. n-1): line_rs's step n-1-t reversed. */
+static int line_ag(ftm_sched *s, const seg *g, const own *o, int t)
+{
+    int n = g->n, rc = 0;
+    for (int i = 0; i <= n - 2 - t && !rc; i++) {
+        int j = t + 1 + i;
+        rc = xfer(s, g->rev[i + 1], o->f[j], o->len[j], o, FTM_RED_COPY);
+    }
+    for (int i = t; t >= 1 && i <= n - 1 && !rc; i++) {
+        int j = i - t;
+        rc = xfer(s, g->fwd[i - 1], o->f[j], o->len[j], o, FTM_RED_COPY);
+    }
+    return rc;
+}
+
+/* Bidirectional ring step kk (0 .. 2n-3) of g: position i's range o->f/len
+ * split in two, the lower part on the forward ring, the upper on the
+ * reverse ring (whose position i is g's position n-1-i). */
+static int ring_bidir(ftm_sched *s, const seg *g, own *o, int kk)
+{
+    int n = g->n, rc = 0;
+    for (int dir = 0; dir < 2 && !rc; dir++) {
+        o->ro[0] = 0;
+        for (int i = 0; i < n; i++) {
+            int p = dir ? n - 1 - i : i;
+            size_t lo = o->len[p] / 2;
+            o->rf[i] = dir ? o->f[p] + lo : o->f[p];
+            o->rn[i] = dir ? o->len[p] - lo : lo;
+            o->ro[i + 1] = o->ro[i] + (o->rn[i] > 0);
+            if (o->rn[i] == 0) /* compact: skip empty ranges */
+                o->rf[i] = 0;
+            o->route[i] = dir ? g->rev[p] : g->fwd[p];
+        }
+        /* rf/rn must be indexed by ro: gather the non-empty ones. */
+        int w = 0;
+        for (int i = 0; i < n; i++)
+            if (o->rn[i]) {
+                o->rf[w] = o->rf[i];
+                o->rn[w++] = o->rn[i];
+            }
+        ftm_ring_owned r = { n, o->route, o->ro, o->rf, o->rn, NULL, NULL };
+        rc = ftm_allreduce_ring_step(s, &r, o->elem, o->red, kk);
+    }
+    return rc;
+}
+
+/* Chunk c's range of half h. */
+static void chunk(const half *h, int c, size_t *cf, size_t *cn)
+{
+    ftm_sched_block(h->count, h->k, c, cf, cn);
+    *cf += h->first;
+}
+
+/* Row phase step t of chunk c: reduce-scatter (ag = 0) or all-gather. */
+static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
+{
+    size_t cf, cn;
+    chunk(h, c, &cf, &cn);
+    int rc = 0, C = h->v.cols;
+    for (int r = 0; r < h->v.rows && !rc; r++) {
+        const seg *g = &h->row[r];
+        if (g->n < 2 || t >= (g->ring ? g->n - 1 : g->n))
+            continue;
+        for (int i = 0; i < g->n; i++)
+            o->len[i] = o->f[i] = 0;
+        for (int u = 0; u < h->U; u++) {
+            int p = h->pos[r * C + h->ucol[u]];
+            ftm_sched_block(cn, h->U, u, &o->f[p], &o->len[p]);
+            o->f[p] += cf;
+        }
+        if (g->ring)
+            rc = ring_bidir(s, g, o, ag ? g->n - 1 + t : t);
+        else
+            rc = ag ? line_ag(s, g, o, t) : line_rs(s, g, o, t);
+    }
+    return rc;
+}
+
+/* Column phase step q of chunk c: every usable column allreduces its
+ * block (the rows' owners in it hold their row's sum). */
+static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
+{
+    size_t cf, cn;
+    chunk(h, c, &cf, &cn);
+    int rc = 0;
+    for (int u = 0; u < h->U && !rc; u++) {
+        const seg *g = &h->col[h->ucol[u]];
+        int n = g->n;
+        if (n < 2 || q >= (g->ring ? 2 * n - 2 : 2 * n))
+            continue;
+        size_t bf, bn;
+        ftm_sched_block(cn, h->U, u, &bf, &bn);
+        for (int i = 0; i < n; i++) {
+            ftm_sched_block(bn, n, i, &o->f[i], &o->len[i]);
+            o->f[i] += cf + bf;
+        }
+        if (g->ring)
+            rc = ring_bidir(s, g, o, q);
+        else
+            rc = q < n ? line_rs(s, g, o, q) : line_ag(s, g, o, q - n);
+    }
+    return rc;
+}
+
+/* Global step j of half h: every chunk whose window covers j. The
+ * column phase is padded to D - 1 - P1 steps, so chunk c's all-gather
+ * starts one step before chunk c+1's reduce-scatter. */
+static int half_step(ftm_sched *s, const half *h, own *o, int j)
+{
+    int rc = 0;
+    for (int c = 0; c < h->k && !rc; c++) {
+        int l = j - c * h->D;
+        if (l < 0 || l >= h->D - 1 + h->P1)
+            continue;
+        if (l < h->P1)
+            rc = rows_step(s, h, o, c, 0, l);
+        else if (l < h->P1 + h->P23)
+            rc = cols_step(s, h, o, c, l - h->P1);
+        else if (l >= h->D - 1)
+            rc = rows_step(s, h, o, c, 1, l - (h->D - 1));
+    }
+    return rc;
+}
+
+static int own_init(own *o, int L, size_t elem, ftm_red red)
+{
+    o->f = malloc(sizeof(size_t) * 4 * (size_t)(L + 1));
+    o->ro = malloc(sizeof(int) * 2 * (size_t)(L + 1));
+    if (!o->f || !o->ro) {
+        free(o->f);
+        free(o->ro);
+        return FTM_ENOMEM;
+    }
+    o->len = o->f + (L + 1);
+    o->rf = o->f + 2 * (L + 1);
+    o->rn = o->f + 3 * (L + 1);
+    o->route = o->ro + (L + 1);
+    o->elem = elem;
+    o->red = red;
+    return 0;
+}
+
+/* Routes of every segment of both halves (one hop each). */
+static int halves_routes(ftm_sched *s, const ftm_mesh *m, half *h)
+{
+    int *cache = malloc(sizeof(int) * FTM_NDIRS * (size_t)m->nchips), rc = 0;
+    if (!cache)
+        return FTM_ENOMEM;
+    for (int x = 0; x < FTM_NDIRS * m->nchips; x++)
+        cache[x] = -1;
+    for (int a = 0; a < 2 && !rc; a++) {
+        for (int r = 0; r < h[a].v.rows && !rc; r++)
+            rc = seg_routes(s, cache, &h[a].v, &h[a].row[r], FTM_DIR_E);
+        for (int c = 0; c < h[a].v.cols && !rc; c++)
+            rc = seg_routes(s, cache, &h[a].v, &h[a].col[c], FTM_DIR_S);
+    }
+    free(cache);
+    return rc;
+}
+
+/* Opens step j on every healthy chip and adds both halves' transfers. */
+static int emit(ftm_sched *s, const ftm_mesh *m, half *h, own *o)
+{
+    int D = h[0].D > h[1].D ? h[0].D : h[1].D, rc = 0;
+    h[0].D = h[1].D = D; /* same offset: the halves' big phases stay together */
+    int J = (h[0].k - 1) * D + D - 1 + (h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1);
+    for (int j = 0; j < J && !rc; j++) {
+        for (int a = 0; a < m->nchips && !rc; a++)
+            if (ftm_mesh_alive(m, a))
+                rc = ftm_sched_step(s, a, PHASE, j);
+        for (int x = 0; x < 2 && !rc; x++)
+            rc = half_step(s, &h[x], o, j);
+    }
+    return rc;
+}
+
+/* 1 when a row of either half is a line (then pipelining pays). */
+static int has_lines(const half *h)
+{
+    for (int a = 0; a < 2; a++)
+        for (int r = 0; r < h[a].v.rows; r++)
+            if (!h[a].row[r].ring && h[a].row[r].n >= 2)
+                return 1;
+    return 0;
+}
+
+/* Chunks: each one more costs a slot of D steps (about 1.1 hop latencies
+ * each, TPU-v3 defaults: the small column phase is latency-bound), and
+ * the lines' unpaired first reduce-scatter and last all-gather cost 1/k
+ * of the row phases' bandwidth time T; k = sqrt(T / (1.1 hop D))
+ * minimises the sum (measured on 32x32: k = 8 at BERT-large size, 2 at
+ * ResNet-50 size, the best of 1..12). At most 8 (schedule memory). */
+static int pick_chunks(const half *h, size_t bytes)
+{
+    if (!has_lines(h))
+        return 1;
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    int D = h[0].D > h[1].D ? h[0].D : h[1].D;
+    double T = (double)bytes / 2 / p.link_Bps, k = sqrt(T / (1.1 * p.hop_s * D));
+    return k < 1 ? 1 : k > 8 ? 8 : (int)(k + 0.5);
+}
+
+/* The halves' shares of the buffer. Half h's row phase takes about
+ * (its elements / U_h) x (its row length L_h) link time: the unusable
+ * columns' share is adopted by the U_h usable ones. Equal on a healthy
+ * mesh (U_h = L_h); otherwise in proportion to U_h / L_h, so that a dead
+ * host, which takes 2 of 16 rows but 2 of 32 columns from a 16x32 torus,
+ * loads both halves alike. */
+static void split(half *h, size_t count)
+{
+    double wa = (double)h[0].U / h[0].v.cols, wb = (double)h[1].U / h[1].v.cols;
+    size_t ha = (count + 1) / 2;
+    if (wa != wb)
+        ha = (size_t)((double)count * wa / (wa + wb) + 0.5);
+    h[0].first = 0;
+    h[0].count = ha;
+    h[1].first = ha;
+    h[1].count = count - ha;
+}
+
+int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
+{
+    if (m->rows < 2 || m->cols < 2)
+        return FTM_ENOTSUP;
+    if (ftm_mesh_healthy_count(m) == 0)
+        return FTM_EALLDEAD;
+    size_t ha = (count + 1) / 2, elem = ftm_red_elem_size(red);
+    half h[2];
+    own o = { 0 };
+    int rc = half_init(&h[0], m, 0, 0, ha, 1);
+    if (!rc)
+        rc = half_init(&h[1], m, 1, ha, count - ha, 1);
+    else
+        memset(&h[1], 0, sizeof h[1]);
+    if (!rc) {
+        split(h, count);
+        h[0].k = h[1].k = k > 0 ? k : pick_chunks(h, count * elem);
+    }
+    int L = m->rows > m->cols ? m->rows : m->cols;
+    if (!rc)
+        rc = own_init(&o, L, elem, red);
+    if (!rc) {
+        rc = ftm_sched_init(s, "2d-lines", m->nchips, count * elem);
+        if (!rc) {
+            rc = halves_routes(s, m, h);
+            if (!rc)
+                rc = emit(s, m, h, &o);
+            if (rc)
+                ftm_sched_free(s);
+            else
+                ftm_sched_trim(s);
+        }
+    }
+    free(o.f);
+    free(o.ro);
+    half_free(&h[0]);
+    half_free(&h[1]);
+    return rc;
+}
+
+int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                                   int k)
+{
+    return ar2d_build_lines(s, m, count, red, k);
+}
+
+/* Where lines do not apply (a row cut twice, no usable column, a single
+ * row), 2d-concurrent's schedule under this name; on small or crowded
+ * meshes the 1-D ring's when it models faster (as for 2d). */
+int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    int rc = ar2d_build_lines(s, m, count, red, 0);
+    if (rc == FTM_ENOTSUP && (rc = ar2d_build_concurrent(s, m, count, red)) == 0)
+        s->algo = "2d-lines";
+    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+        ftm_sched_free(s);
+    return rc;
+}
