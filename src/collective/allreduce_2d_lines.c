@@ -536,14 +536,22 @@ int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count
 }
 
 /* Where lines do not apply (a row cut twice, no usable column, a single
- * row), 2d-concurrent's schedule under this name; on small or crowded
- * meshes the 1-D ring's when it models faster (as for 2d). */
-int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+ * row), 2d-concurrent's schedule under this name (also the fallback's
+ * rebuild). */
+static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     int rc = ar2d_build_lines(s, m, count, red, 0);
     if (rc == FTM_ENOTSUP && (rc = ar2d_build_concurrent(s, m, count, red)) == 0)
         s->algo = "2d-lines";
-    if (!rc && (rc = ar2d_fallback(s, m, count, red)) != 0)
+    return rc;
+}
+
+/* On small or crowded meshes the 1-D ring's schedule when it models
+ * faster (as for 2d). */
+int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    int rc = build_lines_or_concurrent(s, m, count, red);
+    if (!rc && (rc = ar2d_fallback(s, m, count, red, build_lines_or_concurrent)) != 0)
         ftm_sched_free(s);
     return rc;
 }

@@ -288,9 +288,9 @@ static void watch(ftm_rt *rt)
     pthread_mutex_unlock(&rt->mu);
 }
 
-int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
+/* Clears what the previous run left on the runtime and its chips. */
+static void run_reset(ftm_rt *rt, ftm_chip_fn fn, void *arg)
 {
-    int n = rt->mesh.nchips;
     rt->fn = fn;
     rt->arg = arg;
     if (rt->trace)
@@ -302,15 +302,8 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     rt->nnotice = 0;
     atomic_store(&rt->abort, 0);
     atomic_store(&rt->running, ftm_mesh_healthy_count(&rt->mesh));
-    int rc = 0;
     atomic_store(&rt->stalled, 0);
-    if (rt->net && (rc = rt->net->run_begin(rt)) != 0)
-        return rc;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
-    pthread_attr_setstacksize(&attr, (size_t)1 << 20);
-    for (int c = 0; c < n; c++) {
+    for (int c = 0; c < rt->mesh.nchips; c++) {
         ftm_chip *ch = &rt->chips[c];
         ch->started = 0;
         ch->finished = 0;
@@ -328,6 +321,17 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         memset(&ch->why, 0, sizeof ch->why);
         ch->why.dir = -1;
     }
+}
+
+/* Starts a thread for every live local chip; FTM_ETHREAD (the run is
+ * aborted, chips never started count as finished) if one cannot start. */
+static int run_start(ftm_rt *rt)
+{
+    int n = rt->mesh.nchips, rc = 0;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
+    pthread_attr_setstacksize(&attr, (size_t)1 << 20);
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
         if (!ftm_mesh_alive(&rt->mesh, c) || !rt_is_local(rt, c))
@@ -336,7 +340,6 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         if (pthread_create(&ch->thread, &attr, chip_main, ch)) {
             ch->started = 0;
             rc = FTM_ETHREAD;
-            /* Chips never started count as finished. */
             int left = 0;
             for (int j = c; j < n; j++)
                 left += ftm_mesh_alive(&rt->mesh, j) && rt_is_local(rt, j);
@@ -346,22 +349,14 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         }
     }
     pthread_attr_destroy(&attr);
-    if (!rc) {
-        watch(rt);
-    } else {
-        rt_wake_all(rt);
-    }
-    for (int c = 0; c < n; c++)
-        if (rt->chips[c].started)
-            pthread_join(rt->chips[c].thread, NULL);
-    for (int c = 0; c < n; c++) /* an injected failure is for one run only */
-        rt->chips[c].fail_after = 0;
-    if (rt->net) { /* settles the links; every process learns the outcome */
-        int e = rt->net->run_end(rt);
-        rc = rc ? rc : e;
-    }
-    if (rc)
-        return rc;
+    return rc;
+}
+
+/* The run's outcome once every thread has joined: a hang, a death, a
+ * dead link, then the first chip error that is not a hang. */
+static int run_outcome(const ftm_rt *rt)
+{
+    int n = rt->mesh.nchips;
     if (rt->hung)
         return FTM_EHANG;
     if (atomic_load(&rt->died) >= 0)
@@ -375,6 +370,29 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         if (rt->chips[c].started && rt->chips[c].rc)
             return rt->chips[c].rc;
     return 0;
+}
+
+int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
+{
+    int n = rt->mesh.nchips, rc;
+    run_reset(rt, fn, arg);
+    if (rt->net && (rc = rt->net->run_begin(rt)) != 0)
+        return rc;
+    rc = run_start(rt);
+    if (!rc)
+        watch(rt);
+    else
+        rt_wake_all(rt);
+    for (int c = 0; c < n; c++)
+        if (rt->chips[c].started)
+            pthread_join(rt->chips[c].thread, NULL);
+    for (int c = 0; c < n; c++) /* an injected failure is for one run only */
+        rt->chips[c].fail_after = 0;
+    if (rt->net) { /* settles the links; every process learns the outcome */
+        int e = rt->net->run_end(rt);
+        rc = rc ? rc : e;
+    }
+    return rc ? rc : run_outcome(rt);
 }
 
 int rt_abort_code(const ftm_rt *rt)
