@@ -460,6 +460,72 @@ START_TEST(test_many_threads)
 }
 END_TEST
 
+/* Moves a chip's op i (0 or 1 of its first step) to the end of its
+ * program, as the only op of a last, third step: a receive matched long
+ * after its send, which ftm_sched_xfer alone cannot place. */
+static void move_op_to_step2(ftm_sched *s, int c, int i)
+{
+    ftm_chip_prog *p = &s->prog[c];
+    ck_assert_int_eq(p->nsteps, 3);
+    ck_assert_int_eq(p->steps[0].nops, 2);
+    ck_assert_int_eq(p->steps[2].nops, 0);
+    ftm_op moved = p->ops[i];
+    memmove(&p->ops[i], &p->ops[i + 1], sizeof moved * (size_t)(p->nops - i - 1));
+    p->ops[p->nops - 1] = moved;
+    p->steps[0].nops = 1;
+    p->steps[1].first_op = 1;
+    p->steps[2].first_op = p->nops - 1;
+    p->steps[2].nops = 1;
+}
+
+/* Two chips each send a range at step 0 that the other receives only at
+ * step 2, and at step 1 each receives into the range it sent. The data of
+ * step 0 must not be lost or waited for: with single-copy sends a chip
+ * that waited for its step-0 range to be read before overwriting it would
+ * wait for a neighbour that waits for it (a hang the schedule itself does
+ * not have: with packets the data was already in the link). */
+START_TEST(test_overwrite_before_read)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, "test", 2, 256), 0);
+    unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
+    int ab = ftm_sched_route(&s, 0, 1, &e, 1), ba = ftm_sched_route(&s, 1, 0, &w, 1);
+    for (int c = 0; c < 2; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "test", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, ab, 0, 128, 64, FTM_RED_COPY), 0);  /* A [0,64) -> B [128,192) */
+    ck_assert_int_eq(ftm_sched_xfer(&s, ba, 64, 128, 64, FTM_RED_COPY), 0); /* B [64,128) -> A [128,192) */
+    for (int c = 0; c < 2; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "test", 1), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, ab, 192, 64, 64, FTM_RED_COPY), 0); /* A [192,256) -> B [64,128) */
+    ck_assert_int_eq(ftm_sched_xfer(&s, ba, 192, 0, 64, FTM_RED_COPY), 0);  /* B [192,256) -> A [0,64) */
+    for (int c = 0; c < 2; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "test", 2), 0);
+    move_op_to_step2(&s, 0, 1); /* A's receive of B's [64,128) */
+    move_op_to_step2(&s, 1, 0); /* B's receive of A's [0,64) */
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .hang_timeout_s = 5 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    unsigned char **b = alloc_bufs(2, 256);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 256; i++)
+            b[c][i] = (unsigned char)(c * 100 + i / 64 + 1); /* chip c, quarter q: 100c+q+1 */
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    for (int i = 0; i < 64; i++) {
+        ck_assert_int_eq(b[0][i], 104);            /* B's last quarter, step 1 */
+        ck_assert_int_eq(b[0][128 + i], 102);      /* B's second quarter as sent at step 0 */
+        ck_assert_int_eq(b[1][64 + i], 4);         /* A's last quarter, step 1 */
+        ck_assert_int_eq(b[1][128 + i], 1);        /* A's first quarter as sent at step 0 */
+    }
+    free_bufs(b, 2);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runtime");
@@ -475,6 +541,7 @@ int main(void)
     tcase_add_test(tc, test_host_and_link_die_mid_run);
     tcase_add_test(tc, test_int_sum_overflow_is_error);
     tcase_add_test(tc, test_many_threads);
+    tcase_add_test(tc, test_overwrite_before_read);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

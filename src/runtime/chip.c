@@ -17,11 +17,12 @@
  * reduces straight from the sender's memory, as a DMA engine would, and
  * releases it. The send op completes when the descriptor is posted (as an
  * eager send would), so no chip waits for a slower receiver within a
- * step; what keeps the data right is that the sender writes an exposed
- * range again only after its release: a step whose receives overlap
- * unreleased memory waits for it first, and ftm_chip_exec returns only
- * when all of it is released (the caller owns the buffer again). Waiting
- * for a release drains and forwards like any other wait. The schedule's
+ * step; what keeps the data right is that the sender never writes a range
+ * a neighbour may still read: a step whose receives overlap memory not yet
+ * read copies that range aside first (the neighbour reads the copy; see
+ * expo_bounce_blocking for why it does not wait), and ftm_chip_exec
+ * returns only when every exposure is read or copied (the caller owns the
+ * buffer again); that wait drains and forwards like any other. The schedule's
  * own rule (the writes of a step never touch the ranges it sends) makes
  * the in-step case safe.
  *
@@ -38,6 +39,7 @@
 #include "rt_internal.h"
 #include "ftmesh/error.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
@@ -193,49 +195,120 @@ static rt_expo *expo_get(ftm_chip *c)
         c->expo_free = e->next;
     else if (!(e = malloc(sizeof *e)))
         return NULL;
-    atomic_init(&e->released, 0);
+    atomic_init(&e->state, RT_EXPO_OPEN);
+    e->bounce = NULL;
     e->next = c->expo_busy;
     c->expo_busy = e;
     return e;
 }
 
-/* Recycles released records; 1 when none is left unreleased. */
+/* Recycles records read to the end (and their copies); 1 when none is
+ * left that the chip's buffer still backs (a bounced one is backed by
+ * its copy). */
 static int expo_reap(ftm_chip *c)
 {
+    int backed = 0;
     rt_expo **pp = &c->expo_busy;
     while (*pp) {
         rt_expo *e = *pp;
-        if (atomic_load_explicit(&e->released, memory_order_acquire)) {
+        int st = atomic_load_explicit(&e->state, memory_order_acquire);
+        if (st == RT_EXPO_DONE) {
             *pp = e->next;
+            free(e->bounce);
+            e->bounce = NULL;
             e->next = c->expo_free;
             c->expo_free = e;
         } else {
+            backed |= st != RT_EXPO_BOUNCED;
             pp = &e->next;
         }
     }
-    return c->expo_busy == NULL;
+    return !backed;
 }
 
-/* The first unreleased exposure that the step's receives would write
- * (any, with HOLD_ALL), or NULL. */
+/* 1 when exposure e still reads the chip's buffer and x may not write it:
+ * any such exposure with HOLD_ALL, else one the step's receives overlap. */
+static int expo_blocks(const exec_ctx *x, const rt_expo *e)
+{
+    int st = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (st == RT_EXPO_DONE || st == RT_EXPO_BOUNCED)
+        return 0;
+    if (x->hold == HOLD_ALL)
+        return 1;
+    for (int i = 0; i < x->step->nops; i++) {
+        const ftm_op *op = &x->ops[i];
+        if (op->kind == FTM_OP_RECV && op->off < e->hi && e->lo < op->off + op->len)
+            return 1;
+    }
+    return 0;
+}
+
+/* The first exposure that blocks x (expo_blocks), or NULL. */
 static const rt_expo *expo_blocking(const exec_ctx *x)
 {
-    for (const rt_expo *e = x->chip->expo_busy; e; e = e->next) {
-        if (x->hold == HOLD_ALL)
+    for (const rt_expo *e = x->chip->expo_busy; e; e = e->next)
+        if (expo_blocks(x, e))
             return e;
-        for (int i = 0; i < x->step->nops; i++) {
-            const ftm_op *op = &x->ops[i];
-            if (op->kind == FTM_OP_RECV && op->off < e->hi && e->lo < op->off + op->len)
-                return e;
-        }
-    }
     return NULL;
+}
+
+/* Copies exposure e aside so that its range may be written now; the
+ * receiver reads the copy. A receiver already reading it is let finish
+ * (it is copying, not waiting for anything). 0 or FTM_ENOMEM. */
+static int expo_bounce(rt_expo *e)
+{
+    size_t n = e->hi - e->lo;
+    unsigned char *b = malloc(n ? n : 1);
+    if (!b)
+        return FTM_ENOMEM;
+    memcpy(b, e->base, n);
+    e->bounce = b;
+    int st = RT_EXPO_OPEN;
+    if (atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_BOUNCED,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return 0;
+    e->bounce = NULL; /* the receiver claimed it first: it reads the buffer */
+    free(b);
+    while (atomic_load_explicit(&e->state, memory_order_acquire) != RT_EXPO_DONE)
+        sched_yield();
+    return 0;
+}
+
+/* Before a step whose receives overlap memory still exposed: the exposed
+ * ranges are copied aside rather than waited for. Waiting could close a
+ * cycle the schedule does not have: the neighbour may read them only at a
+ * later step of its own, after data this chip sends only once this step
+ * has run (with packets that data was already in the link). Copies are
+ * rare: a ring or tree writes a range it sent only steps later, long
+ * after it was read. 0 or FTM_ENOMEM. */
+static int expo_bounce_blocking(exec_ctx *x)
+{
+    expo_reap(x->chip);
+    for (rt_expo *e = x->chip->expo_busy; e; e = e->next)
+        if (expo_blocks(x, e)) {
+            int rc = expo_bounce(e);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+/* The receiver's side: where to read descriptor h's data (the sender's
+ * buffer, or its copy if the sender bounced it). */
+static const unsigned char *expo_claim(const rt_hdr *h)
+{
+    rt_expo *e = h->expo;
+    int st = RT_EXPO_OPEN;
+    if (atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_READING,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return h->data;
+    return e->bounce + (h->data - e->base); /* st == RT_EXPO_BOUNCED */
 }
 
 /* The receiver has read a descriptor's memory: the sender may reuse it. */
 static void expo_release(ftm_chip *c, const rt_hdr *h)
 {
-    atomic_store_explicit(&h->expo->released, 1, memory_order_release);
+    atomic_store_explicit(&h->expo->state, RT_EXPO_DONE, memory_order_release);
     count_moved(c);
     poke_later(c, &c->rt->chips[h->src], RT_WANT_RELEASE, h->len);
 }
@@ -256,7 +329,8 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        int rc = ftm_sched_reduce(x->buf + op->off + h->off, h->data, h->len, (ftm_red)op->red);
+        const unsigned char *src = h->expo ? expo_claim(h) : h->data;
+        int rc = ftm_sched_reduce(x->buf + op->off + h->off, src, h->len, (ftm_red)op->red);
         if (h->expo)
             expo_release(x->chip, h);
         x->st[i].done += h->len;
@@ -488,6 +562,7 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
         e->hi = e->lo + n;
         e->peer = op->peer;
         e->dir = d;
+        e->base = data;
         h->data = data;
         h->expo = e;
     } else {
@@ -693,7 +768,7 @@ static int settle(exec_ctx *x, int hold)
 static int run_step(exec_ctx *x)
 {
     ftm_chip *chip = x->chip;
-    int rc = chip->expo_busy && !expo_reap(chip) ? settle(x, HOLD_STEP) : 0;
+    int rc = chip->expo_busy ? expo_bounce_blocking(x) : 0;
     if (rc)
         return rc;
     rc = apply_early(x);

@@ -16,9 +16,9 @@
  *   the oldest header (NULL when empty; its payload is at hdr->data), valid
  *   until rt_mbox_pop(mb, payload) releases it.
  * - Descriptors cross only links with local == 1 (both ends share memory).
- *   The receiver reads hdr->data in place and then sets hdr->expo->released
- *   (release order); the sender does not write that memory before it sees
- *   the flag. A remote link sets local = 0: the sender then sends packets
+ *   The receiver claims hdr->expo, reads hdr->data in place (or the
+ *   sender's copy, if the sender had to write the range first) and marks
+ *   it done (rt_expo in rt_internal.h). A remote link sets local = 0: the sender then sends packets
  *   only, and everything else (counters, order, dead flag, wake-ups)
  *   stays the same.
  * - Wake-ups are not the mailbox's business: after a push the producer

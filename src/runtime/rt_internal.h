@@ -9,12 +9,18 @@
 #include <stdatomic.h>
 
 /* Memory a chip exposed to a neighbour by a descriptor (bytes [lo, hi) of
- * its buffer): the receiver reads it in place, then sets released. The
- * sender writes that range again (or returns from ftm_chip_exec) only
- * after seeing released. */
+ * its buffer, starting at base). The receiver claims it (OPEN -> READING),
+ * reads it in place and sets DONE. A sender that must write that range
+ * again before it was read copies it aside first (OPEN -> BOUNCED: the
+ * receiver then reads the copy); it never waits for a receiver that has
+ * not started reading. ftm_chip_exec returns once every exposure is DONE
+ * or BOUNCED. */
+enum { RT_EXPO_OPEN = 0, RT_EXPO_READING, RT_EXPO_DONE, RT_EXPO_BOUNCED };
 typedef struct rt_expo {
-    _Atomic int released;
+    _Atomic int state;       /* RT_EXPO_* */
     size_t lo, hi;
+    const unsigned char *base; /* the sender's buffer + lo */
+    unsigned char *bounce;   /* BOUNCED: the copy (freed when DONE) */
     int peer, dir;           /* for the hang report */
     struct rt_expo *next;
 } rt_expo;

@@ -131,6 +131,7 @@ static void free_expos(rt_expo *e)
 {
     while (e) {
         rt_expo *next = e->next;
+        free(e->bounce);
         free(e);
         e = next;
     }
