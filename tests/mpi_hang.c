@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     ftm_mesh m;
     ftm_sched s;
     ftm_rt *rt = NULL;
-    ftm_rt_config cfg = { 0, 0, 0.5 };
+    ftm_rt_config cfg = { 0, 0, 0.5, 0 };
     int rc = ftm_mesh_init(&m, 1, 3, 0);
     if (!rc)
         rc = build(&s);

@@ -638,7 +638,7 @@ START_TEST(test_threads_exact)
             b[c][k] = input(c, k);
     }
     ftm_rt *rt;
-    ftm_rt_config cfg = { 0, 0, 10.0 };
+    ftm_rt_config cfg = { 0, 0, 10.0, 0 };
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     thr_ctx x = { &s, b };
     ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
@@ -683,7 +683,7 @@ START_TEST(test_lines_threads)
             b[c][k] = input(c, k);
     }
     ftm_rt *rt;
-    ftm_rt_config cfg = { 0, 0, 10.0 };
+    ftm_rt_config cfg = { 0, 0, 10.0, 0 };
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     thr_ctx x = { &s, b };
     ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);

@@ -53,6 +53,10 @@ static void add_faults(ftm_mesh *m, int kind, uint64_t key)
  * and the bytes the runtime counted on each link equal the schedule's. */
 static void check_result(const ftm_mesh *m, const char *algo, int rc, ftm_allreduce_result *r)
 {
+    for (int i = 0; rc == FTM_EHANG && i < r->nstuck; i++) /* who, in the log */
+        fprintf(stderr, "stuck: chip %d %s step %d wait %d peer %d dir %d missing %zu\n",
+                r->stuck[i].chip, r->stuck[i].phase, r->stuck[i].step, r->stuck[i].wait,
+                r->stuck[i].peer, r->stuck[i].dir, r->stuck[i].missing);
     ck_assert_msg(rc == 0, "%dx%d%s algo %s: %s", m->rows, m->cols, m->torus ? " torus" : "", algo,
                   ftm_strerror(rc));
     ck_assert_int_eq(r->chips, ftm_mesh_healthy_count(m));

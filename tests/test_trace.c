@@ -55,7 +55,7 @@ static void setup_run(fixture *f, const char *algo, int torus, size_t count, int
     for (int c = 0; c < f->m.nchips; c++)
         f->bufs[c] = calloc(count, sizeof(int64_t));
     ftm_rt *rt;
-    ftm_rt_config cfg = { 64, 0, 10.0 }; /* small packets: multi-packet transfers */
+    ftm_rt_config cfg = { 64, 0, 10.0, 0 }; /* small packets: multi-packet transfers */
     ck_assert_int_eq(ftm_rt_create(&rt, &f->m, &cfg), 0);
     ck_assert_int_eq(ftm_rt_set_trace(rt, f->tr), 0);
     job j = { &f->s, f->bufs, iters };
@@ -268,7 +268,7 @@ START_TEST(test_fail_event)
     for (int c = 0; c < 9; c++)
         bufs[c] = calloc(900, sizeof(int64_t));
     ftm_rt *rt;
-    ftm_rt_config cfg = { 64, 0, 10.0 };
+    ftm_rt_config cfg = { 64, 0, 10.0, 0 };
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     ck_assert_int_eq(ftm_rt_set_trace(rt, tr), 0);
     ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 4, 20), 0);

@@ -681,7 +681,7 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
         rc = start_state(t, m, snap);
     ftm_rt *rt = NULL;
     if (!rc) {
-        ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s };
+        ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, 0 };
         rc = ftm_rt_create(&rt, m, &cfg);
         if (!rc && o->trace)
             rc = ftm_rt_set_trace(rt, o->trace);
