@@ -26,75 +26,19 @@
  * own rule (the writes of a step never touch the ranges it sends) makes
  * the in-step case safe.
  *
- * Wake-ups. A chip that found nothing to do sets asleep, fences, reads its
- * bell and makes one more full pass; only if that pass moved nothing too
- * does it sleep until the bell changes. Whoever makes work for it
- * publishes first, fences, and rings only if asleep is set (rt_poke): of
- * the two fenced store-then-load pairs at least one sees the other, so no
- * wake-up is lost, and a busy chip costs its neighbours no system call.
+ * Wake-ups (bell.c: the protocol). A chip that found nothing to do arms
+ * its bell (reads it, then announces what it would sleep for) and makes one
+ * more full pass; only if that pass moved nothing too does it sleep until
+ * the bell changes. Whoever makes work for it publishes first and rings
+ * only if it announced sleep (rt_poke), so a busy chip costs its
+ * neighbours no system call.
  */
-#ifdef __linux__
-#define _GNU_SOURCE 1 /* syscall(2): the futex */
-#endif
 #include "rt_internal.h"
 #include "ftmesh/error.h"
 
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
-/* The bell itself: a futex on Linux (one system call a side, no lock),
- * else the chip's condition variable. */
-#ifdef __linux__
-void rt_wake(ftm_chip *c)
-{
-    atomic_fetch_add_explicit(&c->bell, 1, memory_order_release);
-    syscall(SYS_futex, &c->bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static void bell_wait(ftm_chip *c, uint32_t seen)
-{
-    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
-           !atomic_load(&c->rt->abort))
-        syscall(SYS_futex, &c->bell, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
-}
-#else
-void rt_wake(ftm_chip *c)
-{
-    pthread_mutex_lock(&c->mu);
-    atomic_fetch_add_explicit(&c->bell, 1, memory_order_release);
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void bell_wait(ftm_chip *c, uint32_t seen)
-{
-    pthread_mutex_lock(&c->mu);
-    while (atomic_load_explicit(&c->bell, memory_order_acquire) == seen &&
-           !atomic_load(&c->rt->abort))
-        pthread_cond_wait(&c->cv, &c->mu);
-    pthread_mutex_unlock(&c->mu);
-}
-#endif
-
-/* The first poker that finds c asleep for one of the reasons `why` clears
- * the flag and rings: a chip woken once is not woken again by the next
- * packet before it runs. */
-void rt_poke(ftm_chip *c, int why)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    int v = atomic_load_explicit(&c->asleep, memory_order_relaxed);
-    while (v & why)
-        if (atomic_compare_exchange_weak(&c->asleep, &v, 0)) {
-            rt_wake(c);
-            return;
-        }
-}
 
 /* Transfers smaller than this ring their receiver's bell only when the
  * sender runs out of work (or returns from ftm_chip_exec): a sender that
@@ -156,12 +100,12 @@ typedef struct exec_ctx {
     op_state *st;
     uint64_t epoch_tag;      /* epoch << 32 */
     const char *idle;        /* not executing a step: what the chip waits for */
-    int hold;                /* waiting for releases, nothing is delivered:
-                                HOLD_STEP before the step, HOLD_ALL at the end */
+    int hold;                /* HOLD_ALL: at the end, waiting for releases
+                                (nothing is delivered) */
     int want;                /* RT_WANT_* the last pass found it waits for */
 } exec_ctx;
 
-enum { HOLD_NONE = 0, HOLD_STEP, HOLD_ALL };
+enum { HOLD_NONE = 0, HOLD_ALL };
 
 static rt_pkt *pkt_get(ftm_chip *c)
 {
@@ -695,7 +639,7 @@ static int wait_bell(exec_ctx *x, uint32_t seen)
     note_wait(x);
     c->waiting = 1;
     pthread_mutex_unlock(&c->mu);
-    bell_wait(c, seen);
+    rt_bell_wait(c, seen);
     pthread_mutex_lock(&c->mu);
     c->waiting = 0;
     pthread_mutex_unlock(&c->mu);
@@ -719,11 +663,10 @@ static int doze(exec_ctx *x, nap *n, int moved)
         poke_flush(c); /* out of work: the neighbours' turn */
     if (moved || !n->armed) {
         n->armed = !moved;
-        atomic_store_explicit(&c->asleep, moved ? 0 : x->want, memory_order_relaxed);
-        if (n->armed) {
-            atomic_thread_fence(memory_order_seq_cst);
-            n->seen = atomic_load_explicit(&c->bell, memory_order_acquire);
-        }
+        if (n->armed)
+            n->seen = rt_bell_arm(c, x->want);
+        else
+            atomic_store_explicit(&c->asleep, 0, memory_order_relaxed);
         return 0;
     }
     int rc = recv_dead(x);
@@ -742,7 +685,7 @@ static void wake_up(ftm_chip *c, nap *n)
 }
 
 /* Drains and forwards (nothing is delivered) until no exposure blocks x
- * (hold: HOLD_STEP, its step's receives; HOLD_ALL, any). 0 or an error. */
+ * (hold: HOLD_ALL: any exposure). 0 or an error. */
 static int settle(exec_ctx *x, int hold)
 {
     ftm_chip *c = x->chip;

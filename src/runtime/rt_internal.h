@@ -128,7 +128,7 @@ struct ftm_chip {
     ftm_rt *rt;
     int id;
     rt_mbox *in[FTM_NDIRS], *out[FTM_NDIRS]; /* NULL: no live link */
-    /* Doorbell (chip.c: the wake-up protocol). bell changes under mu and
+    /* Doorbell (bell.c: the wake-up protocol). bell changes under mu and
      * is read without it; asleep: the chip announced it may sleep, so
      * whoever makes work for it must ring (rt_poke). */
     pthread_mutex_t mu;
@@ -224,6 +224,12 @@ enum { RT_WANT_DATA = 1, RT_WANT_SLOT = 2, RT_WANT_RELEASE = 4 };
 void rt_wake(ftm_chip *c);
 void rt_wake_all(ftm_rt *rt);
 void rt_poke(ftm_chip *c, int why);
+/* bell.c: the chip's side. rt_bell_arm announces that c would sleep for
+ * `want` and returns the bell's value to sleep on; after one more full
+ * pass that found nothing, rt_bell_wait(c, seen) sleeps until the bell
+ * moves past it (or the run is aborted); the chip then clears asleep. */
+uint32_t rt_bell_arm(ftm_chip *c, int want);
+void rt_bell_wait(ftm_chip *c, uint32_t seen);
 
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */
