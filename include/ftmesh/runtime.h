@@ -158,6 +158,11 @@ FTM_EXTERN int ftm_rt_declare_sched(ftm_rt *rt, const ftm_sched *s);
  * becomes the sum (the maximum) of every process's v. 0 or an error. */
 FTM_EXTERN int ftm_rt_sum_u64(ftm_rt *rt, uint64_t *v, size_t n);
 FTM_EXTERN int ftm_rt_max_f64(ftm_rt *rt, double *v, size_t n);
+FTM_EXTERN int ftm_rt_sum_f64(ftm_rt *rt, double *v, size_t n);
+/* Between runs, called by every process in the same order: buf[0..bytes)
+ * of the process that runs chip replaces every other process's copy.
+ * 0, FTM_EINVAL (no such chip) or an error. */
+FTM_EXTERN int ftm_rt_bcast(ftm_rt *rt, void *buf, size_t bytes, int chip);
 
 /* Bytes and packets that crossed the directed link chip->dir since the
  * last reset. The counters belong to the sending chip's thread and are not
@@ -182,6 +187,14 @@ FTM_EXTERN int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
  * barrier for timing, not chip-to-chip traffic). Returns 0 or FTM_EHANG if
  * the run was aborted meanwhile. */
 FTM_EXTERN int ftm_chip_barrier(ftm_chip *chip);
+/* The same barrier, also combining a few numbers over every healthy chip
+ * of the run (in every process): on return v[0..nsum) holds the sum of all
+ * chips' v[0..nsum) and v[nsum..nsum+nmax) the maximum of theirs (integer
+ * sums: exact and independent of order). Every chip passes the same counts,
+ * nsum + nmax <= FTM_BARRIER_WORDS. 0, FTM_EINVAL or FTM_EHANG (then v is
+ * unchanged). */
+#define FTM_BARRIER_WORDS 16
+FTM_EXTERN int ftm_chip_barrier_reduce(ftm_chip *chip, int64_t *v, int nsum, int nmax);
 
 /* ---- fault scripts during a run (src/runtime/script.c) ------------------
  * The player of a fault script (include/ftmesh/faults.h): the program a

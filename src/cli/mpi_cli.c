@@ -75,9 +75,6 @@ int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m)
 #endif
     }
 #ifdef HAVE_MPI
-    if (k > 1 && strcmp(o->cmd, "train") == 0)
-        return cli_usage_error(o->cmd, "training is not spread over MPI ranks yet (allreduce and "
-                               "rings are): run ftmesh train without mpirun");
     if (k > 1) {
         if (r > m->rows || c > m->cols || (!o->ranks && ftm_mpi_choose_grid(k, m->rows, m->cols,
                                                                             m->torus, &r, &c)))

@@ -156,8 +156,22 @@ static int net_combine(ftm_rt *rt, void *v, size_t len, int kind)
     mpi_net *n = rt->net->ctx;
     int rc = kind == RT_COMBINE_SUM_U64
            ? MPI_Allreduce(MPI_IN_PLACE, v, (int)len, MPI_UINT64_T, MPI_SUM, n->ctrl)
-           : MPI_Allreduce(MPI_IN_PLACE, v, (int)len, MPI_DOUBLE, MPI_MAX, n->ctrl);
+           : MPI_Allreduce(MPI_IN_PLACE, v, (int)len, MPI_DOUBLE,
+                           kind == RT_COMBINE_SUM_F64 ? MPI_SUM : MPI_MAX, n->ctrl);
     return rc == MPI_SUCCESS ? 0 : FTM_EIO;
+}
+
+static int net_bcast(ftm_rt *rt, void *buf, size_t bytes, int chip)
+{
+    mpi_net *n = rt->net->ctx;
+    const size_t most = (size_t)1 << 30; /* an int count per call */
+    for (size_t at = 0; at < bytes; at += most) {
+        size_t len = bytes - at < most ? bytes - at : most;
+        if (MPI_Bcast((unsigned char *)buf + at, (int)len, MPI_BYTE, n->owner[chip], n->ctrl) !=
+            MPI_SUCCESS)
+            return FTM_EIO;
+    }
+    return 0;
 }
 
 static void net_chip_done(ftm_rt *rt)
@@ -388,7 +402,7 @@ static int attach(ftm_rt *rt)
     n->data = n->ctrl = MPI_COMM_NULL;
     n->creq = MPI_REQUEST_NULL;
     n->ops = (rt_net){ n, net_run_begin, net_run_end, net_chip_done, net_barrier, net_link_killed,
-                       net_declare, net_combine, net_detach };
+                       net_declare, net_combine, net_bcast, net_detach };
     rt->net = &n->ops;
     pthread_mutex_init(&n->bell.mu, NULL);
     pthread_cond_init(&n->bell.cv, NULL);

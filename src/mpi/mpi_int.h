@@ -65,6 +65,7 @@ typedef struct mpi_net {
     uint64_t bar_done;          /* last gen + 1 announced */
     uint64_t bar_gen[MPI_BAR_SLOTS];
     int bar_count[MPI_BAR_SLOTS];
+    int64_t bar_val[MPI_BAR_SLOTS][FTM_BARRIER_WORDS]; /* combined so far */
     _Atomic int dirty;          /* failure state changed: tell the others */
     unsigned sig_sent;          /* state signature last broadcast */
     int stall_sent;

@@ -255,15 +255,28 @@ static void remote_done(mpi_net *n, int64_t k)
     }
 }
 
-/* A rank (this one included) has every chip in barrier gen. */
-static void bar_arrive(mpi_net *n, uint64_t gen)
+/* A rank (this one included) has every chip in barrier gen, with its
+ * chips' combined values w (nsum summed, nmax maximised words). */
+static void bar_arrive(mpi_net *n, uint64_t gen, int nsum, int nmax, const unsigned char *w)
 {
-    int s = (int)(gen % MPI_BAR_SLOTS);
+    int s = (int)(gen % MPI_BAR_SLOTS), nw = nsum + nmax;
+    int64_t v[FTM_BARRIER_WORDS];
+    if (nsum < 0 || nmax < 0 || nw > FTM_BARRIER_WORDS) {
+        fail(n, FTM_EINTERNAL);
+        return;
+    }
+    if (nw)
+        memcpy(v, w, sizeof *v * (size_t)nw);
     if (n->bar_gen[s] != gen) {
         n->bar_gen[s] = gen;
         n->bar_count[s] = 0;
+        memcpy(n->bar_val[s], v, sizeof *v * (size_t)nw);
+    } else {
+        rt_bar_combine(n->bar_val[s], v, nsum, nmax);
     }
     if (++n->bar_count[s] == n->nactive) {
+        /* the local chips wait: the row is theirs to read once it opens */
+        memcpy(n->rt->bar_acc[gen & 1], n->bar_val[s], sizeof *v * (size_t)nw);
         atomic_store(&n->rt->bar_gen, gen + 1);
         rt_wake_all(n->rt);
     }
@@ -295,7 +308,7 @@ static void handle(mpi_net *n, int src, const unsigned char *buf)
     switch (m.kind) {
     case MSG_CREDIT: credit(n, m.a, m.b); break;
     case MSG_DONE: remote_done(n, m.b); break;
-    case MSG_BAR: bar_arrive(n, (uint64_t)m.b); break;
+    case MSG_BAR: bar_arrive(n, (uint64_t)m.b, m.a & 255, m.a >> 8, pay); break;
     case MSG_STALL: n->stall_of[src] = (unsigned char)m.a; break;
     case MSG_HANG: mpi_stop_run(rt, 1); break;
     case MSG_STATE: mpi_state_merge(n, pay); break;
@@ -360,9 +373,14 @@ static int local_events(mpi_net *n)
     }
     uint64_t b = atomic_load(&n->bar_req);
     if (b && b != n->bar_done) {
+        /* every local chip is in barrier b - 1: its row holds their values */
+        ftm_rt *r = n->rt;
+        int nw = r->bar_nsum + r->bar_nmax;
+        const int64_t *w = r->bar_acc[(b - 1) & 1];
         n->bar_done = b;
-        send_all(n, MSG_BAR, 0, (int64_t)(b - 1), NULL, 0);
-        bar_arrive(n, b - 1);
+        send_all(n, MSG_BAR, r->bar_nsum | r->bar_nmax << 8, (int64_t)(b - 1), w,
+                 sizeof *w * (size_t)nw);
+        bar_arrive(n, b - 1, r->bar_nsum, r->bar_nmax, (const unsigned char *)w);
         moved = 1;
     }
     pthread_mutex_lock(&n->bell.mu);

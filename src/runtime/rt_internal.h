@@ -117,9 +117,11 @@ typedef struct rt_net {
     void (*link_killed)(ftm_rt *rt, int chip, int dir, int oneway);
     int (*declare)(ftm_rt *rt, const ftm_sched *s);
     int (*combine)(ftm_rt *rt, void *v, size_t n, int kind);
+    /* between runs: buf (bytes) of the process that runs chip, to all */
+    int (*bcast)(ftm_rt *rt, void *buf, size_t bytes, int chip);
     void (*detach)(ftm_rt *rt);               /* from ftm_rt_destroy */
 } rt_net;
-enum { RT_COMBINE_SUM_U64 = 0, RT_COMBINE_MAX_F64 = 1 };
+enum { RT_COMBINE_SUM_U64 = 0, RT_COMBINE_MAX_F64 = 1, RT_COMBINE_SUM_F64 = 2 };
 /* Set by a transport for the process: called by ftm_rt_create on every new
  * runtime (it sets rt->net and rt->local, or leaves them NULL). */
 extern int (*rt_net_attach)(ftm_rt *rt);
@@ -188,6 +190,13 @@ struct ftm_rt {
     pthread_mutex_t bar_mu;  /* ftm_chip_barrier: arrivals */
     int bar_count;
     _Atomic uint64_t bar_gen;
+    /* ftm_chip_barrier_reduce: barrier gen combines into bar_acc[gen & 1]
+     * (the local chips' values; over processes the transport then writes
+     * the result there before opening the barrier). A chip can reach
+     * gen + 2, which reuses the row, only after every chip passed gen + 1,
+     * hence after every chip read gen's result. */
+    int64_t bar_acc[2][FTM_BARRIER_WORDS];
+    int bar_nsum, bar_nmax;  /* of the barrier being filled */
     ftm_trace *trace;        /* event recorder, NULL: not recording */
     /* Transport seam (NULL: every chip is local). */
     rt_net *net;
@@ -230,6 +239,9 @@ void rt_poke(ftm_chip *c, int why);
  * moves past it (or the run is aborted); the chip then clears asleep. */
 uint32_t rt_bell_arm(ftm_chip *c, int want);
 void rt_bell_wait(ftm_chip *c, uint32_t seen);
+
+/* acc[0..nsum) += v, acc[nsum..nsum+nmax) = max(acc, v) word by word. */
+void rt_bar_combine(int64_t *acc, const int64_t *v, int nsum, int nmax);
 
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */

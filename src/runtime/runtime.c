@@ -490,3 +490,15 @@ int ftm_rt_max_f64(ftm_rt *rt, double *v, size_t n)
 {
     return rt->net ? rt->net->combine(rt, v, n, RT_COMBINE_MAX_F64) : 0;
 }
+
+int ftm_rt_sum_f64(ftm_rt *rt, double *v, size_t n)
+{
+    return rt->net ? rt->net->combine(rt, v, n, RT_COMBINE_SUM_F64) : 0;
+}
+
+int ftm_rt_bcast(ftm_rt *rt, void *buf, size_t bytes, int chip)
+{
+    if (chip < 0 || chip >= rt->mesh.nchips)
+        return FTM_EINVAL;
+    return rt->net ? rt->net->bcast(rt, buf, bytes, chip) : 0;
+}

@@ -5,16 +5,20 @@
  *   zero grads -> forward/backward of [first, first+count)  --BN hook-->  tree
  *              -> gradient allreduce (f32, or i64 fixed point in exact mode)
  *              -> (exact: fixed point -> float) -> optimizer step
- *              -> loss (an exact sum, xsum.h) and math time into
- *                 slot[step & 1][chip] -> barrier
- *   lowest chip: adds the slot's exact loss sums (any order gives the same
- *                bits, so the logged loss does not depend on the mesh, the
- *                faults or the algorithm), reports the step.
+ *              -> barrier that sums the chips' losses (exact sums, xsum.h:
+ *                 integer words, so any order or split over processes
+ *                 gives the same bits) and math times
+ *   reporter (the lowest healthy chip of this process): reports the step;
+ *   the lowest healthy chip of all (the lead) also writes checkpoints and
+ *   runs the float --check.
  *
- * The per-step slots alternate between two rows: a chip can only write row
- * (s+2)&1 after passing the barrier of step s+1, which the lowest chip
- * reaches after it has read row s&1. So no chip overwrites a value the
- * reporter has not read yet, without a second barrier.
+ * A run spread over processes (include/ftmesh/mpi.h) holds replicas of
+ * its local chips only. The barrier's sums cross the processes, so every
+ * process's reporter reports every step; what lives with one chip (the
+ * lead's --check figures and checkpoints, a survivor's state after a
+ * failure, the final parameters) is broadcast by the process that runs
+ * it, between runs, and per-chip figures are summed. One process runs
+ * every chip, and all of that does nothing.
  */
 #include <math.h>
 #include <pthread.h>
@@ -140,18 +144,21 @@ struct trainer {
     ftm_sched grad;
     double grad_modeled;
     hook_cache hc;
-    int64_t *slot_loss[2];     /* [nchips * FTM_XSUM_WORDS]: exact loss sums */
-    double *slot_math[2];      /* [nchips] */
     double t_prev, cpu0;
+    ftm_rt *rt;
+    int have_grad;
+    int reporter;              /* lowest healthy chip of this process (-1) */
+    double cpu_local;          /* this process's CPU in the steps (reporter) */
+    int cpu_set;
     ftm_model *tf;             /* float --check: one-chip model at the mesh's
                                   parameters, run by the lowest chip */
     double tf_loss;
     ftm_rt_script *faults;
-    long reported;             /* steps reported so far (the lowest chip) */
+    long reported;             /* steps reported so far (the reporter; all
+                                  processes agree after a run) */
     double step_t0;            /* when the step being run started */
-    _Atomic int halt;          /* *o->stop seen: stop after this step
-                                  (set by the lowest chip before the
-                                  barrier, read by all after it) */
+    _Atomic int halt;          /* *o->stop seen by a chip before a step's
+                                  barrier: every chip stops after it */
 };
 
 static int hook_sched(hook_cache *h, size_t count, const ftm_sched **s, double *modeled)
@@ -232,24 +239,21 @@ static int tf_check(trainer *t, const float *p, const float *g, long s)
     return rc;
 }
 
-/* The lowest healthy chip, after the end-of-step barrier. */
-static int report_step(trainer *t, chip_st *c, long s)
+/* What the end-of-step barrier combines: the loss's exact sum and the math
+ * CPU in nanoseconds (summed), the largest chip's math CPU and the stop
+ * request (maximised). A word of the loss cannot overflow (one term per
+ * micro-batch of the batch). */
+enum { BAR_MATH = FTM_XSUM_WORDS, BAR_NSUM, BAR_MATH_MAX = BAR_NSUM, BAR_HALT, BAR_WORDS };
+enum { BAR_NMAX = BAR_WORDS - BAR_NSUM };
+typedef char bar_fits_[BAR_WORDS <= FTM_BARRIER_WORDS ? 1 : -1];
+
+/* This process's reporter, after the end-of-step barrier (v: its sums). */
+static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
 {
-    int row = (int)(s & 1);
     ftm_train_step *st = &t->res->step[s];
-    double now = train_now(), msum = 0, mmax = 0;
-    int64_t lx[FTM_XSUM_WORDS] = {0};
-    for (int k = 0; k < t->m->nchips; k++) {
-        if (!ftm_mesh_alive(t->m, k))
-            continue;
-        /* exact: the same bits for any mesh, split or order; a word cannot
-         * overflow (one term per micro-batch of the batch) */
-        (void)ftm_xsum_merge(lx, t->slot_loss[row] + (size_t)k * FTM_XSUM_WORDS);
-        msum += t->slot_math[row][k];
-        if (t->slot_math[row][k] > mmax)
-            mmax = t->slot_math[row][k];
-    }
-    double loss = ftm_xsum_value(lx);
+    double now = train_now(), msum = 1e-9 * (double)v[BAR_MATH];
+    double mmax = 1e-9 * (double)v[BAR_MATH_MAX];
+    double loss = ftm_xsum_value(v);
     st->step = s;
     st->loss = loss;
     st->wall_s = now - t->t_prev;
@@ -271,10 +275,12 @@ static int report_step(trainer *t, chip_st *c, long s)
         t->cb->step(t->cb->ctx, st);
     t->t_prev = now;
     t->reported = s + 1;
+    if (v[BAR_HALT])
+        atomic_store(&t->halt, 1);
     if (diverged)
         return FTM_EDIVERGED;
     const ftm_train_opts *o = t->o;
-    if (o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
+    if (c->id == t->lead && o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
                           s + 1 == o->steps || atomic_load(&t->halt))) {
         int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->res->detail,
                                  sizeof t->res->detail);
@@ -385,7 +391,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
     const ftm_train_opts *o = t->o;
     c->chip = chip;
     int rc = ftm_chip_barrier(chip);
-    if (id == t->lead) {
+    if (id == t->reporter) {
         t->t_prev = train_now();
         t->cpu0 = train_process_cpu();
     }
@@ -396,38 +402,105 @@ static int chip_fn(ftm_chip *chip, void *arg)
             (rc = step_update(t, c, s)))
             break;
         (void)loss; /* the exact sum in c->lossx is what is reported */
-        memcpy(t->slot_loss[s & 1] + (size_t)id * FTM_XSUM_WORDS, c->lossx, sizeof c->lossx);
-        t->slot_math[s & 1][id] = math;
-        if (id == t->lead && o->stop && *o->stop)
-            atomic_store(&t->halt, 1);
-        if ((rc = ftm_chip_barrier(chip)))
+        int64_t v[BAR_WORDS];
+        memcpy(v, c->lossx, sizeof c->lossx);
+        v[BAR_MATH] = v[BAR_MATH_MAX] = llround(math * 1e9);
+        v[BAR_HALT] = o->stop && *o->stop;
+        if ((rc = ftm_chip_barrier_reduce(chip, v, BAR_NSUM, BAR_NMAX)))
             break;
-        if (id == t->lead)
-            rc = report_step(t, c, s);
-        if (atomic_load(&t->halt))
+        if (id == t->reporter)
+            rc = report_step(t, c, s, v);
+        if (v[BAR_HALT])
             break;
     }
-    if (!rc && id == t->lead)
-        t->res->cpu_s = train_process_cpu() - t->cpu0;
+    if (!rc && id == t->reporter) {
+        t->cpu_local = train_process_cpu() - t->cpu0;
+        t->cpu_set = 1;
+    }
     return rc;
 }
 
 /* ---- setup, run, compare replicas ------------------------------------------ */
 
+/* Parameters of the configured model (a tiny replica, for a process
+ * that runs none of the chips). */
+static int model_nparams(const ftm_train_opts *o, size_t *np)
+{
+    ftm_model_config mc = o->model;
+    mc.max_batch = 1;
+    ftm_model *tmp;
+    int rc = ftm_model_create(&tmp, &mc);
+    if (rc)
+        return rc;
+    *np = ftm_model_nparams(tmp);
+    ftm_model_destroy(tmp);
+    return 0;
+}
+
+static int record_hook(void *ctx, int64_t *buf, size_t n)
+{
+    const ftm_sched *s;
+    double modeled;
+    (void)buf;
+    return hook_sched(ctx, n, &s, &modeled);
+}
+
+/* Builds the batch-norm hook schedules before the run, in the order the
+ * chips will use them, by a forward/backward of no examples whose hook
+ * only records the sizes: processes name schedules by declaring them in
+ * the same order (ftm_rt_declare_sched), which chips building them on
+ * first use would not give. */
+static int hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
+{
+    ftm_model_config mc = o->model;
+    mc.max_batch = 1;
+    ftm_model *tmp;
+    int64_t *gi = o->exact ? calloc(np, sizeof *gi) : NULL;
+    int rc = o->exact && !gi ? FTM_ENOMEM : ftm_model_create(&tmp, &mc);
+    if (rc) {
+        free(gi);
+        return rc;
+    }
+    int64_t lossx[FTM_XSUM_WORDS] = {0};
+    double loss;
+    ftm_fb_args a = {.step = 0, .first = 0, .count = 0, .global_batch = o->batch,
+                     .micro = t->micro, .exact = o->exact, .grads_i64 = gi,
+                     .hook = record_hook, .hook_ctx = &t->hc, .loss_x = lossx};
+    rc = ftm_model_forward_backward(tmp, &a, &loss);
+    ftm_model_destroy(tmp);
+    free(gi);
+    for (int i = 0; i < t->hc.n && !rc; i++)
+        rc = ftm_rt_declare_sched(t->rt, &t->hc.e[i].s);
+    return rc;
+}
+
+/* One chip's replica, optimizer and buffers. */
+static int chip_setup(chip_st *c, const ftm_model_config *mc, const ftm_optim_config *oc, int exact)
+{
+    int rc = ftm_model_create(&c->m, mc);
+    if (rc)
+        return rc;
+    size_t np = ftm_model_nparams(c->m);
+    if ((rc = ftm_optim_create(&c->o, oc, np)) || (rc = ftm_optim_create(&c->prev_o, oc, np)))
+        return rc;
+    if (!(c->prev_params = malloc(sizeof(float) * np)))
+        return FTM_ENOMEM;
+    if (exact && !(c->gi = malloc(sizeof(int64_t) * np)))
+        return FTM_ENOMEM;
+    return 0;
+}
+
+/* The split, this process's replicas, the schedules (declared to the
+ * runtime t->rt in the same order by every process). */
 static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
 {
     ftm_train_result *res = t->res;
     int P = res->chips, rc;
     long *first = calloc((size_t)P, sizeof(long)), *count = calloc((size_t)P, sizeof(long));
     t->cs = calloc((size_t)m->nchips, sizeof(chip_st));
-    for (int r = 0; r < 2; r++) {
-        t->slot_loss[r] = calloc((size_t)m->nchips * FTM_XSUM_WORDS, sizeof(int64_t));
-        t->slot_math[r] = calloc((size_t)m->nchips, sizeof(double));
-    }
     if (!res->step) /* a recovery keeps the steps done before the failure */
         res->step = calloc((size_t)o->steps, sizeof(ftm_train_step));
-    if (!first || !count || !t->cs || !t->slot_loss[0] || !t->slot_loss[1] ||
-        !t->slot_math[0] || !t->slot_math[1] || !res->step)
+    if (!first || !count || !t->cs || !res->step)
         rc = FTM_ENOMEM;
     else
         rc = ftm_train_split(o->batch, o->micro, o->exact, P, first, count, &t->micro);
@@ -439,6 +512,7 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
     ftm_optim_config oc = o->optim;
     if (!oc.kind)
         ftm_optim_config_default(&oc, mc.kind);
+    t->reporter = -1;
     for (int id = 0, i = 0; id < m->nchips && !rc; id++) {
         if (!ftm_mesh_alive(m, id))
             continue;
@@ -447,51 +521,91 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
         c->id = id;
         c->first = first[i];
         c->count = count[i++];
-        if ((rc = ftm_model_create(&c->m, &mc)))
-            break;
-        size_t np = ftm_model_nparams(c->m);
-        if ((rc = ftm_optim_create(&c->o, &oc, np)) || (rc = ftm_optim_create(&c->prev_o, &oc, np)))
-            break;
-        if (!(c->prev_params = malloc(sizeof(float) * np)))
-            rc = FTM_ENOMEM;
-        else if (o->exact && !(c->gi = malloc(sizeof(int64_t) * ftm_model_nparams(c->m))))
-            rc = FTM_ENOMEM;
+        if (!ftm_rt_is_local(t->rt, id))
+            continue; /* its replica lives in another process */
+        if (t->reporter < 0)
+            t->reporter = id;
+        rc = chip_setup(c, &mc, &oc, o->exact);
     }
     free(first);
     free(count);
-    if (!rc && o->check && !o->exact) {
+    if (!rc && o->check && !o->exact && ftm_rt_is_local(t->rt, t->lead)) {
         mc.max_batch = (int)o->batch;
         rc = ftm_model_create(&t->tf, &mc);
     }
     if (rc)
         return rc;
-    res->nparams = ftm_model_nparams(t->cs[t->lead].m);
+    if (t->reporter >= 0)
+        res->nparams = ftm_model_nparams(t->cs[t->reporter].m);
+    else if ((rc = model_nparams(o, &res->nparams)))
+        return rc;
     res->micro = t->micro;
-    return train_build(&t->grad, m, o->algo ? o->algo : "ring", res->nparams,
-                       o->exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32, &t->grad_modeled,
-                       &res->algo);
+    rc = train_build(&t->grad, m, o->algo ? o->algo : "ring", res->nparams,
+                     o->exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32, &t->grad_modeled, &res->algo);
+    if (rc)
+        return rc;
+    t->have_grad = 1;
+    rc = ftm_rt_declare_sched(t->rt, &t->grad);
+    return rc ? rc : hook_prebuild(t, o, res->nparams);
 }
 
-static void compare_replicas(trainer *t)
+/* The lead's final parameters into res->params (every process), and
+ * every replica compared with them where it lives; per-chip CPU figures
+ * and sgemm counters summed over the processes (in chip order). */
+static int compare_replicas(trainer *t)
 {
     ftm_train_result *res = t->res;
-    const float *ref = ftm_model_params(t->cs[t->lead].m);
-    res->replicas_equal = 1;
-    res->replica_mismatch_chip = -1;
-    for (int id = 0; id < t->m->nchips; id++) {
+    int n = t->m->nchips, rc = 0;
+    size_t np = res->nparams;
+    double *cpu = calloc((size_t)n * 4 + 2, sizeof *cpu);
+    uint64_t *differs = calloc((size_t)n + 1, sizeof *differs);
+    if (!(res->params = malloc(sizeof(float) * np)) || !cpu || !differs)
+        rc = FTM_ENOMEM;
+    if (!rc && t->cs[t->lead].m)
+        memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * np);
+    if (!rc)
+        rc = ftm_rt_bcast(t->rt, res->params, sizeof(float) * np, t->lead);
+    ftm_gemm_stats g;
+    memset(&g, 0, sizeof g);
+    for (int id = 0; id < n && !rc; id++) {
+        const chip_st *c = &t->cs[id];
+        if (!ftm_mesh_alive(t->m, id) || !c->m)
+            continue;
+        ftm_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
+        double v[4] = { c->math_cpu, c->hook_cpu, c->grad_cpu, c->optim_cpu };
+        for (int k = 0; k < 4; k++)
+            cpu[(size_t)k * (size_t)n + (size_t)id] = v[k];
+        differs[id] = memcmp(ftm_model_params(c->m), res->params, sizeof(float) * np) != 0;
+    }
+    cpu[4 * n] = g.flops;
+    cpu[4 * n + 1] = g.seconds;
+    differs[n] = g.calls;
+    if (!rc && !(rc = ftm_rt_sum_f64(t->rt, cpu, (size_t)n * 4 + 2)))
+        rc = ftm_rt_sum_u64(t->rt, differs, (size_t)n + 1);
+    if (!rc) {
+        /* the shapes stay this process's (the report prints the totals) */
+        g.flops = cpu[4 * n];
+        g.seconds = cpu[4 * n + 1];
+        g.calls = differs[n];
+        ftm_gemm_stats_add(&res->gemm, &g);
+        res->replicas_equal = 1;
+        res->replica_mismatch_chip = -1;
+    }
+    for (int id = 0; id < n && !rc; id++) {
         if (!ftm_mesh_alive(t->m, id))
             continue;
-        ftm_gemm_stats_add(&res->gemm, ftm_model_gemm_stats(t->cs[id].m));
-        res->math_cpu_s += t->cs[id].math_cpu;
-        res->hook_cpu_s += t->cs[id].hook_cpu;
-        res->grad_cpu_s += t->cs[id].grad_cpu;
-        res->optim_cpu_s += t->cs[id].optim_cpu;
-        if (res->replicas_equal &&
-            memcmp(ftm_model_params(t->cs[id].m), ref, sizeof(float) * res->nparams)) {
+        res->math_cpu_s += cpu[id];
+        res->hook_cpu_s += cpu[n + id];
+        res->grad_cpu_s += cpu[2 * n + id];
+        res->optim_cpu_s += cpu[3 * n + id];
+        if (res->replicas_equal && differs[id]) {
             res->replicas_equal = 0;
             res->replica_mismatch_chip = id;
         }
     }
+    free(cpu);
+    free(differs);
+    return rc;
 }
 
 static void teardown(trainer *t)
@@ -506,31 +620,35 @@ static void teardown(trainer *t)
         }
     free(t->cs);
     ftm_model_destroy(t->tf);
-    for (int r = 0; r < 2; r++) {
-        free(t->slot_loss[r]);
-        free(t->slot_math[r]);
-    }
     for (int i = 0; i < t->hc.n; i++)
         ftm_sched_free(&t->hc.e[i].s);
     pthread_mutex_destroy(&t->hc.mu);
 }
 
 /* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
- * the earliest such step, its loss not a number. */
-static void note_divergence(trainer *t, const ftm_mesh *m)
+ * the earliest such step (over every process), its loss not a number. */
+static int note_divergence(trainer *t, const ftm_mesh *m)
 {
     ftm_train_result *res = t->res;
-    for (int id = 0; id < m->nchips && res->diverged_step < 0; id++) {
-        long s = ftm_mesh_alive(m, id) ? t->cs[id].diverged - 1 : -1;
+    double *dv = calloc((size_t)m->nchips, sizeof *dv);
+    if (!dv)
+        return FTM_ENOMEM;
+    for (int id = 0; id < m->nchips; id++)
+        dv[id] = ftm_mesh_alive(m, id) ? (double)t->cs[id].diverged : 0;
+    int rc = ftm_rt_max_f64(t->rt, dv, (size_t)m->nchips);
+    for (int id = 0; id < m->nchips && !rc && res->diverged_step < 0; id++) {
+        long s = (long)dv[id] - 1;
         for (int k = id + 1; s >= 0 && k < m->nchips; k++)
-            if (ftm_mesh_alive(m, k) && t->cs[k].diverged && t->cs[k].diverged - 1 < s)
-                s = t->cs[k].diverged - 1;
+            if (dv[k] > 0 && (long)dv[k] - 1 < s)
+                s = (long)dv[k] - 1;
         if (s >= 0) {
             res->diverged_step = s;
             res->step[s].step = s;
             res->step[s].loss = NAN;
         }
     }
+    free(dv);
+    return rc;
 }
 
 /* The state an attempt starts from: params and moments at step `done`. */
@@ -554,25 +672,45 @@ static int snap_alloc(snapshot *snap, const ftm_train_opts *o, size_t np)
 
 /* After a failure the survivors (alive in next) agree on R, the first step
  * not reported: every survivor has finished R - 1 and none R + 1. One that
- * finished R takes the state it kept from before that update. */
+ * finished R takes the state it kept from before that update; its process
+ * gives it to the others. */
 static int take_snapshot(trainer *t, const ftm_mesh *next, snapshot *snap)
 {
     long R = t->reported;
-    int best = -1;
-    for (int id = 0; id < next->nchips && best < 0; id++)
-        if (ftm_mesh_alive(next, id) && t->cs[id].m &&
-            (t->cs[id].done == R || t->cs[id].done == R + 1))
+    int n = next->nchips, best = -1;
+    double *done = calloc((size_t)n, sizeof *done);
+    if (!done)
+        return FTM_ENOMEM;
+    for (int id = 0; id < n; id++)
+        done[id] = t->cs[id].m ? (double)t->cs[id].done : 0;
+    int rc = ftm_rt_max_f64(t->rt, done, (size_t)n);
+    for (int id = 0; id < n && best < 0 && !rc; id++)
+        if (ftm_mesh_alive(next, id) && ftm_mesh_alive(t->m, id) &&
+            ((long)done[id] == R || (long)done[id] == R + 1))
             best = id;
-    if (best < 0)
-        return FTM_EALLDEAD;
-    chip_st *c = &t->cs[best];
-    int rc = snap_alloc(snap, t->o, t->res->nparams), back = c->done == R + 1;
+    int back = best >= 0 && (long)done[best] == R + 1;
+    free(done);
     if (rc)
         return rc;
-    memcpy(snap->params, back ? c->prev_params : ftm_model_params(c->m),
-           sizeof(float) * t->res->nparams);
+    if (best < 0)
+        return FTM_EALLDEAD;
+    if ((rc = snap_alloc(snap, t->o, t->res->nparams)))
+        return rc;
+    const chip_st *c = &t->cs[best];
+    size_t bytes = sizeof(float) * t->res->nparams;
+    float *mom[2];
+    ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
+    if (c->m) { /* this process runs it */
+        memcpy(snap->params, back ? c->prev_params : ftm_model_params(c->m), bytes);
+        if ((rc = ftm_optim_copy_state(snap->optim, back ? c->prev_o : c->o)))
+            return rc;
+    }
     snap->done = R;
-    return ftm_optim_copy_state(snap->optim, back ? c->prev_o : c->o);
+    rc = ftm_rt_bcast(t->rt, snap->params, bytes, best);
+    for (int k = 0; k < 2 && !rc; k++)
+        if (mom[k])
+            rc = ftm_rt_bcast(t->rt, mom[k], bytes, best);
+    return rc;
 }
 
 /* What one recovery hands to the next attempt. */
@@ -628,26 +766,24 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
     return take_snapshot(t, &rv->next, snap);
 }
 
-/* The totals of a finished run, and --check. */
+/* The totals of a finished run, and --check (every process runs the
+ * one-chip reference, so that all of them reach the same verdict). */
 static int finish_run(trainer *t, const ftm_train_opts *o)
 {
     ftm_train_result *res = t->res;
     for (long s = 0; s < o->steps; s++)
         res->wall_s += res->step[s].wall_s;
     res->modeled_grad_s = t->grad_modeled;
-    compare_replicas(t);
-    if (!(res->params = malloc(sizeof(float) * res->nparams)))
-        return FTM_ENOMEM;
-    memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * res->nparams);
-    if (o->check && !atomic_load(&t->halt))
-        return train_check(o, t->micro, ftm_model_params(t->cs[t->lead].m), t->cb, res);
-    return 0;
+    int rc = compare_replicas(t);
+    if (!rc && o->check && !atomic_load(&t->halt))
+        return train_check(o, t->micro, res->params, t->cb, res);
+    return rc;
 }
 
 static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
 {
     for (int id = 0; id < m->nchips && snap->params; id++) {
-        if (!ftm_mesh_alive(m, id))
+        if (!ftm_mesh_alive(m, id) || !t->cs[id].m)
             continue;
         memcpy(ftm_model_params(t->cs[id].m), snap->params, sizeof(float) * t->res->nparams);
         int rc = ftm_optim_copy_state(t->cs[id].o, snap->optim);
@@ -656,6 +792,117 @@ static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
         t->cs[id].done = snap->done;
     }
     return 0;
+}
+
+/* What the lead's process alone knows after a run (its float --check
+ * figures, checkpoints, their error), for every process. */
+typedef struct lead_figs {
+    double max_grad_rel_diff, max_step_loss_rel_diff, check_cpu_s, modeled_bn_s;
+    long grad_diff_step, diverged_step;
+    int checkpoints, bn_calls;
+    char grad_diff_name[64], detail[256];
+} lead_figs;
+
+static int sync_lead(trainer *t)
+{
+    ftm_train_result *res = t->res;
+    lead_figs f;
+    memset(&f, 0, sizeof f);
+    f.max_grad_rel_diff = res->max_grad_rel_diff;
+    f.max_step_loss_rel_diff = res->max_step_loss_rel_diff;
+    f.check_cpu_s = res->check_cpu_s;
+    f.modeled_bn_s = res->modeled_bn_s;
+    f.grad_diff_step = res->grad_diff_step;
+    f.diverged_step = res->diverged_step;
+    f.checkpoints = res->checkpoints;
+    f.bn_calls = res->bn_calls;
+    memcpy(f.grad_diff_name, res->grad_diff_name, sizeof f.grad_diff_name);
+    memcpy(f.detail, res->detail, sizeof f.detail);
+    int rc = ftm_rt_bcast(t->rt, &f, sizeof f, t->lead);
+    if (rc)
+        return rc;
+    res->max_grad_rel_diff = f.max_grad_rel_diff;
+    res->max_step_loss_rel_diff = f.max_step_loss_rel_diff;
+    res->check_cpu_s = f.check_cpu_s;
+    res->modeled_bn_s = f.modeled_bn_s;
+    res->grad_diff_step = f.grad_diff_step;
+    res->diverged_step = f.diverged_step;
+    res->checkpoints = f.checkpoints;
+    res->bn_calls = f.bn_calls;
+    memcpy(res->grad_diff_name, f.grad_diff_name, sizeof f.grad_diff_name);
+    memcpy(res->detail, f.detail, sizeof f.detail);
+    return 0;
+}
+
+/* After a run: the processes agree on the steps reported (the records of
+ * the process whose reporter got furthest, the lowest such chip), the stop
+ * request, the lead's figures and the CPU of the steps. A process whose
+ * reporter saw fewer steps (or that runs no chip) reports the rest now. */
+static int sync_run(trainer *t)
+{
+    ftm_train_result *res = t->res;
+    int n = t->m->nchips;
+    double *v = calloc((size_t)n + 3, sizeof *v);
+    if (!v)
+        return FTM_ENOMEM;
+    if (t->reporter >= 0)
+        v[t->reporter] = (double)t->reported + 1;
+    v[n] = atomic_load(&t->halt);
+    v[n + 1] = t->cpu_set ? t->cpu_local : 0;
+    v[n + 2] = t->cpu_set;
+    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n);
+    if (!rc)
+        rc = ftm_rt_max_f64(t->rt, v + n, 1);
+    if (!rc)
+        rc = ftm_rt_sum_f64(t->rt, v + n + 1, 2);
+    int src = -1;
+    for (int id = 0; id < n; id++)
+        if (v[id] > 0 && (src < 0 || v[id] > v[src]))
+            src = id;
+    long seen = t->reporter >= 0 ? t->reported : t->start, R = src >= 0 ? (long)v[src] - 1 : t->start;
+    if (!rc && R > t->start)
+        rc = ftm_rt_bcast(t->rt, res->step + t->start,
+                          sizeof *res->step * (size_t)(R - t->start), src);
+    if (!rc && v[n])
+        atomic_store(&t->halt, 1);
+    if (!rc && v[n + 2] > 0)
+        res->cpu_s = v[n + 1];
+    free(v);
+    for (long s = seen; s < R && !rc; s++)
+        if (t->cb && t->cb->step)
+            t->cb->step(t->cb->ctx, &res->step[s]);
+    if (!rc) {
+        t->reported = R > t->reported ? R : t->reported;
+        rc = sync_lead(t);
+    }
+    return rc;
+}
+
+/* The run of an attempt on rt and what the processes must agree on
+ * after it (every process gets the same outcome from ftm_rt_run, so they
+ * make the same collective calls). */
+static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snapshot *snap,
+                    recovery *rv)
+{
+    ftm_train_result *res = t->res;
+    ftm_rt_script_rt(t->faults, t->rt);
+    ftm_rt_script_attempt(t->faults, m);
+    finish_events(t, rv);
+    int rc = ftm_rt_run(t->rt, chip_fn, t);
+    int e = ftm_rt_script_sync(t->faults, t->rt);
+    if (!e)
+        e = sync_run(t);
+    if (e)
+        return e;
+    if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
+        res->nstuck = ftm_rt_stuck(t->rt, res->stuck, m->nchips);
+    if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) {
+        e = note_failure(t, t->rt, m, rv, snap);
+        rc = e ? e : rc;
+    }
+    if (rc == FTM_EDIVERGED && (e = note_divergence(t, m)))
+        rc = e;
+    return rc ? rc : finish_run(t, o);
 }
 
 /* One attempt on mesh m from step t->start (with snap->params: every
@@ -675,36 +922,20 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     pthread_mutex_init(&t->hc.mu, NULL);
     t->hc.m = m;
     t->hc.name = o->bn_algo ? o->bn_algo : "tree";
-    rc = setup(t, m, o);
-    int have_grad = !rc;
+    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, 0 };
+    rc = ftm_rt_create(&t->rt, m, &cfg);
+    if (!rc && o->trace)
+        rc = ftm_rt_set_trace(t->rt, o->trace);
+    if (!rc)
+        rc = setup(t, m, o);
     if (!rc)
         rc = start_state(t, m, snap);
-    ftm_rt *rt = NULL;
-    if (!rc) {
-        ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, 0 };
-        rc = ftm_rt_create(&rt, m, &cfg);
-        if (!rc && o->trace)
-            rc = ftm_rt_set_trace(rt, o->trace);
-    }
-    if (!rc) {
-        ftm_rt_script_rt(t->faults, rt);
-        ftm_rt_script_attempt(t->faults, m);
-        finish_events(t, rv);
-        rc = ftm_rt_run(rt, chip_fn, t);
-        if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
-            res->nstuck = ftm_rt_stuck(rt, res->stuck, m->nchips);
-        if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) {
-            int e = note_failure(t, rt, m, rv, snap);
-            rc = e ? e : rc;
-        }
-        if (rc == FTM_EDIVERGED)
-            note_divergence(t, m);
-    }
-    ftm_rt_destroy(rt);
-    res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
     if (!rc)
-        rc = finish_run(t, o);
-    if (have_grad)
+        rc = run_once(t, m, o, snap, rv);
+    res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
+    ftm_rt_destroy(t->rt);
+    t->rt = NULL;
+    if (t->have_grad)
         ftm_sched_free(&t->grad);
     teardown(t);
     return rc;
@@ -713,14 +944,10 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
 /* --resume: the checkpoint's state into snap, its losses into res. */
 static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res)
 {
-    ftm_model_config mc = o->model;
-    mc.max_batch = 1;
-    ftm_model *tmp;
-    int rc = ftm_model_create(&tmp, &mc);
+    size_t np;
+    int rc = model_nparams(o, &np);
     if (rc)
         return rc;
-    size_t np = ftm_model_nparams(tmp);
-    ftm_model_destroy(tmp);
     ftm_ckpt_state st;
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
