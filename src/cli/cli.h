@@ -140,6 +140,9 @@ void cli_ranks_text(const ftm_mesh *m);
 int cli_ranks_block_chips(const ftm_mesh *m);
 /* Ranks of the run on this machine (1 without MPI). */
 int cli_ranks_on_node(void);
+/* Ranks of the run, and this process's (1 and 0 without MPI). */
+int cli_ranks_count(void);
+int cli_ranks_me(void);
 
 /* --fail-during R,C (spec): the chip to kill during the run. Rejects (one
  * line, CLI_EXIT_USAGE) a malformed value, a chip that is not a healthy

@@ -345,6 +345,12 @@ static int validate(targs *a, train_run *x)
         return rc;
     if ((rc = load_data(a, &x->ds)))
         return rc;
+    if (a->trace && cli_ranks_count() > 1)
+        return cli_usage_error(CMD, "--trace records the chips of one process: over MPI ranks "
+                               "it would hold one block only; run the traced training without "
+                               "mpirun");
+    if (a->svg && cli_ranks_me() != 0)
+        a->svg = NULL; /* rank 0 draws it */
     if (a->svg && !(x->svgf = cli_open_svg(CMD, a->svg)))
         return CLI_EXIT_USAGE;
     if (a->t.check && a->t.batch > 4096)
@@ -372,6 +378,7 @@ static void header(const targs *a, const ftm_mesh *m)
                "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
                units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, P - units,
                cli_s(P - units), t->batch / P);
+    cli_ranks_text(m);
     printf("#%5s %12s %10s %14s %12s\n", "step", "loss", "wall(s)", "modeled_ar(us)",
            "examples/s");
     fflush(stdout);

@@ -161,3 +161,14 @@ int cli_ranks_block_chips(const ftm_mesh *m)
 #endif
     return n;
 }
+
+int cli_ranks_count(void) { return ranks(); }
+
+int cli_ranks_me(void)
+{
+#ifdef HAVE_MPI
+    return g_on ? ftm_mpi_rank() : 0;
+#else
+    return 0;
+#endif
+}
