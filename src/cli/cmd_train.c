@@ -495,6 +495,8 @@ int cli_train(int argc, char **argv)
         goto out;
     train_out oc;
     train_out_init(&oc, a.o.json, a.t.steps, a.t.batch);
+    if (cli_ranks_count() > 1)
+        oc.tty = 0; /* mpirun hands rank 0 a terminal of its own: no bar */
     if (!a.o.json)
         header(&a, &x.m);
     int err = run_train(&a, &x, &oc);
