@@ -426,6 +426,50 @@ START_TEST(test_int_sum_overflow_is_error)
 }
 END_TEST
 
+/* ftm_chip_barrier_reduce: every chip gets the sums and maxima of all
+ * healthy chips' values, barrier after barrier (the two result rows
+ * alternate), with a dead chip contributing nothing. */
+enum { BR_ROUNDS = 7 };
+static int barrier_reduce_fn(ftm_chip *c, void *arg)
+{
+    int64_t (*got)[BR_ROUNDS][4] = arg;
+    int id = ftm_chip_id(c);
+    int64_t big[FTM_BARRIER_WORDS + 1] = { 0 };
+    if (ftm_chip_barrier_reduce(c, big, FTM_BARRIER_WORDS, 1) != FTM_EINVAL)
+        return FTM_EINTERNAL;
+    for (int r = 0; r < BR_ROUNDS; r++) {
+        int64_t v[4] = { id + r, (int64_t)id * r, id * (r + 1), -id };
+        int rc = ftm_chip_barrier_reduce(c, v, 2, 2);
+        if (rc)
+            return rc;
+        memcpy(got[id][r], v, sizeof v);
+    }
+    return 0;
+}
+
+START_TEST(test_barrier_reduce)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip_id(&m, 4), 0);
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    int64_t got[9][BR_ROUNDS][4];
+    memset(got, 0, sizeof got);
+    ck_assert_int_eq(ftm_rt_run(rt, barrier_reduce_fn, got), 0);
+    /* healthy ids 0..8 without 4: sum 32, largest 8, smallest 0 */
+    for (int id = 0; id < 9; id++)
+        for (int r = 0; r < BR_ROUNDS && id != 4; r++) {
+            ck_assert(got[id][r][0] == 32 + 8 * r);
+            ck_assert(got[id][r][1] == 32 * r);
+            ck_assert(got[id][r][2] == 8 * (r + 1));
+            ck_assert(got[id][r][3] == 0);
+        }
+    ftm_rt_destroy(rt);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* 1024 chip threads (32x32) exchange with their east neighbour. */
 START_TEST(test_many_threads)
 {
@@ -540,6 +584,7 @@ int main(void)
     tcase_add_test(tc, test_link_dies_noticed_by_its_ends);
     tcase_add_test(tc, test_host_and_link_die_mid_run);
     tcase_add_test(tc, test_int_sum_overflow_is_error);
+    tcase_add_test(tc, test_barrier_reduce);
     tcase_add_test(tc, test_many_threads);
     tcase_add_test(tc, test_overwrite_before_read);
     suite_add_tcase(s, tc);

@@ -280,8 +280,10 @@ static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
     if (diverged)
         return FTM_EDIVERGED;
     const ftm_train_opts *o = t->o;
-    if (c->id == t->lead && o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
-                          s + 1 == o->steps || atomic_load(&t->halt))) {
+    /* the lead's process writes the file, from the lead's replica */
+    int due = o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
+                                s + 1 == o->steps || atomic_load(&t->halt));
+    if (due && c->id == t->lead) {
         int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->res->detail,
                                  sizeof t->res->detail);
         if (rc)
@@ -859,7 +861,7 @@ static int sync_run(trainer *t)
     for (int id = 0; id < n; id++)
         if (v[id] > 0 && (src < 0 || v[id] > v[src]))
             src = id;
-    long seen = t->reporter >= 0 ? t->reported : t->start, R = src >= 0 ? (long)v[src] - 1 : t->start;
+    long seen = t->reported, R = src >= 0 ? (long)v[src] - 1 : t->start;
     if (!rc && R > t->start)
         rc = ftm_rt_bcast(t->rt, res->step + t->start,
                           sizeof *res->step * (size_t)(R - t->start), src);
