@@ -148,19 +148,29 @@ static size_t foreign(const ar2d_lhalf *h, const ar2d_lseg *g, size_t cn, size_t
             last = u;
         }
     }
-    size_t bn, ef, en;
-    int fs = nown ? (last + 1) % U : 0, nf = U - nown;
+    size_t bf, bn, fl = 0;
+    int fs = nown ? (last + 1) % U : 0;
     ftm_sched_block(cn, U, fs, e0, &bn);
-    if (nf == U || nf == 0)
-        return nf ? cn : 0;
-    ftm_sched_block(cn, U, (fs + nf - 1) % U, &ef, &en);
-    return ef + en > *e0 ? ef + en - *e0 : cn - *e0 + ef + en;
+    for (int u = 0; u < U - nown; u++) {
+        ftm_sched_block(cn, U, (fs + u) % U, &bf, &bn);
+        fl += bn;
+    }
+    return fl;
 }
 
-/* Position ranges of g for chunk c: its own block (usable columns) in
- * f/len, its piece of the foreign share (one or two pieces: the share
- * may wrap round the chunk's end) in xf/xn. */
-static void seg_ranges(const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, int c)
+/* Part q of nq of the range [*f, *f + *n). */
+static void part(size_t *f, size_t *n, int q, int nq)
+{
+    size_t pf, pn;
+    ftm_sched_block(*n, nq, q, &pf, &pn);
+    *f += pf;
+    *n = pn;
+}
+
+/* Position ranges of g for part q of nq of chunk c: its own block (usable
+ * columns) in f/len, its piece of the foreign share (one or two pieces:
+ * the share may wrap round the chunk's end) in xf/xn. */
+static void seg_ranges(const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, int c, int q, int nq)
 {
     size_t cf, cn, e0 = 0;
     ar2d_lchunk(h, c, &cf, &cn);
@@ -171,9 +181,11 @@ static void seg_ranges(const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, in
         if (u >= 0) {
             ftm_sched_block(cn, h->U, u, &o->f[i], &o->len[i]);
             o->f[i] += cf;
+            part(&o->f[i], &o->len[i], q, nq);
         }
         size_t off, len;
         ftm_sched_block(fl, g->n, i, &off, &len);
+        part(&off, &len, q, nq);
         size_t st = (e0 + off) % (cn ? cn : 1), a = len < cn - st ? len : cn - st;
         o->xf[2 * i] = cf + st;
         o->xn[2 * i] = a;
@@ -199,31 +211,42 @@ static int fold(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int back)
 
 static int fdiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+/* Passes of g's line per chunk: a segment shorter than the rows runs its
+ * chunk as several passes of one part each, so that its steps carry what
+ * a row's do (a step much longer than its neighbours' holds them up). */
+static int passes(const ar2d_lhalf *h, const ar2d_lseg *g)
+{
+    return g->n > 1 && h->P1 / g->n > 1 ? h->P1 / g->n : 1;
+}
+
+/* Line step at window step l of g (reduce-scatter or all-gather of chunk c). */
+static int seg_line(ftm_sched *s, const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, int c,
+                    int l, int ag)
+{
+    int np = passes(h, g);
+    if (c < 0 || c >= h->k || l >= np * g->n)
+        return 0;
+    seg_ranges(h, g, o, c, l / g->n, np);
+    return ag ? ar2d_line_ag(s, g, o, l % g->n) : ar2d_line_rs(s, g, o, l % g->n);
+}
+
 /* g's transfers at step j (the rows' clock): reduce-scatter of chunk c
  * from (c-1)D, fold at (c-1)D + P1 (+1), unfold at (c+1)D + P1 (+1),
  * all-gather from (c+2)D - 1. */
 static int seg_step(ftm_sched *s, const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, int j)
 {
-    int D = h->D, k = h->k, rc = 0, c, l;
-    c = fdiv(j, D) + 1;
-    l = j - (c - 1) * D;
-    if (c >= 0 && c < k && l < g->n) {
-        seg_ranges(h, g, o, c);
-        rc = ar2d_line_rs(s, g, o, l);
-    }
+    int D = h->D, k = h->k, c = fdiv(j, D) + 1;
+    int rc = seg_line(s, h, g, o, c, j - (c - 1) * D, 0);
     c = fdiv(j + 1, D) - 2;
-    l = j + 1 - (c + 2) * D;
-    if (!rc && c >= 0 && c < k && l < g->n) {
-        seg_ranges(h, g, o, c);
-        rc = ar2d_line_ag(s, g, o, l);
-    }
+    if (!rc)
+        rc = seg_line(s, h, g, o, c, j + 1 - (c + 2) * D, 1);
     int jf = j - h->P1 - g->fold;
     if (!rc && jf % D == 0 && (c = jf / D + 1) >= 0 && c < k) {
-        seg_ranges(h, g, o, c);
+        seg_ranges(h, g, o, c, 0, 1);
         rc = fold(s, g, o, 0);
     }
     if (!rc && jf % D == 0 && (c = jf / D - 1) >= 0 && c < k) {
-        seg_ranges(h, g, o, c);
+        seg_ranges(h, g, o, c, 0, 1);
         rc = fold(s, g, o, 1);
     }
     o->nx = 0;
@@ -240,5 +263,5 @@ int ar2d_segs_step(ftm_sched *s, const ar2d_lhalf *h, ar2d_lown *o, int j)
 
 int ar2d_segs_tail(const ar2d_lhalf *h)
 {
-    return h->nxs ? 2 * h->D - 1 + h->P1s : 0;
+    return h->nxs ? 2 * h->D - 1 + h->P1 : 0;
 }
