@@ -505,16 +505,20 @@ static int has_lines(const half *h)
  * the lines' unpaired first reduce-scatter and last all-gather cost 1/k
  * of the row phases' bandwidth time T; k = sqrt(T / (1.1 hop D))
  * minimises the sum (measured on 32x32: k = 8 at BERT-large size, 2 at
- * ResNet-50 size, the best of 1..12). At most 8 (schedule memory). */
+ * ResNet-50 size, the best of 1..12). With segments (a row cut twice)
+ * the pipeline has k + 3 slots, so 3/k: k = sqrt(3 T / (1.1 hop D))
+ * (measured, two hosts in the same rows: 12-14 at BERT-large size, 3-4
+ * at ResNet-50 size). At most 8, or 12 with segments (schedule memory:
+ * 0.45 GB to model k = 12 on 32x32). */
 static int pick_chunks(const half *h, size_t bytes)
 {
     if (!has_lines(h))
         return 1;
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    int D = h[0].D > h[1].D ? h[0].D : h[1].D;
-    double T = (double)bytes / 2 / p.link_Bps, k = sqrt(T / (1.1 * p.hop_s * D));
-    return k < 1 ? 1 : k > 8 ? 8 : (int)(k + 0.5);
+    int D = h[0].D > h[1].D ? h[0].D : h[1].D, segs = h[0].nxs || h[1].nxs, kmax = segs ? 12 : 8;
+    double T = (double)bytes / 2 / p.link_Bps, k = sqrt((segs ? 3 : 1) * T / (1.1 * p.hop_s * D));
+    return k < 1 ? 1 : k > kmax ? kmax : (int)(k + 0.5);
 }
 
 /* The halves' shares of the buffer. Half h's row phase takes about
