@@ -186,13 +186,43 @@ START_TEST(test_lines_sweep_exact)
 END_TEST
 
 /* The faults 2d-lines is for, on tori (dead host, chip, link, two hosts,
- * one of them wrapping round), every k of 1..5, float and int64: exact on
+ * one of them wrapping round; rows cut twice, multi_faults) and open
+ * meshes, every k of 1..5, float and int64: built (not refused), exact on
  * every chip, and the cost model charges each link what the schedule
  * sends. */
+/* Rows or columns cut more than once (segments folded into a helper
+ * row): f 5 two hosts in the same rows, 6 four hosts (two pairs in the
+ * same rows, two pairs in the same columns), 7 two dead chips in one row, 8 a
+ * dead chip and a dead link in one row, 9 (open mesh) a dead chip, 10
+ * (open mesh) a host and a dead chip in one column. */
+static void multi_faults(ftm_mesh *m, int R, int C, int f)
+{
+    if (f == 5) {
+        ftm_mesh_fail_host(m, 2, 0);
+        ftm_mesh_fail_host(m, 2, C / 2);
+    } else if (f == 6) { /* the helper rows R/2 - 1 and R - 1 take folds from both sides */
+        ftm_mesh_fail_host(m, 0, 0);
+        ftm_mesh_fail_host(m, 0, C / 2);
+        ftm_mesh_fail_host(m, R / 2, C / 2);
+        ftm_mesh_fail_host(m, R / 2, 1);
+    } else if (f == 7) {
+        ftm_mesh_fail_chip(m, 1, 1);
+        ftm_mesh_fail_chip(m, 1, C - 3);
+    } else if (f == 8) {
+        ftm_mesh_fail_chip(m, R - 2, 2);
+        ftm_mesh_fail_link(m, R - 2, C - 2, R - 2, C - 1, 0);
+    } else if (f == 9)
+        ftm_mesh_fail_chip(m, R / 2, C / 2);
+    else if (f == 10) {
+        ftm_mesh_fail_host(m, 2, 3);
+        ftm_mesh_fail_chip(m, R - 1, 4);
+    }
+}
+
 static void lines_case(int R, int C, int f, int k, ftm_red red)
 {
     ftm_mesh m;
-    ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
+    ck_assert_int_eq(ftm_mesh_init(&m, R, C, f < 9), 0);
     if (f == 0)
         ftm_mesh_fail_host(&m, 2, 3);
     else if (f == 1)
@@ -202,8 +232,10 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
     else if (f == 3) {
         ftm_mesh_fail_host(&m, 0, 2);
         ftm_mesh_fail_host(&m, R / 2, C - 1); /* wraps round to column 0 */
-    } else
+    } else if (f == 4)
         ftm_mesh_fail_link(&m, 3, 2, 4, 2, 1); /* one way */
+    else
+        multi_faults(&m, R, C, f);
     size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
     ftm_sched s;
     int rc = ftm_allreduce_2d_lines_build_k(&s, &m, count, red, k);
@@ -248,7 +280,7 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
 START_TEST(test_lines_torus_faults)
 {
     static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 } };
-    for (int f = 0; f < 5; f++)
+    for (int f = 0; f < 11; f++)
         for (int k = 1; k <= 5; k++)
             lines_case(dims[_i][0], dims[_i][1], f, k, k == 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32);
 }
@@ -662,17 +694,25 @@ START_TEST(test_threads_exact)
 END_TEST
 
 /* 2d-lines (3 chunks) on real chip threads: exact, and the bytes the
- * runtime counts on every link are the schedule's (hence the model's). */
+ * runtime counts on every link are the schedule's (hence the model's).
+ * 3 and 4: rows cut twice (segments folded into a helper row). */
 START_TEST(test_lines_threads)
 {
     ftm_mesh m;
-    ck_assert_int_eq(ftm_mesh_init(&m, _i ? 6 : 8, _i ? 10 : 8, 1), 0);
+    ck_assert_int_eq(ftm_mesh_init(&m, _i % 3 ? 6 : 8, _i % 3 ? 10 : 8, _i != 4), 0);
     if (_i == 0)
         ftm_mesh_fail_host(&m, 3, 5);
     else if (_i == 1)
         ftm_mesh_fail_chip(&m, 2, 9);
-    else
+    else if (_i == 2)
         ftm_mesh_fail_link(&m, 4, 4, 5, 4, 1);
+    else if (_i == 3) {
+        ftm_mesh_fail_host(&m, 2, 1);
+        ftm_mesh_fail_host(&m, 2, 5);
+    } else { /* open 6x10: a dead chip and a dead link in row 2 */
+        ftm_mesh_fail_chip(&m, 2, 3);
+        ftm_mesh_fail_link(&m, 2, 6, 2, 7, 0);
+    }
     size_t count = 4099;
     ftm_sched s;
     ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, &m, count, FTM_RED_SUM_F32, 3), 0);
@@ -732,7 +772,7 @@ Suite *twod_suite(void)
     suite_add_tcase(su, tm);
     TCase *tt = tcase_create("threads");
     tcase_add_loop_test(tt, test_threads_exact, 0, 10);
-    tcase_add_loop_test(tt, test_lines_threads, 0, 3);
+    tcase_add_loop_test(tt, test_lines_threads, 0, 5);
     tcase_set_timeout(tt, 60);
     suite_add_tcase(su, tt);
     return su;

@@ -48,6 +48,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "allreduce_2d_int.h"
+#include "allreduce_2d_lines.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -56,42 +57,26 @@
 
 static const char *const PHASE = "2d-lines";
 
-/* m seen with rows and columns swapped (tr) or not. */
-typedef struct view {
-    const ftm_mesh *m;
-    int tr, rows, cols;
-} view;
+typedef ar2d_lview view;
+typedef ar2d_lseg seg;
+typedef ar2d_lhalf half;
+typedef ar2d_lown own;
 
-static int v_chip(const view *v, int r, int c)
+int ar2d_lv_chip(const view *v, int r, int c)
 {
     return v->tr ? ftm_mesh_chip(v->m, c, r) : ftm_mesh_chip(v->m, r, c);
 }
 
 /* The view's direction d in m (transposed: N <-> W, E <-> S). */
-static int v_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
+int ar2d_lv_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
 
-/* A row (or column) of the view: its healthy chips as one ring or line. */
-typedef struct seg {
-    int n, ring;
-    int *chips;      /* [n] in order east (south for columns) */
-    int *fwd, *rev;  /* [n] route ids chips[i] -> chips[i+1] / chips[i-1] */
-} seg;
-
-typedef struct half {
-    view v;
-    size_t first, count;   /* elements of this half */
-    int k;                 /* chunks */
-    seg *row;              /* [v.rows] */
-    seg *col;              /* [v.cols]; n = 0 for unusable columns */
-    int *ucol, U;          /* usable columns */
-    int *pos;              /* [v.rows * v.cols] position of (r, c) in its row, or -1 */
-    int P1, P23;           /* row and column phase steps */
-    int D;                 /* chunk c starts at step c * D; its row
-                            * all-gather at c * D + D - 1 */
-} half;
+#define v_chip ar2d_lv_chip
+#define v_dir ar2d_lv_dir
+#define v_link ar2d_lv_link
+#define hop_route ar2d_lhop
 
 /* Route id of the one-hop route from chip a in m-direction d (cached). */
-static int hop_route(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
+int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
 {
     int *id = &cache[a * FTM_NDIRS + d];
     if (*id < 0) {
@@ -101,16 +86,16 @@ static int hop_route(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
     return *id;
 }
 
-/* 1 when the view's link from (r, c) towards view-direction d is live both ways. */
-static int v_link(const view *v, int r, int c, int d)
+int ar2d_lv_link(const view *v, int r, int c, int d)
 {
     return ftm_mesh_link_both(v->m, v_chip(v, r, c), v_dir(v, d), NULL);
 }
 
 /* Chips of line i (a row, or a column if vert) in order, as one run:
- * fills chips[] (n of them) and *ring. Returns FTM_ENOTSUP when the
+ * fills chips[] (n of them) and *ring, and the index in chips[] where
+ * each run starts, rs[] (*nr of them). Returns FTM_ENOTSUP when the
  * healthy chips form more than one run. */
-static int find_run(const view *v, int i, int vert, int *chips, int *n, int *ring)
+static int find_run(const view *v, int i, int vert, int *chips, int *n, int *ring, int *rs, int *nr)
 {
     int L = vert ? v->rows : v->cols, dE = vert ? FTM_DIR_S : FTM_DIR_E;
     int torus = v->m->torus && L >= 3;
@@ -132,13 +117,14 @@ static int find_run(const view *v, int i, int vert, int *chips, int *n, int *rin
             continue;
         }
         if (!prev_ok)
-            runs++;
+            rs[runs++] = *n;
         chips[(*n)++] = a;
         prev_ok = y + 1 < L && EDGE(x);
     }
 #undef AT
 #undef EDGE
     *ring = !broken;
+    *nr = runs;
     return runs > 1 ? FTM_ENOTSUP : 0;
 }
 
@@ -157,13 +143,15 @@ static void half_free(half *h)
     free(h->row);
     free(h->col);
     free(h->ucol);
+    free(h->uidx);
     free(h->pos);
+    ar2d_segs_free(h);
     memset(h, 0, sizeof *h);
 }
 
 /* Line i of the view (a row, or a column if vert) as a segment; chips
  * and both route arrays in one allocation, routes filled later. */
-static int seg_find(const view *v, int i, int vert, seg *g)
+static int seg_find(const view *v, int i, int vert, seg *g, int *rs, int *nr)
 {
     int L = vert ? v->rows : v->cols;
     g->chips = malloc(sizeof(int) * 3 * (size_t)L);
@@ -171,7 +159,40 @@ static int seg_find(const view *v, int i, int vert, seg *g)
         return FTM_ENOMEM;
     g->fwd = g->chips + L;
     g->rev = g->chips + 2 * L;
-    return find_run(v, i, vert, g->chips, &g->n, &g->ring);
+    return find_run(v, i, vert, g->chips, &g->n, &g->ring, rs, nr);
+}
+
+/* Row r cut into several runs: each becomes a segment (h->xs), the row
+ * itself runs nothing. */
+static int row_segments(half *h, int r, const int *rs, int nr)
+{
+    seg *g = &h->row[r];
+    int rc = 0;
+    for (int x = 0; x < nr && !rc; x++) {
+        int e = x + 1 < nr ? rs[x + 1] : g->n;
+        rc = ar2d_segs_add(h, r, g->chips + rs[x], e - rs[x]);
+    }
+    g->n = 0;
+    return rc;
+}
+
+/* Every row of the view as a ring, a line or segments; P1. */
+static int rows_find(half *h)
+{
+    int R = h->v.rows, rc = 0, nr;
+    int *rs = malloc(sizeof(int) * (size_t)h->v.cols);
+    if (!rs)
+        return FTM_ENOMEM;
+    for (int r = 0; r < R && !rc; r++) {
+        rc = seg_find(&h->v, r, 0, &h->row[r], rs, &nr);
+        if (rc == FTM_ENOTSUP)
+            rc = row_segments(h, r, rs, nr);
+        int n = h->row[r].n, st = h->row[r].ring ? n - 1 : n;
+        h->P1 = st > h->P1 ? st : h->P1;
+    }
+    free(rs);
+    h->P1 = h->P1s > h->P1 ? h->P1s : h->P1;
+    return rc;
 }
 
 /* Route ids of g's edges in s (one hop each), over view-directions dE
@@ -193,6 +214,32 @@ static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
     return 0;
 }
 
+/* The usable columns (all chips alive, one ring or line), P23 and uidx. */
+static int cols_find(half *h)
+{
+    int R = h->v.rows, C = h->v.cols;
+    for (int c = 0; c < C; c++) {
+        /* uidx is scratch for the run starts here, filled below */
+        int nr, e = seg_find(&h->v, c, 1, &h->col[c], h->uidx, &nr);
+        if (e == FTM_ENOMEM)
+            return e;
+        if (e || h->col[c].n < R)
+            h->col[c].n = 0; /* not usable */
+        else {
+            int st = h->col[c].ring ? 2 * R - 2 : 2 * R;
+            h->P23 = st > h->P23 ? st : h->P23;
+            h->ucol[h->U++] = c;
+        }
+    }
+    if (h->U == 0)
+        return FTM_ENOTSUP;
+    for (int c = 0; c < C; c++)
+        h->uidx[c] = -1;
+    for (int u = 0; u < h->U; u++)
+        h->uidx[h->ucol[u]] = u;
+    return 0;
+}
+
 /* Rows, usable columns, positions and phase lengths of one half. */
 static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t count, int k)
 {
@@ -205,28 +252,16 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
     h->row = calloc((size_t)R, sizeof *h->row);
     h->col = calloc((size_t)C, sizeof *h->col);
     h->ucol = malloc(sizeof(int) * (size_t)C);
+    h->uidx = malloc(sizeof(int) * (size_t)(R > C ? R : C));
     h->pos = malloc(sizeof(int) * (size_t)R * (size_t)C);
-    if (!h->row || !h->col || !h->ucol || !h->pos)
+    if (!h->row || !h->col || !h->ucol || !h->uidx || !h->pos)
         rc = FTM_ENOMEM;
-    for (int r = 0; r < R && !rc; r++) {
-        rc = seg_find(&h->v, r, 0, &h->row[r]);
-        int n = h->row[r].n, st = h->row[r].ring ? n - 1 : n;
-        h->P1 = st > h->P1 ? st : h->P1;
-    }
-    for (int c = 0; c < C && !rc; c++) {
-        int e = seg_find(&h->v, c, 1, &h->col[c]);
-        if (e == FTM_ENOMEM)
-            rc = e;
-        else if (e || h->col[c].n < R)
-            h->col[c].n = 0; /* not usable */
-        else {
-            int st = h->col[c].ring ? 2 * R - 2 : 2 * R;
-            h->P23 = st > h->P23 ? st : h->P23;
-            h->ucol[h->U++] = c;
-        }
-    }
-    if (!rc && h->U == 0)
-        rc = FTM_ENOTSUP;
+    if (!rc)
+        rc = rows_find(h);
+    if (!rc)
+        rc = cols_find(h);
+    if (!rc && h->nxs)
+        rc = ar2d_segs_plan(h);
     for (int x = 0; !rc && x < R * C; x++)
         h->pos[x] = -1;
     for (int r = 0; r < R && !rc; r++)
@@ -239,47 +274,40 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
     return rc;
 }
 
-/* Per-position ranges of one segment at one step (scratch, max length). */
-typedef struct own {
-    size_t *f, *len;        /* [L] each position's owned range */
-    int *ro, *route;        /* [L + 1], [L] */
-    size_t *rf, *rn;        /* [L] */
-    size_t elem;
-    ftm_red red;
-} own;
-
 static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
 {
     return ftm_sched_xfer(s, route, f * o->elem, f * o->elem, len * o->elem, red);
 }
 
+/* Everything position j owns (its range and, for segments, its pieces of
+ * the foreign share) over route. */
+static int xfer_owned(ftm_sched *s, int route, const own *o, int j, ftm_red red)
+{
+    int rc = xfer(s, route, o->f[j], o->len[j], o, red);
+    for (int q = 0; o->nx && q < 2 && !rc; q++)
+        rc = xfer(s, route, o->xf[2 * j + q], o->xn[2 * j + q], o, red);
+    return rc;
+}
+
 /* Line reduce-scatter step t (0 .. n-1); see the top of the file. */
-static int line_rs(ftm_sched *s, const seg *g, const own *o, int t)
+int ar2d_line_rs(ftm_sched *s, const seg *g, const own *o, int t)
 {
     int n = g->n, rc = 0;
-    for (int i = 0; i <= t - 1 && i <= n - 2 && !rc; i++) {
-        int j = n - t + i;
-        rc = xfer(s, g->fwd[i], o->f[j], o->len[j], o, o->red);
-    }
-    for (int i = n - 1 - t < 1 ? 1 : n - 1 - t; t <= n - 2 && i <= n - 1 && !rc; i++) {
-        int j = t + i - n + 1;
-        rc = xfer(s, g->rev[i], o->f[j], o->len[j], o, o->red);
-    }
+    for (int i = 0; i <= t - 1 && i <= n - 2 && !rc; i++)
+        rc = xfer_owned(s, g->fwd[i], o, n - t + i, o->red);
+    for (int i = n - 1 - t < 1 ? 1 : n - 1 - t; t <= n - 2 && i <= n - 1 && !rc; i++)
+        rc = xfer_owned(s, g->rev[i], o, t + i - n + 1, o->red);
     return rc;
 }
 
 /* Line all-gather step t (0 .. n-1): line_rs's step n-1-t reversed. */
-static int line_ag(ftm_sched *s, const seg *g, const own *o, int t)
+int ar2d_line_ag(ftm_sched *s, const seg *g, const own *o, int t)
 {
     int n = g->n, rc = 0;
-    for (int i = 0; i <= n - 2 - t && !rc; i++) {
-        int j = t + 1 + i;
-        rc = xfer(s, g->rev[i + 1], o->f[j], o->len[j], o, FTM_RED_COPY);
-    }
-    for (int i = t; t >= 1 && i <= n - 1 && !rc; i++) {
-        int j = i - t;
-        rc = xfer(s, g->fwd[i - 1], o->f[j], o->len[j], o, FTM_RED_COPY);
-    }
+    for (int i = 0; i <= n - 2 - t && !rc; i++)
+        rc = xfer_owned(s, g->rev[i + 1], o, t + 1 + i, FTM_RED_COPY);
+    for (int i = t; t >= 1 && i <= n - 1 && !rc; i++)
+        rc = xfer_owned(s, g->fwd[i - 1], o, i - t, FTM_RED_COPY);
     return rc;
 }
 
@@ -315,7 +343,7 @@ static int ring_bidir(ftm_sched *s, const seg *g, own *o, int kk)
 }
 
 /* Chunk c's range of half h. */
-static void chunk(const half *h, int c, size_t *cf, size_t *cn)
+void ar2d_lchunk(const half *h, int c, size_t *cf, size_t *cn)
 {
     ftm_sched_block(h->count, h->k, c, cf, cn);
     *cf += h->first;
@@ -325,7 +353,7 @@ static void chunk(const half *h, int c, size_t *cf, size_t *cn)
 static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
 {
     size_t cf, cn;
-    chunk(h, c, &cf, &cn);
+    ar2d_lchunk(h, c, &cf, &cn);
     int rc = 0, C = h->v.cols;
     for (int r = 0; r < h->v.rows && !rc; r++) {
         const seg *g = &h->row[r];
@@ -341,7 +369,7 @@ static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
         if (g->ring)
             rc = ring_bidir(s, g, o, ag ? g->n - 1 + t : t);
         else
-            rc = ag ? line_ag(s, g, o, t) : line_rs(s, g, o, t);
+            rc = ag ? ar2d_line_ag(s, g, o, t) : ar2d_line_rs(s, g, o, t);
     }
     return rc;
 }
@@ -351,7 +379,7 @@ static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
 static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
 {
     size_t cf, cn;
-    chunk(h, c, &cf, &cn);
+    ar2d_lchunk(h, c, &cf, &cn);
     int rc = 0;
     for (int u = 0; u < h->U && !rc; u++) {
         const seg *g = &h->col[h->ucol[u]];
@@ -367,7 +395,7 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
         if (g->ring)
             rc = ring_bidir(s, g, o, q);
         else
-            rc = q < n ? line_rs(s, g, o, q) : line_ag(s, g, o, q - n);
+            rc = q < n ? ar2d_line_rs(s, g, o, q) : ar2d_line_ag(s, g, o, q - n);
     }
     return rc;
 }
@@ -394,7 +422,7 @@ static int half_step(ftm_sched *s, const half *h, own *o, int j)
 
 static int own_init(own *o, int L, size_t elem, ftm_red red)
 {
-    o->f = malloc(sizeof(size_t) * 4 * (size_t)(L + 1));
+    o->f = malloc(sizeof(size_t) * 8 * (size_t)(L + 1));
     o->ro = malloc(sizeof(int) * 2 * (size_t)(L + 1));
     if (!o->f || !o->ro) {
         free(o->f);
@@ -404,6 +432,8 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
     o->len = o->f + (L + 1);
     o->rf = o->f + 2 * (L + 1);
     o->rn = o->f + 3 * (L + 1);
+    o->xf = o->f + 4 * (L + 1);
+    o->xn = o->f + 6 * (L + 1);
     o->route = o->ro + (L + 1);
     o->elem = elem;
     o->red = red;
@@ -423,23 +453,39 @@ static int halves_routes(ftm_sched *s, const ftm_mesh *m, half *h)
             rc = seg_routes(s, cache, &h[a].v, &h[a].row[r], FTM_DIR_E);
         for (int c = 0; c < h[a].v.cols && !rc; c++)
             rc = seg_routes(s, cache, &h[a].v, &h[a].col[c], FTM_DIR_S);
+        for (int x = 0; x < h[a].nxs && !rc; x++)
+            rc = seg_routes(s, cache, &h[a].v, &h[a].xs[x], FTM_DIR_E);
+        if (!rc)
+            rc = ar2d_segs_routes(s, cache, &h[a]);
     }
     free(cache);
     return rc;
 }
 
-/* Opens step j on every healthy chip and adds both halves' transfers. */
+/* Opens step j on every healthy chip and adds both halves' transfers.
+ * With segments the rows' pipeline starts one slot (D steps) late: the
+ * segments reduce-scatter each chunk a slot ahead of the rows. */
 static int emit(ftm_sched *s, const ftm_mesh *m, half *h, own *o)
 {
     int D = h[0].D > h[1].D ? h[0].D : h[1].D, rc = 0;
     h[0].D = h[1].D = D; /* same offset: the halves' big phases stay together */
     int J = (h[0].k - 1) * D + D - 1 + (h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1);
-    for (int j = 0; j < J && !rc; j++) {
+    int O = h[0].nxs || h[1].nxs ? D : 0;
+    for (int x = 0; x < 2; x++) {
+        int t = (h[0].k - 1) * D + ar2d_segs_tail(&h[x]);
+        J = t > J ? t : J;
+    }
+    for (int j = 0; j < J + O && !rc; j++) {
         for (int a = 0; a < m->nchips && !rc; a++)
             if (ftm_mesh_alive(m, a))
                 rc = ftm_sched_step(s, a, PHASE, j);
-        for (int x = 0; x < 2 && !rc; x++)
-            rc = half_step(s, &h[x], o, j);
+        for (int x = 0; x < 2 && !rc; x++) {
+            o->nx = 0;
+            if (j >= O)
+                rc = half_step(s, &h[x], o, j - O);
+            if (!rc && h[x].nxs)
+                rc = ar2d_segs_step(s, &h[x], o, j - O);
+        }
     }
     return rc;
 }
@@ -449,7 +495,7 @@ static int has_lines(const half *h)
 {
     for (int a = 0; a < 2; a++)
         for (int r = 0; r < h[a].v.rows; r++)
-            if (!h[a].row[r].ring && h[a].row[r].n >= 2)
+            if ((!h[a].row[r].ring && h[a].row[r].n >= 2) || h[a].nxs)
                 return 1;
     return 0;
 }
@@ -459,16 +505,20 @@ static int has_lines(const half *h)
  * the lines' unpaired first reduce-scatter and last all-gather cost 1/k
  * of the row phases' bandwidth time T; k = sqrt(T / (1.1 hop D))
  * minimises the sum (measured on 32x32: k = 8 at BERT-large size, 2 at
- * ResNet-50 size, the best of 1..12). At most 8 (schedule memory). */
+ * ResNet-50 size, the best of 1..12). With segments (a row cut twice)
+ * the pipeline has k + 3 slots, so 3/k: k = sqrt(3 T / (1.1 hop D))
+ * (measured, two hosts in the same rows: 12-14 at BERT-large size, 3-4
+ * at ResNet-50 size). At most 8, or 12 with segments (schedule memory:
+ * 0.45 GB to model k = 12 on 32x32). */
 static int pick_chunks(const half *h, size_t bytes)
 {
     if (!has_lines(h))
         return 1;
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    int D = h[0].D > h[1].D ? h[0].D : h[1].D;
-    double T = (double)bytes / 2 / p.link_Bps, k = sqrt(T / (1.1 * p.hop_s * D));
-    return k < 1 ? 1 : k > 8 ? 8 : (int)(k + 0.5);
+    int D = h[0].D > h[1].D ? h[0].D : h[1].D, segs = h[0].nxs || h[1].nxs, kmax = segs ? 12 : 8;
+    double T = (double)bytes / 2 / p.link_Bps, k = sqrt((segs ? 3 : 1) * T / (1.1 * p.hop_s * D));
+    return k < 1 ? 1 : k > kmax ? kmax : (int)(k + 0.5);
 }
 
 /* The halves' shares of the buffer. Half h's row phase takes about
