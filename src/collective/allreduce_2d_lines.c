@@ -70,11 +70,6 @@ int ar2d_lv_chip(const view *v, int r, int c)
 /* The view's direction d in m (transposed: N <-> W, E <-> S). */
 int ar2d_lv_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
 
-#define v_chip ar2d_lv_chip
-#define v_dir ar2d_lv_dir
-#define v_link ar2d_lv_link
-#define hop_route ar2d_lhop
-
 /* Route id of the one-hop route from chip a in m-direction d (cached). */
 int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
 {
@@ -88,7 +83,7 @@ int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
 
 int ar2d_lv_link(const view *v, int r, int c, int d)
 {
-    return ftm_mesh_link_both(v->m, v_chip(v, r, c), v_dir(v, d), NULL);
+    return ftm_mesh_link_both(v->m, ar2d_lv_chip(v, r, c), ar2d_lv_dir(v, d), NULL);
 }
 
 /* Chips of line i (a row, or a column if vert) in order, as one run:
@@ -99,8 +94,8 @@ static int find_run(const view *v, int i, int vert, int *chips, int *n, int *rin
 {
     int L = vert ? v->rows : v->cols, dE = vert ? FTM_DIR_S : FTM_DIR_E;
     int torus = v->m->torus && L >= 3;
-#define AT(x) (vert ? v_chip(v, (x), i) : v_chip(v, i, (x)))
-#define EDGE(x) (vert ? v_link(v, (x), i, dE) : v_link(v, i, (x), dE))
+#define AT(x) (vert ? ar2d_lv_chip(v, (x), i) : ar2d_lv_chip(v, i, (x)))
+#define EDGE(x) (vert ? ar2d_lv_link(v, (x), i, dE) : ar2d_lv_link(v, i, (x), dE))
     /* Start after a broken edge (torus) or at 0 (open line). */
     int start = 0, broken = !torus;
     for (int x = 0; torus && x < L && !broken; x++)
@@ -199,13 +194,13 @@ static int rows_find(half *h)
  * (forward) and its opposite. */
 static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
 {
-    int n = g->n, de = v_dir(v, dE), dw = v_dir(v, (dE + 2) % 4);
+    int n = g->n, de = ar2d_lv_dir(v, dE), dw = ar2d_lv_dir(v, (dE + 2) % 4);
     for (int i = 0; i < n; i++) {
         g->fwd[i] = g->rev[i] = -1;
         if (g->ring || i + 1 < n)
-            g->fwd[i] = hop_route(s, cache, v->m, g->chips[i], de);
+            g->fwd[i] = ar2d_lhop(s, cache, v->m, g->chips[i], de);
         if (g->ring || i > 0)
-            g->rev[i] = hop_route(s, cache, v->m, g->chips[i], dw);
+            g->rev[i] = ar2d_lhop(s, cache, v->m, g->chips[i], dw);
         if ((g->ring || i + 1 < n) && g->fwd[i] < 0)
             return g->fwd[i];
         if ((g->ring || i > 0) && g->rev[i] < 0)

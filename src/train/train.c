@@ -852,9 +852,7 @@ static int sync_run(trainer *t)
     v[n] = atomic_load(&t->halt);
     v[n + 1] = t->cpu_set ? t->cpu_local : 0;
     v[n + 2] = t->cpu_set;
-    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n);
-    if (!rc)
-        rc = ftm_rt_max_f64(t->rt, v + n, 1);
+    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n + 1);
     if (!rc)
         rc = ftm_rt_sum_f64(t->rt, v + n + 1, 2);
     int src = -1;
