@@ -53,6 +53,14 @@ single "$tmp/s.json" allreduce $kills
 mpi 4 "$tmp/m.json" allreduce $kills --ranks 2x2 && ok || bad "fault script: $(tail -5 "$tmp/m.json.err")"
 same "$tmp/s.json" "$tmp/m.json" && ok || bad "fault script over 4 ranks differs from one process"
 
+# Open MPI bound to one core per rank (its default for 2 ranks): rank 0
+# says so and how to fix it; the run itself is unchanged.
+if [ -n "$quiet" ] && [ "$(nproc)" -ge 2 ]; then
+    OMPI_MCA_hwloc_base_binding_policy=core mpi 2 "$tmp/b.json" allreduce --mesh 4x4 --size 4K \
+        && grep -q "bound to 1 of .* --bind-to none" "$tmp/b.json.err" && ok \
+        || bad "no warning for a rank bound to one core: $(cat "$tmp/b.json.err")"
+fi
+
 # A rank killed for real (SIGKILL): the launcher ends the run on every
 # rank and names the rank. (Surviving it would need ULFM.)
 timeout "$MPI_TIMEOUT" "$MPIRUN" -np 2 sh -c 'echo $$ > "$0/pid.$OMPI_COMM_WORLD_RANK"; exec "$1" allreduce --mesh 8x8 --size 4M --iters 1000' \

@@ -15,6 +15,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI: more ranks than cores is fine here; MPICH ignores the variable.
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# A rank runs many threads: Open MPI would bind each of 2 ranks to one core.
+export OMPI_MCA_hwloc_base_binding_policy=none
 # One run may take at most this long (mpirun itself starts in ~2-4 s on a
 # loaded 2-core machine).
 MPI_TIMEOUT=${MPI_TIMEOUT:-180}

@@ -1,6 +1,7 @@
 /* The command's side of runs over MPI: starting MPI under a launcher,
  * one rank printing, --ranks, and the "ranks" figures. A build without
  * MPI has one rank and accepts only --ranks 1x1. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 #include "config.h"
 #include "ftmesh/mesh.h"
@@ -11,6 +12,8 @@
 #include <string.h>
 #ifdef HAVE_MPI
 #include "ftmesh/mpi.h"
+#include <sched.h>
+#include <unistd.h>
 #endif
 
 #ifdef HAVE_MPI
@@ -46,6 +49,20 @@ void cli_mpi_end(void)
 }
 
 static int ranks(void) { return g_on ? ftm_mpi_size() : 1; }
+
+/* Open MPI binds each rank to one core when there are at most two ranks;
+ * a rank's chip threads then queue on that core while the others idle
+ * (a 2-rank ResNet run measured 0.62x of --bind-to none, README). */
+static void warn_if_bound(const char *cmd, int chips)
+{
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (chips < 2 || online < 2 || sched_getaffinity(0, sizeof set, &set))
+        return;
+    if (CPU_COUNT(&set) == 1)
+        cli_warn(cmd, "this rank is bound to 1 of %ld CPUs and runs %d chip threads; "
+                 "start mpirun with --bind-to none", online, chips);
+}
 #else
 int cli_mpi_begin(int *argc, char ***argv)
 {
@@ -82,6 +99,7 @@ int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m)
                                    "(give --ranks RxC with R <= %d, C <= %d, R*C = %d)", k,
                                    m->rows, m->cols, m->rows, m->cols, k);
         ftm_mpi_enable(r, c);
+        warn_if_bound(o->cmd, (m->rows / r) * (m->cols / c));
     }
 #else
     (void)m;
