@@ -21,7 +21,7 @@ elif mpicc -O2 -o "$build/bench/mpi_allreduce" "$here/mpi_allreduce.c"; then
     mpi="$build/bench/mpi_allreduce"
     echo "# $(mpirun --version 2>/dev/null | head -n 1); mpirun --oversubscribe -np P, MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=16GiB"
 fi
-printf '%-4s %-10s %6s  %12s %12s %8s\n' P mesh size ftmesh_busbw mpi_busbw ratio
+printf '%-4s %-10s %6s  %12s %12s %12s %8s\n' P mesh size ftmesh_busbw 2copy_busbw mpi_busbw ratio
 for pm in 4:2x2 8:2x4 16:4x4; do
     P=${pm%%:*}; mesh=${pm#*:}
     for size in 1M 16M 64M; do
@@ -29,6 +29,10 @@ for pm in 4:2x2 8:2x4 16:4x4; do
             --iters "$iters" --json)
         fb=$(get busbw_GBps "$j")
         [ "$(get wrong "$j")" = 0 ] || fb="$fb(WRONG)"
+        j=$("$build/ftmesh" allreduce --mesh "$mesh" --torus --algo ring --size "$size" \
+            --iters "$iters" --json --packets-only)
+        f2=$(get busbw_GBps "$j")
+        [ "$(get wrong "$j")" = 0 ] || f2="$f2(WRONG)"
         mb=- ratio=-
         if [ -n "$mpi" ]; then
             bytes=$(( ${size%M} * 1048576 ))
@@ -37,6 +41,6 @@ for pm in 4:2x2 8:2x4 16:4x4; do
             [ "$(get wrong "$m")" = 0 ] || mb="$mb(WRONG)"
             ratio=$(echo "$fb $mb" | awk '{printf "%.2f", $1 / $2}')
         fi
-        printf '%-4s %-10s %6s  %12s %12s %8s\n' "$P" "$mesh torus" "$size" "$fb" "$mb" "$ratio"
+        printf '%-4s %-10s %6s  %12s %12s %12s %8s\n' "$P" "$mesh torus" "$size" "$fb" "$f2" "$mb" "$ratio"
     done
 done

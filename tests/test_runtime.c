@@ -549,7 +549,7 @@ START_TEST(test_overwrite_before_read)
     move_op_to_step2(&s, 0, 1); /* A's receive of B's [64,128) */
     move_op_to_step2(&s, 1, 0); /* B's receive of A's [0,64) */
     ftm_rt *rt;
-    ftm_rt_config cfg = { .hang_timeout_s = 5, .single_copy = 1 };
+    ftm_rt_config cfg = { .hang_timeout_s = 5 }; /* single copy: the default */
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     unsigned char **b = alloc_bufs(2, 256);
     for (int c = 0; c < 2; c++)

@@ -47,6 +47,7 @@ typedef struct ftm_allreduce_opts {
     int iters;                 /* timed iterations (>= 1) */
     double hang_timeout_s;     /* 0: runtime default */
     size_t pkt_bytes;          /* 0: runtime default */
+    int packets_only;          /* ftm_rt_config.packets_only */
     int fail_during;           /* 1: chip fail_chip dies during the first run */
     int fail_chip;
     uint64_t fail_after_pkts;  /* ... after sending this many packets (0: half

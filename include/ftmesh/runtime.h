@@ -30,10 +30,10 @@ typedef struct ftm_rt_config {
     size_t pkt_bytes;      /* payload bytes per packet; 0: chosen from the mesh size */
     int depth;             /* packets a mailbox holds; 0: default (4) */
     double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: FTM_RT_DEFAULT_HANG_S */
-    int single_copy;       /* 1: one-hop sends post descriptors (the receiver reads
-                              the sender's memory) instead of packets. Off by
-                              default: a rare hang under load is not understood
-                              yet (see README, Performance) */
+    int packets_only;      /* 0 (default): a one-hop send over shared memory posts
+                              a descriptor and the receiver reads the sender's
+                              memory (single copy); 1: every byte goes through
+                              mailbox packets (two copies), as between ranks */
 } ftm_rt_config;
 
 /* What a stuck chip was doing when the watchdog fired. */

@@ -20,7 +20,7 @@
 #define CMD "allreduce"
 
 enum { O_ALGO = CLI_O_CMD, O_SIZE, O_ITERS, O_MODEL_ONLY, O_FAIL_DURING, O_FAIL_AFTER, O_SVG,
-       O_TRACE, O_TRACE_CLOCK };
+       O_TRACE, O_TRACE_CLOCK, O_PACKETS_ONLY };
 
 static const cli_opt ar_table[] = {
     { "algo", "NAME", O_ALGO, "allreduce algorithm (default ring; see Algorithms\nbelow)" },
@@ -45,6 +45,10 @@ static const cli_opt ar_table[] = {
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_HANG_TIMEOUT,
+    { "packets-only", NULL, O_PACKETS_ONLY,
+      "copy every link byte twice, through mailbox packets\n"
+      "(default: a one-hop transfer is read from the sender's\n"
+      "memory, one copy; see README, Performance)" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
@@ -79,7 +83,7 @@ typedef struct ar_args {
     int trace_clock;
     size_t bytes;
     long iters, fail_after;
-    int model_only, iters_given;
+    int model_only, iters_given, packets_only;
     ftm_cost_params cp;
     cli_faults f;              /* --kill, --faults, --random-kills */
     ftm_fault_script script;
@@ -105,6 +109,7 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
             return cli_usage_error(CMD, "--iters %s: expected a whole number 1..100000", v);
         return 0;
     case O_MODEL_ONLY: a->model_only = 1; return 0;
+    case O_PACKETS_ONLY: a->packets_only = 1; return 0;
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_FAIL_AFTER:
         if (cli_parse_int(v, 1, 1000000000L, &a->fail_after))
@@ -260,7 +265,8 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     double sched = (double)ftm_sched_mem_bytes(&x->sched);
     double model = (double)ftm_cost_mem_bytes(&x->sched, &x->m);
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
-                              .hang_timeout_s = a->o.hang_timeout_s, .sched = &x->sched };
+                              .hang_timeout_s = a->o.hang_timeout_s,
+                              .packets_only = a->packets_only, .sched = &x->sched };
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched;
     /* over MPI ranks a process holds the buffers of its block only */
     run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
@@ -289,7 +295,7 @@ static int check_plan(const ar_args *a, const char *algo, const ar_run *x)
     if (err)
         return err;
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
-                              .hang_timeout_s = a->o.hang_timeout_s };
+                              .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
     double build = (double)peak, sched = (double)sb;
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
     double need = build > run ? build : run;
@@ -386,6 +392,7 @@ static int run(const ar_args *a, const char **algo, ar_run *x)
         return err;
     ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,
+                              .packets_only = a->packets_only,
                               .fail_during = x->fail_chip >= 0, .fail_chip = x->fail_chip,
                               .fail_after_pkts = (uint64_t)a->fail_after, .sched = &x->sched,
                               .trace = x->rec };

@@ -357,7 +357,7 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
         rc = job_init(&b.jobs[i], m, &o[i]);
         res[i].chips = ftm_mesh_healthy_count(m);
     }
-    ftm_rt_config cfg = { o[0].pkt_bytes, 0, o[0].hang_timeout_s, 0 };
+    ftm_rt_config cfg = { o[0].pkt_bytes, 0, o[0].hang_timeout_s, o[0].packets_only };
     if (!rc && !rt)
         rc = ftm_rt_create(&b.rt, m, &cfg);
     if (!rc && !rt && o[0].trace)
@@ -506,6 +506,6 @@ size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o
     size_t bufs = ((size_t)ftm_mesh_healthy_count(m) + 1) * count * sizeof(float);
     size_t recs = n * (sizeof(float *) + sizeof(size_t) + 2 * FTM_NDIRS * sizeof(uint64_t)) +
                   (size_t)(o->iters > 0 ? o->iters : 1) * sizeof(double);
-    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, 0 };
+    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, o->packets_only };
     return bufs + recs + (s ? ftm_sched_mem_bytes(s) : 0) + ftm_rt_mem_estimate(m, &cfg, s);
 }

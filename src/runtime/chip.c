@@ -545,7 +545,7 @@ static int push_sends(exec_ctx *x)
         int d = x->s->dirs[r->first];
         if (!c->out[d])
             return FTM_ENOROUTE;
-        /* One hop over shared memory: single copy (when enabled). */
+        /* One hop over shared memory: single copy (unless packets_only). */
         int desc = c->rt->single_copy && c->out[d]->local && r->nhops == 1;
         while (x->st[i].done < op->len && !c->outq_head[d]) {
             if (rt_link_dead(c, d, 0))

@@ -171,7 +171,7 @@ struct ftm_rt {
     size_t pkt_bytes;
     uint32_t depth, entries; /* payload slots and headers per mailbox */
     double hang_timeout_s;
-    int single_copy;         /* ftm_rt_config.single_copy */
+    int single_copy;         /* !ftm_rt_config.packets_only */
     ftm_chip *chips;         /* [nchips] */
     rt_mbox *mbox;           /* [nchips * 4], live links only initialised */
     _Atomic int abort;

@@ -80,7 +80,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     rt->pkt_bytes = (rt->pkt_bytes + 7) & ~(size_t)7; /* whole int64 elements */
     rt->entries = pick_entries(nlinks, rt->depth);
     rt->hang_timeout_s = cfg && cfg->hang_timeout_s > 0 ? cfg->hang_timeout_s : RT_DEFAULT_HANG_S;
-    rt->single_copy = cfg && cfg->single_copy;
+    rt->single_copy = !(cfg && cfg->packets_only);
     rt->chips = calloc((size_t)n, sizeof *rt->chips);
     rt->mbox = calloc((size_t)n * FTM_NDIRS, sizeof *rt->mbox);
     rt->killed = calloc((size_t)n, 1);
