@@ -2,7 +2,8 @@
 # subcommand, tests and the CLI end-to-end script
 libftmesh_la_SOURCES += src/train/events.c
 libftmesh_la_SOURCES += src/train/train.c src/train/build.c src/train/check.c \
-	src/train/checkpoint.c src/train/ckpt_train.c src/train/train_int.h
+	src/train/checkpoint.c src/train/ckpt_train.c src/train/train_int.h \
+	src/train/agree.c src/train/trainer.h
 ftmeshinclude_HEADERS += include/ftmesh/train.h include/ftmesh/checkpoint.h
 
 check_PROGRAMS += tests/test_train

@@ -31,6 +31,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "train_int.h"
+#include "trainer.h"
 
 double train_now(void)
 {
@@ -98,68 +99,6 @@ int ftm_train_split(long batch, int micro, int exact, int parts, long *first,
 }
 
 /* ---- the batch-norm hook: cached int64 allreduce schedules ---------------- */
-
-#define HOOK_MAX 16
-typedef struct hook_cache {
-    pthread_mutex_t mu;
-    const ftm_mesh *m;
-    const char *name, *used;
-    int n, err;
-    struct { size_t count; ftm_sched s; double modeled; } e[HOOK_MAX];
-} hook_cache;
-
-typedef struct trainer trainer;
-
-typedef struct chip_st {
-    trainer *t;
-    ftm_chip *chip;
-    int id;
-    ftm_model *m;
-    ftm_optim *o;
-    int64_t *gi;               /* exact mode: nparams */
-    int64_t lossx[FTM_XSUM_WORDS]; /* the step's loss, an exact sum */
-    long first, count;
-    double hook_cpu, hook_cpu_step, hook_modeled_step;
-    int hook_calls_step;
-    double math_cpu, grad_cpu, optim_cpu;
-    long done;                 /* steps completed (optimizer applied) */
-    long step;                 /* the step being computed */
-    /* The state at the start of step done - 1 (taken before the update):
-     * a recovery rolls back to the first step not reported. */
-    float *prev_params;
-    ftm_optim *prev_o;
-    int hook_calls_prev;       /* hook calls of the previous step (0: none yet) */
-    long diverged;             /* 1 + the step whose forward/backward could
-                                  not stay in range (0: none) */
-} chip_st;
-
-struct trainer {
-    const ftm_train_opts *o;
-    const ftm_train_callbacks *cb;
-    ftm_train_result *res;
-    const ftm_mesh *m;
-    long start;                /* first step of this attempt */
-    int lead, micro;
-    chip_st *cs;               /* [nchips], dead chips unused */
-    ftm_sched grad;
-    double grad_modeled;
-    hook_cache hc;
-    double t_prev, cpu0;
-    ftm_rt *rt;
-    int have_grad;
-    int reporter;              /* lowest healthy chip of this process (-1) */
-    double cpu_local;          /* this process's CPU in the steps (reporter) */
-    int cpu_set;
-    ftm_model *tf;             /* float --check: one-chip model at the mesh's
-                                  parameters, run by the lowest chip */
-    double tf_loss;
-    ftm_rt_script *faults;
-    long reported;             /* steps reported so far (the reporter; all
-                                  processes agree after a run) */
-    double step_t0;            /* when the step being run started */
-    _Atomic int halt;          /* *o->stop seen by a chip before a step's
-                                  barrier: every chip stops after it */
-};
 
 static int hook_sched(hook_cache *h, size_t count, const ftm_sched **s, double *modeled)
 {
@@ -551,65 +490,6 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
     return rc ? rc : hook_prebuild(t, o, res->nparams);
 }
 
-/* The lead's final parameters into res->params (every process), and
- * every replica compared with them where it lives; per-chip CPU figures
- * and sgemm counters summed over the processes (in chip order). */
-static int compare_replicas(trainer *t)
-{
-    ftm_train_result *res = t->res;
-    int n = t->m->nchips, rc = 0;
-    size_t np = res->nparams;
-    double *cpu = calloc((size_t)n * 4 + 2, sizeof *cpu);
-    uint64_t *differs = calloc((size_t)n + 1, sizeof *differs);
-    if (!(res->params = malloc(sizeof(float) * np)) || !cpu || !differs)
-        rc = FTM_ENOMEM;
-    if (!rc && t->cs[t->lead].m)
-        memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * np);
-    if (!rc)
-        rc = ftm_rt_bcast(t->rt, res->params, sizeof(float) * np, t->lead);
-    ftm_gemm_stats g;
-    memset(&g, 0, sizeof g);
-    for (int id = 0; id < n && !rc; id++) {
-        const chip_st *c = &t->cs[id];
-        if (!ftm_mesh_alive(t->m, id) || !c->m)
-            continue;
-        ftm_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
-        double v[4] = { c->math_cpu, c->hook_cpu, c->grad_cpu, c->optim_cpu };
-        for (int k = 0; k < 4; k++)
-            cpu[(size_t)k * (size_t)n + (size_t)id] = v[k];
-        differs[id] = memcmp(ftm_model_params(c->m), res->params, sizeof(float) * np) != 0;
-    }
-    cpu[4 * n] = g.flops;
-    cpu[4 * n + 1] = g.seconds;
-    differs[n] = g.calls;
-    if (!rc && !(rc = ftm_rt_sum_f64(t->rt, cpu, (size_t)n * 4 + 2)))
-        rc = ftm_rt_sum_u64(t->rt, differs, (size_t)n + 1);
-    if (!rc) {
-        /* the shapes stay this process's (the report prints the totals) */
-        g.flops = cpu[4 * n];
-        g.seconds = cpu[4 * n + 1];
-        g.calls = differs[n];
-        ftm_gemm_stats_add(&res->gemm, &g);
-        res->replicas_equal = 1;
-        res->replica_mismatch_chip = -1;
-    }
-    for (int id = 0; id < n && !rc; id++) {
-        if (!ftm_mesh_alive(t->m, id))
-            continue;
-        res->math_cpu_s += cpu[id];
-        res->hook_cpu_s += cpu[n + id];
-        res->grad_cpu_s += cpu[2 * n + id];
-        res->optim_cpu_s += cpu[3 * n + id];
-        if (res->replicas_equal && differs[id]) {
-            res->replicas_equal = 0;
-            res->replica_mismatch_chip = id;
-        }
-    }
-    free(cpu);
-    free(differs);
-    return rc;
-}
-
 static void teardown(trainer *t)
 {
     if (t->cs)
@@ -625,94 +505,6 @@ static void teardown(trainer *t)
     for (int i = 0; i < t->hc.n; i++)
         ftm_sched_free(&t->hc.e[i].s);
     pthread_mutex_destroy(&t->hc.mu);
-}
-
-/* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
- * the earliest such step (over every process), its loss not a number. */
-static int note_divergence(trainer *t, const ftm_mesh *m)
-{
-    ftm_train_result *res = t->res;
-    double *dv = calloc((size_t)m->nchips, sizeof *dv);
-    if (!dv)
-        return FTM_ENOMEM;
-    for (int id = 0; id < m->nchips; id++)
-        dv[id] = ftm_mesh_alive(m, id) ? (double)t->cs[id].diverged : 0;
-    int rc = ftm_rt_max_f64(t->rt, dv, (size_t)m->nchips);
-    for (int id = 0; id < m->nchips && !rc && res->diverged_step < 0; id++) {
-        long s = (long)dv[id] - 1;
-        for (int k = id + 1; s >= 0 && k < m->nchips; k++)
-            if (dv[k] > 0 && (long)dv[k] - 1 < s)
-                s = (long)dv[k] - 1;
-        if (s >= 0) {
-            res->diverged_step = s;
-            res->step[s].step = s;
-            res->step[s].loss = NAN;
-        }
-    }
-    free(dv);
-    return rc;
-}
-
-/* The state an attempt starts from: params and moments at step `done`. */
-typedef struct snapshot {
-    long done;
-    float *params;
-    ftm_optim *optim;
-} snapshot;
-
-static int snap_alloc(snapshot *snap, const ftm_train_opts *o, size_t np)
-{
-    if (snap->params)
-        return 0;
-    ftm_optim_config oc = o->optim;
-    if (!oc.kind)
-        ftm_optim_config_default(&oc, o->model.kind);
-    if (!(snap->params = malloc(sizeof(float) * np)))
-        return FTM_ENOMEM;
-    return ftm_optim_create(&snap->optim, &oc, np);
-}
-
-/* After a failure the survivors (alive in next) agree on R, the first step
- * not reported: every survivor has finished R - 1 and none R + 1. One that
- * finished R takes the state it kept from before that update; its process
- * gives it to the others. */
-static int take_snapshot(trainer *t, const ftm_mesh *next, snapshot *snap)
-{
-    long R = t->reported;
-    int n = next->nchips, best = -1;
-    double *done = calloc((size_t)n, sizeof *done);
-    if (!done)
-        return FTM_ENOMEM;
-    for (int id = 0; id < n; id++)
-        done[id] = t->cs[id].m ? (double)t->cs[id].done : 0;
-    int rc = ftm_rt_max_f64(t->rt, done, (size_t)n);
-    for (int id = 0; id < n && best < 0 && !rc; id++)
-        if (ftm_mesh_alive(next, id) && ftm_mesh_alive(t->m, id) &&
-            ((long)done[id] == R || (long)done[id] == R + 1))
-            best = id;
-    int back = best >= 0 && (long)done[best] == R + 1;
-    free(done);
-    if (rc)
-        return rc;
-    if (best < 0)
-        return FTM_EALLDEAD;
-    if ((rc = snap_alloc(snap, t->o, t->res->nparams)))
-        return rc;
-    const chip_st *c = &t->cs[best];
-    size_t bytes = sizeof(float) * t->res->nparams;
-    float *mom[2];
-    ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
-    if (c->m) { /* this process runs it */
-        memcpy(snap->params, back ? c->prev_params : ftm_model_params(c->m), bytes);
-        if ((rc = ftm_optim_copy_state(snap->optim, back ? c->prev_o : c->o)))
-            return rc;
-    }
-    snap->done = R;
-    rc = ftm_rt_bcast(t->rt, snap->params, bytes, best);
-    for (int k = 0; k < 2 && !rc; k++)
-        if (mom[k])
-            rc = ftm_rt_bcast(t->rt, mom[k], bytes, best);
-    return rc;
 }
 
 /* What one recovery hands to the next attempt. */
@@ -765,7 +557,7 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
             res->died_chip = id;
     if (res->resumed_step < 0)
         res->resumed_step = t->reported;
-    return take_snapshot(t, &rv->next, snap);
+    return train_take_snapshot(t, &rv->next, snap);
 }
 
 /* The totals of a finished run, and --check (every process runs the
@@ -776,7 +568,7 @@ static int finish_run(trainer *t, const ftm_train_opts *o)
     for (long s = 0; s < o->steps; s++)
         res->wall_s += res->step[s].wall_s;
     res->modeled_grad_s = t->grad_modeled;
-    int rc = compare_replicas(t);
+    int rc = train_compare_replicas(t);
     if (!rc && o->check && !atomic_load(&t->halt))
         return train_check(o, t->micro, res->params, t->cb, res);
     return rc;
@@ -796,88 +588,6 @@ static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
     return 0;
 }
 
-/* What the lead's process alone knows after a run (its float --check
- * figures, checkpoints, their error), for every process. */
-typedef struct lead_figs {
-    double max_grad_rel_diff, max_step_loss_rel_diff, check_cpu_s, modeled_bn_s;
-    long grad_diff_step, diverged_step;
-    int checkpoints, bn_calls;
-    char grad_diff_name[64], detail[256];
-} lead_figs;
-
-static int sync_lead(trainer *t)
-{
-    ftm_train_result *res = t->res;
-    lead_figs f;
-    memset(&f, 0, sizeof f);
-    f.max_grad_rel_diff = res->max_grad_rel_diff;
-    f.max_step_loss_rel_diff = res->max_step_loss_rel_diff;
-    f.check_cpu_s = res->check_cpu_s;
-    f.modeled_bn_s = res->modeled_bn_s;
-    f.grad_diff_step = res->grad_diff_step;
-    f.diverged_step = res->diverged_step;
-    f.checkpoints = res->checkpoints;
-    f.bn_calls = res->bn_calls;
-    memcpy(f.grad_diff_name, res->grad_diff_name, sizeof f.grad_diff_name);
-    memcpy(f.detail, res->detail, sizeof f.detail);
-    int rc = ftm_rt_bcast(t->rt, &f, sizeof f, t->lead);
-    if (rc)
-        return rc;
-    res->max_grad_rel_diff = f.max_grad_rel_diff;
-    res->max_step_loss_rel_diff = f.max_step_loss_rel_diff;
-    res->check_cpu_s = f.check_cpu_s;
-    res->modeled_bn_s = f.modeled_bn_s;
-    res->grad_diff_step = f.grad_diff_step;
-    res->diverged_step = f.diverged_step;
-    res->checkpoints = f.checkpoints;
-    res->bn_calls = f.bn_calls;
-    memcpy(res->grad_diff_name, f.grad_diff_name, sizeof f.grad_diff_name);
-    memcpy(res->detail, f.detail, sizeof f.detail);
-    return 0;
-}
-
-/* After a run: the processes agree on the steps reported (the records of
- * the process whose reporter got furthest, the lowest such chip), the stop
- * request, the lead's figures and the CPU of the steps. A process whose
- * reporter saw fewer steps (or that runs no chip) reports the rest now. */
-static int sync_run(trainer *t)
-{
-    ftm_train_result *res = t->res;
-    int n = t->m->nchips;
-    double *v = calloc((size_t)n + 3, sizeof *v);
-    if (!v)
-        return FTM_ENOMEM;
-    if (t->reporter >= 0)
-        v[t->reporter] = (double)t->reported + 1;
-    v[n] = atomic_load(&t->halt);
-    v[n + 1] = t->cpu_set ? t->cpu_local : 0;
-    v[n + 2] = t->cpu_set;
-    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n + 1);
-    if (!rc)
-        rc = ftm_rt_sum_f64(t->rt, v + n + 1, 2);
-    int src = -1;
-    for (int id = 0; id < n; id++)
-        if (v[id] > 0 && (src < 0 || v[id] > v[src]))
-            src = id;
-    long seen = t->reported, R = src >= 0 ? (long)v[src] - 1 : t->start;
-    if (!rc && R > t->start)
-        rc = ftm_rt_bcast(t->rt, res->step + t->start,
-                          sizeof *res->step * (size_t)(R - t->start), src);
-    if (!rc && v[n])
-        atomic_store(&t->halt, 1);
-    if (!rc && v[n + 2] > 0)
-        res->cpu_s = v[n + 1];
-    free(v);
-    for (long s = seen; s < R && !rc; s++)
-        if (t->cb && t->cb->step)
-            t->cb->step(t->cb->ctx, &res->step[s]);
-    if (!rc) {
-        t->reported = R > t->reported ? R : t->reported;
-        rc = sync_lead(t);
-    }
-    return rc;
-}
-
 /* The run of an attempt on rt and what the processes must agree on
  * after it (every process gets the same outcome from ftm_rt_run, so they
  * make the same collective calls). */
@@ -891,7 +601,7 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     int rc = ftm_rt_run(t->rt, chip_fn, t);
     int e = ftm_rt_script_sync(t->faults, t->rt);
     if (!e)
-        e = sync_run(t);
+        e = train_sync_run(t);
     if (e)
         return e;
     if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
@@ -900,7 +610,7 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
         e = note_failure(t, t->rt, m, rv, snap);
         rc = e ? e : rc;
     }
-    if (rc == FTM_EDIVERGED && (e = note_divergence(t, m)))
+    if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
         rc = e;
     return rc ? rc : finish_run(t, o);
 }
@@ -951,7 +661,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
     ftm_ckpt_state st;
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
-    if (!(rc = snap_alloc(snap, o, np))) {
+    if (!(rc = train_snap_alloc(snap, o, np))) {
         float *mom[2];
         ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
         memcpy(snap->params, st.params, sizeof(float) * np);

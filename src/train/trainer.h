@@ -1,0 +1,101 @@
+/* The trainer's state, shared by train.c (the steps on the chip threads,
+ * the attempts) and agree.c (what the processes agree on after a run).
+ * Internal to the train module. */
+#ifndef FTMESH_TRAINER_H
+#define FTMESH_TRAINER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "ftmesh/model.h"
+#include "ftmesh/optim.h"
+#include "ftmesh/sched.h"
+#include "ftmesh/runtime.h"
+#include "ftmesh/train.h"
+#include "ftmesh/xsum.h"
+
+#define HOOK_MAX 16
+typedef struct hook_cache {
+    pthread_mutex_t mu;
+    const ftm_mesh *m;
+    const char *name, *used;
+    int n, err;
+    struct { size_t count; ftm_sched s; double modeled; } e[HOOK_MAX];
+} hook_cache;
+
+typedef struct trainer trainer;
+
+typedef struct chip_st {
+    trainer *t;
+    ftm_chip *chip;
+    int id;
+    ftm_model *m;
+    ftm_optim *o;
+    int64_t *gi;               /* exact mode: nparams */
+    int64_t lossx[FTM_XSUM_WORDS]; /* the step's loss, an exact sum */
+    long first, count;
+    double hook_cpu, hook_cpu_step, hook_modeled_step;
+    int hook_calls_step;
+    double math_cpu, grad_cpu, optim_cpu;
+    long done;                 /* steps completed (optimizer applied) */
+    long step;                 /* the step being computed */
+    /* The state at the start of step done - 1 (taken before the update):
+     * a recovery rolls back to the first step not reported. */
+    float *prev_params;
+    ftm_optim *prev_o;
+    int hook_calls_prev;       /* hook calls of the previous step (0: none yet) */
+    long diverged;             /* 1 + the step whose forward/backward could
+                                  not stay in range (0: none) */
+} chip_st;
+
+struct trainer {
+    const ftm_train_opts *o;
+    const ftm_train_callbacks *cb;
+    ftm_train_result *res;
+    const ftm_mesh *m;
+    long start;                /* first step of this attempt */
+    int lead, micro;
+    chip_st *cs;               /* [nchips], dead chips unused */
+    ftm_sched grad;
+    double grad_modeled;
+    hook_cache hc;
+    double t_prev, cpu0;
+    ftm_rt *rt;
+    int have_grad;
+    int reporter;              /* lowest healthy chip of this process (-1) */
+    double cpu_local;          /* this process's CPU in the steps (reporter) */
+    int cpu_set;
+    ftm_model *tf;             /* float --check: one-chip model at the mesh's
+                                  parameters, run by the lowest chip */
+    double tf_loss;
+    ftm_rt_script *faults;
+    long reported;             /* steps reported so far (the reporter; all
+                                  processes agree after a run) */
+    double step_t0;            /* when the step being run started */
+    _Atomic int halt;          /* *o->stop seen by a chip before a step's
+                                  barrier: every chip stops after it */
+};
+
+/* The state an attempt starts from: params and moments at step `done`. */
+typedef struct snapshot {
+    long done;
+    float *params;
+    ftm_optim *optim;
+} snapshot;
+
+/* ---- agree.c: after a run, over every process ------------------------------ */
+
+/* The lead's final parameters into res->params (every process), every
+ * replica compared with them where it lives, per-chip figures summed. */
+int train_compare_replicas(trainer *t);
+/* After FTM_EDIVERGED: the earliest diverged step over every process. */
+int train_note_divergence(trainer *t, const ftm_mesh *m);
+/* Allocates snap's params and optimizer state once (o's optimizer). */
+int train_snap_alloc(snapshot *snap, const ftm_train_opts *o, size_t np);
+/* After a failure: the state the survivors of next resume from, in snap
+ * on every process. */
+int train_take_snapshot(trainer *t, const ftm_mesh *next, snapshot *snap);
+/* The steps reported, the stop request, the lead's figures and the CPU
+ * of the steps, the same on every process. */
+int train_sync_run(trainer *t);
+
+#endif
