@@ -53,6 +53,20 @@ single "$tmp/s.json" allreduce $kills
 mpi 4 "$tmp/m.json" allreduce $kills --ranks 2x2 && ok || bad "fault script: $(tail -5 "$tmp/m.json.err")"
 same "$tmp/s.json" "$tmp/m.json" && ok || bad "fault script over 4 ranks differs from one process"
 
+# The chips send their own packets (FTMESH_MPI_SEND=chips): the same
+# results, under static faults and under the fault script.
+for np in 2 4; do
+    single "$tmp/s.json" allreduce $faults --algo 2d-concurrent
+    FTMESH_MPI_SEND=chips mpi $np "$tmp/m.json" allreduce $faults --algo 2d-concurrent &&
+        same "$tmp/s.json" "$tmp/m.json" && ok || bad "chips send, $np ranks: $(tail -5 "$tmp/m.json.err")"
+done
+single "$tmp/s.json" allreduce $kills
+FTMESH_MPI_SEND=chips mpi 4 "$tmp/m.json" allreduce $kills --ranks 2x2 &&
+    same "$tmp/s.json" "$tmp/m.json" && ok || bad "chips send, fault script: $(tail -5 "$tmp/m.json.err")"
+FTMESH_MPI_SEND=both mpi 2 "$tmp/e.json" allreduce --mesh 4x4 --size 4K
+[ $? = 2 ] && grep -q "FTMESH_MPI_SEND=both: expected chips or progress" "$tmp/e.json.err" && ok ||
+    bad "FTMESH_MPI_SEND=both: want exit 2 and the message, got: $(cat "$tmp/e.json.err")"
+
 # Open MPI bound to one core per rank (its default for 2 ranks): rank 0
 # says so and how to fix it; the run itself is unchanged.
 if [ -n "$quiet" ] && [ "$(nproc)" -ge 2 ]; then

@@ -5,7 +5,8 @@
  * rank runs the threads of its block's chips. A link inside a block stays
  * a mailbox; a link between blocks is carried by MPI point-to-point
  * messages with the same capacity, order and counters as a mailbox (one
- * progress thread per rank does every MPI call of a run). Runtimes made
+ * progress thread per rank does every MPI call of a run, or, with
+ * ftm_mpi_chips_send, the chips send their packets themselves). Runtimes made
  * after ftm_mpi_enable are spread this way (runtime.h: ftm_rt_is_local,
  * ftm_rt_sum_u64). A process that dies ends the MPI job (Open MPI's and
  * MPICH's default); surviving it would need ULFM.
@@ -37,6 +38,11 @@ FTM_EXTERN int ftm_mpi_enable(int rows, int cols);
  * fewest links (ties: fewer rank rows). 0, or FTM_EINVAL when k blocks
  * cannot each hold a chip. */
 FTM_EXTERN int ftm_mpi_choose_grid(int k, int mrows, int mcols, int torus, int *rows, int *cols);
+/* Runtimes created from now on: 1, a chip's thread sends each packet it
+ * publishes on a link to another rank itself (MPI_THREAD_MULTIPLE); 0
+ * (the default), it pokes the progress thread, which sends it. The
+ * progress thread receives and returns credits either way. */
+FTM_EXTERN void ftm_mpi_chips_send(int on);
 /* The grid used for a mesh of mrows x mcols (after ftm_mpi_enable). */
 FTM_EXTERN int ftm_mpi_grid(int mrows, int mcols, int torus, int *rows, int *cols);
 

@@ -38,6 +38,12 @@ int cli_mpi_begin(int *argc, char ***argv)
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
             return CLI_EXIT_FAIL;
     }
+    /* Who sends the packets between ranks (README, Runs over MPI: both
+     * were measured): an environment knob, as mpirun passes it to all. */
+    const char *send = getenv("FTMESH_MPI_SEND");
+    if (send && strcmp(send, "chips") && strcmp(send, "progress"))
+        return cli_usage_error(NULL, "FTMESH_MPI_SEND=%s: expected chips or progress", send);
+    ftm_mpi_chips_send(send && !strcmp(send, "chips"));
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <string.h>
 
-static int g_rank, g_size = 1, g_node = 1, g_inited, g_grid_r, g_grid_c;
+static int g_rank, g_size = 1, g_node = 1, g_inited, g_grid_r, g_grid_c, g_chips_send;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static ftm_mpi_stats g_stats;
 
@@ -26,8 +26,8 @@ int ftm_mpi_init(int *argc, char ***argv)
         MPI_Comm_size(node, &g_node);
         MPI_Comm_free(&node);
     }
-    /* chip threads never call MPI, but the main thread's collectives and
-     * a progress thread may overlap across runtimes */
+    /* the main thread's collectives and a progress thread may overlap
+     * across runtimes, and with ftm_mpi_chips_send the chips send */
     return have < MPI_THREAD_MULTIPLE ? FTM_ENOTSUP : 0;
 }
 
@@ -121,6 +121,8 @@ int ftm_mpi_grid(int mrows, int mcols, int torus, int *rows, int *cols)
 
 static int attach(ftm_rt *rt);
 
+void ftm_mpi_chips_send(int on) { g_chips_send = on != 0; }
+
 int ftm_mpi_enable(int rows, int cols)
 {
     if (rows < 0 || cols < 0 || (rows > 0 && rows * cols != g_size))
@@ -132,6 +134,19 @@ int ftm_mpi_enable(int rows, int cols)
 }
 
 /* ---- hooks ---------------------------------------------------------------- */
+
+/* A chip's thread sends what it just published (ftm_mpi_chips_send). */
+static void net_pushed(ftm_rt *rt, int chip, int dir)
+{
+    mpi_net *n = rt->net->ctx;
+    mpi_link *l = &n->out[n->out_at[chip * FTM_NDIRS + dir]];
+    pthread_mutex_lock(&l->mu);
+    mpi_pump_out(n, l);
+    int err = l->err;
+    pthread_mutex_unlock(&l->mu);
+    if (err) /* the progress thread reports it */
+        rt_wake(&n->bell);
+}
 
 static int net_declare(ftm_rt *rt, const ftm_sched *s)
 {
@@ -212,6 +227,11 @@ static int net_run_begin(ftm_rt *rt)
     n->err = 0;
     n->t_mpi = 0;
     n->msgs = n->bytes = 0;
+    for (int i = 0; i < n->nout; i++) {
+        n->out[i].t_mpi = 0;
+        n->out[i].msgs = n->out[i].bytes = 0;
+        n->out[i].err = 0;
+    }
     n->sig_sent = mpi_state_sig(rt);
     memset(n->stall_of, 0, (size_t)n->size);
     for (int i = 0; i < n->nout; i++)
@@ -288,8 +308,10 @@ static int net_run_end(ftm_rt *rt)
 static void net_detach(ftm_rt *rt)
 {
     mpi_net *n = rt->net->ctx;
-    for (int i = 0; i < n->nout; i++)
+    for (int i = 0; i < n->nout; i++) {
         free(n->out[i].req);
+        pthread_mutex_destroy(&n->out[i].mu); /* made as it was counted */
+    }
     if (n->data != MPI_COMM_NULL)
         MPI_Comm_free(&n->data);
     if (n->ctrl != MPI_COMM_NULL)
@@ -364,6 +386,7 @@ static int wire_links(mpi_net *n)
                 l = &n->out[n->nout++];
                 mb->to = &n->bell;
                 l->stage = malloc((RT_HDR_BYTES + rt->pkt_bytes) * rt->depth);
+                pthread_mutex_init(&l->mu, NULL);
                 if (!(l->req = malloc(sizeof *l->req * rt->depth)) || !l->stage)
                     return FTM_ENOMEM;
                 for (uint32_t k = 0; k < rt->depth; k++)
@@ -402,7 +425,8 @@ static int attach(ftm_rt *rt)
     n->data = n->ctrl = MPI_COMM_NULL;
     n->creq = MPI_REQUEST_NULL;
     n->ops = (rt_net){ n, net_run_begin, net_run_end, net_chip_done, net_barrier, net_link_killed,
-                       net_declare, net_combine, net_bcast, net_detach };
+                       net_declare, net_combine, net_bcast, net_detach,
+                       g_chips_send ? net_pushed : NULL };
     rt->net = &n->ops;
     pthread_mutex_init(&n->bell.mu, NULL);
     pthread_cond_init(&n->bell.cv, NULL);

@@ -13,8 +13,14 @@ typedef struct mpi_link {
     int id;                  /* chip * 4 + dir (the MPI tag) */
     int peer;                /* the other rank */
     rt_mbox *mb;
-    /* sending side: slots [head, sent) are with MPI, [sent, tail) not yet */
+    /* sending side: slots [head, sent) are with MPI, [sent, tail) not yet.
+     * With chips sending (mpi_net.chips_send) the sending chip's thread
+     * and the progress thread both send and take credits: under mu. */
+    pthread_mutex_t mu;
     uint32_t sent;
+    int err;                 /* a send failed (the progress thread reports it) */
+    double t_mpi;            /* seconds inside its MPI sends this run */
+    uint64_t msgs, bytes;    /* packets and payload bytes sent this run */
     MPI_Request *req;        /* [depth], one per payload slot */
     unsigned char *stage;    /* [depth] header + payload as sent */
     int marker_sent;         /* the link died: the marker went after its data */
@@ -44,6 +50,7 @@ enum { MPI_BAR_SLOTS = 8 };
 typedef struct mpi_net {
     rt_net ops;
     ftm_rt *rt;
+    int chips_send;          /* 1: chips send their packets (MPI_THREAD_MULTIPLE) */
     MPI_Comm data, ctrl;
     int rank, size;
     int *owner;              /* [nchips] rank that runs the chip */
@@ -99,6 +106,10 @@ void mpi_stop_run(ftm_rt *rt, int hang);
 void mpi_mark_dead(mpi_net *n, int chip, int dir);
 /* Queues a link death for the other ranks (any thread). */
 int mpi_queue_kill(mpi_net *n, int chip, int dir, int oneway);
+
+/* The sending side of out-link l (any thread, under l->mu): sends what
+ * the chip published, then the death marker. 1 if something went. */
+int mpi_pump_out(mpi_net *n, mpi_link *l);
 
 /* mpi.c: time accounting of the progress threads */
 void mpi_account(double mpi_s, double thread_s, uint64_t msgs, uint64_t bytes);

@@ -46,13 +46,15 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Adds the CPU time of an MPI call to n->t_mpi. */
-#define TIMED(n, call)                           \
+/* Adds the CPU time of an MPI call to acc (n->t_mpi: the progress
+ * thread's; a link's t_mpi: its sender's). */
+#define TIMED_AT(acc, call)                      \
     do {                                         \
         double t_ = cpu_now();                   \
         call;                                    \
-        (n)->t_mpi += cpu_now() - t_;            \
+        (acc) += cpu_now() - t_;                 \
     } while (0)
+#define TIMED(n, call) TIMED_AT((n)->t_mpi, call)
 
 static void fail(mpi_net *n, int err)
 {
@@ -112,20 +114,21 @@ static int decl_id(const mpi_net *n, const ftm_sched *s)
 
 /* Sends the packets the local chip published on link l: header and
  * payload packed into the link's staging slot (a remote link carries
- * packets only, mailbox.c). The mailbox entry stays until the credit. */
-static int pump_out(mpi_net *n, mpi_link *l)
+ * packets only, mailbox.c). The mailbox entry stays until the credit.
+ * Called with l->mu held, by the progress thread or the sending chip. */
+int mpi_pump_out(mpi_net *n, mpi_link *l)
 {
     rt_mbox *mb = l->mb;
     uint32_t t = atomic_load_explicit(&mb->tail, memory_order_acquire);
     size_t stride = RT_HDR_BYTES + mb->pkt_bytes;
     int moved = 0;
-    while (l->sent != t) {
+    while (l->sent != t && !l->err) {
         const rt_hdr *h = (const rt_hdr *)(const void *)(mb->hdrs +
                                                           (size_t)(l->sent % mb->entries) * RT_HDR_BYTES);
         unsigned char *st = l->stage + (size_t)(l->sent % mb->depth) * stride;
         int id = decl_id(n, h->sched);
         if (id < 0 || h->expo) { /* undeclared schedule, or a descriptor */
-            fail(n, FTM_EINVAL);
+            l->err = FTM_EINVAL;
             return 0;
         }
         memcpy(st, h, RT_HDR_BYTES);
@@ -133,23 +136,40 @@ static int pump_out(mpi_net *n, mpi_link *l)
         rt_hdr *w = (rt_hdr *)(void *)st;
         w->sched = (const ftm_sched *)(uintptr_t)(id + 1);
         w->data = NULL;
-        TIMED(n, MPI_Isend(st, RT_HDR_BYTES + (int)h->len, MPI_BYTE, l->peer, l->id, n->data,
-                           &l->req[l->sent % mb->depth]));
+        TIMED_AT(l->t_mpi, MPI_Isend(st, RT_HDR_BYTES + (int)h->len, MPI_BYTE, l->peer, l->id,
+                                     n->data, &l->req[l->sent % mb->depth]));
         l->sent++;
         l->nsent++;
-        n->msgs++;
-        n->bytes += h->len;
+        l->msgs++;
+        l->bytes += h->len;
         moved = 1;
     }
     if (!l->marker_sent && atomic_load(&mb->dead)) {
         rt_hdr *h = (rt_hdr *)(void *)l->marker;
         memset(l->marker, 0, sizeof l->marker);
         h->len = MPI_MARK;
-        TIMED(n, MPI_Isend(l->marker, RT_HDR_BYTES, MPI_BYTE, l->peer, l->id, n->data, &l->mreq));
+        TIMED_AT(l->t_mpi, MPI_Isend(l->marker, RT_HDR_BYTES, MPI_BYTE, l->peer, l->id, n->data,
+                                     &l->mreq));
         l->marker_sent = 1;
         l->nsent++;
         moved = 1;
     }
+    return moved;
+}
+
+/* The progress thread's turn on out-link l: skipped while the sending
+ * chip is sending (it will be back), a send error reported. */
+static int pump_out(mpi_net *n, mpi_link *l, int wait)
+{
+    if (wait)
+        pthread_mutex_lock(&l->mu);
+    else if (pthread_mutex_trylock(&l->mu))
+        return 1;
+    int moved = mpi_pump_out(n, l);
+    int err = l->err;
+    pthread_mutex_unlock(&l->mu);
+    if (err)
+        fail(n, err);
     return moved;
 }
 
@@ -235,11 +255,13 @@ static void credit(mpi_net *n, int id, int64_t k)
         return;
     }
     mpi_link *l = &n->out[i];
+    pthread_mutex_lock(&l->mu);
     for (int64_t j = 0; j < k; j++) {
         uint32_t h = atomic_load_explicit(&l->mb->head, memory_order_relaxed);
         TIMED(n, MPI_Wait(&l->req[h % l->mb->depth], MPI_STATUS_IGNORE));
         rt_mbox_pop(l->mb, 1);
     }
+    pthread_mutex_unlock(&l->mu);
     rt_poke(l->mb->from, RT_WANT_SLOT);
 }
 
@@ -421,7 +443,7 @@ static int pass(mpi_net *n)
 {
     int moved = 0;
     for (int i = 0; i < n->nout; i++)
-        moved |= pump_out(n, &n->out[i]);
+        moved |= pump_out(n, &n->out[i], 0);
     for (int i = 0; i < n->nin; i++)
         moved |= pump_in(n, &n->in[i], 0);
     moved |= poll_ctrl(n);
@@ -538,7 +560,7 @@ static void settle(mpi_net *n)
         }
     }
     for (int i = 0; i < n->nout; i++) /* markers of links killed elsewhere */
-        pump_out(n, &n->out[i]);
+        pump_out(n, &n->out[i], 1);
     send_fin2(n);
     while (!settled(n)) {
         int moved = 0;
@@ -572,6 +594,11 @@ void *mpi_progress_main(void *arg)
             idle_wait(n, seen, idle < 64 ? ++idle : idle);
     }
     settle(n);
+    for (int i = 0; i < n->nout; i++) { /* the chips joined: no lock needed */
+        n->t_mpi += n->out[i].t_mpi;
+        n->msgs += n->out[i].msgs;
+        n->bytes += n->out[i].bytes;
+    }
     mpi_account(n->t_mpi, cpu_now() - t0, n->msgs, n->bytes);
     return NULL;
 }

@@ -305,9 +305,13 @@ static int next_dir(const rt_hdr *h)
 
 static void publish(ftm_chip *c, int d, int payload, size_t bytes)
 {
-    rt_mbox_push(c->out[d], payload);
+    rt_mbox *mb = c->out[d];
+    rt_mbox_push(mb, payload);
     count_moved(c);
-    poke_later(c, c->out[d]->to, RT_WANT_DATA, bytes);
+    if (!mb->local && c->rt->net->pushed)
+        c->rt->net->pushed(c->rt, c->id, d);
+    else
+        poke_later(c, mb->to, RT_WANT_DATA, bytes);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the

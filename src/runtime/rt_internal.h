@@ -120,6 +120,10 @@ typedef struct rt_net {
     /* between runs: buf (bytes) of the process that runs chip, to all */
     int (*bcast)(ftm_rt *rt, void *buf, size_t bytes, int chip);
     void (*detach)(ftm_rt *rt);               /* from ftm_rt_destroy */
+    /* NULL, or: a local chip's thread just published a packet on its
+     * link (chip, dir) that leaves the process; the transport sends it
+     * from this thread (instead of being poked) */
+    void (*pushed)(ftm_rt *rt, int chip, int dir);
 } rt_net;
 enum { RT_COMBINE_SUM_U64 = 0, RT_COMBINE_MAX_F64 = 1, RT_COMBINE_SUM_F64 = 2 };
 /* Set by a transport for the process: called by ftm_rt_create on every new
