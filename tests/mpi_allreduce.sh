@@ -1,6 +1,6 @@
 #!/bin/sh
 # Allreduce over MPI ranks (mpirun -np 2 and 4) against the same run in one
-# process: every algorithm exact under faults, the link bytes equal to the
+# process: every algorithm (and auto) exact under faults, the link bytes equal to the
 # schedule's and to the one-process run's, the same modeled time; a chip
 # that dies mid-run on another rank; scripted chip, host and link deaths;
 # a killed rank ends the run. Skipped without an MPI build.
@@ -8,7 +8,7 @@
 
 faults="--mesh 6x6 --torus --fail 2,2 --fail-link 0,0-0,1 --size 96K --iters 2 --json $HANG"
 np=2
-for algo in ring tree bidir 2d 2d-concurrent; do
+for algo in ring tree bidir 2d 2d-concurrent 2d-lines auto; do
     single "$tmp/s.json" allreduce $faults --algo "$algo" || bad "one process, $algo: $(cat "$tmp/s.json.err")"
     if mpi $np "$tmp/m.json" allreduce $faults --algo "$algo"; then ok; else
         bad "mpirun -np $np allreduce --algo $algo exited $?: $(tail -5 "$tmp/m.json.err")"; continue
@@ -19,7 +19,7 @@ j = json.load(open('$tmp/m.json'))
 sys.exit(0 if j['wrong'] == 0 and j['links_match_schedule'] and j['ranks']['count'] == $np else 1)" \
         && ok || bad "$algo over $np ranks: $(cat "$tmp/m.json")"
     same "$tmp/s.json" "$tmp/m.json" && ok || bad "$algo over $np ranks differs from one process"
-    np=$((6 - np)) # 2, 4, 2, 4, 2
+    np=$((6 - np)) # 2, 4, 2, 4, ...
 done
 
 # --ranks picks the blocks; a grid that does not fit is one line, exit 2.
