@@ -270,9 +270,16 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
     return rc;
 }
 
+/* A reducing transfer longer than o->split elements goes as two halves:
+ * the first half's reduction then overlaps the second half's transfer, so
+ * the step ends half a reduction earlier, for one more hop latency. */
 static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
 {
-    return ftm_sched_xfer(s, route, f * o->elem, f * o->elem, len * o->elem, red);
+    size_t h = red != FTM_RED_COPY && o->split && len > o->split ? len / 2 : 0;
+    int rc = h ? ftm_sched_xfer(s, route, f * o->elem, f * o->elem, h * o->elem, red) : 0;
+    if (!rc)
+        rc = ftm_sched_xfer(s, route, (f + h) * o->elem, (f + h) * o->elem, (len - h) * o->elem, red);
+    return rc;
 }
 
 /* Everything position j owns (its range and, for segments, its pieces of
@@ -436,6 +443,19 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
     return 0;
 }
 
+/* Reducing transfers go in two halves above 2 hop x HBM bandwidth (TPU-v3
+ * defaults: 1.8 MB), where half a reduction outlasts the extra hop
+ * latency. Measured (BERT-large, 16x32 and 32x32 tori, one to four faults):
+ * 1.2-2.0% faster in 11 of 12 scenarios, 1.0% slower with a dead link on
+ * 16x32; ResNet-50's ranges stay below it (unchanged; splitting them
+ * too, 0.9 MB up, was 1.4% slower). */
+static size_t split_default(size_t elem)
+{
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    return (size_t)(2 * p.hop_s * p.hbm_Bps / (double)elem);
+}
+
 /* Routes of every segment of both halves (one hop each). */
 static int halves_routes(ftm_sched *s, const ftm_mesh *m, half *h)
 {
@@ -535,7 +555,10 @@ static void split(half *h, size_t count)
     h[1].count = count - ha;
 }
 
-int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
+/* ar2d_build_lines with reducing transfers of more than split_at
+ * elements in two halves (0: none). */
+static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k,
+                       size_t split_at)
 {
     if (m->rows < 2 || m->cols < 2)
         return FTM_ENOTSUP;
@@ -556,6 +579,7 @@ int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
     int L = m->rows > m->cols ? m->rows : m->cols;
     if (!rc)
         rc = own_init(&o, L, elem, red);
+    o.split = split_at;
     if (!rc) {
         rc = ftm_sched_init(s, "2d-lines", m->nchips, count * elem);
         if (!rc) {
@@ -579,6 +603,17 @@ int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count
                                    int k)
 {
     return ar2d_build_lines(s, m, count, red, k);
+}
+
+int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                                       int k, size_t split_at)
+{
+    return build_lines(s, m, count, red, k, split_at);
+}
+
+int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
+{
+    return build_lines(s, m, count, red, k, split_default(ftm_red_elem_size(red)));
 }
 
 /* Of two built schedules, keeps in *s the one that models faster with
