@@ -560,10 +560,12 @@ START_TEST(test_lines_pod_bounds)
     ck_assert_msg(ovh >= 0 && ovh <= b, "%dx32 case %d: +%.1f%% (bound %.0f%%)", R, _i, 100 * ovh,
                   100 * b);
     /* 2d-lines is the faster of its own schedule and 2d-concurrent's */
-    ftm_cost_result own = model_lines_own(&m, count[md]), c2 = model_full("2d-concurrent", &m, count[md]);
+    ftm_cost_result own = model_lines_own(&m, count[md]);
+    ftm_cost_result c2 = model_full("2d-concurrent", &m, count[md]);
     ck_assert_double_eq(t.time_s, own.time_s < c2.time_s ? own.time_s : c2.time_s);
     /* its own: two hosts on 16x32 take 4 of 16 rows, the adopted share, +12% */
-    ck_assert_uint_le(own.max_link_bytes, (uint64_t)((two ? 1.15 : 1.10) * (double)h2.max_link_bytes));
+    double lim = (two ? 1.15 : 1.10) * (double)h2.max_link_bytes;
+    ck_assert_uint_le(own.max_link_bytes, (uint64_t)lim);
     ftm_mesh_free(&m);
     ftm_mesh_free(&h);
 }

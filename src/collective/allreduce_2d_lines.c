@@ -275,10 +275,10 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
  * the step ends half a reduction earlier, for one more hop latency. */
 static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
 {
-    size_t h = red != FTM_RED_COPY && o->split && len > o->split ? len / 2 : 0;
-    int rc = h ? ftm_sched_xfer(s, route, f * o->elem, f * o->elem, h * o->elem, red) : 0;
+    size_t h = red != FTM_RED_COPY && o->split && len > o->split ? len / 2 : 0, e = o->elem;
+    int rc = h ? ftm_sched_xfer(s, route, f * e, f * e, h * e, red) : 0;
     if (!rc)
-        rc = ftm_sched_xfer(s, route, (f + h) * o->elem, (f + h) * o->elem, (len - h) * o->elem, red);
+        rc = ftm_sched_xfer(s, route, (f + h) * e, (f + h) * e, (len - h) * e, red);
     return rc;
 }
 
@@ -427,9 +427,11 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
 {
     o->f = malloc(sizeof(size_t) * 8 * (size_t)(L + 1));
     o->ro = malloc(sizeof(int) * 2 * (size_t)(L + 1));
-    if (!o->f || !o->ro) {
+    if (!o->f || !o->ro) { /* the caller frees both: leave nothing to free twice */
         free(o->f);
         free(o->ro);
+        o->f = NULL;
+        o->ro = NULL;
         return FTM_ENOMEM;
     }
     o->len = o->f + (L + 1);
