@@ -448,7 +448,7 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
 /* Reducing transfers go in two halves above 2 hop x HBM bandwidth (TPU-v3
  * defaults: 1.8 MB), where half a reduction outlasts the extra hop
  * latency. Measured (BERT-large, 16x32 and 32x32 tori, one to four faults):
- * 1.2-2.0% faster in 11 of 12 scenarios, 1.0% slower with a dead link on
+ * 0.2-1.9% faster in 11 of 12 scenarios, 1.0% slower with a dead link on
  * 16x32; ResNet-50's ranges stay below it (unchanged; splitting them
  * too, 0.9 MB up, was 1.4% slower). */
 static size_t split_default(size_t elem)
