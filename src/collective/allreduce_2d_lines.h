@@ -53,6 +53,7 @@ typedef struct ar2d_lown {
     size_t *xf, *xn;        /* [2L] */
     int nx;
     size_t elem;
+    size_t split;           /* reducing transfers longer than this go in two */
     ftm_red red;
 } ar2d_lown;
 

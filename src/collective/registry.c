@@ -11,7 +11,9 @@ static const ftm_allreduce_algo algos[] = {
       ftm_allreduce_2d_build },
     { "2d-concurrent", "half the buffer rows-first, half columns-first at once: all 4 links busy",
       ftm_allreduce_2d_concurrent_build },
-    { "2d-lines", "2d-concurrent with broken rows/columns as pipelined lines: four links busy around holes",
+    { "2d-lines",
+      "2d-concurrent with broken rows/columns as pipelined lines: four links busy around holes "
+      "(2d-concurrent's schedule where that models faster)",
       ftm_allreduce_2d_lines_build },
     { "tree", "a spanning tree over live links: few steps, for small buffers",
       ftm_allreduce_tree_build },

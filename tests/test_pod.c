@@ -1,0 +1,166 @@
+/* Issue 11 at pod scale, model only: the best 2-D allreduce's modeled
+ * time against the best healthy time on the 16x32 and 32x32 tori, one
+ * dead host, chip or link and two or four dead hosts, ResNet-50 and
+ * BERT-large gradients (what `ftmesh sweep` and the README report), each
+ * bounded by what is achieved today plus 2 points, so that a regression
+ * fails; and the graceful-degradation bound (2d, 2d-concurrent and
+ * 2d-lines at most 2x the 1-D ring) on crowded meshes bigger than
+ * test_2d's. NOT the issue's goals (10% and 20%): see the README. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+
+static int sanitizer_scale(void)
+{
+    const char *e = getenv("FTMESH_TEST_SCALE");
+    return e && strcmp(e, "sanitizer") == 0;
+}
+
+static double model(const char *name, const ftm_mesh *m, size_t count)
+{
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
+    ftm_sched_free(&s);
+    return r.time_s;
+}
+
+enum { HOST, CHIP, LINK };
+
+/* One scenario: torus rows (32 columns), up to four faults (kind, r, c;
+ * a LINK is (r, c)-(r, c+1) both ways), the model, the algorithm that is
+ * fastest today of 2d, 2d-concurrent and 2d-lines (so its time bounds the
+ * best one's), and its overhead against the best healthy time (the
+ * healthy 2d-concurrent) in %, measured with ftmesh allreduce
+ * --model-only (README, issue 11). */
+typedef struct pod_case {
+    int rows, nf, f[4][3], resnet;
+    const char *algo;
+    double measured_pct;
+} pod_case;
+
+static const pod_case cases[] = {
+    /* 16x32, ResNet-50 (25.6M fp32; healthy best 0.919 ms) */
+    { 16, 1, { { HOST, 8, 16 } }, 1, "2d", 35.43 },
+    { 16, 1, { { CHIP, 8, 16 } }, 1, "2d", 46.80 },
+    { 16, 1, { { LINK, 8, 16 } }, 1, "2d-lines", 32.83 },
+    { 16, 2, { { HOST, 4, 8 }, { HOST, 12, 24 } }, 1, "2d", 44.17 },
+    { 16, 2, { { HOST, 4, 4 }, { HOST, 4, 20 } }, 1, "2d", 48.18 }, /* same rows */
+    { 16, 4, { { HOST, 2, 6 }, { HOST, 2, 22 }, { HOST, 8, 12 }, { HOST, 12, 28 } }, 1,
+      "2d-lines", 151.28 },
+    /* 16x32, BERT-large (340M; 10.743 ms) */
+    { 16, 1, { { HOST, 8, 16 } }, 0, "2d-lines", 27.80 },
+    { 16, 1, { { CHIP, 8, 16 } }, 0, "2d-lines", 24.95 },
+    { 16, 1, { { LINK, 8, 16 } }, 0, "2d-lines", 18.51 },
+    { 16, 2, { { HOST, 4, 8 }, { HOST, 12, 24 } }, 0, "2d-lines", 43.04 },
+    { 16, 2, { { HOST, 4, 4 }, { HOST, 4, 20 } }, 0, "2d-lines", 47.60 },
+    { 16, 4, { { HOST, 2, 6 }, { HOST, 2, 22 }, { HOST, 8, 12 }, { HOST, 12, 28 } }, 0,
+      "2d-lines", 83.36 },
+    /* 32x32, ResNet-50 (0.664 ms) */
+    { 32, 1, { { HOST, 16, 16 } }, 1, "2d-lines", 65.44 },
+    { 32, 1, { { CHIP, 16, 16 } }, 1, "2d-lines", 63.31 },
+    { 32, 1, { { LINK, 16, 16 } }, 1, "2d-lines", 66.55 },
+    { 32, 2, { { HOST, 8, 8 }, { HOST, 24, 24 } }, 1, "2d-lines", 74.59 },
+    { 32, 2, { { HOST, 8, 4 }, { HOST, 8, 20 } }, 1, "2d", 110.18 },
+    { 32, 4, { { HOST, 4, 6 }, { HOST, 4, 22 }, { HOST, 18, 10 }, { HOST, 24, 26 } }, 1,
+      "2d-lines", 172.69 },
+    /* 32x32, BERT-large (7.295 ms) */
+    { 32, 1, { { HOST, 16, 16 } }, 0, "2d-lines", 31.88 },
+    { 32, 1, { { CHIP, 16, 16 } }, 0, "2d-lines", 29.87 },
+    { 32, 1, { { LINK, 16, 16 } }, 0, "2d-lines", 33.11 },
+    { 32, 2, { { HOST, 8, 8 }, { HOST, 24, 24 } }, 0, "2d-lines", 40.29 },
+    { 32, 2, { { HOST, 8, 4 }, { HOST, 8, 20 } }, 0, "2d-lines", 60.24 },
+    { 32, 4, { { HOST, 4, 6 }, { HOST, 4, 22 }, { HOST, 18, 10 }, { HOST, 24, 26 } }, 0,
+      "2d-lines", 79.89 },
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+static void apply_faults(ftm_mesh *m, const pod_case *k)
+{
+    for (int i = 0; i < k->nf; i++) {
+        int r = k->f[i][1], c = k->f[i][2];
+        if (k->f[i][0] == HOST)
+            ck_assert_int_eq(ftm_mesh_fail_host(m, r, c), 0);
+        else if (k->f[i][0] == CHIP)
+            ck_assert_int_eq(ftm_mesh_fail_chip(m, r, c), 0);
+        else
+            ck_assert_int_eq(ftm_mesh_fail_link(m, r, c, r, c + 1, 0), 0);
+    }
+}
+
+START_TEST(test_pod_overhead_bounds)
+{
+    const pod_case *k = &cases[_i];
+    if (sanitizer_scale() && (k->rows != 16 || !k->resnet))
+        return;
+    size_t count = k->resnet ? 25600000 : 340000000;
+    ftm_mesh h, m;
+    ck_assert_int_eq(ftm_mesh_init(&h, k->rows, 32, 1), 0);
+    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
+    apply_faults(&m, k);
+    double best = model("2d-concurrent", &h, count), t = model(k->algo, &m, count);
+    double pct = 100 * (t / best - 1);
+    ck_assert_msg(pct <= k->measured_pct + 2, "case %d, %dx32 %s: +%.2f%% (measured +%.2f%%)", _i,
+                  k->rows, k->algo, pct, k->measured_pct);
+    ftm_mesh_free(&m);
+    ftm_mesh_free(&h);
+}
+END_TEST
+
+/* Graceful degradation: 2d, 2d-concurrent and 2d-lines at most 2x the
+ * ring (100 MB) on a 32x32 torus with 8, 12 and 40 random dead chips
+ * (measured, seed 3: 8 -> ring 6.16 ms, 2d 5.03, 2d-concurrent 6.16,
+ * 2d-lines 2.27; 12 -> ring 4.23, 2d and 2d-concurrent fall back to it,
+ * 2d-lines 2.38) and a 24x24 open mesh with 30. (A 64x64 torus with 400
+ * dead chips takes minutes and 8 GB to model: not here.) */
+START_TEST(test_pod_degrades_gracefully)
+{
+    static const int cfg[][4] = { /* rows, cols, torus, random dead chips */
+        { 32, 32, 1, 8 }, { 32, 32, 1, 12 }, { 32, 32, 1, 40 }, { 24, 24, 0, 30 } };
+    static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
+    if (sanitizer_scale())
+        return;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, cfg[_i][0], cfg[_i][1], cfg[_i][2]), 0);
+    ftm_mesh_fail_random(&m, cfg[_i][3], 3);
+    int x, y;
+    if (ftm_mesh_check_connected(&m, &x, &y)) {
+        ftm_mesh_free(&m);
+        return;
+    }
+    double ring = model("ring", &m, 26214400);
+    for (int a = 0; a < 3; a++) {
+        double t = model(names[a], &m, 26214400);
+        ck_assert_msg(t <= 2 * ring, "case %d %s: %.4g ms vs ring %.4g ms", _i, names[a], t * 1e3,
+                      ring * 1e3);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+Suite *pod_suite(void);
+Suite *pod_suite(void)
+{
+    Suite *su = suite_create("pod");
+    TCase *tc = tcase_create("bounds");
+    tcase_add_loop_test(tc, test_pod_overhead_bounds, 0, NCASES);
+    tcase_add_loop_test(tc, test_pod_degrades_gracefully, 0, 4);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(pod_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
