@@ -61,15 +61,24 @@ typedef struct ftm_route {
     int first;         /* dirs[first .. first + nhops) */
 } ftm_route;
 
-/* A packed program's running values: each op is stored as its differences
- * from the previous op of the same lane and kind (sched_pack.c). Lane 0 is
- * every op a builder adds; lane 1 holds the second part of a merged
- * schedule (2d-concurrent), so both parts keep their own differences. */
+/* A packed program's running values (sched_pack.c): op k of a step is
+ * predicted from op k of the chip's previous step (its slot: the offset
+ * and tag moved on by the same stride again, the same length and route),
+ * and only what differs is stored. Lane 0 holds every op a builder adds;
+ * lane 1 the second part of a merged schedule (2d-concurrent), so each
+ * part keeps its own slots. Ops past the last slot share it. */
+#define FTM_SCHED_SLOTS 4
+typedef struct ftm_sched_slot {
+    uint64_t off, len;
+    int64_t doff;          /* the last offset stride */
+    uint32_t route, tag;
+    int32_t dtag;          /* the last tag stride */
+} ftm_sched_slot;
+
 typedef struct ftm_sched_codec {
-    uint64_t off[2][2];        /* [lane][kind] the last offset */
-    uint64_t len[2];           /* [lane] the last length */
-    uint32_t route[2][2], tag[2][2];
-    int phase, index;          /* the last step header (phase id, index) */
+    ftm_sched_slot slot[2][FTM_SCHED_SLOTS]; /* [lane][op of the step] */
+    int at[2];             /* [lane] ops of the current step so far */
+    int phase, index;      /* the last step header (phase id, index) */
 } ftm_sched_codec;
 
 typedef struct ftm_chip_prog {
@@ -83,7 +92,7 @@ typedef struct ftm_chip_prog {
     size_t ncode, cap_code;
     size_t code_used;     /* ncode just after the last op (trim cuts there) */
     ftm_sched_codec enc;  /* the encoder's running values */
-    int used_phase, used_index; /* enc.phase/index just after the last op */
+    int used_phase, used_index, used_at[2]; /* enc's header values just after the last op */
     int cur_nops;         /* ops in the open step */
 } ftm_chip_prog;
 
@@ -103,6 +112,11 @@ typedef struct ftm_sched {
     const char **phases;   /* packed: the step phases, by id */
     int nphases, cap_phases;
     int max_step_ops;      /* ops in the largest step of any chip */
+    uint64_t serial;       /* unique per ftm_sched_init in this process */
+    uint64_t nchange;      /* counts the changes made through this API (the
+                            * cost model's memo of its last replay is keyed
+                            * by serial and nchange: code that edits programs
+                            * in place must bump it) */
 } ftm_sched;
 
 /* Packed schedules: the same programs in a few bytes per op instead of

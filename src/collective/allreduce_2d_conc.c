@@ -106,14 +106,14 @@ static ftm_op renumber(const ftm_op *o, const part *pb)
 }
 
 /* Packed parts (sched.h), read step by step; b's ops go to lane 1, so
- * both parts keep their own differences and the merged program takes at
- * most a's bytes + b's + a few (the first op of each kind restarts its
- * differences) -- the bound a dry run counts. */
+ * both parts keep their own slots and the merged program takes at most
+ * a's bytes + b's + a few (b's first op in each slot and its first step
+ * header may take longer) -- the bound a dry run counts. */
 static int merge_packed(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb, int c,
                         int tb, int ns)
 {
     ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
-    int rc = ftm_sched_reserve_code(out, c, pa->ncode + pp->ncode + 24);
+    int rc = ftm_sched_reserve_code(out, c, pa->ncode + pp->ncode + 48);
     if (out->dry || rc)
         return rc ? rc : ftm_sched_dry_fill(out, c, ns, pa->nops + pp->nops,
                                             pa->dry_used > pp->dry_used ? pa->dry_used : pp->dry_used);

@@ -431,6 +431,64 @@ size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
            (2 * nt + 7) / 8 + nl * (sizeof(double) + sizeof(uint64_t)) + view;
 }
 
+/* This thread's last successful replay: asked again for the same
+ * schedule (serial and changes, sched.h), mesh (its faults' checksum) and
+ * parameters, the cost model answers from it instead of replaying. The
+ * 2-D fallback models the ring it keeps and the CLI then models the same
+ * schedule: on a 64x64 torus that is a replay of 27 M transfers saved. */
+static _Thread_local struct {
+    int valid;
+    uint64_t serial, nchange, mesh;
+    ftm_cost_params p;
+    ftm_cost_result r;
+    uint64_t *lb;
+    size_t nl;
+} memo;
+
+static uint64_t mesh_sum(const ftm_mesh *m)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)m->rows << 32 ^ (uint64_t)m->cols << 8 ^
+                 (uint64_t)m->torus;
+    for (int c = 0; c < m->nchips; c++) {
+        h = (h ^ m->chip_dead[c]) * 1099511628211ull;
+        for (int d = 0; d < FTM_NDIRS; d++)
+            h = (h ^ m->link_dead[c * FTM_NDIRS + d]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int memo_hit(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                    uint64_t sum)
+{
+    return memo.valid && memo.serial == s->serial && memo.nchange == s->nchange &&
+           memo.mesh == sum && memo.nl == (size_t)m->nchips * FTM_NDIRS &&
+           memcmp(&memo.p, p, sizeof *p) == 0;
+}
+
+/* Replays s into the memo (kept only on success). */
+static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                     uint64_t sum)
+{
+    size_t nl = (size_t)m->nchips * FTM_NDIRS;
+    memo.valid = 0;
+    if (memo.nl != nl) {
+        free(memo.lb);
+        memo.nl = 0;
+        if (!(memo.lb = malloc(sizeof *memo.lb * nl)))
+            return FTM_ENOMEM;
+        memo.nl = nl;
+    }
+    int rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
+    if (!rc) {
+        memo.valid = 1;
+        memo.serial = s->serial;
+        memo.nchange = s->nchange;
+        memo.mesh = sum;
+        memo.p = *p;
+    }
+    return rc;
+}
+
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes)
 {
@@ -442,7 +500,15 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
             memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
         return 0;
     }
-    return replay_run(s, m, p, res, link_bytes, NULL);
+    if (!s || !m || !p || s->nchips != m->nchips)
+        return FTM_EINVAL;
+    uint64_t sum = mesh_sum(m);
+    int rc = memo_hit(s, m, p, sum) ? 0 : memo_fill(s, m, p, sum);
+    if (!rc && res)
+        *res = memo.r;
+    if (!rc && link_bytes)
+        memcpy(link_bytes, memo.lb, sizeof *link_bytes * memo.nl);
+    return rc;
 }
 
 void ftm_cost_timing_free(ftm_cost_timing *tm)

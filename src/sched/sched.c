@@ -5,6 +5,7 @@
 #include "sched_int.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,12 +131,15 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->bytes = bytes;
     s->dry = dry.on;
     s->packed = sched_pack_on();
+    static _Atomic uint64_t serials;
+    s->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     sched_acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
     return 0;
 }
 
 void ftm_sched_clear_chip(ftm_sched *s, int chip)
 {
+    s->nchange++;
     ftm_chip_prog *p = &s->prog[chip];
     sched_acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op) +
                          p->cap_code);
@@ -167,6 +171,7 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
     if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
         (nhops == 0) != (src == dst) || s->nroutes >= FTM_SCHED_MAX_IDS)
         return FTM_EINVAL;
+    s->nchange++;
     if (grow(s, (void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes, 1) ||
         grow(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1, 1))
         return FTM_ENOMEM;
@@ -185,6 +190,7 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
 {
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;
+    s->nchange++;
     if (s->packed)
         return sched_pack_step(s, chip, phase, index);
     ftm_chip_prog *p = &s->prog[chip];
@@ -228,6 +234,7 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
     ftm_chip_prog *p = &s->prog[chip];
     if (p->nsteps == 0)
         return FTM_EINVAL; /* no open step */
+    s->nchange++;
     if (s->packed) {
         int rc = sched_pack_op(s, chip, op, lane);
         p->nops += !rc;
@@ -290,6 +297,7 @@ static void shrink(const ftm_sched *s, void **p, int *cap, int n, size_t sz, int
 
 void ftm_sched_trim(ftm_sched *s)
 {
+    s->nchange++;
     for (int i = 0; i < s->nchips; i++) {
         ftm_chip_prog *p = &s->prog[i];
         if (s->packed) {

@@ -6,12 +6,17 @@
  *   header: 1 | same << 1 [phase id, index as varints unless same]
  *           same: the phase of the previous header, its index + 1
  *   op:     0 | kind << 1 | lane << 2 | red << 3 | len_same << 5 |
- *           route_same << 6, then the offset's difference from the last
- *           op of this lane and kind (zigzag varint), the length (varint,
- *           unless the lane's last), the route's difference (unless the
- *           same), the tag's difference (zigzag varints)
+ *           route_same << 6 | on_stride << 7, then unless on_stride the
+ *           offset's and the tag's differences from their predictions
+ *           (zigzag varints), the length (varint, unless the slot's), the
+ *           route's difference from the slot's (unless the same)
  *
- * The peer is the route's other end. A ring step (a receive and a send
+ * The prediction of op k of a step is op k of the previous step (its
+ * slot, ftm_sched_codec) moved on by the same offset and tag strides: a
+ * ring's steps send the next block over the same route, so most ops are
+ * the flag byte alone. The peer is the route's other end.
+ *
+A ring step (a receive and a send
  * whose offsets move by a block and whose tags move by the ring's size)
  * takes about 12 bytes instead of 72 (a step record and two ops).
  */
@@ -38,7 +43,7 @@ int sched_pack_on(void)
 }
 
 enum { H_STEP = 1, H_SAME = 2, O_KIND = 2, O_LANE = 4, O_RED_SHIFT = 3, O_LEN_SAME = 32,
-       O_ROUTE_SAME = 64, MAX_OP_BYTES = 1 + 10 + 10 + 10 + 10, MAX_HDR_BYTES = 1 + 5 + 5 };
+       O_ROUTE_SAME = 64, O_ON_STRIDE = 128, MAX_OP_BYTES = 1 + 10 + 10 + 10 + 10, MAX_HDR_BYTES = 1 + 5 + 5 };
 
 static int put_varint(unsigned char *b, uint64_t v)
 {
@@ -129,30 +134,51 @@ int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index)
         return rc;
     p->enc.phase = id;
     p->enc.index = index;
+    p->enc.at[0] = p->enc.at[1] = 0;
     p->nsteps++;
     p->cur_nops = 0;
     return 0;
 }
 
+/* The slot op k of lane's step is predicted from (and then becomes). */
+static ftm_sched_slot *slot_of(ftm_sched_codec *c, int lane)
+{
+    int k = c->at[lane]++;
+    return &c->slot[lane][k < FTM_SCHED_SLOTS ? k : FTM_SCHED_SLOTS - 1];
+}
+
+/* Moves slot q on to op's values. */
+static void slot_set(ftm_sched_slot *q, uint64_t off, uint64_t len, uint32_t route, uint32_t tag)
+{
+    q->doff = (int64_t)(off - q->off);
+    q->dtag = (int32_t)(tag - q->tag);
+    q->off = off;
+    q->len = len;
+    q->route = route;
+    q->tag = tag;
+}
+
 /* Encodes op into b with the running values c (updated); returns its size. */
 static int encode_op(ftm_sched_codec *c, const ftm_op *op, int lane, unsigned char *b)
 {
-    int k = op->kind, n = 1;
+    ftm_sched_slot *q = slot_of(c, lane);
     uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len;
-    uint32_t route = (uint32_t)op->route;
-    int len_same = len == c->len[lane], route_same = route == c->route[lane][k];
-    b[0] = (unsigned char)((k ? O_KIND : 0) | (lane ? O_LANE : 0) | (op->red << O_RED_SHIFT) |
-                           (len_same ? O_LEN_SAME : 0) | (route_same ? O_ROUTE_SAME : 0));
-    n += put_varint(b + n, zigzag((int64_t)(off - c->off[lane][k])));
+    uint32_t route = (uint32_t)op->route, tag = op->tag;
+    int64_t roff = (int64_t)(off - (q->off + (uint64_t)q->doff));
+    int32_t rtag = (int32_t)(tag - (q->tag + (uint32_t)q->dtag));
+    int len_same = len == q->len, route_same = route == q->route, on = !roff && !rtag, n = 1;
+    b[0] = (unsigned char)((op->kind ? O_KIND : 0) | (lane ? O_LANE : 0) |
+                           (op->red << O_RED_SHIFT) | (len_same ? O_LEN_SAME : 0) |
+                           (route_same ? O_ROUTE_SAME : 0) | (on ? O_ON_STRIDE : 0));
+    if (!on) {
+        n += put_varint(b + n, zigzag(roff));
+        n += put_varint(b + n, zigzag(rtag));
+    }
     if (!len_same)
         n += put_varint(b + n, len);
     if (!route_same)
-        n += put_varint(b + n, zigzag((int64_t)route - (int64_t)c->route[lane][k]));
-    n += put_varint(b + n, zigzag((int64_t)op->tag - (int64_t)c->tag[lane][k]));
-    c->off[lane][k] = off;
-    c->len[lane] = len;
-    c->route[lane][k] = route;
-    c->tag[lane][k] = op->tag;
+        n += put_varint(b + n, zigzag((int64_t)route - (int64_t)q->route));
+    slot_set(q, off, len, route, tag);
     return n;
 }
 
@@ -168,6 +194,8 @@ int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
     p->dry_used = p->nsteps;
     p->used_phase = p->enc.phase;
     p->used_index = p->enc.index;
+    p->used_at[0] = p->enc.at[0];
+    p->used_at[1] = p->enc.at[1];
     p->cur_nops++;
     return 0;
 }
@@ -180,6 +208,8 @@ void sched_pack_trim(const ftm_sched *s, ftm_chip_prog *p)
     p->ncode = p->code_used;
     p->enc.phase = p->used_phase;
     p->enc.index = p->used_index;
+    p->enc.at[0] = p->used_at[0];
+    p->enc.at[1] = p->used_at[1];
     if (p->ncode < p->cap_code)
         (void)sched_pack_grow(s, p, p->ncode, 1);
 }
@@ -188,23 +218,27 @@ void sched_pack_trim(const ftm_sched *s, ftm_chip_prog *p)
 static int decode_op(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *cur, int b0,
                      ftm_op *op)
 {
-    ftm_sched_codec *c = &cur->dec;
-    int k = (b0 & O_KIND) ? 1 : 0, lane = (b0 & O_LANE) ? 1 : 0;
-    uint64_t v = 0;
-    int rc = get_varint(p->code, p->ncode, &cur->pos, &v);
-    c->off[lane][k] += (uint64_t)unzigzag(v);
-    if (!rc && !(b0 & O_LEN_SAME) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)))
-        c->len[lane] = v;
+    int lane = (b0 & O_LANE) ? 1 : 0, rc = 0;
+    ftm_sched_slot *q = slot_of(&cur->dec, lane);
+    uint64_t off = q->off + (uint64_t)q->doff, len = q->len, v = 0, w = 0;
+    uint32_t route = q->route, tag = q->tag + (uint32_t)q->dtag;
+    if (!(b0 & O_ON_STRIDE) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)) &&
+        !(rc = get_varint(p->code, p->ncode, &cur->pos, &w))) {
+        off += (uint64_t)unzigzag(v);
+        tag += (uint32_t)unzigzag(w);
+    }
+    if (!rc && !(b0 & O_LEN_SAME))
+        rc = get_varint(p->code, p->ncode, &cur->pos, &len);
     if (!rc && !(b0 & O_ROUTE_SAME) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)))
-        c->route[lane][k] = (uint32_t)((int64_t)c->route[lane][k] + unzigzag(v));
-    if (!rc && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)))
-        c->tag[lane][k] = (uint32_t)((int64_t)c->tag[lane][k] + unzigzag(v));
-    if (rc || c->route[lane][k] >= (uint32_t)s->nroutes)
+        route = (uint32_t)((int64_t)route + unzigzag(v));
+    if (rc || route >= (uint32_t)s->nroutes)
         return FTM_EINVAL;
-    const ftm_route *r = &s->routes[c->route[lane][k]];
-    *op = (ftm_op){ .off = c->off[lane][k], .peer = (unsigned)(k ? r->src : r->dst),
-                    .len = c->len[lane], .route = c->route[lane][k], .tag = c->tag[lane][k],
-                    .kind = (uint8_t)k, .red = (uint8_t)((b0 >> O_RED_SHIFT) & 3) };
+    slot_set(q, off, len, route, tag);
+    int k = (b0 & O_KIND) ? 1 : 0;
+    const ftm_route *r = &s->routes[route];
+    *op = (ftm_op){ .off = off, .peer = (unsigned)(k ? r->src : r->dst), .len = len,
+                    .route = route, .tag = tag, .kind = (uint8_t)k,
+                    .red = (uint8_t)((b0 >> O_RED_SHIFT) & 3) };
     return 0;
 }
 
@@ -228,6 +262,7 @@ static int decode_header(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_c
     }
     v->phase = s->phases[c->phase];
     v->index = c->index;
+    c->at[0] = c->at[1] = 0;
     return 0;
 }
 
