@@ -120,10 +120,10 @@ typedef struct ftm_sched {
 } ftm_sched;
 
 /* Packed schedules: the same programs in a few bytes per op instead of
- * 24 (a step header of 1 byte, an op of about 5: each field stored as its
- * difference from the previous op's, the peer implied by the route). For
- * schedules that are only modeled: a 64x64 ring's 27 M transfers take
- * about 0.35 GB instead of 2 GB. While ftm_sched_set_packed(1) is in force,
+ * 24 (a step header of 1 byte, an op of 1-2 when it is predicted from the
+ * chip's previous step, ftm_sched_codec; the peer implied by the route).
+ * For schedules that are only modeled: a 64x64 ring's 27 M transfers take
+ * 0.11 GiB instead of 2 GB. While ftm_sched_set_packed(1) is in force,
  * every schedule this thread initialises is packed (dry ones too, which
  * then count the packed bytes); it returns the previous setting, so calls
  * nest. A packed schedule keeps steps and ops NULL (nsteps, nops and the

@@ -14,11 +14,9 @@
  * The prediction of op k of a step is op k of the previous step (its
  * slot, ftm_sched_codec) moved on by the same offset and tag strides: a
  * ring's steps send the next block over the same route, so most ops are
- * the flag byte alone. The peer is the route's other end.
- *
-A ring step (a receive and a send
- * whose offsets move by a block and whose tags move by the ring's size)
- * takes about 12 bytes instead of 72 (a step record and two ops).
+ * the flag byte alone. The peer is the route's other end. A ring step
+ * (header, receive, send) takes about 4 bytes instead of 72 (a step
+ * record and two ops).
  */
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
