@@ -182,6 +182,16 @@ json "$tmp/out" 'j["model_only"] is True and "wall_s" not in j'
 expect 0 allreduce --mesh 2x2 --size 4K --model-only --iters 3
 grep_err "warning: --iters has no effect with --model-only"
 
+# --svg with --model-only draws from the packed schedule (sched.h): the
+# same picture as a run's, which keeps the unpacked one.
+for algo in ring 2d-concurrent tree; do
+    expect 0 allreduce --mesh 8x8 --torus --fail 2,2 --algo $algo --size 64K --model-only \
+        --svg "$tmp/packed.svg"
+    expect 0 allreduce --mesh 8x8 --torus --fail 2,2 --algo $algo --size 64K --iters 1 \
+        --svg "$tmp/run.svg"
+    cmp -s "$tmp/packed.svg" "$tmp/run.svg" && ok || bad "--svg differs with --model-only ($algo)"
+done
+
 # The memory check refuses before building: under a 300 MB address space
 # (ulimit -v) a 64x64 bidir schedule, packed for --model-only (0.25 GiB),
 # and its replay (0.74 GiB in all) would pass 3/4 of it; the 32x32 one

@@ -530,6 +530,13 @@ START_TEST(test_packed_exec_and_dry)
                 ck_assert_uint_ge(sb, ftm_sched_mem_bytes(&s));
             ck_assert_uint_ge(peak, ftm_sched_mem_bytes(&s) + ftm_cost_mem_bytes(&s, &m));
             ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+            if (pk) { /* chips read ops in place: a packed schedule is refused */
+                ftm_allreduce_opts ao = { .algo = a->name, .count = count, .iters = 1,
+                                          .sched = &s };
+                ftm_allreduce_result res;
+                ck_assert_int_eq(ftm_allreduce_run(&m, &ao, &res), FTM_EINVAL);
+                ftm_allreduce_result_free(&res);
+            }
             for (size_t i = 0; i < count; i++) {
                 float want = 0;
                 for (int c = 0; c < m.nchips; c++)
