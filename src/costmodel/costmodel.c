@@ -19,6 +19,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -445,6 +446,21 @@ static _Thread_local struct {
     size_t nl;
 } memo;
 
+/* The memo's link bytes are freed when their thread ends (sweeps and
+ * throughput jobs model on worker threads). */
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static pthread_key_t memo_key;
+
+static void memo_drop(void *lb)
+{
+    free(lb);
+}
+
+static void memo_key_make(void)
+{
+    (void)pthread_key_create(&memo_key, memo_drop);
+}
+
 static uint64_t mesh_sum(const ftm_mesh *m)
 {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)m->rows << 32 ^ (uint64_t)m->cols << 8 ^
@@ -472,9 +488,12 @@ static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_param
     size_t nl = (size_t)m->nchips * FTM_NDIRS;
     memo.valid = 0;
     if (memo.nl != nl) {
+        pthread_once(&memo_once, memo_key_make);
         free(memo.lb);
         memo.nl = 0;
-        if (!(memo.lb = malloc(sizeof *memo.lb * nl)))
+        memo.lb = malloc(sizeof *memo.lb * nl);
+        (void)pthread_setspecific(memo_key, memo.lb);
+        if (!memo.lb)
             return FTM_ENOMEM;
         memo.nl = nl;
     }
