@@ -182,15 +182,32 @@ json "$tmp/out" 'j["model_only"] is True and "wall_s" not in j'
 expect 0 allreduce --mesh 2x2 --size 4K --model-only --iters 3
 grep_err "warning: --iters has no effect with --model-only"
 
+# --svg with --model-only draws from the packed schedule (sched.h): the
+# same picture as a run's, which keeps the unpacked one.
+for algo in ring 2d-concurrent tree; do
+    expect 0 allreduce --mesh 8x8 --torus --fail 2,2 --algo $algo --size 64K --model-only \
+        --svg "$tmp/packed.svg"
+    expect 0 allreduce --mesh 8x8 --torus --fail 2,2 --algo $algo --size 64K --iters 1 \
+        --svg "$tmp/run.svg"
+    cmp -s "$tmp/packed.svg" "$tmp/run.svg" && ok || bad "--svg differs with --model-only ($algo)"
+done
+
 # The memory check refuses before building: under a 300 MB address space
-# (ulimit -v) a 32x32 bidir schedule and its replay (0.24 GiB) would pass
-# 3/4 of it. Skipped where the binary cannot start under such a limit
+# (ulimit -v) a 64x64 bidir schedule, packed for --model-only (0.25 GiB),
+# and its replay (0.74 GiB in all) would pass 3/4 of it; the 32x32 one
+# (0.05 GiB in all) runs under the same limit, so the estimate counts the
+# packed form. Skipped where the binary cannot start under such a limit
 # (sanitizer builds reserve terabytes of address space).
 if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
-    (ulimit -v 300000 && exec "$ftmesh" allreduce --mesh 32x32 --torus --random-faults 100 \
-        --seed 1 --model-only --size 1M --algo bidir) >"$tmp/out" 2>"$tmp/err"
+    (ulimit -v 300000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" allreduce --mesh 64x64 --torus \
+        --random-faults 100 --seed 1 --model-only --size 1M --algo bidir) >"$tmp/out" 2>"$tmp/err"
     [ $? = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "no refusal under ulimit -v: $(cat "$tmp/err")"
     grep_err "nothing was built"
+    grep -q "would need about 0\.7[0-9] GiB (schedule 0\.2[0-9]," "$tmp/err" && ok ||
+        bad "estimate not of the packed schedule: $(cat "$tmp/err")"
+    (ulimit -v 300000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" allreduce --mesh 32x32 --torus \
+        --random-faults 100 --seed 1 --model-only --size 1M --algo bidir --json) >"$tmp/out" 2>"$tmp/err"
+    [ $? = 0 ] && ok || bad "32x32 bidir refused or failed under ulimit -v: $(cat "$tmp/err")"
 else
     echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
 fi

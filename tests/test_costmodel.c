@@ -400,6 +400,163 @@ START_TEST(test_dry_run_counts)
 }
 END_TEST
 
+/* Packed schedules (sched.h) hold the same programs: every algorithm,
+ * built both ways on faulty meshes, has the same steps and ops op for op
+ * (read back through ftm_sched_read_step and ftm_sched_unpack), the same
+ * modeled time to the bit and the same bytes on every link; auto picks
+ * the same algorithm at the same time; and a packed schedule is smaller. */
+static const int PK_MESH[4][4] = { { 8, 8, 1, 0 }, { 6, 8, 0, 6 }, { 12, 12, 1, 15 },
+                                   { 16, 16, 1, 1 } };
+
+static void pk_mesh(ftm_mesh *m, int i)
+{
+    ck_assert_int_eq(ftm_mesh_init(m, PK_MESH[i][0], PK_MESH[i][1], PK_MESH[i][2]), 0);
+    if (i == 0) {
+        ck_assert_int_eq(ftm_mesh_fail_host(m, 2, 2), 0);
+        ck_assert_int_eq(ftm_mesh_fail_link(m, 6, 6, 6, 7, 1), 0);
+    } else {
+        ck_assert_int_eq(ftm_mesh_fail_random(m, PK_MESH[i][3], 7 + i), 0);
+    }
+}
+
+static void pk_same_ops(const ftm_sched *u, const ftm_sched *p)
+{
+    ck_assert_int_eq(u->nroutes, p->nroutes);
+    ck_assert_uint_eq(u->next_tag, p->next_tag);
+    ck_assert_int_eq(u->max_step_ops, p->max_step_ops);
+    ftm_sched_view v = { 0 };
+    for (int c = 0; c < u->nchips; c++) {
+        ck_assert_int_eq(u->prog[c].nsteps, p->prog[c].nsteps);
+        ck_assert_int_eq(u->prog[c].nops, p->prog[c].nops);
+        ftm_sched_cur cur = { 0 };
+        for (int j = 0; j < u->prog[c].nsteps; j++) {
+            ck_assert_int_eq(ftm_sched_read_step(p, c, &cur, &v), 1);
+            const ftm_step *st = &u->prog[c].steps[j];
+            ck_assert_int_eq(v.nops, st->nops);
+            ck_assert_ptr_eq(v.phase, st->phase);
+            ck_assert_int_eq(v.index, st->index);
+            for (int k = 0; k < v.nops; k++) {
+                const ftm_op *a = &u->prog[c].ops[st->first_op + k], *b = &v.ops[k];
+                ck_assert(a->off == b->off && a->len == b->len && a->peer == b->peer &&
+                          a->route == b->route && a->tag == b->tag && a->kind == b->kind &&
+                          a->red == b->red);
+            }
+        }
+        ck_assert_int_eq(ftm_sched_read_step(p, c, &cur, &v), 0);
+    }
+    ftm_sched_view_free(&v);
+}
+
+static void pk_same_model(const ftm_sched *u, const ftm_sched *p, const ftm_mesh *m)
+{
+    ftm_cost_params cp = params();
+    ftm_cost_result ru, rp;
+    size_t nl = (size_t)m->nchips * FTM_NDIRS;
+    uint64_t *lu = malloc(sizeof(uint64_t) * nl), *lp = malloc(sizeof(uint64_t) * nl);
+    ck_assert_int_eq(ftm_cost_sched(u, m, &cp, &ru, lu), 0);
+    ck_assert_int_eq(ftm_cost_sched(p, m, &cp, &rp, lp), 0);
+    ck_assert(memcmp(&ru.time_s, &rp.time_s, sizeof(double)) == 0);
+    ck_assert_uint_eq(ru.max_link_bytes, rp.max_link_bytes);
+    ck_assert_uint_eq(ru.total_link_bytes, rp.total_link_bytes);
+    ck_assert(memcmp(lu, lp, sizeof(uint64_t) * nl) == 0);
+    ftm_sched_link_bytes(p, m, lp);
+    ck_assert(memcmp(lu, lp, sizeof(uint64_t) * nl) == 0);
+    for (int c = 0; c < m->nchips; c++)
+        ck_assert_uint_eq(ftm_sched_chip_packets(u, c, 1000), ftm_sched_chip_packets(p, c, 1000));
+    free(lu);
+    free(lp);
+}
+
+START_TEST(test_packed_same)
+{
+    ftm_mesh m;
+    pk_mesh(&m, _i);
+    size_t counts[3] = { 5, 1000, 100003 };
+    for (int k = 0; k < 3; k++)
+        for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+            ftm_sched u, p, back;
+            ck_assert_int_eq(ftm_sched_set_packed(0), 0);
+            ck_assert_int_eq(a->build(&u, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(ftm_sched_set_packed(1), 0);
+            ck_assert_int_eq(a->build(&p, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(ftm_sched_set_packed(0), 1);
+            ck_assert(!u.packed && p.packed && u.prog[0].code == NULL && p.prog[0].ops == NULL);
+            pk_same_ops(&u, &p);
+            pk_same_model(&u, &p, &m);
+            ck_assert_int_eq(ftm_sched_unpack(&p, &back), 0);
+            ck_assert(!back.packed);
+            pk_same_ops(&back, &p);
+            if (u.next_tag > 1000)
+                ck_assert_uint_lt(2 * ftm_sched_mem_bytes(&p), ftm_sched_mem_bytes(&u));
+            ftm_sched_free(&back);
+            ftm_sched_free(&p);
+            ftm_sched_free(&u);
+        }
+    ftm_cost_params cp = params();
+    const char *nu = NULL, *np = NULL;
+    ftm_cost_result ru, rp;
+    ck_assert_int_eq(ftm_cost_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &nu, &ru), 0);
+    ftm_sched_set_packed(1);
+    ck_assert_int_eq(ftm_cost_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &np, &rp), 0);
+    ftm_sched_set_packed(0);
+    ck_assert_str_eq(nu, np);
+    ck_assert(memcmp(&ru.time_s, &rp.time_s, sizeof(double)) == 0);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* The sequential executor runs a packed schedule (through its unpacked
+ * copy) to the same bytes; the dry run counts a packed build exactly. */
+START_TEST(test_packed_exec_and_dry)
+{
+    ftm_mesh m;
+    pk_mesh(&m, 1);
+    size_t count = 1001;
+    float **b = malloc(sizeof(float *) * (size_t)m.nchips);
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+        for (int pk = 0; pk < 2; pk++) {
+            for (int c = 0; c < m.nchips; c++) {
+                b[c] = malloc(sizeof(float) * count);
+                for (size_t i = 0; i < count; i++)
+                    b[c][i] = (float)((c * 7 + (int)i) % 13);
+            }
+            ftm_sched_set_packed(pk);
+            ftm_sched s;
+            ck_assert_int_eq(a->build(&s, &m, count, FTM_RED_SUM_F32), 0);
+            size_t peak, sb;
+            ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, count, FTM_RED_SUM_F32, &peak, &sb), 0);
+            ftm_sched_set_packed(0);
+            if (strncmp(a->name, "2d", 2) != 0) /* the 2-D fallback keeps the larger */
+                ck_assert_uint_eq(sb, ftm_sched_mem_bytes(&s));
+            else
+                ck_assert_uint_ge(sb, ftm_sched_mem_bytes(&s));
+            ck_assert_uint_ge(peak, ftm_sched_mem_bytes(&s) + ftm_cost_mem_bytes(&s, &m));
+            ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
+            if (pk) { /* chips read ops in place: a packed schedule is refused */
+                ftm_allreduce_opts ao = { .algo = a->name, .count = count, .iters = 1,
+                                          .sched = &s };
+                ftm_allreduce_result res;
+                ck_assert_int_eq(ftm_allreduce_run(&m, &ao, &res), FTM_EINVAL);
+                ftm_allreduce_result_free(&res);
+            }
+            for (size_t i = 0; i < count; i++) {
+                float want = 0;
+                for (int c = 0; c < m.nchips; c++)
+                    want += ftm_mesh_alive(&m, c) ? (float)((c * 7 + (int)i) % 13) : 0;
+                for (int c = 0; c < m.nchips; c++)
+                    if (ftm_mesh_alive(&m, c))
+                        ck_assert_float_eq(b[c][i], want);
+            }
+            for (int c = 0; c < m.nchips; c++)
+                free(b[c]);
+            ftm_sched_free(&s);
+        }
+    }
+    free(b);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Model-only speed: 2d on a 32x32 torus with 400 MB builds and replays in
  * seconds (the bound is generous for sanitizer builds). */
 START_TEST(test_model_only_speed)
@@ -509,6 +666,8 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_determinism_and_link_bytes);
     tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
     tcase_add_test(tc, test_model_only_speed);
+    tcase_add_loop_test(tc, test_packed_same, 0, 4);
+    tcase_add_test(tc, test_packed_exec_and_dry);
     tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
     tcase_add_test(tc, test_tput_step_formula);
     tcase_add_test(tc, test_tput_rejects_bad_params);

@@ -61,12 +61,39 @@ typedef struct ftm_route {
     int first;         /* dirs[first .. first + nhops) */
 } ftm_route;
 
+/* A packed program's running values (sched_pack.c): op k of a step is
+ * predicted from op k of the chip's previous step (its slot: the offset
+ * and tag moved on by the same stride again, the same length and route),
+ * and only what differs is stored. Lane 0 holds every op a builder adds;
+ * lane 1 the second part of a merged schedule (2d-concurrent), so each
+ * part keeps its own slots. Ops past the last slot share it. */
+#define FTM_SCHED_SLOTS 4
+typedef struct ftm_sched_slot {
+    uint64_t off, len;
+    int64_t doff;          /* the last offset stride */
+    uint32_t route, tag;
+    int32_t dtag;          /* the last tag stride */
+} ftm_sched_slot;
+
+typedef struct ftm_sched_codec {
+    ftm_sched_slot slot[2][FTM_SCHED_SLOTS]; /* [lane][op of the step] */
+    int at[2];             /* [lane] ops of the current step so far */
+    int phase, index;      /* the last step header (phase id, index) */
+} ftm_sched_codec;
+
 typedef struct ftm_chip_prog {
     ftm_step *steps;
     int nsteps, cap_steps;
     ftm_op *ops;
     int nops, cap_ops;
     int dry_used;      /* dry run: 1 + the last step that got an op (else 0) */
+    /* packed schedules only (steps and ops stay NULL): */
+    unsigned char *code;  /* the program's bytes: step headers and ops */
+    size_t ncode, cap_code;
+    size_t code_used;     /* ncode just after the last op (trim cuts there) */
+    ftm_sched_codec enc;  /* the encoder's running values */
+    int used_phase, used_index, used_at[2]; /* enc's header values just after the last op */
+    int cur_nops;         /* ops in the open step */
 } ftm_chip_prog;
 
 typedef struct ftm_sched {
@@ -81,7 +108,69 @@ typedef struct ftm_sched {
     uint32_t next_tag;
     int dry;               /* built in a dry run: counts and capacities only
                             * (2: set aside, ftm_sched_dry_hide) */
+    int packed;            /* programs stored packed (ftm_sched_set_packed) */
+    const char **phases;   /* packed: the step phases, by id */
+    int nphases, cap_phases;
+    int max_step_ops;      /* ops in the largest step of any chip */
+    uint64_t serial;       /* unique per ftm_sched_init in this process */
+    uint64_t nchange;      /* counts the changes made through this API (the
+                            * cost model's memo of its last replay is keyed
+                            * by serial and nchange: code that edits programs
+                            * in place must bump it) */
 } ftm_sched;
+
+/* Packed schedules: the same programs in a few bytes per op instead of
+ * 24 (a step header of 1 byte, an op of 1-2 when it is predicted from the
+ * chip's previous step, ftm_sched_codec; the peer implied by the route).
+ * For schedules that are only modeled: a 64x64 ring's 27 M transfers take
+ * 0.11 GiB instead of 2 GB. While ftm_sched_set_packed(1) is in force,
+ * every schedule this thread initialises is packed (dry ones too, which
+ * then count the packed bytes); it returns the previous setting, so calls
+ * nest. A packed schedule keeps steps and ops NULL (nsteps, nops and the
+ * routes as usual): read it with ftm_sched_read_step. The cost model,
+ * ftm_sched_link_bytes, ftm_sched_chip_packets, ftm_sched_exec_data and
+ * ftm_sched_mem_bytes read both forms; the runtime, trace and pictures
+ * need the unpacked form (FTM_EINVAL where they check). */
+FTM_EXTERN int ftm_sched_set_packed(int on);
+
+/* A reader's place in one chip's program (zero it to start). */
+typedef struct ftm_sched_cur {
+    int step;              /* steps read */
+    size_t pos;            /* packed: bytes read */
+    ftm_sched_codec dec;   /* packed: the decoder's running values */
+} ftm_sched_cur;
+
+/* One step as read: ops[0 .. nops) in program order. For a packed
+ * schedule they are decoded into buf (grown as needed; free it with
+ * ftm_sched_view_free); for an unpacked one ops points into the program. */
+typedef struct ftm_sched_view {
+    const ftm_op *ops;
+    int nops;
+    const char *phase;
+    int index;
+    ftm_op *buf;
+    int cap;
+} ftm_sched_view;
+
+/* Reads chip's next step at cur into v: 1, or 0 after the last step, or
+ * FTM_ENOMEM / FTM_EINVAL (a corrupt program). */
+FTM_EXTERN int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *cur,
+                                   ftm_sched_view *v);
+FTM_EXTERN void ftm_sched_view_free(ftm_sched_view *v);
+
+/* Appends op (its peer, route, tag, offsets as given) to chip's open step,
+ * in lane (0 or 1; see ftm_sched_codec) -- for code that moves ops between
+ * schedules (2d-concurrent's merge). The peer must be the route's other
+ * end. */
+FTM_EXTERN int ftm_sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane);
+
+/* Copies s into out in the unpacked form (the same programs op for op,
+ * the same routes and tags). out is unpacked whatever the setting. */
+FTM_EXTERN int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out);
+
+/* Packed schedules: makes room for bytes more bytes of chip's program
+ * (exactly). No effect on unpacked schedules. */
+FTM_EXTERN int ftm_sched_reserve_code(ftm_sched *s, int chip, size_t bytes);
 
 /* Dry runs: the memory a build would take, found by running the builder
  * without storing its steps and ops. Between ftm_sched_dry_begin and

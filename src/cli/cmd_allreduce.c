@@ -371,10 +371,22 @@ static int run_script(const ar_args *a, const char *algo, ftm_allreduce_opts *ao
     return err;
 }
 
+static int run_chips(const ar_args *a, const char **algo, ar_run *x);
+
 /* Model first (it picks the algorithm for auto; --model-only stops
  * there), then one schedule run by the chips; after a death, model the
- * mesh the recovery ran on, since the figures are that run's. */
+ * mesh the recovery ran on, since the figures are that run's. With
+ * --model-only every schedule is packed (sched.h): nothing runs it, and
+ * the cost model reads the packed form op for op the same. */
 static int run(const ar_args *a, const char **algo, ar_run *x)
+{
+    int was = ftm_sched_set_packed(a->model_only);
+    int err = run_chips(a, algo, x);
+    ftm_sched_set_packed(was);
+    return err;
+}
+
+static int run_chips(const ar_args *a, const char **algo, ar_run *x)
 {
     x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
     if (!x->link_bytes)

@@ -95,6 +95,49 @@ static int add_routes(ftm_sched *out, const ftm_sched *s, const ftm_mesh *t, int
     return rc;
 }
 
+/* b's op k of a step, renumbered into the merged schedule. */
+static ftm_op renumber(const ftm_op *o, const part *pb)
+{
+    ftm_op op = *o;
+    op.peer = (unsigned)map_chip(pb->t, (int)op.peer, pb->t->rows); /* = m's cols */
+    op.route = (unsigned)pb->route[op.route];
+    op.tag += pb->tag0;
+    return op;
+}
+
+/* Packed parts (sched.h), read step by step; b's ops go to lane 1, so
+ * both parts keep their own slots and the merged program takes at most
+ * a's bytes + b's + a few (b's first op in each slot and its first step
+ * header may take longer) -- the bound a dry run counts. */
+static int merge_packed(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb, int c,
+                        int tb, int ns)
+{
+    ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
+    int rc = ftm_sched_reserve_code(out, c, pa->ncode + pp->ncode + 48);
+    if (out->dry || rc)
+        return rc ? rc : ftm_sched_dry_fill(out, c, ns, pa->nops + pp->nops,
+                                            pa->dry_used > pp->dry_used ? pa->dry_used : pp->dry_used);
+    ftm_sched_cur ca = { 0 }, cb = { 0 };
+    ftm_sched_view va = { 0 }, vb = { 0 };
+    for (int j = 0; j < ns && !rc; j++) {
+        int ha = j < pa->nsteps ? ftm_sched_read_step(a, c, &ca, &va) : 0;
+        int hb = j < pp->nsteps ? ftm_sched_read_step(b, tb, &cb, &vb) : 0;
+        if (ha < 0 || hb < 0 || (!ha && !hb))
+            rc = ha < 0 ? ha : hb < 0 ? hb : FTM_EINVAL;
+        else
+            rc = ftm_sched_step(out, c, ha ? va.phase : vb.phase, ha ? va.index : vb.index);
+        for (int k = 0; ha && k < va.nops && !rc; k++)
+            rc = ftm_sched_put_op(out, c, &va.ops[k], 0);
+        for (int k = 0; hb && k < vb.nops && !rc; k++) {
+            ftm_op op = renumber(&vb.ops[k], pb);
+            rc = ftm_sched_put_op(out, c, &op, 1);
+        }
+    }
+    ftm_sched_view_free(&va);
+    ftm_sched_view_free(&vb);
+    return rc;
+}
+
 /* Chip c of the merged schedule: step j = a's step j of c, then b's step j
  * of the same chip (tb in t). Moves the ops (b's renumbered), then frees
  * both parts' programs of that chip: the merge never holds a third copy.
@@ -104,13 +147,15 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
 {
     ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
     int ns = pa->nsteps > pp->nsteps ? pa->nsteps : pp->nsteps, rc = 0;
-    if (out->dry) /* a dry run (sched.h): the counts the loop below makes */
+    if (out->packed)
+        rc = merge_packed(out, a, b, pb, c, tb, ns);
+    else if (out->dry) /* a dry run (sched.h): the counts the loop below makes */
         rc = ftm_sched_dry_fill(out, c, ns, pa->nops + pp->nops,
                                 pa->dry_used > pp->dry_used ? pa->dry_used : pp->dry_used);
     else
         rc = ftm_sched_reserve(out, c, ns, pa->nops + pp->nops);
     ftm_chip_prog *o = &out->prog[c];
-    for (int j = 0; j < ns && !rc && !out->dry; j++) {
+    for (int j = 0; j < ns && !rc && !out->dry && !out->packed; j++) {
         const ftm_step *sa = j < pa->nsteps ? &pa->steps[j] : NULL;
         const ftm_step *sb = j < pp->nsteps ? &pp->steps[j] : NULL;
         rc = ftm_sched_step(out, c, sa ? sa->phase : sb->phase, sa ? sa->index : sb->index);
@@ -119,14 +164,11 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
         ftm_step *st = &o->steps[o->nsteps - 1];
         for (int k = 0; sa && k < sa->nops; k++)
             o->ops[o->nops++] = pa->ops[sa->first_op + k];
-        for (int k = 0; sb && k < sb->nops; k++) {
-            ftm_op op = pp->ops[sb->first_op + k];
-            op.peer = (unsigned)map_chip(pb->t, (int)op.peer, pb->t->rows); /* = m's cols */
-            op.route = (unsigned)pb->route[op.route];
-            op.tag += pb->tag0;
-            o->ops[o->nops++] = op;
-        }
+        for (int k = 0; sb && k < sb->nops; k++)
+            o->ops[o->nops++] = renumber(&pp->ops[sb->first_op + k], pb);
         st->nops = o->nops - st->first_op;
+        if (st->nops > out->max_step_ops)
+            out->max_step_ops = st->nops;
     }
     ftm_sched_clear_chip(a, c);
     ftm_sched_clear_chip(b, tb);
@@ -150,6 +192,8 @@ static int merge(ftm_sched *out, const ftm_mesh *m, ftm_sched *a, ftm_sched *b,
     for (int c = 0; c < m->nchips && !rc; c++)
         rc = merge_chip(out, a, b, &pb, c, ftm_mesh_chip(t, ftm_mesh_col(m, c), ftm_mesh_row(m, c)));
     out->next_tag = a->next_tag + b->next_tag;
+    if (out->dry) /* a merged step holds at most a step of each part */
+        out->max_step_ops = a->max_step_ops + b->max_step_ops;
     free(pb.route);
     if (rc)
         ftm_sched_free(out);

@@ -481,6 +481,11 @@ static void note_recovery(ftm_trace *tr, const ftm_mesh *m)
 
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
 {
+    if (o->sched && (o->sched->packed || o->sched->dry)) { /* chips need ops in place */
+        memset(res, 0, sizeof *res);
+        res->died_chip = -1;
+        return FTM_EINVAL;
+    }
     if (o->faults)
         return run_script(m, o, res);
     if (!o->fail_during)

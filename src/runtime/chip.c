@@ -756,7 +756,7 @@ static int grow_op_state(ftm_chip *chip, const ftm_chip_prog *prog)
 
 int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
 {
-    if (chip->id >= s->nchips)
+    if (chip->id >= s->nchips || s->packed || s->dry) /* chips read ops in place */
         return FTM_EINVAL;
     const ftm_chip_prog *prog = &s->prog[chip->id];
     int rc = grow_op_state(chip, prog);

@@ -199,8 +199,17 @@ static void sx_free(sx_run *x)
 
 int ftm_sched_exec_data(const ftm_sched *s, const ftm_mesh *m, void **bufs)
 {
-    if (!s || !m || !bufs || s->nchips != m->nchips)
+    if (!s || !m || !bufs || s->nchips != m->nchips || s->dry)
         return FTM_EINVAL;
+    if (s->packed) { /* the oracle reads the plain form */
+        ftm_sched u;
+        int rc = ftm_sched_unpack(s, &u);
+        if (!rc) {
+            rc = ftm_sched_exec_data(&u, m, bufs);
+            ftm_sched_free(&u);
+        }
+        return rc;
+    }
     int rc = sx_check_races(s);
     if (rc)
         return rc;

@@ -1,5 +1,6 @@
 # sched: the schedule format (a collective as data), the block split, the
 # reduction kernel and the sequential executor; below the runtime and the
 # cost model, which both read schedules
-libftmesh_la_SOURCES += src/sched/sched.c src/sched/exec.c
+libftmesh_la_SOURCES += src/sched/sched.c src/sched/sched_pack.c src/sched/sched_int.h \
+	src/sched/exec.c
 ftmeshinclude_HEADERS += include/ftmesh/sched.h

@@ -2,8 +2,10 @@
 #include "ftmesh/sched.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/error.h"
+#include "sched_int.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +34,7 @@ void ftm_sched_dry_charge(size_t bytes)
 }
 
 /* Counts a change of delta bytes in a dry schedule's arrays. */
-static void acct(const ftm_sched *s, size_t more, size_t less)
+void sched_acct(const ftm_sched *s, size_t more, size_t less)
 {
     if (s->dry != 1)
         return;
@@ -46,11 +48,11 @@ static void acct(const ftm_sched *s, size_t more, size_t less)
 void ftm_sched_dry_hide(ftm_sched *s, int hide)
 {
     if (hide && s->dry == 1) {
-        acct(s, 0, ftm_sched_mem_bytes(s));
+        sched_acct(s, 0, ftm_sched_mem_bytes(s));
         s->dry = 2;
     } else if (!hide && s->dry == 2) {
         s->dry = 1;
-        acct(s, ftm_sched_mem_bytes(s), 0);
+        sched_acct(s, ftm_sched_mem_bytes(s), 0);
     }
 }
 
@@ -64,7 +66,7 @@ static int set_cap(const ftm_sched *s, void **p, int *cap, int nc, size_t sz, in
             return FTM_ENOMEM;
         *p = q;
     }
-    acct(s, nc > *cap ? (size_t)(nc - *cap) * sz : 0, nc < *cap ? (size_t)(*cap - nc) * sz : 0);
+    sched_acct(s, nc > *cap ? (size_t)(nc - *cap) * sz : 0, nc < *cap ? (size_t)(*cap - nc) * sz : 0);
     *cap = nc;
     return 0;
 }
@@ -80,6 +82,42 @@ static int grow(const ftm_sched *s, void **p, int *cap, int need, size_t sz, int
     return set_cap(s, p, cap, nc, sz, store);
 }
 
+/* Packed programs: p->code holds at least need bytes (exact: exactly
+ * need, else doubled). A dry schedule only counts the capacity. */
+int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact)
+{
+    if (!exact && need <= p->cap_code)
+        return 0;
+    size_t nc = need;
+    if (!exact) {
+        nc = p->cap_code ? p->cap_code : 64;
+        while (nc < need)
+            nc *= 2;
+    }
+    if (!s->dry) {
+        unsigned char *q = realloc(p->code, nc ? nc : 1);
+        if (!q)
+            return FTM_ENOMEM;
+        p->code = q;
+    }
+    sched_acct(s, nc > p->cap_code ? nc - p->cap_code : 0, nc < p->cap_code ? p->cap_code - nc : 0);
+    p->cap_code = nc;
+    return 0;
+}
+
+int ftm_sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
+{
+    if (chip < 0 || chip >= s->nchips)
+        return FTM_EINVAL;
+    ftm_chip_prog *p = &s->prog[chip];
+    if (!s->packed || p->ncode + bytes <= p->cap_code)
+        return 0;
+    int rc = sched_pack_grow(s, p, p->ncode + bytes, 1);
+    if (!rc && s->dry) /* a dry run counts the room as used (an upper bound) */
+        p->ncode = p->code_used = p->cap_code;
+    return rc;
+}
+
 int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
 {
     if (nchips < 1 || nchips > FTM_SCHED_MAX_IDS || bytes >= FTM_SCHED_MAX_BYTES)
@@ -92,29 +130,37 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->nchips = nchips;
     s->bytes = bytes;
     s->dry = dry.on;
-    acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
+    s->packed = sched_pack_on();
+    static _Atomic uint64_t serials;
+    s->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+    sched_acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
     return 0;
 }
 
 void ftm_sched_clear_chip(ftm_sched *s, int chip)
 {
+    s->nchange++;
     ftm_chip_prog *p = &s->prog[chip];
-    acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op));
+    sched_acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op) +
+                         p->cap_code);
     free(p->steps);
     free(p->ops);
+    free(p->code);
     memset(p, 0, sizeof *p);
 }
 
 void ftm_sched_free(ftm_sched *s)
 {
     if (s->prog) {
-        acct(s, 0, ftm_sched_mem_bytes(s));
+        sched_acct(s, 0, ftm_sched_mem_bytes(s));
         for (int i = 0; i < s->nchips; i++) {
             free(s->prog[i].steps);
             free(s->prog[i].ops);
+            free(s->prog[i].code);
         }
     }
     free(s->prog);
+    free(s->phases);
     free(s->routes);
     free(s->dirs);
     memset(s, 0, sizeof *s);
@@ -125,6 +171,7 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
     if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
         (nhops == 0) != (src == dst) || s->nroutes >= FTM_SCHED_MAX_IDS)
         return FTM_EINVAL;
+    s->nchange++;
     if (grow(s, (void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes, 1) ||
         grow(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1, 1))
         return FTM_ENOMEM;
@@ -143,6 +190,9 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
 {
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;
+    s->nchange++;
+    if (s->packed)
+        return sched_pack_step(s, chip, phase, index);
     ftm_chip_prog *p = &s->prog[chip];
     if (grow(s, (void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof *p->steps, !s->dry))
         return FTM_ENOMEM;
@@ -171,17 +221,27 @@ int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops)
     ftm_chip_prog *p = &s->prog[chip];
     if (nsteps > INT_MAX - p->nsteps || nops > INT_MAX - p->nops)
         return FTM_ENOMEM;
+    if (s->packed)
+        return 0; /* sizes unknown before the ops are encoded */
     if (grow_exact(s, (void **)&p->steps, &p->cap_steps, p->nsteps + nsteps, sizeof *p->steps) ||
         grow_exact(s, (void **)&p->ops, &p->cap_ops, p->nops + nops, sizeof *p->ops))
         return FTM_ENOMEM;
     return 0;
 }
 
-static int add_op(ftm_sched *s, int chip, const ftm_op *op)
+static int add_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
 {
     ftm_chip_prog *p = &s->prog[chip];
     if (p->nsteps == 0)
         return FTM_EINVAL; /* no open step */
+    s->nchange++;
+    if (s->packed) {
+        int rc = sched_pack_op(s, chip, op, lane);
+        p->nops += !rc;
+        if (!rc && p->cur_nops > s->max_step_ops)
+            s->max_step_ops = p->cur_nops;
+        return rc;
+    }
     if (grow(s, (void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof *p->ops, !s->dry))
         return FTM_ENOMEM;
     if (s->dry) {
@@ -190,8 +250,17 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op)
         return 0;
     }
     p->ops[p->nops++] = *op;
-    p->steps[p->nsteps - 1].nops++;
+    int n = ++p->steps[p->nsteps - 1].nops;
+    if (n > s->max_step_ops)
+        s->max_step_ops = n;
     return 0;
+}
+
+int ftm_sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
+{
+    if (chip < 0 || chip >= s->nchips || op->route >= (unsigned)s->nroutes)
+        return FTM_EINVAL;
+    return add_op(s, chip, op, lane);
 }
 
 int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red)
@@ -210,9 +279,9 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
     rcv.off = doff;
     rcv.peer = (unsigned)r->src;
     rcv.kind = FTM_OP_RECV;
-    int rc = add_op(s, r->src, &snd);
+    int rc = add_op(s, r->src, &snd, 0);
     if (!rc)
-        rc = add_op(s, r->dst, &rcv);
+        rc = add_op(s, r->dst, &rcv, 0);
     if (!rc)
         s->next_tag++;
     return rc;
@@ -228,8 +297,13 @@ static void shrink(const ftm_sched *s, void **p, int *cap, int n, size_t sz, int
 
 void ftm_sched_trim(ftm_sched *s)
 {
+    s->nchange++;
     for (int i = 0; i < s->nchips; i++) {
         ftm_chip_prog *p = &s->prog[i];
+        if (s->packed) {
+            sched_pack_trim(s, p);
+            continue;
+        }
         if (s->dry)
             p->nsteps = p->dry_used;
         while (!s->dry && p->nsteps > 0 && p->steps[p->nsteps - 1].nops == 0)
@@ -260,28 +334,35 @@ size_t ftm_sched_mem_bytes(const ftm_sched *s)
     size_t n = sizeof *s + (size_t)s->nchips * sizeof *s->prog;
     for (int c = 0; c < s->nchips; c++)
         n += (size_t)s->prog[c].cap_steps * sizeof(ftm_step) +
-             (size_t)s->prog[c].cap_ops * sizeof(ftm_op);
-    return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs;
+             (size_t)s->prog[c].cap_ops * sizeof(ftm_op) + s->prog[c].cap_code;
+    return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs +
+           (size_t)s->cap_phases * sizeof *s->phases;
+}
+
+/* Adds a send's bytes to every link of its route. */
+static void count_send(const ftm_sched *s, const ftm_mesh *m, const ftm_op *op, uint64_t *lb)
+{
+    const ftm_route *r = &s->routes[op->route];
+    int at = r->src;
+    for (int h = 0; h < r->nhops; h++) {
+        int d = s->dirs[r->first + h];
+        lb[at * FTM_NDIRS + d] += op->len;
+        at = ftm_mesh_neighbor(m, at, d);
+    }
 }
 
 void ftm_sched_link_bytes(const ftm_sched *s, const ftm_mesh *m, uint64_t *link_bytes)
 {
     memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
+    ftm_sched_view v = { 0 };
     for (int c = 0; c < s->nchips; c++) {
-        const ftm_chip_prog *p = &s->prog[c];
-        for (int k = 0; k < p->nops; k++) {
-            const ftm_op *op = &p->ops[k];
-            if (op->kind != FTM_OP_SEND)
-                continue;
-            const ftm_route *r = &s->routes[op->route];
-            int at = r->src;
-            for (int h = 0; h < r->nhops; h++) {
-                int d = s->dirs[r->first + h];
-                link_bytes[at * FTM_NDIRS + d] += op->len;
-                at = ftm_mesh_neighbor(m, at, d);
-            }
-        }
+        ftm_sched_cur cur = { 0 };
+        while (ftm_sched_read_step(s, c, &cur, &v) > 0)
+            for (int k = 0; k < v.nops; k++)
+                if (v.ops[k].kind == FTM_OP_SEND)
+                    count_send(s, m, &v.ops[k], link_bytes);
     }
+    ftm_sched_view_free(&v);
 }
 
 void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
@@ -294,10 +375,13 @@ void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
 uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
 {
     uint64_t n = 0;
-    const ftm_chip_prog *p = &s->prog[chip];
-    for (int k = 0; k < p->nops; k++)
-        if (p->ops[k].kind == FTM_OP_SEND)
-            n += (p->ops[k].len + pkt - 1) / pkt;
+    ftm_sched_view v = { 0 };
+    ftm_sched_cur cur = { 0 };
+    while (ftm_sched_read_step(s, chip, &cur, &v) > 0)
+        for (int k = 0; k < v.nops; k++)
+            if (v.ops[k].kind == FTM_OP_SEND)
+                n += (v.ops[k].len + pkt - 1) / pkt;
+    ftm_sched_view_free(&v);
     return n;
 }
 

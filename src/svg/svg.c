@@ -216,17 +216,19 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
     if (!use)
         return FTM_ENOMEM;
     size_t hi = q->hi ? q->hi : (size_t)-1;
-    for (int c = 0; c < s->nchips; c++)
-        for (int j = 0; j < s->prog[c].nsteps; j++) {
-            const ftm_step *st = &s->prog[c].steps[j];
-            for (int k = 0; k < st->nops; k++) {
-                const ftm_op *o = &s->prog[c].ops[st->first_op + k];
+    ftm_sched_view v = { 0 }; /* packed or not (sched.h) */
+    for (int c = 0; c < s->nchips; c++) {
+        ftm_sched_cur cur = { 0 };
+        while (ftm_sched_read_step(s, c, &cur, &v) > 0)
+            for (int k = 0; k < v.nops; k++) {
+                const ftm_op *o = &v.ops[k];
                 if (o->kind == FTM_OP_SEND && o->len && o->off >= q->lo && o->off < hi &&
                     o->route < (unsigned)s->nroutes &&
-                    (!q->phase || (st->phase && strcmp(st->phase, q->phase) == 0)))
+                    (!q->phase || (v.phase && strcmp(v.phase, q->phase) == 0)))
                     use[o->route] = 1;
             }
-        }
+    }
+    ftm_sched_view_free(&v);
     int ndet = 0;
     for (int r = 0; r < s->nroutes; r++)
         ndet += use[r] && s->routes[r].nhops > 1;

@@ -1,0 +1,17 @@
+/* Internals shared by the schedule's files (sched.c, sched_pack.c). */
+#ifndef FTMESH_SCHED_INT_H
+#define FTMESH_SCHED_INT_H
+
+#include "ftmesh/sched.h"
+
+/* Counts a change of a dry schedule's arrays: more bytes held, less freed. */
+void sched_acct(const ftm_sched *s, size_t more, size_t less);
+
+/* Packed programs (sched_pack.c). */
+int sched_pack_on(void);
+int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index);
+int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane);
+int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact);
+void sched_pack_trim(const ftm_sched *s, ftm_chip_prog *p);
+
+#endif

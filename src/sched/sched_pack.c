@@ -1,0 +1,355 @@
+/* Packed programs (sched.h: ftm_sched_set_packed).
+ *
+ * A chip's program is one byte string of step headers and ops. The first
+ * byte tells them apart (bit 0: 1 header, 0 op).
+ *
+ *   header: 1 | same << 1 [phase id, index as varints unless same]
+ *           same: the phase of the previous header, its index + 1
+ *   op:     0 | kind << 1 | lane << 2 | red << 3 | len_same << 5 |
+ *           route_same << 6 | on_stride << 7, then unless on_stride the
+ *           offset's and the tag's differences from their predictions
+ *           (zigzag varints), the length (varint, unless the slot's), the
+ *           route's difference from the slot's (unless the same)
+ *
+ * The prediction of op k of a step is op k of the previous step (its
+ * slot, ftm_sched_codec) moved on by the same offset and tag strides: a
+ * ring's steps send the next block over the same route, so most ops are
+ * the flag byte alone. The peer is the route's other end. A ring step
+ * (header, receive, send) takes about 4 bytes instead of 72 (a step
+ * record and two ops).
+ */
+#include "ftmesh/sched.h"
+#include "ftmesh/error.h"
+#include "sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* This thread's setting (ftm_sched_set_packed). */
+static _Thread_local int pack_on;
+
+int ftm_sched_set_packed(int on)
+{
+    int was = pack_on;
+    pack_on = on != 0;
+    return was;
+}
+
+int sched_pack_on(void)
+{
+    return pack_on;
+}
+
+enum { H_STEP = 1, H_SAME = 2, O_KIND = 2, O_LANE = 4, O_RED_SHIFT = 3, O_LEN_SAME = 32,
+       O_ROUTE_SAME = 64, O_ON_STRIDE = 128, MAX_OP_BYTES = 1 + 10 + 10 + 10 + 10, MAX_HDR_BYTES = 1 + 5 + 5 };
+
+static int put_varint(unsigned char *b, uint64_t v)
+{
+    int n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    return n;
+}
+
+static uint64_t zigzag(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static int64_t unzigzag(uint64_t u)
+{
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* Reads a varint at *pos of code[0 .. n); FTM_EINVAL past the end. */
+static int get_varint(const unsigned char *code, size_t n, size_t *pos, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*pos >= n)
+            return FTM_EINVAL;
+        unsigned char b = code[(*pos)++];
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return FTM_EINVAL;
+}
+
+/* Appends len bytes to chip's program (a dry schedule only counts them). */
+static int emit(const ftm_sched *s, ftm_chip_prog *p, const unsigned char *b, int len)
+{
+    int rc = sched_pack_grow(s, p, p->ncode + (size_t)len, 0);
+    if (rc)
+        return rc;
+    if (!s->dry)
+        memcpy(p->code + p->ncode, b, (size_t)len);
+    p->ncode += (size_t)len;
+    return 0;
+}
+
+/* The id of phase in s's table (added if new). */
+static int phase_id(ftm_sched *s, const char *phase)
+{
+    for (int i = s->nphases - 1; i >= 0; i--)
+        if (s->phases[i] == phase)
+            return i;
+    if (s->nphases == s->cap_phases) {
+        int nc = s->cap_phases ? 2 * s->cap_phases : 8;
+        const char **q = realloc(s->phases, sizeof *q * (size_t)nc);
+        if (!q)
+            return FTM_ENOMEM;
+        sched_acct(s, sizeof *q * (size_t)(nc - s->cap_phases), 0);
+        s->phases = q;
+        s->cap_phases = nc;
+    }
+    s->phases[s->nphases] = phase;
+    return s->nphases++;
+}
+
+int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index)
+{
+    ftm_chip_prog *p = &s->prog[chip];
+    int id = phase_id(s, phase);
+    if (id < 0)
+        return id;
+    unsigned char b[MAX_HDR_BYTES];
+    int n = 1;
+    if (p->nsteps > 0 && id == p->enc.phase && index == p->enc.index + 1) {
+        b[0] = H_STEP | H_SAME;
+    } else {
+        b[0] = H_STEP;
+        n += put_varint(b + n, (uint64_t)id);
+        n += put_varint(b + n, (uint64_t)(uint32_t)index);
+    }
+    int rc = emit(s, p, b, n);
+    if (rc)
+        return rc;
+    p->enc.phase = id;
+    p->enc.index = index;
+    p->enc.at[0] = p->enc.at[1] = 0;
+    p->nsteps++;
+    p->cur_nops = 0;
+    return 0;
+}
+
+/* The slot op k of lane's step is predicted from (and then becomes). */
+static ftm_sched_slot *slot_of(ftm_sched_codec *c, int lane)
+{
+    int k = c->at[lane]++;
+    return &c->slot[lane][k < FTM_SCHED_SLOTS ? k : FTM_SCHED_SLOTS - 1];
+}
+
+/* Moves slot q on to op's values. */
+static void slot_set(ftm_sched_slot *q, uint64_t off, uint64_t len, uint32_t route, uint32_t tag)
+{
+    q->doff = (int64_t)(off - q->off);
+    q->dtag = (int32_t)(tag - q->tag);
+    q->off = off;
+    q->len = len;
+    q->route = route;
+    q->tag = tag;
+}
+
+/* Encodes op into b with the running values c (updated); returns its size. */
+static int encode_op(ftm_sched_codec *c, const ftm_op *op, int lane, unsigned char *b)
+{
+    ftm_sched_slot *q = slot_of(c, lane);
+    uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len;
+    uint32_t route = (uint32_t)op->route, tag = op->tag;
+    int64_t roff = (int64_t)(off - (q->off + (uint64_t)q->doff));
+    int32_t rtag = (int32_t)(tag - (q->tag + (uint32_t)q->dtag));
+    int len_same = len == q->len, route_same = route == q->route, on = !roff && !rtag, n = 1;
+    b[0] = (unsigned char)((op->kind ? O_KIND : 0) | (lane ? O_LANE : 0) |
+                           (op->red << O_RED_SHIFT) | (len_same ? O_LEN_SAME : 0) |
+                           (route_same ? O_ROUTE_SAME : 0) | (on ? O_ON_STRIDE : 0));
+    if (!on) {
+        n += put_varint(b + n, zigzag(roff));
+        n += put_varint(b + n, zigzag(rtag));
+    }
+    if (!len_same)
+        n += put_varint(b + n, len);
+    if (!route_same)
+        n += put_varint(b + n, zigzag((int64_t)route - (int64_t)q->route));
+    slot_set(q, off, len, route, tag);
+    return n;
+}
+
+int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
+{
+    ftm_chip_prog *p = &s->prog[chip];
+    unsigned char b[MAX_OP_BYTES];
+    int n = encode_op(&p->enc, op, lane ? 1 : 0, b);
+    int rc = emit(s, p, b, n);
+    if (rc)
+        return rc;
+    p->code_used = p->ncode;
+    p->dry_used = p->nsteps;
+    p->used_phase = p->enc.phase;
+    p->used_index = p->enc.index;
+    p->used_at[0] = p->enc.at[0];
+    p->used_at[1] = p->enc.at[1];
+    p->cur_nops++;
+    return 0;
+}
+
+/* Drops the empty steps after the last op (their headers) and the unused
+ * room; the encoder goes back to the last kept header. */
+void sched_pack_trim(const ftm_sched *s, ftm_chip_prog *p)
+{
+    p->nsteps = p->dry_used;
+    p->ncode = p->code_used;
+    p->enc.phase = p->used_phase;
+    p->enc.index = p->used_index;
+    p->enc.at[0] = p->used_at[0];
+    p->enc.at[1] = p->used_at[1];
+    if (p->ncode < p->cap_code)
+        (void)sched_pack_grow(s, p, p->ncode, 1);
+}
+
+/* Decodes one op at cur (its first byte b0 already read). */
+static int decode_op(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *cur, int b0,
+                     ftm_op *op)
+{
+    int lane = (b0 & O_LANE) ? 1 : 0, rc = 0;
+    ftm_sched_slot *q = slot_of(&cur->dec, lane);
+    uint64_t off = q->off + (uint64_t)q->doff, len = q->len, v = 0, w = 0;
+    uint32_t route = q->route, tag = q->tag + (uint32_t)q->dtag;
+    if (!(b0 & O_ON_STRIDE) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)) &&
+        !(rc = get_varint(p->code, p->ncode, &cur->pos, &w))) {
+        off += (uint64_t)unzigzag(v);
+        tag += (uint32_t)unzigzag(w);
+    }
+    if (!rc && !(b0 & O_LEN_SAME))
+        rc = get_varint(p->code, p->ncode, &cur->pos, &len);
+    if (!rc && !(b0 & O_ROUTE_SAME) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)))
+        route = (uint32_t)((int64_t)route + unzigzag(v));
+    if (rc || route >= (uint32_t)s->nroutes)
+        return FTM_EINVAL;
+    slot_set(q, off, len, route, tag);
+    int k = (b0 & O_KIND) ? 1 : 0;
+    const ftm_route *r = &s->routes[route];
+    *op = (ftm_op){ .off = off, .peer = (unsigned)(k ? r->src : r->dst), .len = len,
+                    .route = route, .tag = tag, .kind = (uint8_t)k,
+                    .red = (uint8_t)((b0 >> O_RED_SHIFT) & 3) };
+    return 0;
+}
+
+/* Reads the step header at cur into v. */
+static int decode_header(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *cur,
+                         ftm_sched_view *v)
+{
+    if (cur->pos >= p->ncode || !(p->code[cur->pos] & H_STEP))
+        return FTM_EINVAL;
+    int b0 = p->code[cur->pos++];
+    ftm_sched_codec *c = &cur->dec;
+    if (b0 & H_SAME) {
+        c->index++;
+    } else {
+        uint64_t id, ix;
+        if (get_varint(p->code, p->ncode, &cur->pos, &id) ||
+            get_varint(p->code, p->ncode, &cur->pos, &ix) || id >= (uint64_t)s->nphases)
+            return FTM_EINVAL;
+        c->phase = (int)id;
+        c->index = (int)(uint32_t)ix;
+    }
+    v->phase = s->phases[c->phase];
+    v->index = c->index;
+    c->at[0] = c->at[1] = 0;
+    return 0;
+}
+
+static int view_room(ftm_sched_view *v, int n)
+{
+    if (n <= v->cap)
+        return 0;
+    int nc = v->cap ? 2 * v->cap : 16;
+    ftm_op *q = realloc(v->buf, sizeof *q * (size_t)nc);
+    if (!q)
+        return FTM_ENOMEM;
+    v->buf = q;
+    v->cap = nc;
+    return 0;
+}
+
+static int read_packed(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *cur,
+                       ftm_sched_view *v)
+{
+    int rc = decode_header(s, p, cur, v), n = 0;
+    while (!rc && cur->pos < p->ncode && !(p->code[cur->pos] & H_STEP)) {
+        int b0 = p->code[cur->pos++];
+        if (!(rc = view_room(v, n + 1)))
+            rc = decode_op(s, p, cur, b0, &v->buf[n++]);
+    }
+    v->ops = v->buf;
+    v->nops = n;
+    return rc;
+}
+
+int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *cur, ftm_sched_view *v)
+{
+    const ftm_chip_prog *p = &s->prog[chip];
+    if (cur->step >= p->nsteps)
+        return 0;
+    if (s->dry)
+        return FTM_EINVAL; /* nothing stored */
+    if (s->packed) {
+        int rc = read_packed(s, p, cur, v);
+        if (rc)
+            return rc;
+    } else {
+        const ftm_step *st = &p->steps[cur->step];
+        v->ops = p->ops + st->first_op;
+        v->nops = st->nops;
+        v->phase = st->phase;
+        v->index = st->index;
+    }
+    cur->step++;
+    return 1;
+}
+
+void ftm_sched_view_free(ftm_sched_view *v)
+{
+    free(v->buf);
+    memset(v, 0, sizeof *v);
+}
+
+/* Chip c of s into out, step by step. */
+static int unpack_chip(const ftm_sched *s, ftm_sched *out, int c, ftm_sched_view *v)
+{
+    ftm_sched_cur cur = { 0 };
+    int rc = ftm_sched_reserve(out, c, s->prog[c].nsteps, s->prog[c].nops);
+    while (!rc && (rc = ftm_sched_read_step(s, c, &cur, v)) > 0) {
+        rc = ftm_sched_step(out, c, v->phase, v->index);
+        for (int k = 0; k < v->nops && !rc; k++)
+            rc = ftm_sched_put_op(out, c, &v->ops[k], 0);
+    }
+    return rc;
+}
+
+int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out)
+{
+    int was = ftm_sched_set_packed(0);
+    int rc = ftm_sched_init(out, s->algo, s->nchips, s->bytes);
+    ftm_sched_set_packed(was);
+    if (rc)
+        return rc;
+    ftm_sched_view v = { 0 };
+    for (int i = 0; i < s->nroutes && rc >= 0; i++) {
+        const ftm_route *r = &s->routes[i];
+        rc = ftm_sched_route(out, r->src, r->dst, s->dirs + r->first, r->nhops);
+    }
+    rc = rc < 0 ? rc : 0;
+    for (int c = 0; c < s->nchips && !rc; c++)
+        rc = unpack_chip(s, out, c, &v);
+    ftm_sched_view_free(&v);
+    out->next_tag = s->next_tag;
+    if (rc)
+        ftm_sched_free(out);
+    return rc;
+}
