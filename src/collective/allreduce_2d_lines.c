@@ -210,6 +210,35 @@ static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
     return 0;
 }
 
+/* Reduce-scatter steps of a two-sided ring of n chips (ring2_rs, below). */
+static int ring2_steps(int n)
+{
+    int a = n / 2, b = n - 1 - a, d = 1 + b - a;
+    return a > d + b ? a : d + b;
+}
+
+/* Where some usable columns are rings, the line ones (a torus column cut
+ * by a dead link) are dropped, their share adopted: a line's allreduce
+ * takes 2R steps, a two-sided ring's R, and every chunk's column phase
+ * waits for the slowest column. */
+static void cols_drop_lines(half *h)
+{
+    int rings = 0, U = 0;
+    for (int u = 0; u < h->U; u++)
+        rings += h->col[h->ucol[u]].ring;
+    if (rings == 0 || rings == h->U)
+        return;
+    for (int u = 0; u < h->U; u++) {
+        seg *g = &h->col[h->ucol[u]];
+        if (g->ring)
+            h->ucol[U++] = h->ucol[u];
+        else
+            g->n = 0;
+    }
+    h->U = U;
+    h->P23 = 2 * ring2_steps(h->v.rows);
+}
+
 /* The usable columns (all chips alive, one ring or line), P23 and uidx. */
 static int cols_find(half *h)
 {
@@ -222,13 +251,14 @@ static int cols_find(half *h)
         if (e || h->col[c].n < R)
             h->col[c].n = 0; /* not usable */
         else {
-            int st = h->col[c].ring ? 2 * R - 2 : 2 * R;
+            int st = h->col[c].ring ? 2 * ring2_steps(R) : 2 * R;
             h->P23 = st > h->P23 ? st : h->P23;
             h->ucol[h->U++] = c;
         }
     }
     if (h->U == 0)
         return FTM_ENOTSUP;
+    cols_drop_lines(h);
     for (int c = 0; c < C; c++)
         h->uidx[c] = -1;
     for (int u = 0; u < h->U; u++)
@@ -345,6 +375,39 @@ static int ring_bidir(ftm_sched *s, const seg *g, own *o, int kk)
     return rc;
 }
 
+/* Two-sided ring (the column phase): owner o's range is reduced from both
+ * sides at once, from the a = n/2 chips before it (forward flow, steps
+ * 0 .. a-1) and the b = n-1-a after it (reverse flow, steps d .. d+b-1,
+ * d = 1+b-a, so that the two sums reach o in different steps); its
+ * all-gather is the time reverse, copies. Each directed link carries n-1
+ * ranges in all, as a bidirectional ring's two half ranges, but in
+ * 2 ring2_steps(n) steps instead of 2n-2: half the hop latencies, where
+ * the small per-chunk column blocks are latency-bound. Step t of its
+ * reduce-scatter, or (ag) the copies that reverse it. */
+static int ring2_rs(ftm_sched *s, const seg *g, const own *o, int t, int ag)
+{
+    int n = g->n, a = n / 2, b = n - 1 - a, d = 1 + b - a, rc = 0;
+    ftm_red red = ag ? FTM_RED_COPY : o->red;
+    for (int p = 0; p < n && !rc; p++) {
+        if (t < a) { /* p -> p+1 (ag: p+1 -> p) carries owner p+a-t */
+            int x = core_mod(p + 1, n);
+            rc = xfer_owned(s, ag ? g->rev[x] : g->fwd[p], o, core_mod(p + a - t, n), red);
+        }
+        if (!rc && t >= d && t < d + b) { /* p -> p-1 carries owner p-b+t-d */
+            int x = core_mod(p - 1, n);
+            rc = xfer_owned(s, ag ? g->fwd[x] : g->rev[p], o, core_mod(p - b + t - d, n), red);
+        }
+    }
+    return rc;
+}
+
+/* Step q (0 .. 2 ring2_steps(n) - 1) of g's two-sided ring allreduce. */
+static int ring2_step(ftm_sched *s, const seg *g, const own *o, int q)
+{
+    int T = ring2_steps(g->n);
+    return q < T ? ring2_rs(s, g, o, q, 0) : ring2_rs(s, g, o, 2 * T - 1 - q, 1);
+}
+
 /* Chunk c's range of half h. */
 void ar2d_lchunk(const half *h, int c, size_t *cf, size_t *cn)
 {
@@ -387,7 +450,7 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
     for (int u = 0; u < h->U && !rc; u++) {
         const seg *g = &h->col[h->ucol[u]];
         int n = g->n;
-        if (n < 2 || q >= (g->ring ? 2 * n - 2 : 2 * n))
+        if (n < 2 || q >= (g->ring ? 2 * ring2_steps(n) : 2 * n))
             continue;
         size_t bf, bn;
         ftm_sched_block(cn, h->U, u, &bf, &bn);
@@ -396,7 +459,7 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
             o->f[i] += cf + bf;
         }
         if (g->ring)
-            rc = ring_bidir(s, g, o, q);
+            rc = ring2_step(s, g, o, q);
         else
             rc = q < n ? ar2d_line_rs(s, g, o, q) : ar2d_line_ag(s, g, o, q - n);
     }
