@@ -36,7 +36,9 @@
  *
  * Rows that are whole (torus) stay bidirectional rings (half of each
  * owner's range on each direction). The column phase runs on USABLE
- * columns only (all chips alive, one ring or one line); the row chips in
+ * columns only (all chips alive, one ring or one line; lines only where
+ * no column is a ring), a ring column as a two-sided ring (R steps, not
+ * 2R-2: the small per-chunk column blocks are latency-bound); the row chips in
  * other columns own nothing (their rows' owners adopt their share) and get
  * the result from their row's all-gather. A row cut more than once runs
  * as segments folded into a whole neighbouring row (allreduce_2d_segs.c).
