@@ -118,8 +118,8 @@ END_TEST
 /* Graceful degradation: 2d, 2d-concurrent and 2d-lines at most 2x the
  * ring (100 MB) on a 32x32 torus with 8, 12 and 40 random dead chips
  * (measured, seed 3: 8 -> ring 6.16 ms, 2d 5.03, 2d-concurrent 6.16,
- * 2d-lines 2.27; 12 -> ring 4.23, 2d and 2d-concurrent fall back to it,
- * 2d-lines 2.38) and a 24x24 open mesh with 30. (A 64x64 torus with 400
+ * 2d-lines 2.07; 12 -> ring 4.23, 2d and 2d-concurrent fall back to it,
+ * 2d-lines 2.17) and a 24x24 open mesh with 30. (A 64x64 torus with 400
  * dead chips takes minutes and 8 GB to model: not here.) */
 START_TEST(test_pod_degrades_gracefully)
 {
