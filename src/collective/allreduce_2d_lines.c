@@ -35,7 +35,8 @@
  * column phase's steps (latency).
  *
  * Rows that are whole (torus) stay bidirectional rings (half of each
- * owner's range on each direction). The column phase runs on USABLE
+ * owner's range on each direction; pipelined with small ranges, one-way
+ * where that models faster: ring_uni). The column phase runs on USABLE
  * columns only (all chips alive, one ring or one line; lines only where
  * no column is a ring), a ring column as a two-sided ring (R steps, not
  * 2R-2: the small per-chunk column blocks are latency-bound); the row chips in
