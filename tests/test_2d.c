@@ -521,8 +521,8 @@ static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
 }
 
 /* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
- * chip or link, 2d-lines against the best healthy time (2d-concurrent's,
- * which 2d-lines equals on a healthy torus) stays within the bounds it
+ * chip or link, 2d-lines against the best healthy time (its own, at most
+ * 2d-concurrent's) stays within the bounds it
  * meets today -- NOT the issue's 10%, see the README -- and no link
  * carries more than 10% over the healthy busiest link (15% with two
  * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
@@ -530,11 +530,11 @@ START_TEST(test_lines_pod_bounds)
 {
     /* [mesh][model] largest overhead measured over the three faults,
      * rounded up by about 3 points (ftmesh sweep, README). */
-    static const double bound[2][2] = { { 0.57, 0.33 }, { 0.70, 0.38 } };
+    static const double bound[2][2] = { { 0.54, 0.29 }, { 0.63, 0.32 } };
     static const size_t count[2] = { 25600000, 340000000 };
     /* _i >= 12: two dead hosts half a torus apart (sweep --throughput's
      * scenario), 32x32 ResNet-50 and BERT-large, 16x32 BERT-large. */
-    static const double two_hosts[3] = { 0.78, 0.46, 0.49 };
+    static const double two_hosts[3] = { 0.72, 0.40, 0.45 };
     int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
     int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
     double b = two ? two_hosts[_i - 12] : bound[mi][md];
@@ -555,8 +555,10 @@ START_TEST(test_lines_pod_bounds)
     ftm_cost_result h2 = model_full("2d-concurrent", &h, count[md]);
     ftm_cost_result hl = model_full("2d-lines", &h, count[md]);
     ftm_cost_result t = model_full("2d-lines", &m, count[md]);
-    ck_assert_double_eq(hl.time_s, h2.time_s);
-    double ovh = t.time_s / h2.time_s - 1;
+    /* healthy, 2d-lines is 2d-concurrent with two-sided column rings: the
+     * best healthy time (0.3-4.4% faster on the pods) */
+    ck_assert_double_le(hl.time_s, h2.time_s);
+    double ovh = t.time_s / hl.time_s - 1;
     ck_assert_msg(ovh >= 0 && ovh <= b, "%dx32 case %d: +%.1f%% (bound %.0f%%)", R, _i, 100 * ovh,
                   100 * b);
     /* 2d-lines is the faster of its own schedule and 2d-concurrent's */

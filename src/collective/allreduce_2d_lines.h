@@ -54,6 +54,7 @@ typedef struct ar2d_lown {
     int nx;
     size_t elem;
     size_t split;           /* reducing transfers longer than this go in two */
+    int uni, used_uni;      /* whole rows may run one-way; and did */
     ftm_red red;
 } ar2d_lown;
 
