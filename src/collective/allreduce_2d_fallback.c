@@ -82,11 +82,40 @@ static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
     return 0;
 }
 
-/* One schedule at a time: the 2-D one is modeled and freed before the
- * ring's is built, and rebuilt (the same bits: builds are deterministic)
- * if it wins, so the peak is the larger of the two, not their sum. Where
- * the ring wins (big crowded meshes, the expensive case) nothing is built
- * twice; where the 2-D one wins the meshes are small. */
+/* The 2-D schedule s is modeled against the ring's; a is its time (0:
+ * not known yet). One schedule at a time, so the peak is the larger of
+ * the two, not their sum; builds are deterministic, so a rebuild has the
+ * same bits. */
+static int keep_faster(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                       ftm_allreduce_build_fn again, const ftm_cost_params *p, double bound)
+{
+    const char *name = s->algo;
+    ftm_cost_result a, b;
+    ftm_sched_free(s);
+    int rc = ftm_allreduce_ring_build(s, m, count, red);
+    if (!rc)
+        rc = ftm_cost_sched(s, m, p, &b, NULL);
+    if (!rc && b.time_s < bound) { /* below a bound on the 2-D time: the ring */
+        s->algo = name;
+        return 0;
+    }
+    ftm_sched_free(s);
+    if (rc || (rc = again(s, m, count, red)) || (rc = ftm_cost_sched(s, m, p, &a, NULL)))
+        return rc;
+    if (!(b.time_s < a.time_s))
+        return 0;
+    ftm_sched_free(s); /* the ring after all: built again */
+    if (!(rc = ftm_allreduce_ring_build(s, m, count, red)))
+        s->algo = name;
+    return rc;
+}
+
+/* Where the ring wins (big crowded meshes, the expensive case) the 2-D
+ * schedule is not replayed: a bound on its time (ftm_cost_lower_bound,
+ * one pass over its programs) that the ring's modeled time is below
+ * decides, and the choice is the one the replay would make (the ring's
+ * time is below the bound, so below the 2-D time). Only when the bound
+ * does not decide is the 2-D schedule rebuilt and replayed. */
 int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
                   ftm_allreduce_build_fn again)
 {
@@ -96,19 +125,7 @@ int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
     ftm_cost_defaults(&p);
     if (s->dry)
         return dry_fallback(s, m, count, red, &p);
-    ftm_cost_result a, b;
-    int rc = ftm_cost_sched(s, m, &p, &a, NULL);
-    if (rc)
-        return rc;
-    const char *name = s->algo;
-    ftm_sched_free(s);
-    rc = ftm_allreduce_ring_build(s, m, count, red);
-    if (!rc)
-        rc = ftm_cost_sched(s, m, &p, &b, NULL);
-    if (!rc && b.time_s < a.time_s) {
-        s->algo = name;
-        return 0;
-    }
-    ftm_sched_free(s);
-    return rc ? rc : again(s, m, count, red);
+    double bound;
+    int rc = ftm_cost_lower_bound(s, m, &p, &bound);
+    return rc ? rc : keep_faster(s, m, count, red, again, &p, bound);
 }

@@ -530,6 +530,61 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
     return rc;
 }
 
+/* The least time one step of chip c can last: its longest send. */
+static double step_floor(const ftm_sched *s, const ftm_cost_params *p, const ftm_sched_view *v,
+                         int c)
+{
+    double most = 0;
+    for (int k = 0; k < v->nops; k++) {
+        const ftm_op *op = &v->ops[k];
+        if (op->kind != FTM_OP_SEND)
+            continue;
+        int h = s->routes[op->route].nhops;
+        double d = h == 0 ? (double)op->len / p->hbm_Bps
+                          : (double)h * p->hop_s + (double)op->len / p->link_Bps;
+        if (op->peer == c && op->red != FTM_RED_COPY)
+            d += (double)op->len / p->hbm_Bps;
+        most = d > most ? d : most;
+    }
+    return most;
+}
+
+int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                         double *lb)
+{
+    *lb = 0;
+    if (!s || !m || !p || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
+        p->hop_s < 0)
+        return FTM_EINVAL;
+    if (s->dry)
+        return 0;
+    if (memo_hit(s, m, p, mesh_sum(m))) {
+        *lb = memo.r.time_s;
+        return 0;
+    }
+    ftm_sched_view v;
+    memset(&v, 0, sizeof v);
+    int rc = 0;
+    double best = 0;
+    for (int c = 0; c < s->nchips && !rc; c++) {
+        ftm_sched_cur cur = { 0 };
+        double sum = 0;
+        while ((rc = ftm_sched_read_step(s, c, &cur, &v)) > 0) {
+            for (int k = 0; k < v.nops; k++)
+                if (v.ops[k].route >= (unsigned)s->nroutes) {
+                    ftm_sched_view_free(&v);
+                    return FTM_EINVAL;
+                }
+            sum += step_floor(s, p, &v, c);
+        }
+        best = sum > best ? sum : best;
+    }
+    ftm_sched_view_free(&v);
+    if (!rc)
+        *lb = best * (1 - 1e-9);
+    return rc;
+}
+
 void ftm_cost_timing_free(ftm_cost_timing *tm)
 {
     free(tm->xfer_start);
