@@ -481,9 +481,8 @@ static int memo_hit(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params
            memcmp(&memo.p, p, sizeof *p) == 0;
 }
 
-/* Replays s into the memo (kept only on success). */
-static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                     uint64_t sum)
+/* Room for m's link bytes in the memo (which is then not valid). */
+static int memo_room(const ftm_mesh *m)
 {
     size_t nl = (size_t)m->nchips * FTM_NDIRS;
     memo.valid = 0;
@@ -497,15 +496,42 @@ static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_param
             return FTM_ENOMEM;
         memo.nl = nl;
     }
-    int rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
-    if (!rc) {
-        memo.valid = 1;
-        memo.serial = s->serial;
-        memo.nchange = s->nchange;
-        memo.mesh = sum;
-        memo.p = *p;
-    }
+    return 0;
+}
+
+static void memo_key_set(const ftm_sched *s, const ftm_cost_params *p, uint64_t sum)
+{
+    memo.valid = 1;
+    memo.serial = s->serial;
+    memo.nchange = s->nchange;
+    memo.mesh = sum;
+    memo.p = *p;
+}
+
+/* Replays s into the memo (kept only on success). */
+static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                     uint64_t sum)
+{
+    int rc = memo_room(m);
+    if (!rc)
+        rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
+    if (!rc)
+        memo_key_set(s, p, sum);
     return rc;
+}
+
+int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                      const ftm_cost_result *res, const uint64_t *link_bytes)
+{
+    if (!s || !m || !p || !res || !link_bytes || s->nchips != m->nchips || s->dry)
+        return FTM_EINVAL;
+    int rc = memo_room(m);
+    if (rc)
+        return rc;
+    memo.r = *res;
+    memcpy(memo.lb, link_bytes, sizeof *memo.lb * memo.nl);
+    memo_key_set(s, p, mesh_sum(m));
+    return 0;
 }
 
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
