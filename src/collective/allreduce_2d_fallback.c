@@ -171,10 +171,10 @@ static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
     return ftm_cost_memo_put(s, m, p, b, rmemo->lb);
 }
 
-/* The 2-D schedule s is modeled against the ring's; a is its time (0:
- * not known yet). One schedule at a time, so the peak is the larger of
- * the two, not their sum; builds are deterministic, so a rebuild has the
- * same bits. */
+/* The 2-D schedule s (bound: at most its modeled time) against the
+ * ring's. One schedule at a time, so the peak is the larger of the two,
+ * not their sum; builds are deterministic, so a rebuild has the same
+ * bits. */
 static int keep_faster(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
                        ftm_allreduce_build_fn again, const ftm_cost_params *p, double bound)
 {
