@@ -400,6 +400,95 @@ START_TEST(test_dry_run_counts)
 }
 END_TEST
 
+/* The 2-D fallback decides the ring from a bound on the 2-D time
+ * (ftm_cost_lower_bound) without replaying the 2-D schedule: the choice,
+ * the modeled time (to the bit) and the link bytes are those the full
+ * comparison gave (recorded at commit a8de5ae, before the bound), on
+ * meshes where the ring wins and where the 2-D schedule does (mesh 0's
+ * and 3's 2d-lines, mesh 2's 2d and 2d-lines). The bound is at most the
+ * replay's time, and the time itself once the replay is this thread's
+ * last. */
+static const int FB_MESH[5][4] = { { 8, 8, 1, 6 }, { 6, 8, 0, 6 }, { 16, 16, 1, 2 },
+                                   { 12, 12, 1, 3 }, { 16, 16, 1, 40 } };
+static const struct {
+    int mesh;
+    size_t count;
+    const char *algo;
+    double time_s;
+    uint64_t total;
+} FB_WANT[] = {
+    { 0, 1000, "ring", 0x1.de50c9974655ap-13, 503184ull },
+    { 0, 1000, "2d", 0x1.de50c9974655ap-13, 503184ull },
+    { 0, 1000, "2d-concurrent", 0x1.de50c9974655ap-13, 503184ull },
+    { 0, 1000, "2d-lines", 0x1.831d264b206f3p-15, 456000ull },
+    { 0, 262144, "ring", 0x1.04afbd1c8094dp-12, 131903632ull },
+    { 0, 262144, "2d", 0x1.04afbd1c8094dp-12, 131903632ull },
+    { 0, 262144, "2d-concurrent", 0x1.04afbd1c8094dp-12, 131903632ull },
+    { 0, 262144, "2d-lines", 0x1.62b33d46df344p-14, 119537664ull },
+    { 1, 1000, "ring", 0x1.020814e4d00c6p-12, 390480ull },
+    { 1, 1000, "2d", 0x1.020814e4d00c6p-12, 390480ull },
+    { 1, 1000, "2d-concurrent", 0x1.020814e4d00c6p-12, 390480ull },
+    { 1, 1000, "2d-lines", 0x1.020814e4d00c6p-12, 390480ull },
+    { 1, 262144, "ring", 0x1.176a9366609c5p-12, 102360992ull },
+    { 1, 262144, "2d", 0x1.176a9366609c5p-12, 102360992ull },
+    { 1, 262144, "2d-concurrent", 0x1.176a9366609c5p-12, 102360992ull },
+    { 1, 262144, "2d-lines", 0x1.176a9366609c5p-12, 102360992ull },
+    { 2, 1000, "ring", 0x1.094f8481954d8p-10, 2039936ull },
+    { 2, 1000, "2d", 0x1.389145733bc78p-13, 2055728ull },
+    { 2, 1000, "2d-concurrent", 0x1.094f8481954d8p-10, 2039936ull },
+    { 2, 1000, "2d-lines", 0x1.de811c518342bp-14, 2024000ull },
+    { 2, 262144, "ring", 0x1.0ec40136e2c66p-10, 534757248ull },
+    { 2, 262144, "2d", 0x1.4ff5b5f602e81p-13, 538898160ull },
+    { 2, 262144, "2d-concurrent", 0x1.0ec40136e2c66p-10, 534757248ull },
+    { 2, 262144, "2d-lines", 0x1.1c79589e5b45fp-13, 530579456ull },
+    { 3, 1000, "ring", 0x1.25a4944660f4bp-11, 1127936ull },
+    { 3, 1000, "2d", 0x1.25a4944660f4bp-11, 1127936ull },
+    { 3, 1000, "2d-concurrent", 0x1.25a4944660f4bp-11, 1127936ull },
+    { 3, 1000, "2d-lines", 0x1.718ef8df7f09fp-15, 1120000ull },
+    { 3, 262144, "ring", 0x1.3084b4b288285p-11, 295683552ull },
+    { 3, 262144, "2d", 0x1.3084b4b288285p-11, 295683552ull },
+    { 3, 262144, "2d-concurrent", 0x1.3084b4b288285p-11, 295683552ull },
+    { 3, 262144, "2d-lines", 0x1.e74ffe0809235p-15, 293601280ull },
+    { 4, 1000, "ring", 0x1.c2edf0c7ca77ep-11, 1799632ull },
+    { 4, 1000, "2d", 0x1.c2edf0c7ca77ep-11, 1799632ull },
+    { 4, 1000, "2d-concurrent", 0x1.c2edf0c7ca77ep-11, 1799632ull },
+    { 4, 1000, "2d-lines", 0x1.c2edf0c7ca77ep-11, 1799632ull },
+    { 4, 262144, "ring", 0x1.cdd4f8aaf814ap-11, 471762112ull },
+    { 4, 262144, "2d", 0x1.cdd4f8aaf814ap-11, 471762112ull },
+    { 4, 262144, "2d-concurrent", 0x1.cdd4f8aaf814ap-11, 471762112ull },
+    { 4, 262144, "2d-lines", 0x1.cdd4f8aaf814ap-11, 471762112ull },
+};
+
+START_TEST(test_fallback_same)
+{
+    ftm_cost_params cp = params();
+    ftm_sched_set_packed(_i);
+    for (size_t i = 0; i < sizeof FB_WANT / sizeof FB_WANT[0]; i++) {
+        const int *d = FB_MESH[FB_WANT[i].mesh];
+        ftm_mesh m;
+        ck_assert_int_eq(ftm_mesh_init(&m, d[0], d[1], d[2]), 0);
+        ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + FB_WANT[i].mesh), 0);
+        ftm_sched s;
+        ftm_cost_result r;
+        double lb, exact;
+        ck_assert_int_eq(ftm_allreduce_find(FB_WANT[i].algo)->build(&s, &m, FB_WANT[i].count,
+                                                                     FTM_RED_SUM_F32), 0);
+        ck_assert_int_eq(ftm_cost_lower_bound(&s, &m, &cp, &lb), 0);
+        ck_assert_int_eq(ftm_cost_sched(&s, &m, &cp, &r, NULL), 0);
+        ck_assert_msg(r.time_s == FB_WANT[i].time_s, "%s mesh %d count %zu: %a, want %a",
+                      FB_WANT[i].algo, FB_WANT[i].mesh, FB_WANT[i].count, r.time_s,
+                      FB_WANT[i].time_s);
+        ck_assert_uint_eq(r.total_link_bytes, FB_WANT[i].total);
+        ck_assert(lb > 0 && lb <= r.time_s);
+        ck_assert_int_eq(ftm_cost_lower_bound(&s, &m, &cp, &exact), 0);
+        ck_assert(exact == r.time_s);
+        ftm_sched_free(&s);
+        ftm_mesh_free(&m);
+    }
+    ftm_sched_set_packed(0);
+}
+END_TEST
+
 /* Packed schedules (sched.h) hold the same programs: every algorithm,
  * built both ways on faulty meshes, has the same steps and ops op for op
  * (read back through ftm_sched_read_step and ftm_sched_unpack), the same
@@ -667,6 +756,7 @@ Suite *costmodel_suite(void)
     tcase_add_loop_test(tc, test_auto_picks_fastest, 0, 2);
     tcase_add_test(tc, test_model_only_speed);
     tcase_add_loop_test(tc, test_packed_same, 0, 4);
+    tcase_add_loop_test(tc, test_fallback_same, 0, 2);
     tcase_add_test(tc, test_packed_exec_and_dry);
     tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
     tcase_add_test(tc, test_tput_step_formula);

@@ -77,4 +77,24 @@ FTM_EXTERN int ftm_cost_sched_timed(const ftm_sched *s, const ftm_mesh *m, const
                          ftm_cost_result *res, uint64_t *link_bytes, ftm_cost_timing *tm);
 FTM_EXTERN void ftm_cost_timing_free(ftm_cost_timing *tm);
 
+/* A lower bound on ftm_cost_sched's time_s for s, without a replay: one
+ * pass over the programs, chip by chip. A chip's steps run one after the
+ * other and a step lasts at least its longest send (h * hop_s + len /
+ * link_Bps, or len / hbm_Bps for 0 hops; plus len / hbm_Bps when the chip
+ * reduces it itself), so the largest per-chip sum of those is a bound; it
+ * is lowered by 1e-9 of itself so that rounding never puts it above the
+ * replay's time. When this thread's last replay was of s (same schedule,
+ * changes, faults, parameters) the exact time is given instead. A dry
+ * schedule gives 0. Returns 0, FTM_EINVAL or FTM_ENOMEM. */
+/* Tells this thread's cost model that s replays on m with p to *res and
+ * link_bytes (nchips * 4): the caller knows, s being a rebuild (builds are
+ * deterministic) of a schedule that replayed to them. The next
+ * ftm_cost_sched of s (unchanged) answers from them. Returns 0, FTM_EINVAL
+ * or FTM_ENOMEM. */
+FTM_EXTERN int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                                 const ftm_cost_result *res, const uint64_t *link_bytes);
+
+FTM_EXTERN int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m,
+                                    const ftm_cost_params *p, double *lb);
+
 #endif

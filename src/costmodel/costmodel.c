@@ -481,9 +481,8 @@ static int memo_hit(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params
            memcmp(&memo.p, p, sizeof *p) == 0;
 }
 
-/* Replays s into the memo (kept only on success). */
-static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                     uint64_t sum)
+/* Room for m's link bytes in the memo (which is then not valid). */
+static int memo_room(const ftm_mesh *m)
 {
     size_t nl = (size_t)m->nchips * FTM_NDIRS;
     memo.valid = 0;
@@ -497,15 +496,42 @@ static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_param
             return FTM_ENOMEM;
         memo.nl = nl;
     }
-    int rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
-    if (!rc) {
-        memo.valid = 1;
-        memo.serial = s->serial;
-        memo.nchange = s->nchange;
-        memo.mesh = sum;
-        memo.p = *p;
-    }
+    return 0;
+}
+
+static void memo_key_set(const ftm_sched *s, const ftm_cost_params *p, uint64_t sum)
+{
+    memo.valid = 1;
+    memo.serial = s->serial;
+    memo.nchange = s->nchange;
+    memo.mesh = sum;
+    memo.p = *p;
+}
+
+/* Replays s into the memo (kept only on success). */
+static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                     uint64_t sum)
+{
+    int rc = memo_room(m);
+    if (!rc)
+        rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
+    if (!rc)
+        memo_key_set(s, p, sum);
     return rc;
+}
+
+int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                      const ftm_cost_result *res, const uint64_t *link_bytes)
+{
+    if (!s || !m || !p || !res || !link_bytes || s->nchips != m->nchips || s->dry)
+        return FTM_EINVAL;
+    int rc = memo_room(m);
+    if (rc)
+        return rc;
+    memo.r = *res;
+    memcpy(memo.lb, link_bytes, sizeof *memo.lb * memo.nl);
+    memo_key_set(s, p, mesh_sum(m));
+    return 0;
 }
 
 int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
@@ -527,6 +553,61 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
         *res = memo.r;
     if (!rc && link_bytes)
         memcpy(link_bytes, memo.lb, sizeof *link_bytes * memo.nl);
+    return rc;
+}
+
+/* The least time one step of chip c can last: its longest send. */
+static double step_floor(const ftm_sched *s, const ftm_cost_params *p, const ftm_sched_view *v,
+                         int c)
+{
+    double most = 0;
+    for (int k = 0; k < v->nops; k++) {
+        const ftm_op *op = &v->ops[k];
+        if (op->kind != FTM_OP_SEND)
+            continue;
+        int h = s->routes[op->route].nhops;
+        double d = h == 0 ? (double)op->len / p->hbm_Bps
+                          : (double)h * p->hop_s + (double)op->len / p->link_Bps;
+        if (op->peer == c && op->red != FTM_RED_COPY)
+            d += (double)op->len / p->hbm_Bps;
+        most = d > most ? d : most;
+    }
+    return most;
+}
+
+int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
+                         double *lb)
+{
+    *lb = 0;
+    if (!s || !m || !p || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
+        p->hop_s < 0)
+        return FTM_EINVAL;
+    if (s->dry)
+        return 0;
+    if (memo_hit(s, m, p, mesh_sum(m))) {
+        *lb = memo.r.time_s;
+        return 0;
+    }
+    ftm_sched_view v;
+    memset(&v, 0, sizeof v);
+    int rc = 0;
+    double best = 0;
+    for (int c = 0; c < s->nchips && !rc; c++) {
+        ftm_sched_cur cur = { 0 };
+        double sum = 0;
+        while ((rc = ftm_sched_read_step(s, c, &cur, &v)) > 0) {
+            for (int k = 0; k < v.nops; k++)
+                if (v.ops[k].route >= (unsigned)s->nroutes) {
+                    ftm_sched_view_free(&v);
+                    return FTM_EINVAL;
+                }
+            sum += step_floor(s, p, &v, c);
+        }
+        best = sum > best ? sum : best;
+    }
+    ftm_sched_view_free(&v);
+    if (!rc)
+        *lb = best * (1 - 1e-9);
     return rc;
 }
 

@@ -84,11 +84,14 @@ static int get_varint(const unsigned char *code, size_t n, size_t *pos, uint64_t
 /* Appends len bytes to chip's program (a dry schedule only counts them). */
 static int emit(const ftm_sched *s, ftm_chip_prog *p, const unsigned char *b, int len)
 {
-    int rc = sched_pack_grow(s, p, p->ncode + (size_t)len, 0);
-    if (rc)
-        return rc;
-    if (!s->dry)
-        memcpy(p->code + p->ncode, b, (size_t)len);
+    if (p->ncode + (size_t)len > p->cap_code) {
+        int rc = sched_pack_grow(s, p, p->ncode + (size_t)len, 0);
+        if (rc)
+            return rc;
+    }
+    if (!s->dry) /* a few bytes: a loop, not a call */
+        for (int i = 0; i < len; i++)
+            p->code[p->ncode + (size_t)i] = b[i];
     p->ncode += (size_t)len;
     return 0;
 }
