@@ -403,7 +403,7 @@ END_TEST
 /* The 2-D fallback decides the ring from a bound on the 2-D time
  * (ftm_cost_lower_bound) without replaying the 2-D schedule: the choice,
  * the modeled time (to the bit) and the link bytes are those the full
- * comparison gave (recorded at commit a8de5ae, before the bound), on
+ * comparison gave (recorded at commit 684ae16, before the bound), on
  * meshes where the ring wins and where the 2-D schedule does (mesh 0's
  * and 3's 2d-lines, mesh 2's 2d and 2d-lines). The bound is at most the
  * replay's time, and the time itself once the replay is this thread's
@@ -420,11 +420,11 @@ static const struct {
     { 0, 1000, "ring", 0x1.de50c9974655ap-13, 503184ull },
     { 0, 1000, "2d", 0x1.de50c9974655ap-13, 503184ull },
     { 0, 1000, "2d-concurrent", 0x1.de50c9974655ap-13, 503184ull },
-    { 0, 1000, "2d-lines", 0x1.831d264b206f3p-15, 456000ull },
+    { 0, 1000, "2d-lines", 0x1.50c984607ce37p-15, 456000ull },
     { 0, 262144, "ring", 0x1.04afbd1c8094dp-12, 131903632ull },
     { 0, 262144, "2d", 0x1.04afbd1c8094dp-12, 131903632ull },
     { 0, 262144, "2d-concurrent", 0x1.04afbd1c8094dp-12, 131903632ull },
-    { 0, 262144, "2d-lines", 0x1.62b33d46df344p-14, 119537664ull },
+    { 0, 262144, "2d-lines", 0x1.4a80699136925p-14, 119537664ull },
     { 1, 1000, "ring", 0x1.020814e4d00c6p-12, 390480ull },
     { 1, 1000, "2d", 0x1.020814e4d00c6p-12, 390480ull },
     { 1, 1000, "2d-concurrent", 0x1.020814e4d00c6p-12, 390480ull },
@@ -436,19 +436,19 @@ static const struct {
     { 2, 1000, "ring", 0x1.094f8481954d8p-10, 2039936ull },
     { 2, 1000, "2d", 0x1.389145733bc78p-13, 2055728ull },
     { 2, 1000, "2d-concurrent", 0x1.094f8481954d8p-10, 2039936ull },
-    { 2, 1000, "2d-lines", 0x1.de811c518342bp-14, 2024000ull },
+    { 2, 1000, "2d-lines", 0x1.a3c82be80747cp-14, 2024000ull },
     { 2, 262144, "ring", 0x1.0ec40136e2c66p-10, 534757248ull },
     { 2, 262144, "2d", 0x1.4ff5b5f602e81p-13, 538898160ull },
     { 2, 262144, "2d-concurrent", 0x1.0ec40136e2c66p-10, 534757248ull },
-    { 2, 262144, "2d-lines", 0x1.1c79589e5b45fp-13, 530579456ull },
+    { 2, 262144, "2d-lines", 0x1.fe533dd0d72f8p-14, 530579456ull },
     { 3, 1000, "ring", 0x1.25a4944660f4bp-11, 1127936ull },
     { 3, 1000, "2d", 0x1.25a4944660f4bp-11, 1127936ull },
     { 3, 1000, "2d-concurrent", 0x1.25a4944660f4bp-11, 1127936ull },
-    { 3, 1000, "2d-lines", 0x1.718ef8df7f09fp-15, 1120000ull },
+    { 3, 1000, "2d-lines", 0x1.1dab977672281p-15, 1120000ull },
     { 3, 262144, "ring", 0x1.3084b4b288285p-11, 295683552ull },
     { 3, 262144, "2d", 0x1.3084b4b288285p-11, 295683552ull },
     { 3, 262144, "2d-concurrent", 0x1.3084b4b288285p-11, 295683552ull },
-    { 3, 262144, "2d-lines", 0x1.e74ffe0809235p-15, 293601280ull },
+    { 3, 262144, "2d-lines", 0x1.93db3b2762b23p-15, 293601280ull },
     { 4, 1000, "ring", 0x1.c2edf0c7ca77ep-11, 1799632ull },
     { 4, 1000, "2d", 0x1.c2edf0c7ca77ep-11, 1799632ull },
     { 4, 1000, "2d-concurrent", 0x1.c2edf0c7ca77ep-11, 1799632ull },
