@@ -482,28 +482,27 @@ START_TEST(test_dead_host_target)
 END_TEST
 
 
-static double model_algo(const char *name, const ftm_mesh *m, size_t count)
+/* Models s (built on m) with the TPU-v3 defaults and frees it. */
+static ftm_cost_result model_built(ftm_sched *s, const ftm_mesh *m)
 {
-    ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
     ftm_cost_params p;
     ftm_cost_defaults(&p);
     ftm_cost_result r;
-    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
-    ftm_sched_free(&s);
-    return r.time_s;
+    ck_assert_int_eq(ftm_cost_sched(s, m, &p, &r, NULL), 0);
+    ftm_sched_free(s);
+    return r;
 }
 
 static ftm_cost_result model_full(const char *name, const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
     ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    ftm_cost_result r;
-    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
-    ftm_sched_free(&s);
-    return r;
+    return model_built(&s, m);
+}
+
+static double model_algo(const char *name, const ftm_mesh *m, size_t count)
+{
+    return model_full(name, m, count).time_s;
 }
 
 /* 2d-lines' own schedule (chunks picked as the registry entry does),
@@ -512,12 +511,7 @@ static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
     ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, m, count, FTM_RED_SUM_F32, 0), 0);
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    ftm_cost_result r;
-    ck_assert_int_eq(ftm_cost_sched(&s, m, &p, &r, NULL), 0);
-    ftm_sched_free(&s);
-    return r;
+    return model_built(&s, m);
 }
 
 /* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
