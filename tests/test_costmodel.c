@@ -489,6 +489,112 @@ START_TEST(test_fallback_same)
 }
 END_TEST
 
+/* A build watch (sched.h) sums what ftm_cost_lower_bound sums, as the
+ * build goes: unstopped, the largest chip's sum, lowered by the bound's
+ * margin, is the bound to the bit; a limit below it stops the build with
+ * FTM_ESTOPPED (nothing left allocated: the sanitizer build checks), a
+ * limit equal to it does not; dry runs ignore the watch. The 2-D
+ * fallback's use of it is checked by test_fallback_same (its 2d,
+ * 2d-concurrent and 2d-lines builds on meshes 1-4 stop where the ring
+ * wins). */
+static double w_floor(const void *ctx, int nhops, size_t len, int self_sum)
+{
+    return ftm_cost_send_floor(ctx, nhops, len, self_sum);
+}
+
+static int w_build(const char *algo, const ftm_mesh *m, size_t count, double limit,
+                   ftm_sched *s, const ftm_cost_params *cp)
+{
+    ftm_sched_watch w = { w_floor, cp, limit };
+    const ftm_sched_watch *was = ftm_sched_set_watch(&w);
+    ck_assert_ptr_null(was);
+    int rc = ftm_allreduce_find(algo)->build(s, m, count, FTM_RED_SUM_F32);
+    ck_assert_ptr_eq(ftm_sched_set_watch(NULL), &w);
+    return rc;
+}
+
+START_TEST(test_watch_bound)
+{
+    static const char *const ALGOS[] = { "ring", "bidir", "tree" };
+    ftm_cost_params cp = params();
+    ftm_sched_set_packed(_i);
+    for (int i = 0; i < 5; i++)
+        for (int a = 0; a < 3; a++) {
+            const int *d = FB_MESH[i];
+            ftm_mesh m;
+            ck_assert_int_eq(ftm_mesh_init(&m, d[0], d[1], d[2]), 0);
+            ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + i), 0);
+            ftm_sched s;
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, HUGE_VAL, &s, &cp), 0);
+            ck_assert_ptr_nonnull(s.wsum);
+            double most = 0, lb;
+            for (int c = 0; c < m.nchips; c++)
+                most = fmax(most, s.wsum[2 * c] + s.wsum[2 * c + 1]);
+            ftm_sched_unwatch(&s);
+            ck_assert_ptr_null(s.wsum);
+            ck_assert_int_eq(ftm_cost_lower_bound(&s, &m, &cp, &lb), 0);
+            ck_assert_msg(lb > 0 && most * (1 - 1e-9) == lb, "%s mesh %d: %a vs %a", ALGOS[a], i,
+                          most * (1 - 1e-9), lb);
+            ftm_sched_free(&s);
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb * (1 - 1e-6), &s, &cp), FTM_ESTOPPED);
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb, &s, &cp), 0);
+            ftm_sched_free(&s);
+            ftm_sched_dry_begin();
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, 0, &s, &cp), 0);
+            ck_assert_ptr_null(s.wsum);
+            ftm_sched_free(&s);
+            ck_assert_uint_gt(ftm_sched_dry_end(), 0);
+            ftm_mesh_free(&m);
+        }
+    ftm_sched_set_packed(0);
+}
+END_TEST
+
+/* auto stops each candidate's build once it cannot beat the best so far
+ * (a watch, sched.h; the 2-D fallbacks under it, allreduce_2d_fallback.c):
+ * the pick is still the first fastest of the registry, at its time to the
+ * bit, on the fallback's meshes (crowded ones too) and sizes where the
+ * tree, the ring and 2-D schedules win; with the defaults (under which the
+ * 2-D fallbacks decide with the caller's limit) and with other parameters
+ * (under which they do not). */
+START_TEST(test_auto_bounded)
+{
+    ftm_cost_params cp = { 50e9, 3e-6, 400e9 };
+    if (_i)
+        ftm_cost_defaults(&cp);
+    static const size_t COUNTS[3] = { 100, 262144, 4000000 };
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 3; k++) {
+            const int *d = FB_MESH[i];
+            ftm_mesh m;
+            ck_assert_int_eq(ftm_mesh_init(&m, d[0], d[1], d[2]), 0);
+            ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + i), 0);
+            const char *want = NULL, *got = NULL;
+            double tw = 0;
+            for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
+                ftm_sched s;
+                ftm_cost_result r;
+                int rc = a->build(&s, &m, COUNTS[k], FTM_RED_SUM_F32);
+                if (rc == FTM_ENOTSUP)
+                    continue;
+                ck_assert_int_eq(rc, 0);
+                ck_assert_int_eq(ftm_cost_sched(&s, &m, &cp, &r, NULL), 0);
+                ftm_sched_free(&s);
+                if (!want || r.time_s < tw) {
+                    want = a->name;
+                    tw = r.time_s;
+                }
+            }
+            ftm_cost_result best;
+            ck_assert_int_eq(ftm_cost_auto(&m, COUNTS[k], FTM_RED_SUM_F32, &cp, &got, &best), 0);
+            ck_assert_msg(strcmp(got, want) == 0 && best.time_s == tw,
+                          "mesh %d count %zu: auto %s %a, want %s %a", i, COUNTS[k], got,
+                          best.time_s, want, tw);
+            ftm_mesh_free(&m);
+        }
+}
+END_TEST
+
 /* Packed schedules (sched.h) hold the same programs: every algorithm,
  * built both ways on faulty meshes, has the same steps and ops op for op
  * (read back through ftm_sched_read_step and ftm_sched_unpack), the same
@@ -757,6 +863,8 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_model_only_speed);
     tcase_add_loop_test(tc, test_packed_same, 0, 4);
     tcase_add_loop_test(tc, test_fallback_same, 0, 2);
+    tcase_add_loop_test(tc, test_watch_bound, 0, 2);
+    tcase_add_loop_test(tc, test_auto_bounded, 0, 2);
     tcase_add_test(tc, test_packed_exec_and_dry);
     tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
     tcase_add_test(tc, test_tput_step_formula);

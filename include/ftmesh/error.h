@@ -29,7 +29,8 @@
     X(ECORRUPT, "data is damaged (checksum mismatch)")                       \
     X(ECONFIG, "made for another configuration")                             \
     X(ELINKDEAD, "a link died during the run")                               \
-    X(EINTERNAL, "internal error (a bug)")
+    X(EINTERNAL, "internal error (a bug)")                                  \
+    X(ESTOPPED, "stopped early: the result could not have been used")
 
 typedef enum {
     FTM_OK = 0,

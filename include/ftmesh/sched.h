@@ -96,6 +96,15 @@ typedef struct ftm_chip_prog {
     int cur_nops;         /* ops in the open step */
 } ftm_chip_prog;
 
+/* A watch on builds (ftm_sched_set_watch): floor gives the least time a
+ * send of nhops hops and len bytes can take (plus its own reduction when
+ * self_sum: a 0-hop send that sums into its own chip); ctx is its. */
+typedef struct ftm_sched_watch {
+    double (*floor)(const void *ctx, int nhops, size_t len, int self_sum);
+    const void *ctx;
+    double limit;          /* stop once a chip's bound passes it */
+} ftm_sched_watch;
+
 typedef struct ftm_sched {
     const char *algo;      /* static name of the algorithm that built it */
     int nchips;            /* mesh size (programs of dead chips stay empty) */
@@ -117,6 +126,9 @@ typedef struct ftm_sched {
                             * cost model's memo of its last replay is keyed
                             * by serial and nchange: code that edits programs
                             * in place must bump it) */
+    ftm_sched_watch watch; /* built under a watch (floor set), else zeroed */
+    double *wsum;          /* watched: [2 * nchips] per chip the sum of its
+                            * closed steps' longest sends, its open step's */
 } ftm_sched;
 
 /* Packed schedules: the same programs in a few bytes per op instead of
@@ -202,6 +214,24 @@ FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);
  * exact capacities, as a builder that reserves exactly and then fills in
  * would. FTM_EINVAL on a schedule that is not dry or a non-empty program. */
 FTM_EXTERN int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used);
+
+/* 1 between ftm_sched_dry_begin and ftm_sched_dry_end on this thread. */
+FTM_EXTERN int ftm_sched_dry_active(void);
+
+/* Early stop. While a watch is set on this thread (w not NULL; the
+ * previous setting is returned, so calls nest), every schedule it
+ * initialises outside a dry run keeps, per chip, the running sum over its
+ * steps of each step's longest send as w->floor times it: the bound of
+ * the cost model's ftm_cost_lower_bound, summed as the build goes (a
+ * prefix of the same sum, so never above it). Once some chip's sum s has
+ * w->limit < s * (1 - 1e-9), that bound's own margin, ftm_sched_xfer
+ * returns FTM_ESTOPPED and the builder fails with it: the schedule's
+ * modeled time is above the limit. The 2-D fallback sets the limit to the
+ * ring's modeled time, so a 2-D schedule that cannot beat the ring is not
+ * finished. The schedule copies *w (w->ctx must outlive its build);
+ * ftm_sched_unwatch forgets the watch and frees the sums. */
+FTM_EXTERN const ftm_sched_watch *ftm_sched_set_watch(const ftm_sched_watch *w);
+FTM_EXTERN void ftm_sched_unwatch(ftm_sched *s);
 
 /* On error nothing is allocated. */
 FTM_EXTERN int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);

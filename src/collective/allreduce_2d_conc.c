@@ -233,16 +233,10 @@ static int build_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
  * models faster (allreduce_2d_fallback.c). */
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    int rc = build_2d(s, m, count, red);
-    if (!rc && (rc = ar2d_fallback(s, m, count, red, build_2d)) != 0)
-        ftm_sched_free(s);
-    return rc;
+    return ar2d_build_checked(s, m, count, red, build_2d, "2d");
 }
 
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    int rc = ar2d_build_concurrent(s, m, count, red);
-    if (!rc && (rc = ar2d_fallback(s, m, count, red, ar2d_build_concurrent)) != 0)
-        ftm_sched_free(s);
-    return rc;
+    return ar2d_build_checked(s, m, count, red, ar2d_build_concurrent, "2d-concurrent");
 }

@@ -171,48 +171,123 @@ static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
     return ftm_cost_memo_put(s, m, p, b, rmemo->lb);
 }
 
-/* The 2-D schedule s (bound: at most its modeled time) against the
- * ring's. One schedule at a time, so the peak is the larger of the two,
- * not their sum; builds are deterministic, so a rebuild has the same
- * bits. */
-static int keep_faster(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn again, const ftm_cost_params *p, double bound)
+/* s := the ring, modeled into *b, under the 2-D algorithm's name. */
+static int ring_named(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                      const ftm_cost_params *p, ftm_cost_result *b, const char *name)
 {
-    const char *name = s->algo;
-    ftm_cost_result a, b;
-    ftm_sched_free(s);
-    int rc = ring_modeled(s, m, count, red, p, &b);
-    if (!rc && b.time_s < bound) { /* below a bound on the 2-D time: the ring */
-        s->algo = name;
-        return 0;
-    }
-    ftm_sched_free(s);
-    if (rc || (rc = again(s, m, count, red)) || (rc = ftm_cost_sched(s, m, p, &a, NULL)))
-        return rc;
-    if (!(b.time_s < a.time_s))
-        return 0;
-    ftm_sched_free(s); /* the ring after all: built again */
-    if (!(rc = ring_modeled(s, m, count, red, p, &b)))
+    memset(s, 0, sizeof *s);
+    int rc = ring_modeled(s, m, count, red, p, b);
+    if (!rc)
         s->algo = name;
     return rc;
 }
 
-/* Where the ring wins (big crowded meshes, the expensive case) the 2-D
- * schedule is not replayed: a bound on its time (ftm_cost_lower_bound,
- * one pass over its programs) that the ring's modeled time is below
- * decides, and the choice is the one the replay would make (the ring's
- * time is below the bound, so below the 2-D time). Only when the bound
- * does not decide is the 2-D schedule rebuilt and replayed. */
-int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                  ftm_allreduce_build_fn again)
+/* The 2-D schedule, built under a watch whose limit is the ring's modeled
+ * time b: FTM_ESTOPPED when its bound passes it. */
+static int build_watched(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                         ftm_allreduce_build_fn build, const ftm_cost_params *p, double ring_s)
 {
-    if (!worth_checking(m))
-        return 0;
+    ftm_sched_watch w = { ftm_cost_watch_floor, p, ring_s };
+    ftm_sched_set_watch(&w);
+    memset(s, 0, sizeof *s);
+    int rc = build(s, m, count, red);
+    ftm_sched_set_watch(NULL);
+    if (!rc)
+        ftm_sched_unwatch(s);
+    return rc;
+}
+
+/* The ring is modeled first (once per mesh and size on this thread, see
+ * ring_memo); then the 2-D schedule is built under a watch (sched.h)
+ * that stops it as soon as a chip's bound (ftm_cost_lower_bound's sum, so
+ * far) passes the ring's time: where the ring wins on a crowded mesh the
+ * 2-D schedule is not finished (64x64 torus, 400 dead chips: its bound
+ * passes the ring's 14.8 ms a tenth of the way through). Otherwise its
+ * full bound, then its replay, decide. Each test keeps the ring only where
+ * the ring's time is below the 2-D schedule's, so the choice is the one a
+ * replay of both would make. One schedule at a time: the peak is the
+ * larger of the two, not their sum; builds are deterministic, so a
+ * rebuild has the same bits. */
+static int checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                   ftm_allreduce_build_fn build, const char *name, const ftm_cost_params *p)
+{
+    ftm_cost_result a, b;
+    int rc = ring_named(s, m, count, red, p, &b, name);
+    ftm_sched_free(s);
+    if (!rc)
+        rc = build_watched(s, m, count, red, build, p, b.time_s);
+    if (rc)
+        return rc == FTM_ESTOPPED ? ring_named(s, m, count, red, p, &b, name) : rc;
+    double bound;
+    if ((rc = ftm_cost_lower_bound(s, m, p, &bound)))
+        return rc;
+    if (!(b.time_s < bound) && ((rc = ftm_cost_sched(s, m, p, &a, NULL)) || !(b.time_s < a.time_s)))
+        return rc;
+    ftm_sched_free(s); /* the ring after all: built again */
+    return ring_named(s, m, count, red, p, &b, name);
+}
+
+/* Under a watch from the caller (auto's limit L, auto.c) with the same
+ * parameters: the 2-D schedule first, under it. If it stops (its time is
+ * above L), so is the result unless the ring is kept, and the ring is
+ * kept only below the 2-D time: so the ring, under the same watch, decides
+ * -- stopped or above L: FTM_ESTOPPED (the result could not beat L); else
+ * the ring (its time below L, so below the 2-D's: the choice checked()
+ * would make). *done = 0 when this does not decide (the 2-D schedule fit
+ * under L: s is empty, and checked() builds it again). */
+static int under_limit(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                       ftm_allreduce_build_fn build, const char *name, const ftm_cost_params *p,
+                       const ftm_sched_watch *outer, int *done)
+{
+    ftm_cost_result b;
+    ftm_sched_set_watch(outer);
+    memset(s, 0, sizeof *s);
+    int rc = build(s, m, count, red);
+    if (rc != FTM_ESTOPPED) { /* within L (or failed): not decided here */
+        ftm_sched_set_watch(NULL);
+        if (!rc)
+            ftm_sched_free(s);
+        *done = rc != 0;
+        return rc;
+    }
+    rc = ring_named(s, m, count, red, p, &b, name);
+    ftm_sched_set_watch(NULL);
+    *done = 1;
+    if (!rc && b.time_s > outer->limit)
+        rc = FTM_ESTOPPED;
+    if (!rc)
+        ftm_sched_unwatch(s);
+    return rc;
+}
+
+/* A watch with these parameters (the defaults the fallback decides by). */
+static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
+{
+    return w && w->floor == ftm_cost_watch_floor && memcmp(w->ctx, p, sizeof *p) == 0;
+}
+
+int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                       ftm_allreduce_build_fn build, const char *name)
+{
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    if (s->dry)
-        return dry_fallback(s, m, count, red, &p);
-    double bound;
-    int rc = ftm_cost_lower_bound(s, m, &p, &bound);
-    return rc ? rc : keep_faster(s, m, count, red, again, &p, bound);
+    if (!worth_checking(m))
+        return build(s, m, count, red);
+    if (ftm_sched_dry_active()) {
+        int rc = build(s, m, count, red);
+        if (!rc && (rc = dry_fallback(s, m, count, red, &p)))
+            ftm_sched_free(s);
+        return rc;
+    }
+    /* the caller's watch is taken off: the fallback's own decide */
+    const ftm_sched_watch *outer = ftm_sched_set_watch(NULL);
+    int done = 0, rc = 0;
+    if (same_params(outer, &p))
+        rc = under_limit(s, m, count, red, build, name, &p, outer, &done);
+    if (!rc && !done)
+        rc = checked(s, m, count, red, build, name, &p);
+    if (rc)
+        ftm_sched_free(s);
+    ftm_sched_set_watch(outer);
+    return rc;
 }

@@ -61,12 +61,12 @@ int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);
-/* On a crowded, small or thin mesh, replaces the built 2-D schedule s by
- * the 1-D ring's when that models faster (keeping s->algo); s is freed
- * meanwhile and rebuilt by again (the 2-D builder without the fallback)
- * when it stays. Returns 0 or an error (s is then still the caller's to
- * free). */
-int ar2d_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                  ftm_allreduce_build_fn again);
+/* build (a 2-D builder without the fallback) into s; on a crowded, small
+ * or thin mesh the 1-D ring's schedule instead, under name, when that
+ * models faster (allreduce_2d_fallback.c). A build watched there may fail
+ * with FTM_ESTOPPED (sched.h: ftm_sched_set_watch): it could not have
+ * been kept. Returns 0 or an error (s then holds nothing). */
+int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                       ftm_allreduce_build_fn build, const char *name);
 
 #endif

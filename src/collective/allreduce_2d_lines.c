@@ -708,6 +708,32 @@ int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t c
 
 static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
 
+/* The faster of two builds into s (rs and rc their results), where a
+ * watched build (sched.h) may have stopped: FTM_ESTOPPED when both did,
+ * else the one that did not; the faster when neither did. A stopped
+ * build models above the watch's limit, so the fallback's choice
+ * (allreduce_2d_fallback.c) is the one it makes with both built. */
+static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh *m)
+{
+    if (!rs && !rc) {
+        if ((rs = keep_faster(s, c, m)))
+            ftm_sched_free(s);
+        return rs;
+    }
+    if (rs == FTM_ESTOPPED && !rc) {
+        *s = *c;
+        s->algo = PHASE;
+        return 0;
+    }
+    if (rc == FTM_ESTOPPED && !rs)
+        return 0;
+    if (!rs)
+        ftm_sched_free(s);
+    if (!rc)
+        ftm_sched_free(c);
+    return !rs || rs == FTM_ESTOPPED ? rc : rs; /* an error before a stop */
+}
+
 /* With one-way whole rows where they apply, and, if they did, also
  * without, keeping the faster (measured, ResNet-50 size: 32x32 2.4-4.0%
  * faster one-way, 16x32 1-14% slower). */
@@ -715,15 +741,12 @@ int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
 {
     size_t sp = split_default(ftm_red_elem_size(red));
     int used = 0, rc = build_lines(s, m, count, red, k, sp, 1, &used);
-    if (rc || !used)
+    if ((rc && rc != FTM_ESTOPPED) || (!rc && !used))
         return rc;
+    /* stopped: whether one-way rows applied is not known, so try without */
     ftm_sched b;
-    rc = build_lines(&b, m, count, red, k, sp, 0, NULL);
-    if (!rc)
-        rc = keep_faster(s, &b, m);
-    if (rc)
-        ftm_sched_free(s);
-    return rc;
+    int rb = build_lines(&b, m, count, red, k, sp, 0, NULL);
+    return keep_built(s, rc, &b, rb, m);
 }
 
 /* Of two built schedules, keeps in *s the one that models faster with
@@ -760,30 +783,22 @@ static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t cou
 {
     ftm_sched c;
     int rc = ar2d_build_concurrent(&c, m, count, red);
-    if (rc)
+    if (rc && rc != FTM_ESTOPPED)
         return rc == FTM_ENOTSUP ? ar2d_build_lines(s, m, count, red, 0) : rc;
-    rc = ar2d_build_lines(s, m, count, red, 0);
-    if (rc == FTM_ENOTSUP) {
-        *s = c;
-        s->algo = PHASE;
-        return 0;
-    }
-    if (rc) {
-        ftm_sched_free(&c);
+    int rs = ar2d_build_lines(s, m, count, red, 0);
+    if (rs == FTM_ENOTSUP) {
+        if (!rc) {
+            *s = c;
+            s->algo = PHASE;
+        }
         return rc;
     }
-    rc = keep_faster(s, &c, m);
-    if (rc)
-        ftm_sched_free(s);
-    return rc;
+    return keep_built(s, rs, &c, rc, m);
 }
 
 /* On small or crowded meshes the 1-D ring's schedule when it models
  * faster (as for 2d). */
 int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    int rc = build_lines_or_concurrent(s, m, count, red);
-    if (!rc && (rc = ar2d_fallback(s, m, count, red, build_lines_or_concurrent)) != 0)
-        ftm_sched_free(s);
-    return rc;
+    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent, PHASE);
 }

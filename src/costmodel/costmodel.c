@@ -556,6 +556,18 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
     return rc;
 }
 
+double ftm_cost_send_floor(const ftm_cost_params *p, int nhops, size_t len, int self_sum)
+{
+    double d = nhops == 0 ? (double)len / p->hbm_Bps
+                          : (double)nhops * p->hop_s + (double)len / p->link_Bps;
+    return self_sum ? d + (double)len / p->hbm_Bps : d;
+}
+
+double ftm_cost_watch_floor(const void *ctx, int nhops, size_t len, int self_sum)
+{
+    return ftm_cost_send_floor(ctx, nhops, len, self_sum);
+}
+
 /* The least time one step of chip c can last: its longest send. */
 static double step_floor(const ftm_sched *s, const ftm_cost_params *p, const ftm_sched_view *v,
                          int c)
@@ -565,11 +577,8 @@ static double step_floor(const ftm_sched *s, const ftm_cost_params *p, const ftm
         const ftm_op *op = &v->ops[k];
         if (op->kind != FTM_OP_SEND)
             continue;
-        int h = s->routes[op->route].nhops;
-        double d = h == 0 ? (double)op->len / p->hbm_Bps
-                          : (double)h * p->hop_s + (double)op->len / p->link_Bps;
-        if (op->peer == c && op->red != FTM_RED_COPY)
-            d += (double)op->len / p->hbm_Bps;
+        double d = ftm_cost_send_floor(p, s->routes[op->route].nhops, op->len,
+                                       op->peer == c && op->red != FTM_RED_COPY);
         most = d > most ? d : most;
     }
     return most;

@@ -21,6 +21,39 @@ void ftm_sched_dry_begin(void)
     dry.live = dry.peak = 0;
 }
 
+int ftm_sched_dry_active(void)
+{
+    return dry.on;
+}
+
+/* This thread's watch (ftm_sched_set_watch), or NULL. */
+static _Thread_local const ftm_sched_watch *watch_on;
+
+const ftm_sched_watch *ftm_sched_set_watch(const ftm_sched_watch *w)
+{
+    const ftm_sched_watch *was = watch_on;
+    watch_on = w;
+    return was;
+}
+
+void ftm_sched_unwatch(ftm_sched *s)
+{
+    free(s->wsum);
+    s->wsum = NULL;
+    memset(&s->watch, 0, sizeof s->watch);
+}
+
+/* Chip's bound with a send of route r and len bytes in its open step: 1
+ * once it passes the watch's limit. */
+static int watch_send(ftm_sched *s, const ftm_route *r, size_t len, ftm_red red)
+{
+    double d = s->watch.floor(s->watch.ctx, r->nhops, len, r->src == r->dst && red != FTM_RED_COPY);
+    double *w = &s->wsum[2 * r->src];
+    if (d > w[1])
+        w[1] = d;
+    return s->watch.limit < (w[0] + w[1]) * (1 - 1e-9);
+}
+
 size_t ftm_sched_dry_end(void)
 {
     dry.on = 0;
@@ -131,6 +164,13 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->bytes = bytes;
     s->dry = dry.on;
     s->packed = sched_pack_on();
+    if (watch_on && !dry.on) { /* O(chips), like prog: not worth counting apart */
+        if (!(s->wsum = calloc(2 * (size_t)nchips, sizeof *s->wsum))) {
+            free(s->prog);
+            return FTM_ENOMEM;
+        }
+        s->watch = *watch_on;
+    }
     static _Atomic uint64_t serials;
     s->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     sched_acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
@@ -140,6 +180,8 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
 void ftm_sched_clear_chip(ftm_sched *s, int chip)
 {
     s->nchange++;
+    if (s->wsum)
+        s->wsum[2 * chip] = s->wsum[2 * chip + 1] = 0;
     ftm_chip_prog *p = &s->prog[chip];
     sched_acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op) +
                          p->cap_code);
@@ -160,6 +202,7 @@ void ftm_sched_free(ftm_sched *s)
         }
     }
     free(s->prog);
+    free(s->wsum);
     free(s->phases);
     free(s->routes);
     free(s->dirs);
@@ -191,6 +234,10 @@ int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;
     s->nchange++;
+    if (s->wsum) { /* the open step closes: its longest send joins the sum */
+        s->wsum[2 * chip] += s->wsum[2 * chip + 1];
+        s->wsum[2 * chip + 1] = 0;
+    }
     if (s->packed)
         return sched_pack_step(s, chip, phase, index);
     ftm_chip_prog *p = &s->prog[chip];
@@ -284,6 +331,8 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
         rc = add_op(s, r->dst, &rcv, 0);
     if (!rc)
         s->next_tag++;
+    if (!rc && s->wsum && watch_send(s, r, len, red))
+        rc = FTM_ESTOPPED;
     return rc;
 }
 
