@@ -6,6 +6,7 @@
  * and its validator does not go unnoticed.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/router.h"
@@ -541,6 +542,67 @@ END_TEST
 
 /* ---- quality figures on hand-computed rings ------------------------------ */
 
+/* ftm_router_ring keeps, per thread, its last two meshes' rings: asked
+ * again (after other meshes pushed them out, too) it gives the ring a
+ * thread with nothing kept builds, and a copy the caller may free. */
+typedef struct fresh_ring {
+    const ftm_mesh *m;
+    ftm_ring r;
+    int rc;
+} fresh_ring;
+
+static void *fresh_build(void *arg)
+{
+    fresh_ring *x = arg;
+    x->rc = ftm_router_ring(x->m, &x->r);
+    return NULL;
+}
+
+static void same_ring(const ftm_ring *a, const ftm_ring *b)
+{
+    ck_assert_int_eq(a->n, b->n);
+    ck_assert_mem_eq(a->chips, b->chips, sizeof(int) * (size_t)a->n);
+    ck_assert_mem_eq(a->path_off, b->path_off, sizeof(int) * (size_t)(a->n + 1));
+    ck_assert_mem_eq(a->dirs, b->dirs, (size_t)a->path_off[a->n]);
+}
+
+START_TEST(test_ring_memo)
+{
+    ftm_mesh m[3];
+    fresh_ring f[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ftm_mesh_init(&m[i], 8, 8 + 2 * i, 1), 0);
+        ck_assert_int_eq(ftm_mesh_fail_chip(&m[i], 2, 3), 0);
+        f[i] = (fresh_ring){ &m[i], { 0 }, -1 };
+    }
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m[0], 5, 1), 0);
+    for (int i = 0; i < 3; i++) { /* each in a thread with nothing kept */
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, fresh_build, &f[i]), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_int_eq(f[i].rc, 0);
+    }
+    static const int ORDER[] = { 0, 1, 0, 2, 1, 0, 0, 2 };
+    for (size_t k = 0; k < sizeof ORDER / sizeof ORDER[0]; k++) {
+        ftm_ring r;
+        ck_assert_int_eq(ftm_router_ring(&m[ORDER[k]], &r), 0);
+        same_ring(&r, &f[ORDER[k]].r);
+        r.chips[0] = -1; /* the caller's copy */
+        ftm_ring_free(&r);
+    }
+    /* a fault more: another mesh, another ring */
+    ftm_ring r;
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m[0], 6, 6), 0);
+    ck_assert_int_eq(ftm_router_ring(&m[0], &r), 0);
+    ck_assert_int_eq(r.n, f[0].r.n - 1);
+    ftm_ring_free(&r);
+    for (int i = 0; i < 3; i++) {
+        ftm_ring_free(&f[i].r);
+        ftm_mesh_free(&m[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_quality_line)
 {
     enum { E = FTM_DIR_E, W = FTM_DIR_W };
@@ -608,6 +670,7 @@ int main(void)
     tcase_add_test(tc, test_paths);
     tcase_add_test(tc, test_validate_rejects);
     tcase_add_test(tc, test_quality_line);
+    tcase_add_test(tc, test_ring_memo);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -40,6 +40,8 @@ FTM_EXTERN int ftm_mesh_init(ftm_mesh *m, int rows, int cols, int torus);
 FTM_EXTERN void ftm_mesh_free(ftm_mesh *m);
 /* Deep copy into an uninitialised dst. */
 FTM_EXTERN int ftm_mesh_copy(ftm_mesh *dst, const ftm_mesh *src);
+/* 1 when a and b have the same shape, wrap and faults (chips and links). */
+FTM_EXTERN int ftm_mesh_same(const ftm_mesh *a, const ftm_mesh *b);
 
 static inline int ftm_mesh_chip(const ftm_mesh *m, int r, int c) { return r * m->cols + c; }
 static inline int ftm_mesh_row(const ftm_mesh *m, int id) { return id / m->cols; }

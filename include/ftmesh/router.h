@@ -8,8 +8,10 @@
  *
  * Ownership and threads: a ring owns its three arrays; whoever it was
  * filled for frees it with ftm_ring_free (then it is empty; freeing an
- * empty ring is fine). The router keeps nothing between calls: every
- * function is reentrant and only reads the mesh during the call.
+ * empty ring is fine). Every function is reentrant and only reads the
+ * mesh during the call; the only thing kept between calls is, per thread,
+ * a copy of the last two meshes' rings (ftm_router_ring: the same mesh
+ * gets the same ring, copied instead of rebuilt).
  */
 #ifndef FTMESH_ROUTER_H
 #define FTMESH_ROUTER_H

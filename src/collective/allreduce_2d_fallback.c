@@ -117,17 +117,10 @@ static void rmemo_key_make(void)
     (void)pthread_key_create(&rmemo_key, rmemo_drop);
 }
 
-static int same_mesh(const ftm_mesh *a, const ftm_mesh *b)
-{
-    return a->rows == b->rows && a->cols == b->cols && a->torus == b->torus &&
-           memcmp(a->chip_dead, b->chip_dead, (size_t)a->nchips) == 0 &&
-           memcmp(a->link_dead, b->link_dead, (size_t)a->nchips * FTM_NDIRS) == 0;
-}
-
 static int rmemo_hit(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p)
 {
     return rmemo && rmemo->valid && rmemo->count == count && rmemo->red == red &&
-           memcmp(&rmemo->p, p, sizeof *p) == 0 && same_mesh(&rmemo->m, m);
+           memcmp(&rmemo->p, p, sizeof *p) == 0 && ftm_mesh_same(&rmemo->m, m);
 }
 
 /* Replays the ring s into the memo (kept only on success). */

@@ -41,6 +41,13 @@ void ftm_mesh_free(ftm_mesh *m)
     m->chip_dead = m->link_dead = NULL;
 }
 
+int ftm_mesh_same(const ftm_mesh *a, const ftm_mesh *b)
+{
+    return a->rows == b->rows && a->cols == b->cols && a->torus == b->torus &&
+           memcmp(a->chip_dead, b->chip_dead, (size_t)a->nchips) == 0 &&
+           memcmp(a->link_dead, b->link_dead, (size_t)a->nchips * FTM_NDIRS) == 0;
+}
+
 int ftm_mesh_copy(ftm_mesh *dst, const ftm_mesh *src)
 {
     int rc = ftm_mesh_init(dst, src->rows, src->cols, src->torus);

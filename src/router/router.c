@@ -2,6 +2,7 @@
 #include "router_int.h"
 #include "ftmesh/error.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,85 @@ static int quality_better(const ftm_ring_quality *a, const ftm_ring_quality *b)
     return a->max_link_load < b->max_link_load;
 }
 
+/* The router is deterministic, so a mesh asked again gets a copy of the
+ * ring it got before: this thread keeps its last two meshes' rings (a
+ * mesh and its transpose: 2d-concurrent plans both). --algo auto asks for
+ * the same ring up to ten times (the ring and bidir builders, the 2-D
+ * fallbacks, the bands of a crowded mesh): 0.65 s each on a 64x64 torus
+ * with 400 dead chips. Freed with the thread. */
+typedef struct ring_memo {
+    int valid[2], last;
+    ftm_mesh m[2];
+    ftm_ring r[2];
+} ring_memo;
+
+static _Thread_local ring_memo *memo;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static pthread_key_t memo_key;
+
+static void memo_drop(void *v)
+{
+    ring_memo *x = v;
+    for (int i = 0; i < 2; i++)
+        if (x->valid[i]) {
+            ftm_mesh_free(&x->m[i]);
+            ftm_ring_free(&x->r[i]);
+        }
+    free(x);
+}
+
+static void memo_key_make(void)
+{
+    (void)pthread_key_create(&memo_key, memo_drop);
+}
+
+static int ring_copy(ftm_ring *dst, const ftm_ring *src)
+{
+    memset(dst, 0, sizeof *dst);
+    return rtr_ring_set(dst, src->chips, src->n, src->path_off, src->dirs);
+}
+
+/* ring := the memo's ring of m: 1, or 0 when m is not there. */
+static int memo_get(const ftm_mesh *m, ftm_ring *ring, int *rc)
+{
+    for (int i = 0; memo && i < 2; i++)
+        if (memo->valid[i] && ftm_mesh_same(&memo->m[i], m)) {
+            if ((*rc = ring_copy(ring, &memo->r[i])))
+                ftm_ring_free(ring);
+            return 1;
+        }
+    return 0;
+}
+
+/* Keeps a copy of m's ring in place of the older entry (best effort: a
+ * failed allocation only leaves the memo without it). */
+static void memo_put(const ftm_mesh *m, const ftm_ring *ring)
+{
+    if (!memo) {
+        pthread_once(&memo_once, memo_key_make);
+        if (!(memo = calloc(1, sizeof *memo)))
+            return;
+        (void)pthread_setspecific(memo_key, memo);
+    }
+    int i = 1 - memo->last;
+    if (memo->valid[i]) {
+        ftm_mesh_free(&memo->m[i]);
+        ftm_ring_free(&memo->r[i]);
+        memo->valid[i] = 0;
+    }
+    if (ftm_mesh_copy(&memo->m[i], m))
+        return;
+    if (ring_copy(&memo->r[i], ring)) {
+        ftm_ring_free(&memo->r[i]);
+        ftm_mesh_free(&memo->m[i]);
+        return;
+    }
+    memo->valid[i] = 1;
+    memo->last = i;
+}
+
+static int build_ring(const ftm_mesh *m, ftm_ring *ring);
+
 int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
 {
     if (!ring)
@@ -22,6 +102,16 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
     memset(ring, 0, sizeof *ring);
     if (!m)
         return FTM_EINVAL;
+    int rc = 0;
+    if (memo_get(m, ring, &rc))
+        return rc;
+    if (!(rc = build_ring(m, ring)))
+        memo_put(m, ring);
+    return rc;
+}
+
+static int build_ring(const ftm_mesh *m, ftm_ring *ring)
+{
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
         return rc;

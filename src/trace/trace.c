@@ -203,13 +203,6 @@ static int sched_copy(ftm_sched *d, const ftm_sched *s)
     return rc;
 }
 
-static int mesh_equal(const ftm_mesh *a, const ftm_mesh *b)
-{
-    return a->rows == b->rows && a->cols == b->cols && a->torus == b->torus &&
-           !memcmp(a->chip_dead, b->chip_dead, (size_t)a->nchips) &&
-           !memcmp(a->link_dead, b->link_dead, (size_t)a->nchips * FTM_NDIRS);
-}
-
 /* A registered copy still describes s (the address of a freed schedule
  * can come back for another one). */
 static int reg_matches(const tr_reg *r, const ftm_sched *s, const ftm_mesh *m)
@@ -219,7 +212,7 @@ static int reg_matches(const tr_reg *r, const ftm_sched *s, const ftm_mesh *m)
         c->next_tag != s->next_tag || c->nroutes != s->nroutes || c->ndirs != s->ndirs ||
         c->algo != s->algo)
         return 0;
-    return !m || mesh_equal(&r->mesh, m);
+    return !m || ftm_mesh_same(&r->mesh, m);
 }
 
 /* Id of schedule s, registering a copy on first sight (m NULL: look up only). */
