@@ -752,6 +752,109 @@ START_TEST(test_packed_exec_and_dry)
 }
 END_TEST
 
+/* One build and its replay, as the CLI makes them, under a budget of
+ * limit bytes: the build's (or the replay's) return, *peak the budget's
+ * peak; with live0, *live0 whether the live bytes were back to 0 after
+ * freeing (a charge of the whole limit fits only then; it moves the peak
+ * to the limit). */
+static int budget_build(ftm_allreduce_build_fn fn, const ftm_mesh *m, size_t count,
+                        size_t limit, size_t *peak, int *live0)
+{
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    ftm_sched s;
+    ftm_sched_budget_begin(limit);
+    int rc = fn(&s, m, count, FTM_RED_SUM_F32);
+    if (!rc) {
+        rc = ftm_cost_sched(&s, m, &p, &r, NULL);
+        ftm_sched_free(&s);
+    }
+    if (live0)
+        *live0 = ftm_sched_budget_charge(limit) == 0;
+    *peak = ftm_sched_budget_end();
+    return rc;
+}
+
+/* Budgets (sched.h): a budget of the dry run's peak lets the build and its
+ * replay through, a budget of half the schedule stops them with
+ * FTM_ENOMEM, and either way every byte counted is given back when the
+ * schedules are freed. The peak under a budget is the dry run's exactly
+ * where the dry run makes the real build's calls: ring and bidir, and on
+ * a 17x17 torus with a fault (no 2-D fallback) 2d, and 2d-concurrent
+ * unpacked. Elsewhere it is at most the dry run's (and less, in these
+ * cases but unpacked ones on the crowded mesh): a packed 2d-concurrent
+ * merge reserves room that a dry run counts as used and a real one trims,
+ * and on a crowded 12x12 torus the 2-D fallback replays only the schedule
+ * it needs and skips replays its memos answer, where a dry run, knowing
+ * no times, counts the larger schedule with its replay. _i: mesh * 2 +
+ * packed. */
+START_TEST(test_budget_build)
+{
+    static const char *const algos[] = { "ring", "bidir", "2d", "2d-concurrent" };
+    int crowded = _i / 2, packed = _i % 2;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, crowded ? 12 : 17, crowded ? 12 : 17, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 3), 0);
+    if (crowded)
+        ck_assert_int_eq(ftm_mesh_fail_random(&m, 15, 5), 0);
+    size_t count = 100000;
+    ftm_sched_set_packed(packed);
+    for (int k = 0; k < 4; k++) {
+        const ftm_allreduce_algo *a = ftm_allreduce_find(algos[k]);
+        size_t dry, sb, peak;
+        int live0;
+        ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, count, FTM_RED_SUM_F32, &dry, &sb), 0);
+        ck_assert_int_eq(budget_build(a->build, &m, count, dry, &peak, NULL), 0);
+        if (k < 2 || (!crowded && !(packed && k == 3)))
+            ck_assert_uint_eq(peak, dry);
+        else
+            ck_assert_uint_le(peak, dry);
+        ck_assert_int_eq(budget_build(a->build, &m, count, dry, &peak, &live0), 0);
+        ck_assert(live0);
+        ck_assert_int_eq(budget_build(a->build, &m, count, sb / 2, &peak, &live0), FTM_ENOMEM);
+        ck_assert(live0);
+        /* the refused growth, past the limit by at most one array's
+         * growth: it stopped before the schedule was all there */
+        ck_assert_uint_gt(peak, sb / 2);
+        ck_assert_uint_lt(peak, sb);
+    }
+    ftm_sched_set_packed(0);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* A dry run inside a budget counts toward the dry peak only; schedules
+ * built under an earlier budget count nothing when freed later; outside
+ * a budget a charge is always let through. */
+START_TEST(test_budget_nesting)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 3), 0);
+    size_t dry, sb, dry_in, sb_in, alone;
+    ck_assert_int_eq(ftm_allreduce_plan_mem("ring", &m, 1000, FTM_RED_SUM_F32, &dry, &sb), 0);
+    ftm_sched s;
+    ftm_sched_budget_begin(dry);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    ftm_sched_free(&s);
+    alone = ftm_sched_budget_end();
+    ck_assert_uint_ge(alone, sb);
+    ftm_sched_budget_begin(dry);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_plan_mem("ring", &m, 1000, FTM_RED_SUM_F32, &dry_in, &sb_in), 0);
+    ck_assert_uint_eq(dry_in, dry);
+    ck_assert_uint_eq(sb_in, sb);
+    ck_assert_uint_eq(ftm_sched_budget_end(), alone);
+    ftm_sched_budget_begin(10);
+    ftm_sched_free(&s); /* built under the budget before: not this one's */
+    ck_assert_int_eq(ftm_sched_budget_charge(10), 0);
+    ck_assert_int_eq(ftm_sched_budget_charge(11), FTM_ENOMEM);
+    ck_assert_uint_eq(ftm_sched_budget_end(), 11);
+    ck_assert_int_eq(ftm_sched_budget_charge((size_t)1 << 50), 0);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Model-only speed: 2d on a 32x32 torus with 400 MB builds and replays in
  * seconds (the bound is generous for sanitizer builds). */
 START_TEST(test_model_only_speed)
@@ -867,6 +970,8 @@ Suite *costmodel_suite(void)
     tcase_add_loop_test(tc, test_auto_bounded, 0, 2);
     tcase_add_test(tc, test_packed_exec_and_dry);
     tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
+    tcase_add_loop_test(tc, test_budget_build, 0, 4);
+    tcase_add_test(tc, test_budget_nesting);
     tcase_add_test(tc, test_tput_step_formula);
     tcase_add_test(tc, test_tput_rejects_bad_params);
     tcase_set_timeout(tc, 60);

@@ -55,7 +55,10 @@ FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
  * with no matching send, a route through a missing link), FTM_EHANG (the
  * schedule deadlocks) or FTM_ENOMEM. A dry schedule (sched.h) is not
  * replayed: its replay's memory is charged to the dry run, the result and
- * link_bytes are zeros and 0 is returned. */
+ * link_bytes are zeros and 0 is returned. Under a budget (sched.h) a
+ * replay is charged to it first: FTM_ENOMEM, before allocating, if it
+ * would not fit (an answer from the memo, ftm_cost_memo_put, charges
+ * nothing: it replays nothing). */
 FTM_EXTERN int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                    ftm_cost_result *res, uint64_t *link_bytes);
 

@@ -129,6 +129,8 @@ typedef struct ftm_sched {
     ftm_sched_watch watch; /* built under a watch (floor set), else zeroed */
     double *wsum;          /* watched: [2 * nchips] per chip the sum of its
                             * closed steps' longest sends, its open step's */
+    uint64_t budget;       /* the budget it was initialised under (0: none;
+                            * ftm_sched_budget_begin) */
 } ftm_sched;
 
 /* Packed schedules: the same programs in a few bytes per op instead of
@@ -206,6 +208,31 @@ FTM_EXTERN void ftm_sched_dry_charge(size_t bytes);
  * counts it again. Lets a dry run keep a schedule it would rebuild,
  * instead of rebuilding it. No effect on schedules built outside dry runs. */
 FTM_EXTERN void ftm_sched_dry_hide(ftm_sched *s, int hide);
+/* Budgets: a real build that stops before it grows past a limit, instead
+ * of a dry run first. Between ftm_sched_budget_begin and
+ * ftm_sched_budget_end, every schedule this thread initialises (not dry
+ * ones) is counted as a dry one is -- ftm_sched_mem_bytes of each not yet
+ * freed, through the same growth, packed code, trimming and freeing --
+ * and any growth of its arrays (ftm_sched_init included) that would take
+ * the live bytes past limit fails with FTM_ENOMEM before allocating; so
+ * does the cost model's replay of a budgeted build (ftm_cost_sched
+ * charges ftm_cost_mem_bytes with ftm_sched_budget_charge). The builder
+ * then returns FTM_ENOMEM and frees what it built, as on a failed malloc.
+ * ftm_sched_budget_end returns the peak of the live bytes (with charges);
+ * a refused growth or charge moves it too, to what the live bytes would
+ * have reached, so a peak above limit says the budget refused something.
+ * Where nothing is refused the peak is what a dry run of the same calls
+ * counts (ftm_allreduce_plan_mem) or less: a dry run knows no times, and
+ * where a builder picks the faster of two schedules it counts the larger.
+ * A dry run may run inside a budget: its schedules count toward the dry
+ * peak only. Schedules outliving the budget count nothing when freed.
+ * Per thread; not nested. */
+FTM_EXTERN void ftm_sched_budget_begin(size_t limit);
+FTM_EXTERN size_t ftm_sched_budget_end(void);
+/* Charges bytes held only for a moment on top of the live ones: FTM_ENOMEM
+ * if live + bytes exceeds the limit, else 0 (the peak moves in both
+ * cases). 0 and no effect outside a budget. */
+FTM_EXTERN int ftm_sched_budget_charge(size_t bytes);
 /* Frees chip's program (steps and ops) of s; the chip's step and op counts
  * become 0. Dry schedules too. */
 FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);

@@ -281,31 +281,34 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     return 0;
 }
 
-/* Refuses, BEFORE anything is built, what the build would not fit: a dry
- * run of the builders (ftm_allreduce_plan_mem) gives the most that the
- * schedules and their replays will hold at once, and the schedule a run
- * keeps beside its buffers, records and runtime. Same 3/4 rule. */
-static int check_plan(const ar_args *a, const char *algo, const ar_run *x)
+/* The refusal of a build that would not fit (CLI_EXIT_USAGE, after
+ * printing the estimate), or 0 where it would: a dry run of the builders
+ * (ftm_allreduce_plan_mem) gives the most that the schedules and their
+ * replays will hold at once, and the schedule a run keeps beside its
+ * buffers, records and runtime; at_least is the peak of a build a
+ * budget stopped (0: nothing was built). Same 3/4 rule. Called only when
+ * a refusal is likely: the dry run costs about a quarter of the build. */
+static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, double at_least)
 {
     double have = mem_have(), G = 1 << 30;
-    if (have <= 0)
-        return 0;
     size_t peak, sb;
     int err = ftm_allreduce_plan_mem(algo, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &peak, &sb);
     if (err)
         return err;
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
-    double build = (double)peak, sched = (double)sb;
+    double build = (double)peak > at_least ? (double)peak : at_least, sched = (double)sb;
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
     double need = build > run ? build : run;
     if (need > 0.75 * have)
         return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
                                "%.2f, building and modeling it %.2f, run %.2f GiB), more than "
-                               "3/4 of the %.1f GiB this process may use: nothing was built; use "
-                               "a smaller mesh%s or another --algo", algo,
-                               ftm_mesh_healthy_count(&x->m), need / G, sched / G, build / G,
-                               run / G, have / G, a->model_only ? "" : ", --size, --model-only");
+                               "3/4 of the %.1f GiB this process may use: %s; use a smaller "
+                               "mesh%s or another --algo", algo, ftm_mesh_healthy_count(&x->m),
+                               need / G, sched / G, build / G, run / G, have / G,
+                               at_least > 0 ? "stopped before it grew past the limit"
+                                            : "nothing was built",
+                               a->model_only ? "" : ", --size, --model-only");
     return 0;
 }
 
@@ -386,21 +389,56 @@ static int run(const ar_args *a, const char **algo, ar_run *x)
     return err;
 }
 
-static int run_chips(const ar_args *a, const char **algo, ar_run *x)
+/* auto's pick, then the schedule, built and modeled. */
+static int pick_and_model(const ar_args *a, const char **algo, ar_run *x)
 {
-    x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
-    if (!x->link_bytes)
-        return FTM_ENOMEM;
-    int err = check_plan(a, *algo, x);
-    if (err)
-        return err;
+    int err;
     if (strcmp(*algo, "auto") == 0) {
         if ((err = ftm_cost_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
             return err;
         if (!a->o.json)
             printf("# auto: picked %s (lowest modeled time)\n", *algo);
     }
-    if ((err = model_schedule(a, *algo, x)) || a->model_only)
+    return model_schedule(a, *algo, x);
+}
+
+/* pick_and_model under a budget of 3/4 of the memory this process may use
+ * (sched.h): a build or replay that would grow past it stops there, before
+ * allocating, and is refused with refuse_plan's estimate; none when no
+ * limit is known. A run whose buffers and records alone would not fit is
+ * refused before anything is built (its schedule is checked with them
+ * after the build, check_hold). */
+static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
+{
+    double have = mem_have();
+    const char *asked = *algo;
+    if (have <= 0)
+        return pick_and_model(a, algo, x);
+    ftm_allreduce_opts ao = { .algo = asked, .count = a->bytes / 4, .iters = (int)a->iters,
+                              .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
+    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > 0.75 * have)
+        return refuse_plan(a, asked, x, 0);
+    size_t limit = (size_t)(0.75 * have);
+    ftm_sched_budget_begin(limit);
+    int err = pick_and_model(a, algo, x);
+    size_t peak = ftm_sched_budget_end();
+    if (err != FTM_ENOMEM || peak <= limit)
+        return err; /* not the budget's refusal: reported as it is */
+    if (x->have_sched)
+        ftm_sched_free(&x->sched);
+    x->have_sched = 0;
+    *algo = asked;
+    err = refuse_plan(a, asked, x, (double)peak);
+    return err ? err : FTM_ENOMEM;
+}
+
+static int run_chips(const ar_args *a, const char **algo, ar_run *x)
+{
+    x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
+    if (!x->link_bytes)
+        return FTM_ENOMEM;
+    int err = model_budgeted(a, algo, x);
+    if (err || a->model_only)
         return err;
     ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,

@@ -390,13 +390,18 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     if (!s || !m || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
         p->hop_s < 0 || s->dry)
         return FTM_EINVAL;
+    /* under a budget (sched.h) the replay's arrays must fit beside the
+     * schedules, as a dry run counts them */
+    int rc = ftm_sched_budget_charge(ftm_cost_mem_bytes(s, m));
+    if (rc)
+        return rc;
     replay r;
     memset(&r, 0, sizeof r);
     r.s = s;
     r.m = m;
     r.p = *p;
     r.tm = tm;
-    int rc = replay_alloc(&r);
+    rc = replay_alloc(&r);
     if (!rc)
         rc = index_tags(&r);
     for (int c = 0; c < s->nchips && !rc; c++)

@@ -5,6 +5,7 @@
 #include "sched_int.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,15 +67,71 @@ void ftm_sched_dry_charge(size_t bytes)
         dry.peak = dry.live + bytes;
 }
 
-/* Counts a change of delta bytes in a dry schedule's arrays. */
+/* This thread's budget (sched.h): live bytes of the schedules initialised
+ * under it. gen tells them from schedules of an earlier budget, which
+ * must count nothing when freed (0: no budget). */
+static _Thread_local struct {
+    uint64_t gen;
+    size_t limit, live, peak;
+} budget;
+
+void ftm_sched_budget_begin(size_t limit)
+{
+    static _Atomic uint64_t gens;
+    budget.gen = atomic_fetch_add_explicit(&gens, 1, memory_order_relaxed) + 1;
+    budget.limit = limit;
+    budget.live = budget.peak = 0;
+}
+
+size_t ftm_sched_budget_end(void)
+{
+    budget.gen = 0;
+    return budget.peak;
+}
+
+/* live + bytes against the limit; the peak moves even when refused. */
+static int budget_try(size_t bytes)
+{
+    size_t want = budget.live + bytes < budget.live ? SIZE_MAX : budget.live + bytes;
+    if (want > budget.peak)
+        budget.peak = want;
+    return want > budget.limit ? FTM_ENOMEM : 0;
+}
+
+int ftm_sched_budget_charge(size_t bytes)
+{
+    return budget.gen ? budget_try(bytes) : 0;
+}
+
+static int budgeted(const ftm_sched *s)
+{
+    return !s->dry && s->budget && s->budget == budget.gen;
+}
+
+/* Before s's arrays grow by more bytes: FTM_ENOMEM if that would take its
+ * budget past the limit (then nothing may be allocated). */
+int sched_room(const ftm_sched *s, size_t more)
+{
+    return budgeted(s) ? budget_try(more) : 0;
+}
+
+/* Counts a change of a dry or budgeted schedule's arrays. */
 void sched_acct(const ftm_sched *s, size_t more, size_t less)
 {
-    if (s->dry != 1)
+    size_t *live, *peak;
+    if (s->dry == 1) {
+        live = &dry.live;
+        peak = &dry.peak;
+    } else if (budgeted(s)) {
+        live = &budget.live;
+        peak = &budget.peak;
+    } else {
         return;
-    dry.live += more;
-    dry.live = dry.live > less ? dry.live - less : 0;
-    if (dry.live > dry.peak)
-        dry.peak = dry.live;
+    }
+    *live += more;
+    *live = *live > less ? *live - less : 0;
+    if (*live > *peak)
+        *peak = *live;
 }
 
 /* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
@@ -93,6 +150,8 @@ void ftm_sched_dry_hide(ftm_sched *s, int hide)
  * as for a dry schedule's steps and ops). */
 static int set_cap(const ftm_sched *s, void **p, int *cap, int nc, size_t sz, int store)
 {
+    if (nc > *cap && sched_room(s, (size_t)(nc - *cap) * sz))
+        return FTM_ENOMEM;
     if (store) {
         void *q = realloc(*p, (size_t)nc * sz);
         if (!q)
@@ -127,6 +186,8 @@ int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact
         while (nc < need)
             nc *= 2;
     }
+    if (nc > p->cap_code && sched_room(s, nc - p->cap_code))
+        return FTM_ENOMEM;
     if (!s->dry) {
         unsigned char *q = realloc(p->code, nc ? nc : 1);
         if (!q)
@@ -156,17 +217,21 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     if (nchips < 1 || nchips > FTM_SCHED_MAX_IDS || bytes >= FTM_SCHED_MAX_BYTES)
         return FTM_EINVAL;
     memset(s, 0, sizeof *s);
-    s->prog = calloc((size_t)nchips, sizeof *s->prog);
-    if (!s->prog)
+    s->dry = dry.on;
+    s->budget = budget.gen;
+    if (sched_room(s, sizeof *s + (size_t)nchips * sizeof *s->prog) ||
+        !(s->prog = calloc((size_t)nchips, sizeof *s->prog))) {
+        memset(s, 0, sizeof *s);
         return FTM_ENOMEM;
+    }
     s->algo = algo;
     s->nchips = nchips;
     s->bytes = bytes;
-    s->dry = dry.on;
     s->packed = sched_pack_on();
     if (watch_on && !dry.on) { /* O(chips), like prog: not worth counting apart */
         if (!(s->wsum = calloc(2 * (size_t)nchips, sizeof *s->wsum))) {
             free(s->prog);
+            memset(s, 0, sizeof *s);
             return FTM_ENOMEM;
         }
         s->watch = *watch_on;

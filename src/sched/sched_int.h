@@ -4,8 +4,12 @@
 
 #include "ftmesh/sched.h"
 
-/* Counts a change of a dry schedule's arrays: more bytes held, less freed. */
+/* Counts a change of a dry or budgeted schedule's arrays: more bytes held,
+ * less freed. */
 void sched_acct(const ftm_sched *s, size_t more, size_t less);
+/* Asked before s's arrays grow by more bytes, before allocating: FTM_ENOMEM
+ * where a budget (ftm_sched_budget_begin) refuses it, else 0. */
+int sched_room(const ftm_sched *s, size_t more);
 
 /* Packed programs (sched_pack.c). */
 int sched_pack_on(void);

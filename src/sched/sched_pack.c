@@ -104,6 +104,8 @@ static int phase_id(ftm_sched *s, const char *phase)
             return i;
     if (s->nphases == s->cap_phases) {
         int nc = s->cap_phases ? 2 * s->cap_phases : 8;
+        if (sched_room(s, sizeof *s->phases * (size_t)(nc - s->cap_phases)))
+            return FTM_ENOMEM;
         const char **q = realloc(s->phases, sizeof *q * (size_t)nc);
         if (!q)
             return FTM_ENOMEM;
