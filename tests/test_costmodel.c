@@ -497,15 +497,10 @@ END_TEST
  * fallback's use of it is checked by test_fallback_same (its 2d,
  * 2d-concurrent and 2d-lines builds on meshes 1-4 stop where the ring
  * wins). */
-static double w_floor(const void *ctx, int nhops, size_t len, int self_sum)
-{
-    return ftm_cost_send_floor(ctx, nhops, len, self_sum);
-}
-
 static int w_build(const char *algo, const ftm_mesh *m, size_t count, double limit,
                    ftm_sched *s, const ftm_cost_params *cp)
 {
-    ftm_sched_watch w = { w_floor, cp, limit };
+    ftm_sched_watch w = { ftm_cost_watch_floor, cp, limit };
     const ftm_sched_watch *was = ftm_sched_set_watch(&w);
     ck_assert_ptr_null(was);
     int rc = ftm_allreduce_find(algo)->build(s, m, count, FTM_RED_SUM_F32);
@@ -554,18 +549,21 @@ END_TEST
  * (a watch, sched.h; the 2-D fallbacks under it, allreduce_2d_fallback.c):
  * the pick is still the first fastest of the registry, at its time to the
  * bit, on the fallback's meshes (crowded ones too) and sizes where the
- * tree, the ring and 2-D schedules win; with the defaults (under which the
- * 2-D fallbacks decide with the caller's limit) and with other parameters
- * (under which they do not). */
+ * tree, the ring and 2-D schedules win, and on a torus of more than 256
+ * chips with two faults (no fallback: the 2-D builders' own choices under
+ * auto's watch); with the defaults (under which the 2-D builds take
+ * auto's limit) and with other parameters (under which they are built in
+ * full). */
 START_TEST(test_auto_bounded)
 {
     ftm_cost_params cp = { 50e9, 3e-6, 400e9 };
     if (_i)
         ftm_cost_defaults(&cp);
     static const size_t COUNTS[3] = { 100, 262144, 4000000 };
-    for (int i = 0; i < 5; i++)
+    static const int BIG[4] = { 18, 18, 1, 2 }; /* > 256 chips, few faults: no fallback */
+    for (int i = 0; i < 6; i++)
         for (int k = 0; k < 3; k++) {
-            const int *d = FB_MESH[i];
+            const int *d = i < 5 ? FB_MESH[i] : BIG;
             ftm_mesh m;
             ck_assert_int_eq(ftm_mesh_init(&m, d[0], d[1], d[2]), 0);
             ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + i), 0);

@@ -100,13 +100,11 @@ FTM_EXTERN int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ft
 FTM_EXTERN int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m,
                                     const ftm_cost_params *p, double *lb);
 
-/* The least time a send of nhops hops and len bytes takes with p (a 0-hop
- * one: a memory copy), plus its own reduction when self_sum (a 0-hop send
- * summed into its own chip): the term ftm_cost_lower_bound sums, and the
- * floor of a build watch (sched.h: ftm_sched_set_watch). */
-FTM_EXTERN double ftm_cost_send_floor(const ftm_cost_params *p, int nhops, size_t len,
-                                      int self_sum);
-/* The same as a watch's floor (ftm_sched_watch), ctx a ftm_cost_params. */
+/* The least time a send of nhops hops and len bytes takes with the
+ * parameters ctx points to (a ftm_cost_params; a 0-hop send: a memory
+ * copy), plus its own reduction when self_sum (a 0-hop send summed into
+ * its own chip): the term ftm_cost_lower_bound sums, in the form of a
+ * build watch's floor (sched.h: ftm_sched_set_watch). */
 FTM_EXTERN double ftm_cost_watch_floor(const void *ctx, int nhops, size_t len, int self_sum);
 
 #endif

@@ -13,7 +13,8 @@
  *
  * Part of the router (src/router/plan2d.c). The plan owns its bands, their
  * owners arrays and rings: release everything with ftm_plan2d_free. The
- * planner keeps nothing between calls and is reentrant.
+ * planner is reentrant; what it keeps between calls is the router's (per
+ * thread, router.h).
  */
 #ifndef FTMESH_PLAN2D_H
 #define FTMESH_PLAN2D_H

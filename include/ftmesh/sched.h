@@ -96,9 +96,9 @@ typedef struct ftm_chip_prog {
     int cur_nops;         /* ops in the open step */
 } ftm_chip_prog;
 
-/* A watch on builds (ftm_sched_set_watch): floor gives the least time a
- * send of nhops hops and len bytes can take (plus its own reduction when
- * self_sum: a 0-hop send that sums into its own chip); ctx is its. */
+/* A watch on builds (ftm_sched_set_watch): floor(ctx, ...) gives the
+ * least time a send of nhops hops and len bytes can take (plus its own
+ * reduction when self_sum: a 0-hop send that sums into its own chip). */
 typedef struct ftm_sched_watch {
     double (*floor)(const void *ctx, int nhops, size_t len, int self_sum);
     const void *ctx;
@@ -126,7 +126,7 @@ typedef struct ftm_sched {
                             * cost model's memo of its last replay is keyed
                             * by serial and nchange: code that edits programs
                             * in place must bump it) */
-    ftm_sched_watch watch; /* built under a watch (floor set), else zeroed */
+    const ftm_sched_watch *watch; /* the watch it was built under, or NULL */
     double *wsum;          /* watched: [2 * nchips] per chip the sum of its
                             * closed steps' longest sends, its open step's */
     uint64_t budget;       /* the budget it was initialised under (0: none;
@@ -255,8 +255,9 @@ FTM_EXTERN int ftm_sched_dry_active(void);
  * returns FTM_ESTOPPED and the builder fails with it: the schedule's
  * modeled time is above the limit. The 2-D fallback sets the limit to the
  * ring's modeled time, so a 2-D schedule that cannot beat the ring is not
- * finished. The schedule copies *w (w->ctx must outlive its build);
- * ftm_sched_unwatch forgets the watch and frees the sums. */
+ * finished. A schedule reads its watch (which the caller keeps alive while
+ * it is set) only while that watch is this thread's;
+ * ftm_sched_unwatch frees the sums. */
 FTM_EXTERN const ftm_sched_watch *ftm_sched_set_watch(const ftm_sched_watch *w);
 FTM_EXTERN void ftm_sched_unwatch(ftm_sched *s);
 

@@ -285,12 +285,14 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
  * printing the estimate), or 0 where it would: a dry run of the builders
  * (ftm_allreduce_plan_mem) gives the most that the schedules and their
  * replays will hold at once, and the schedule a run keeps beside its
- * buffers, records and runtime; at_least is the peak of a build a
+ * buffers, records and runtime, against have (the memory this process
+ * may use, as the budget had it); at_least is the peak of a build a
  * budget stopped (0: nothing was built). Same 3/4 rule. Called only when
  * a refusal is likely: the dry run costs about a quarter of the build. */
-static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, double at_least)
+static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, double have,
+                       double at_least)
 {
-    double have = mem_have(), G = 1 << 30;
+    double G = 1 << 30;
     size_t peak, sb;
     int err = ftm_allreduce_plan_mem(algo, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &peak, &sb);
     if (err)
@@ -417,7 +419,7 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
     ftm_allreduce_opts ao = { .algo = asked, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
     if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > 0.75 * have)
-        return refuse_plan(a, asked, x, 0);
+        return refuse_plan(a, asked, x, have, 0);
     size_t limit = (size_t)(0.75 * have);
     ftm_sched_budget_begin(limit);
     int err = pick_and_model(a, algo, x);
@@ -428,7 +430,7 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
         ftm_sched_free(&x->sched);
     x->have_sched = 0;
     *algo = asked;
-    err = refuse_plan(a, asked, x, (double)peak);
+    err = refuse_plan(a, asked, x, have, (double)peak);
     return err ? err : FTM_ENOMEM;
 }
 

@@ -89,7 +89,7 @@ static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
  * 2d-concurrent and 2d-lines (auto tries all three) on the same mesh
  * then replay the ring once: a rebuild has the same bits, and the cost
  * model is told its figures (ftm_cost_memo_put). Freed with its thread. */
-typedef struct ring_memo {
+typedef struct ring_model {
     int valid;
     ftm_mesh m;
     size_t count;
@@ -97,19 +97,20 @@ typedef struct ring_memo {
     ftm_cost_params p;
     ftm_cost_result r;
     uint64_t *lb;
-} ring_memo;
+} ring_model;
 
-static _Thread_local ring_memo *rmemo;
+static _Thread_local ring_model *rmemo;
 static pthread_once_t rmemo_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rmemo_key;
 
 static void rmemo_drop(void *v)
 {
-    ring_memo *r = v;
+    ring_model *r = v;
     if (r->valid)
         ftm_mesh_free(&r->m);
     free(r->lb);
     free(r);
+    rmemo = NULL; /* a destructor after this one may still model */
 }
 
 static void rmemo_key_make(void)
@@ -181,17 +182,17 @@ static int build_watched(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red 
                          ftm_allreduce_build_fn build, const ftm_cost_params *p, double ring_s)
 {
     ftm_sched_watch w = { ftm_cost_watch_floor, p, ring_s };
-    ftm_sched_set_watch(&w);
+    const ftm_sched_watch *was = ftm_sched_set_watch(&w);
     memset(s, 0, sizeof *s);
     int rc = build(s, m, count, red);
-    ftm_sched_set_watch(NULL);
+    ftm_sched_set_watch(was);
     if (!rc)
         ftm_sched_unwatch(s);
     return rc;
 }
 
 /* The ring is modeled first (once per mesh and size on this thread, see
- * ring_memo); then the 2-D schedule is built under a watch (sched.h)
+ * ring_model); then the 2-D schedule is built under a watch (sched.h)
  * that stops it as soon as a chip's bound (ftm_cost_lower_bound's sum, so
  * far) passes the ring's time: where the ring wins on a crowded mesh the
  * 2-D schedule is not finished (64x64 torus, 400 dead chips: its bound
@@ -259,28 +260,44 @@ static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
     return w && w->floor == ftm_cost_watch_floor && memcmp(w->ctx, p, sizeof *p) == 0;
 }
 
+/* The plain build, under w. */
+static int build_under(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                       ftm_allreduce_build_fn build, const ftm_sched_watch *w)
+{
+    ftm_sched_set_watch(w);
+    int rc = build(s, m, count, red);
+    ftm_sched_set_watch(NULL);
+    if (!rc)
+        ftm_sched_unwatch(s);
+    return rc;
+}
+
+/* The builders choose between their own variants (2d-lines: one-way rows
+ * or not, lines or 2d-concurrent) and the fallback between 2-D and ring by
+ * the defaults; a caller's watch with other parameters could stop the
+ * variant they would keep and so change the schedule, so it is taken off
+ * (auto with other cost parameters builds such candidates in full). */
 int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
                        ftm_allreduce_build_fn build, const char *name)
 {
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    if (!worth_checking(m))
-        return build(s, m, count, red);
-    if (ftm_sched_dry_active()) {
-        int rc = build(s, m, count, red);
-        if (!rc && (rc = dry_fallback(s, m, count, red, &p)))
-            ftm_sched_free(s);
-        return rc;
-    }
-    /* the caller's watch is taken off: the fallback's own decide */
     const ftm_sched_watch *outer = ftm_sched_set_watch(NULL);
+    const ftm_sched_watch *w = same_params(outer, &p) ? outer : NULL;
     int done = 0, rc = 0;
-    if (same_params(outer, &p))
-        rc = under_limit(s, m, count, red, build, name, &p, outer, &done);
-    if (!rc && !done)
-        rc = checked(s, m, count, red, build, name, &p);
-    if (rc)
-        ftm_sched_free(s);
+    if (!worth_checking(m)) {
+        rc = build_under(s, m, count, red, build, w);
+    } else if (ftm_sched_dry_active()) {
+        if (!(rc = build(s, m, count, red)) && (rc = dry_fallback(s, m, count, red, &p)))
+            ftm_sched_free(s);
+    } else {
+        if (w)
+            rc = under_limit(s, m, count, red, build, name, &p, w, &done);
+        if (!rc && !done)
+            rc = checked(s, m, count, red, build, name, &p);
+        if (rc)
+            ftm_sched_free(s);
+    }
     ftm_sched_set_watch(outer);
     return rc;
 }

@@ -561,7 +561,8 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
     return rc;
 }
 
-double ftm_cost_send_floor(const ftm_cost_params *p, int nhops, size_t len, int self_sum)
+/* The least time a send takes (ftm_cost_watch_floor). */
+static double send_floor(const ftm_cost_params *p, int nhops, size_t len, int self_sum)
 {
     double d = nhops == 0 ? (double)len / p->hbm_Bps
                           : (double)nhops * p->hop_s + (double)len / p->link_Bps;
@@ -570,7 +571,7 @@ double ftm_cost_send_floor(const ftm_cost_params *p, int nhops, size_t len, int 
 
 double ftm_cost_watch_floor(const void *ctx, int nhops, size_t len, int self_sum)
 {
-    return ftm_cost_send_floor(ctx, nhops, len, self_sum);
+    return send_floor(ctx, nhops, len, self_sum);
 }
 
 /* The least time one step of chip c can last: its longest send. */
@@ -582,7 +583,7 @@ static double step_floor(const ftm_sched *s, const ftm_cost_params *p, const ftm
         const ftm_op *op = &v->ops[k];
         if (op->kind != FTM_OP_SEND)
             continue;
-        double d = ftm_cost_send_floor(p, s->routes[op->route].nhops, op->len,
+        double d = send_floor(p, s->routes[op->route].nhops, op->len,
                                        op->peer == c && op->red != FTM_RED_COPY);
         most = d > most ? d : most;
     }

@@ -17,11 +17,12 @@ static int quality_better(const ftm_ring_quality *a, const ftm_ring_quality *b)
 }
 
 /* The router is deterministic, so a mesh asked again gets a copy of the
- * ring it got before: this thread keeps its last two meshes' rings (a
- * mesh and its transpose: 2d-concurrent plans both). --algo auto asks for
- * the same ring up to ten times (the ring and bidir builders, the 2-D
- * fallbacks, the bands of a crowded mesh): 0.65 s each on a 64x64 torus
- * with 400 dead chips. Freed with the thread. */
+ * ring it got before: this thread keeps the rings of the last two meshes
+ * it asked for (a mesh and its transpose: 2d-concurrent plans both).
+ * --algo auto asks for the same ring up to ten times (the ring and bidir
+ * builders, the 2-D fallbacks, and the 2-D plan when faults merge the
+ * whole mesh into one band, whose ring is the mesh's): 0.65 s each on a
+ * 64x64 torus with 400 dead chips. Freed with the thread. */
 typedef struct ring_memo {
     int valid[2], last;
     ftm_mesh m[2];
@@ -41,6 +42,7 @@ static void memo_drop(void *v)
             ftm_ring_free(&x->r[i]);
         }
     free(x);
+    memo = NULL; /* a destructor after this one may still ask */
 }
 
 static void memo_key_make(void)
@@ -61,6 +63,7 @@ static int memo_get(const ftm_mesh *m, ftm_ring *ring, int *rc)
         if (memo->valid[i] && ftm_mesh_same(&memo->m[i], m)) {
             if ((*rc = ring_copy(ring, &memo->r[i])))
                 ftm_ring_free(ring);
+            memo->last = i; /* the other one goes first */
             return 1;
         }
     return 0;

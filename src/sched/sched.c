@@ -41,18 +41,22 @@ void ftm_sched_unwatch(ftm_sched *s)
 {
     free(s->wsum);
     s->wsum = NULL;
-    memset(&s->watch, 0, sizeof s->watch);
+    s->watch = NULL;
 }
 
 /* Chip's bound with a send of route r and len bytes in its open step: 1
- * once it passes the watch's limit. */
+ * once it passes the watch's limit. The watch is read only while it is
+ * still this thread's (its caller keeps it alive until then). */
 static int watch_send(ftm_sched *s, const ftm_route *r, size_t len, ftm_red red)
 {
-    double d = s->watch.floor(s->watch.ctx, r->nhops, len, r->src == r->dst && red != FTM_RED_COPY);
+    const ftm_sched_watch *wt = s->watch;
+    if (wt != watch_on)
+        return 0;
+    double d = wt->floor(wt->ctx, r->nhops, len, r->src == r->dst && red != FTM_RED_COPY);
     double *w = &s->wsum[2 * r->src];
     if (d > w[1])
         w[1] = d;
-    return s->watch.limit < (w[0] + w[1]) * (1 - 1e-9);
+    return wt->limit < (w[0] + w[1]) * (1 - 1e-9);
 }
 
 size_t ftm_sched_dry_end(void)
@@ -234,7 +238,7 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
             memset(s, 0, sizeof *s);
             return FTM_ENOMEM;
         }
-        s->watch = *watch_on;
+        s->watch = watch_on;
     }
     static _Atomic uint64_t serials;
     s->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
