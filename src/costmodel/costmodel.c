@@ -57,6 +57,8 @@ typedef struct replay {
     chip_st *st;          /* [nchips] */
     double *tg;           /* [ntags] */
     double *link_free;    /* [nchips * 4] */
+    int *nbr;             /* [nchips * 4] ftm_mesh_neighbor, looked up once
+                           * (it divides: a quarter of a ring replay's time) */
     uint64_t *lbytes;     /* [nchips * 4] */
     ev *heap;
     int nheap;
@@ -166,7 +168,7 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
         int at = c;
         for (int h = 0; h < rt->nhops; h++) {
             int d = r->s->dirs[rt->first + h];
-            int nb = ftm_mesh_neighbor(r->m, at, d);
+            int nb = r->nbr[at * FTM_NDIRS + d];
             if (nb < 0)
                 return FTM_EINVAL;
             double f = r->link_free[at * FTM_NDIRS + d];
@@ -182,7 +184,7 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
             int d = r->s->dirs[rt->first + h];
             r->link_free[at * FTM_NDIRS + d] = start + dur;
             r->lbytes[at * FTM_NDIRS + d] += op->len;
-            at = ftm_mesh_neighbor(r->m, at, d);
+            at = r->nbr[at * FTM_NDIRS + d];
         }
     }
     *finish = start + dur;
@@ -267,6 +269,7 @@ static void replay_free(replay *r)
     free(r->st);
     free(r->tg);
     free(r->link_free);
+    free(r->nbr);
     free(r->lbytes);
     free(r->heap);
     ftm_sched_view_free(&r->view);
@@ -337,10 +340,13 @@ static int replay_alloc(replay *r)
     r->st = calloc((size_t)s->nchips, sizeof *r->st);
     r->tg = malloc(nt * sizeof *r->tg);
     r->link_free = calloc(nl, sizeof *r->link_free);
+    r->nbr = malloc(nl * sizeof *r->nbr);
     r->lbytes = calloc(nl, sizeof *r->lbytes);
     r->heap = malloc((size_t)s->nchips * sizeof *r->heap);
-    if (!r->st || !r->tg || !r->link_free || !r->lbytes || !r->heap)
+    if (!r->st || !r->tg || !r->link_free || !r->nbr || !r->lbytes || !r->heap)
         return FTM_ENOMEM;
+    for (size_t l = 0; l < nl; l++)
+        r->nbr[l] = ftm_mesh_neighbor(r->m, (int)(l / FTM_NDIRS), (int)(l % FTM_NDIRS));
     for (size_t t = 0; t < nt; t++)
         r->tg[t] = TAG_UNSEEN;
     return 0;
@@ -434,7 +440,7 @@ size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
     size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
     size_t view = s->packed ? (size_t)s->max_step_ops * sizeof(ftm_op) : 0;
     return (size_t)s->nchips * (sizeof(chip_st) + sizeof(ev)) + nt * sizeof(double) +
-           (2 * nt + 7) / 8 + nl * (sizeof(double) + sizeof(uint64_t)) + view;
+           (2 * nt + 7) / 8 + nl * (sizeof(double) + sizeof(int) + sizeof(uint64_t)) + view;
 }
 
 /* This thread's last successful replay: asked again for the same
