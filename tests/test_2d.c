@@ -284,7 +284,9 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
 
 START_TEST(test_lines_torus_faults)
 {
-    static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 } };
+    /* 6x10 and 6x16: the transposed half's rows are shorter, so it runs
+     * its row phase as 2 and 3 passes (match_passes) */
+    static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 }, { 6, 16 } };
     for (int f = 0; f < 11; f++)
         for (int k = 1; k <= 5; k++)
             lines_case(dims[_i][0], dims[_i][1], f, k, k == 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32);
@@ -524,11 +526,11 @@ START_TEST(test_lines_pod_bounds)
 {
     /* [mesh][model] largest overhead measured over the three faults,
      * rounded up by about 3 points (ftmesh sweep, README). */
-    static const double bound[2][2] = { { 0.54, 0.29 }, { 0.63, 0.32 } };
+    static const double bound[2][2] = { { 0.66, 0.35 }, { 0.63, 0.32 } };
     static const size_t count[2] = { 25600000, 340000000 };
     /* _i >= 12: two dead hosts half a torus apart (sweep --throughput's
      * scenario), 32x32 ResNet-50 and BERT-large, 16x32 BERT-large. */
-    static const double two_hosts[3] = { 0.72, 0.40, 0.45 };
+    static const double two_hosts[3] = { 0.72, 0.40, 0.49 };
     int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
     int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
     double b = two ? two_hosts[_i - 12] : bound[mi][md];
@@ -564,6 +566,26 @@ START_TEST(test_lines_pod_bounds)
     ck_assert_uint_le(own.max_link_bytes, (uint64_t)lim);
     ftm_mesh_free(&m);
     ftm_mesh_free(&h);
+}
+END_TEST
+
+/* Healthy, 2d-lines moves the same bytes per link on the 16x32 torus
+ * as on the 32x32 one, so it takes about as long: the transposed half's
+ * 16-chip rows run their row phase in two passes, so that its steps are
+ * as long as the 32-chip rows' (before: 10.684 / 0.891 ms on 16x32
+ * against 7.272 / 0.634 on 32x32, +47% and +41%; now +2.9% / +2.5%). */
+START_TEST(test_lines_pod_steps_matched)
+{
+    static const size_t count[2] = { 25600000, 340000000 };
+    if (sanitizer_scale())
+        return;
+    ftm_mesh a, b;
+    ck_assert_int_eq(ftm_mesh_init(&a, 16, 32, 1), 0);
+    ck_assert_int_eq(ftm_mesh_init(&b, 32, 32, 1), 0);
+    double ta = model_algo("2d-lines", &a, count[_i]), tb = model_algo("2d-lines", &b, count[_i]);
+    ck_assert_msg(ta <= 1.05 * tb, "16x32 %.3f ms, 32x32 %.3f ms", ta * 1e3, tb * 1e3);
+    ftm_mesh_free(&a);
+    ftm_mesh_free(&b);
 }
 END_TEST
 
@@ -777,7 +799,7 @@ Suite *twod_suite(void)
     TCase *tc = tcase_create("sweep");
     tcase_add_loop_test(tc, test_sweep_exact, 0, 70);
     tcase_add_loop_test(tc, test_lines_sweep_exact, 0, 70);
-    tcase_add_loop_test(tc, test_lines_torus_faults, 0, 3);
+    tcase_add_loop_test(tc, test_lines_torus_faults, 0, 4);
     tcase_add_test(tc, test_int64_exact);
     tcase_add_loop_test(tc, test_closed_form_healthy_torus, 0, 16);
     tcase_add_loop_test(tc, test_closed_form_concurrent, 0, 6);
@@ -788,6 +810,7 @@ Suite *twod_suite(void)
     tcase_add_loop_test(tm, test_dead_host_target, 0, 3);
     tcase_add_test(tm, test_pod_busbw);
     tcase_add_loop_test(tm, test_lines_pod_bounds, 0, 15);
+    tcase_add_loop_test(tm, test_lines_pod_steps_matched, 0, 2);
     tcase_add_loop_test(tm, test_healthy_no_alternate, 0, 2);
     tcase_add_test(tm, test_band_router_ring);
     tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);

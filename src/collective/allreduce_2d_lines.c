@@ -299,8 +299,29 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
             int c = tr ? ftm_mesh_row(m, a) : ftm_mesh_col(m, a);
             h->pos[r * C + c] = i;
         }
+    h->np = 1;
+    h->p1 = h->P1 > 0 ? h->P1 : 1;
     h->D = h->P1 + h->P23 + 1; /* the caller makes both halves' D equal */
     return rc;
+}
+
+/* Both halves run their row phases in the same steps, and a chip's step
+ * lasts as long as its longest transfer. A half whose rows are shorter
+ * (the 16-chip columns of a 16x32 torus, against 32-chip rows) has as
+ * much to move in fewer steps, each larger: alone, its steps would hold
+ * the other half's up (16x32, BERT-large: 15 steps of 237 us beside 31 of
+ * 119 us). So it runs its row phase as np passes, each over part of every
+ * owner's block, np the ratio of the row phases' steps: then the steps
+ * carry alike. The column phase is unchanged (after all passes each owner
+ * holds its whole block). */
+static void match_passes(half *h)
+{
+    int P = h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1;
+    for (int a = 0; a < 2; a++) {
+        h[a].np = h[a].P1 > 0 ? (2 * P + h[a].P1) / (2 * h[a].P1) : 1;
+        h[a].P1 = h[a].np * h[a].p1;
+        h[a].D = h[a].P1 + h[a].P23 + 1;
+    }
 }
 
 /* A reducing transfer longer than o->split elements goes as two halves:
@@ -423,6 +444,14 @@ void ar2d_lchunk(const half *h, int c, size_t *cf, size_t *cn)
     *cf += h->first;
 }
 
+void ar2d_lpart(size_t *f, size_t *n, int q, int nq)
+{
+    size_t pf, pn;
+    ftm_sched_block(*n, nq, q, &pf, &pn);
+    *f += pf;
+    *n = pn;
+}
+
 /* 1 when the whole rows' rings of a chunk of cn elements run one-way
  * (reduce-scatter forward, all-gather backward, whole ranges) rather than
  * as two half rings: pipelined (k > 1), a ring's reduce-scatter step runs
@@ -436,17 +465,20 @@ void ar2d_lchunk(const half *h, int c, size_t *cf, size_t *cn)
 static int ring_uni(const half *h, own *o, size_t cn)
 {
     size_t bmax = (cn + (size_t)h->U - 1) / (size_t)h->U;
+    bmax = (bmax + (size_t)h->np - 1) / (size_t)h->np; /* one pass's */
     int u = o->uni && h->k > 1 && (!o->split || bmax <= o->split);
     o->used_uni |= u;
     return u;
 }
 
-/* Row phase step t of chunk c: reduce-scatter (ag = 0) or all-gather. */
+/* Row phase step t of chunk c: reduce-scatter (ag = 0) or all-gather;
+ * pass t / p1 of np, each pass part of every owner's block. */
 static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
 {
     size_t cf, cn;
     ar2d_lchunk(h, c, &cf, &cn);
-    int rc = 0, C = h->v.cols, uni = ring_uni(h, o, cn);
+    int rc = 0, C = h->v.cols, uni = ring_uni(h, o, cn), q = t / h->p1;
+    t %= h->p1;
     for (int r = 0; r < h->v.rows && !rc; r++) {
         const seg *g = &h->row[r];
         if (g->n < 2 || t >= (g->ring ? g->n - 1 : g->n))
@@ -457,6 +489,7 @@ static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
             int p = h->pos[r * C + h->ucol[u]];
             ftm_sched_block(cn, h->U, u, &o->f[p], &o->len[p]);
             o->f[p] += cf;
+            ar2d_lpart(&o->f[p], &o->len[p], q, h->np);
         }
         if (g->ring)
             rc = ring_bidir(s, g, o, ag ? g->n - 1 + t : t, uni);
@@ -666,6 +699,7 @@ static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
         memset(&h[1], 0, sizeof h[1]);
     if (!rc) {
         split(h, count);
+        match_passes(h);
         h[0].k = h[1].k = k > 0 ? k : pick_chunks(h, count * elem);
     }
     int L = m->rows > m->cols ? m->rows : m->cols;

@@ -38,7 +38,8 @@ typedef struct ar2d_lhalf {
     int *pos;              /* [v.rows * v.cols] position of (r, c) in its row, or -1 */
     ar2d_lseg *xs;         /* [nxs] segments of rows cut more than once */
     int nxs, P1s;          /* and their longest */
-    int P1, P23;           /* row and column phase steps */
+    int P1, P23;           /* row and column phase steps (P1: all passes) */
+    int np, p1;            /* row phase passes per chunk, steps of one */
     int D;                 /* chunk c starts at step c * D; its row
                             * all-gather at c * D + D - 1 */
 } ar2d_lhalf;
@@ -69,6 +70,8 @@ int ar2d_line_rs(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int t);
 int ar2d_line_ag(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int t);
 /* Chunk c's range of half h. */
 void ar2d_lchunk(const ar2d_lhalf *h, int c, size_t *cf, size_t *cn);
+/* Part q of nq of the range [*f, *f + *n). */
+void ar2d_lpart(size_t *f, size_t *n, int q, int nq);
 
 /* allreduce_2d_segs.c. Segment i of a row as its chips (run), appended to
  * h->xs. */

@@ -158,15 +158,6 @@ static size_t foreign(const ar2d_lhalf *h, const ar2d_lseg *g, size_t cn, size_t
     return fl;
 }
 
-/* Part q of nq of the range [*f, *f + *n). */
-static void part(size_t *f, size_t *n, int q, int nq)
-{
-    size_t pf, pn;
-    ftm_sched_block(*n, nq, q, &pf, &pn);
-    *f += pf;
-    *n = pn;
-}
-
 /* Position ranges of g for part q of nq of chunk c: its own block (usable
  * columns) in f/len, its piece of the foreign share (one or two pieces:
  * the share may wrap round the chunk's end) in xf/xn. */
@@ -181,11 +172,11 @@ static void seg_ranges(const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, in
         if (u >= 0) {
             ftm_sched_block(cn, h->U, u, &o->f[i], &o->len[i]);
             o->f[i] += cf;
-            part(&o->f[i], &o->len[i], q, nq);
+            ar2d_lpart(&o->f[i], &o->len[i], q, nq);
         }
         size_t off, len;
         ftm_sched_block(fl, g->n, i, &off, &len);
-        part(&off, &len, q, nq);
+        ar2d_lpart(&off, &len, q, nq);
         size_t st = (e0 + off) % (cn ? cn : 1), a = len < cn - st ? len : cn - st;
         o->xf[2 * i] = cf + st;
         o->xn[2 * i] = a;
