@@ -34,6 +34,10 @@
  * last all-gather run alone (1/k of the bandwidth term) and k times the
  * column phase's steps (latency).
  *
+ * A half whose rows are shorter than the other's (the 16x32 torus' columns)
+ * runs its row phase in passes, so that both halves' steps carry alike
+ * (match_passes).
+ *
  * Rows that are whole (torus) stay bidirectional rings (half of each
  * owner's range on each direction; pipelined with small ranges, one-way
  * where that models faster: ring_uni). The column phase runs on USABLE
