@@ -321,8 +321,10 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
 static void match_passes(half *h)
 {
     int P = h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1;
-    for (int a = 0; a < 2; a++) {
-        h[a].np = h[a].P1 > 0 ? (2 * P + h[a].P1) / (2 * h[a].P1) : 1;
+    for (int a = 0; a < 2 && P > 0; a++) {
+        if (h[a].P1 == 0) /* no row of two chips: nothing to pass */
+            continue;
+        h[a].np = (2 * P + h[a].P1) / (2 * h[a].P1);
         h[a].P1 = h[a].np * h[a].p1;
         h[a].D = h[a].P1 + h[a].P23 + 1;
     }
