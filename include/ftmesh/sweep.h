@@ -1,6 +1,7 @@
 /* The paper's scenario table (Kumar & Jouppi 2020): modeled allreduce
- * time of every algorithm on TPU-v3-sized tori, healthy and with one dead
- * host, chip or link, for the fp32 gradients of ResNet-50 and BERT-large.
+ * time of every algorithm on TPU-v3-sized tori, healthy, with one dead
+ * host, chip or link, and with two and four dead hosts, for the fp32
+ * gradients of ResNet-50 and BERT-large.
  * Model only (no data moves), so the whole table takes seconds. The CLI
  * prints the rows.
  */
@@ -15,7 +16,8 @@
 
 typedef struct ftm_sweep_row {
     int rows, cols;           /* torus */
-    const char *scenario;     /* "healthy", "dead-host", "dead-chip", "dead-link" */
+    const char *scenario;     /* "healthy", "dead-host", "dead-chip", "dead-link",
+                               * "two-hosts", "four-hosts" */
     const char *fault;        /* the fault as CLI text ("" when healthy) */
     const char *model;        /* "resnet50", "bert-large" */
     size_t bytes;             /* gradient bytes (fp32) */

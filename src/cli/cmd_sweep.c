@@ -39,13 +39,15 @@ static void usage(void)
            "       ftmesh sweep --throughput [--json] [throughput options] [cost options]\n"
            "\n"
            "The scenario of Kumar & Jouppi (2020), modeled on TPU-v3 links: 16x32 and\n"
-           "32x32 tori (512 and 1024 chips), healthy and with one dead host, one dead\n"
-           "chip, one dead link; the fp32 gradients of ResNet-50 (25.6M parameters)\n"
-           "and BERT-large (340M); every allreduce algorithm. Columns: modeled time,\n"
-           "busbw, overhead vs the same algorithm on the healthy torus, and vs the\n"
-           "best algorithm on the healthy torus. '*' marks the fastest algorithm of\n"
-           "each (mesh, scenario, model). Last, each one-fault case's fastest against\n"
-           "the 10%% goal (overhead vs the best healthy time), met or not (--json: \"goal\").\n"
+           "32x32 tori (512 and 1024 chips), healthy, with one dead host, one dead\n"
+           "chip, one dead link (near the middle), and with two dead hosts apart and\n"
+           "four dead hosts (two sharing rows); the fp32 gradients of ResNet-50 (25.6M\n"
+           "parameters) and BERT-large (340M); every allreduce algorithm. Columns:\n"
+           "modeled time, busbw, overhead vs the same algorithm on the healthy torus,\n"
+           "and vs the best algorithm on the healthy torus. '*' marks the fastest\n"
+           "algorithm of each (mesh, scenario, model). Last, each faulty case's fastest\n"
+           "against its goal (overhead vs the best healthy time): 10%% for one fault,\n"
+           "20%% for two or four hosts; met or not, and why not (--json: \"goal\").\n"
            "No data moves, so it takes seconds.\n"
            "\n"
            "With --throughput: the training step per mesh, model and scenario (also two\n"
@@ -107,14 +109,29 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_end(j);
 }
 
-/* Issue 11's goal for the paper's "minimal impact": one dead host, chip
- * or link costs the best algorithm at most this much over the best
- * healthy time. */
-static const double GOAL_PCT = 10.0;
+/* Issue 11's goals for the paper's "minimal impact": one dead host, chip
+ * or link costs the best algorithm at most 10% over the best healthy
+ * time; two or four dead hosts at most 20%. */
+static const double GOAL_PCT = 10.0, GOAL_HOSTS_PCT = 20.0;
+
+static int multi_host(const ftm_sweep_row *r)
+{
+    return !strcmp(r->scenario, "two-hosts") || !strcmp(r->scenario, "four-hosts");
+}
+
+static double goal_pct(const ftm_sweep_row *r)
+{
+    return multi_host(r) ? GOAL_HOSTS_PCT : GOAL_PCT;
+}
 
 static int goal_row(const ftm_sweep_row *r)
 {
     return r->best && strcmp(r->scenario, "healthy") != 0;
+}
+
+static int goal_met(const ftm_sweep_row *r)
+{
+    return r->overhead_best_pct <= goal_pct(r);
 }
 
 static void json_goal(cli_json *j, const ftm_sweep_row *rows, int n)
@@ -132,36 +149,60 @@ static void json_goal(cli_json *j, const ftm_sweep_row *rows, int n)
         cli_json_str(j, "model", r->model);
         cli_json_str(j, "algo", r->algo);
         cli_json_num(j, "overhead_vs_best_healthy_pct", "%.4f", r->overhead_best_pct);
-        cli_json_num(j, "goal_pct", "%g", GOAL_PCT);
-        cli_json_bool(j, "met", r->overhead_best_pct <= GOAL_PCT);
+        cli_json_num(j, "goal_pct", "%g", goal_pct(r));
+        cli_json_bool(j, "met", goal_met(r));
         cli_json_end(j);
     }
     cli_json_end(j);
 }
 
-/* How far each faulty case's best algorithm is from the goal, and why
- * (measured in the README, "Minimal impact"). */
-static void text_goal(const ftm_sweep_row *rows, int n)
+/* The goal rows of the one-fault (multi = 0) or the multi-host cases,
+ * and how many meet their goal; *all gets how many there are, *ring
+ * whether a 1-D ring is the fastest of any. */
+static int text_goal_rows(const ftm_sweep_row *rows, int n, int multi, int *all, int *ring)
 {
-    int met = 0, all = 0;
-    printf("# goal (the paper's \"minimal impact\"): one dead host, chip or link costs the best\n"
-           "# algorithm at most %.0f%% over the best healthy time\n", GOAL_PCT);
+    int met = 0;
+    *all = *ring = 0;
     for (int i = 0; i < n; i++) {
         const ftm_sweep_row *r = &rows[i];
-        if (!goal_row(r))
+        if (!goal_row(r) || multi_host(r) != multi)
             continue;
-        all++;
-        met += r->overhead_best_pct <= GOAL_PCT;
+        ++*all;
+        met += goal_met(r);
+        *ring |= !strcmp(r->algo, "ring") || !strcmp(r->algo, "bidir");
         printf("#   %dx%-3d %-10s %-10s %-13s %+7.2f%%  %s\n", r->rows, r->cols, r->scenario,
-               r->model, r->algo, r->overhead_best_pct,
-               r->overhead_best_pct <= GOAL_PCT ? "met" : "not met");
+               r->model, r->algo, r->overhead_best_pct, goal_met(r) ? "met" : "not met");
     }
+    return met;
+}
+
+/* How far each faulty case's best algorithm is from its goal, and why
+ * (measured in the README, "The paper's scenario"). */
+static void text_goal(const ftm_sweep_row *rows, int n)
+{
+    int all, ring;
+    printf("# goal (the paper's \"minimal impact\"): one dead host, chip or link costs the best\n"
+           "# algorithm at most %.0f%% over the best healthy time\n", GOAL_PCT);
+    int met = text_goal_rows(rows, n, 0, &all, &ring);
     printf("# %d of %d cases meet it.%s\n", met, all,
            met == all ? ""
                       : " Why not: next to a hole the fastest algorithm runs broken rows as\n"
                         "# pipelined lines, which pay their pipeline's fill and drain, an idle step\n"
                         "# per slot and longer hops, and the column phase waits on them; the\n"
                         "# breakdown, what was tried and its numbers: README, issue 11.");
+    printf("# goal (issue 11): two or four dead hosts cost the best algorithm at most %.0f%%\n"
+           "# over the best healthy time\n", GOAL_HOSTS_PCT);
+    met = text_goal_rows(rows, n, 1, &all, &ring);
+    printf("# %d of %d cases meet it.%s%s\n", met, all,
+           met == all ? ""
+                      : " Why not: as above, and each host cuts more rows and columns\n"
+                        "# into lines; a row cut twice (four hosts) runs as segments folded into a\n"
+                        "# helper row: two more pipeline slots, and the helper row adds the\n"
+                        "# segments' adopted shares (README, \"The paper's scenario\").",
+           met == all || !ring ? ""
+                               : " Where that costs\n"
+                                 "# more than a 1-D ring, the ring is fastest: holes cost it next to\n"
+                                 "# nothing, but on a healthy torus it is far slower than the 2-D ones.");
 }
 
 static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)

@@ -1,5 +1,6 @@
 /* The paper's scenario table: model-only runs of every algorithm on the
- * 512- and 1024-chip TPU-v3 tori, healthy and with one fault. */
+ * 512- and 1024-chip TPU-v3 tori, healthy, with one fault, and with two
+ * and four dead hosts. */
 #include "ftmesh/sweep.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
@@ -10,14 +11,28 @@
 
 /* Rows run two at a time (rows.h); each holds one schedule (a 1-D ring on
  * 1024 chips: about 400 MB). */
-enum { NMESH = 2, NSCEN = 4, NMODEL = 2, MAXALGO = 8 };
+enum { NMESH = 2, NSCEN = 6, NMODEL = 2, MAXALGO = 8, MAXHOST = 4 };
 
 static const int mesh_rc[NMESH][2] = { { 16, 32 }, { 32, 32 } };
-static const char *const scen[NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link" };
-/* Faults near the middle of the torus (on a torus every place is alike). */
+static const char *const scen[NSCEN] = { "healthy",   "dead-host", "dead-chip",
+                                          "dead-link", "two-hosts", "four-hosts" };
+/* One fault near the middle of the torus (on a torus every place is
+ * alike). Two hosts half a torus apart (no row or column cut twice), and
+ * four of which two share rows (cut twice: the segments' case): the
+ * positions of the README's table of issue 11's goals and tests/test_pod.c,
+ * so the rows can be compared. fault_txt must say what make_mesh does. */
 static const char *const fault_txt[NMESH][NSCEN] = {
-    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17" },
-    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17" },
+    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
+      "--fail-host 4,8 --fail-host 12,24",
+      "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28" },
+    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17",
+      "--fail-host 8,8 --fail-host 24,24",
+      "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26" },
+};
+/* Hosts (row, column of their top-left chip) of two-hosts and four-hosts. */
+static const int hosts[NMESH][2][MAXHOST][2] = {
+    { { { 4, 8 }, { 12, 24 } }, { { 2, 6 }, { 2, 22 }, { 8, 12 }, { 12, 28 } } },
+    { { { 8, 8 }, { 24, 24 } }, { { 4, 6 }, { 4, 22 }, { 18, 10 }, { 24, 26 } } },
 };
 static const char *const model_name[NMODEL] = { "resnet50", "bert-large" };
 /* fp32 gradients: ResNet-50 25.6M parameters, BERT-large 340M. */
@@ -35,6 +50,8 @@ static int make_mesh(ftm_mesh *m, int mi, int sc)
         rc = ftm_mesh_fail_chip(m, r, c);
     else if (sc == 3)
         rc = ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
+    for (int h = 0; sc >= 4 && h < (sc == 4 ? 2 : 4) && !rc; h++)
+        rc = ftm_mesh_fail_host(m, hosts[mi][sc - 4][h][0], hosts[mi][sc - 4][h][1]);
     if (rc)
         ftm_mesh_free(m);
     return rc;
