@@ -18,8 +18,8 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "allreduce_2d_int.h"
+#include "core/tls_memo.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +88,8 @@ static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
  * reduction, parameters, time and link bytes. The fallbacks of 2d,
  * 2d-concurrent and 2d-lines (auto tries all three) on the same mesh
  * then replay the ring once: a rebuild has the same bits, and the cost
- * model is told its figures (ftm_cost_memo_put). Freed with its thread. */
+ * model is told its figures (ftm_cost_memo_put). Freed with its thread
+ * (tls_memo.h). */
 typedef struct ring_model {
     int valid;
     ftm_mesh m;
@@ -99,10 +100,6 @@ typedef struct ring_model {
     uint64_t *lb;
 } ring_model;
 
-static _Thread_local ring_model *rmemo;
-static pthread_once_t rmemo_once = PTHREAD_ONCE_INIT;
-static pthread_key_t rmemo_key;
-
 static void rmemo_drop(void *v)
 {
     ring_model *r = v;
@@ -110,16 +107,11 @@ static void rmemo_drop(void *v)
         ftm_mesh_free(&r->m);
     free(r->lb);
     free(r);
-    rmemo = NULL; /* a destructor after this one may still model */
-}
-
-static void rmemo_key_make(void)
-{
-    (void)pthread_key_create(&rmemo_key, rmemo_drop);
 }
 
 static int rmemo_hit(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p)
 {
+    const ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
     return rmemo && rmemo->valid && rmemo->count == count && rmemo->red == red &&
            memcmp(&rmemo->p, p, sizeof *p) == 0 && ftm_mesh_same(&rmemo->m, m);
 }
@@ -128,11 +120,11 @@ static int rmemo_hit(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cos
 static int rmemo_fill(const ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
                       const ftm_cost_params *p, ftm_cost_result *b)
 {
+    ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
     if (!rmemo) {
-        pthread_once(&rmemo_once, rmemo_key_make);
         if (!(rmemo = calloc(1, sizeof *rmemo)))
             return FTM_ENOMEM;
-        (void)pthread_setspecific(rmemo_key, rmemo);
+        core_memo_set(CORE_MEMO_RING_MODEL, rmemo, rmemo_drop);
     }
     if (rmemo->valid)
         ftm_mesh_free(&rmemo->m);
@@ -161,6 +153,7 @@ static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
         return rc;
     if (!rmemo_hit(m, count, red, p))
         return rmemo_fill(s, m, count, red, p, b);
+    const ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
     *b = rmemo->r;
     return ftm_cost_memo_put(s, m, p, b, rmemo->lb);
 }

@@ -18,8 +18,8 @@
  */
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "core/tls_memo.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -447,30 +447,17 @@ size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
  * schedule (serial and changes, sched.h), mesh (its faults' checksum) and
  * parameters, the cost model answers from it instead of replaying. The
  * 2-D fallback models the ring it keeps and the CLI then models the same
- * schedule: on a 64x64 torus that is a replay of 27 M transfers saved. */
-static _Thread_local struct {
+ * schedule: on a 64x64 torus that is a replay of 27 M transfers saved.
+ * Freed when its thread ends (sweeps and throughput jobs model on worker
+ * threads; tls_memo.h). */
+typedef struct cost_memo {
     int valid;
     uint64_t serial, nchange, mesh;
     ftm_cost_params p;
     ftm_cost_result r;
-    uint64_t *lb;
     size_t nl;
-} memo;
-
-/* The memo's link bytes are freed when their thread ends (sweeps and
- * throughput jobs model on worker threads). */
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
-static pthread_key_t memo_key;
-
-static void memo_drop(void *lb)
-{
-    free(lb);
-}
-
-static void memo_key_make(void)
-{
-    (void)pthread_key_create(&memo_key, memo_drop);
-}
+    uint64_t lb[]; /* nl link bytes */
+} cost_memo;
 
 static uint64_t mesh_sum(const ftm_mesh *m)
 {
@@ -484,50 +471,56 @@ static uint64_t mesh_sum(const ftm_mesh *m)
     return h;
 }
 
-static int memo_hit(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                    uint64_t sum)
+/* This thread's memo when it holds s on m with p (sum: mesh_sum(m)), else
+ * NULL. */
+static const cost_memo *memo_hit(const ftm_sched *s, const ftm_mesh *m,
+                                 const ftm_cost_params *p, uint64_t sum)
 {
-    return memo.valid && memo.serial == s->serial && memo.nchange == s->nchange &&
-           memo.mesh == sum && memo.nl == (size_t)m->nchips * FTM_NDIRS &&
-           memcmp(&memo.p, p, sizeof *p) == 0;
+    const cost_memo *memo = core_memo_get(CORE_MEMO_COST_REPLAY);
+    int hit = memo && memo->valid && memo->serial == s->serial &&
+              memo->nchange == s->nchange && memo->mesh == sum &&
+              memo->nl == (size_t)m->nchips * FTM_NDIRS && memcmp(&memo->p, p, sizeof *p) == 0;
+    return hit ? memo : NULL;
 }
 
-/* Room for m's link bytes in the memo (which is then not valid). */
-static int memo_room(const ftm_mesh *m)
+/* This thread's memo with room for m's link bytes (and not valid), or
+ * NULL when out of memory. */
+static cost_memo *memo_room(const ftm_mesh *m)
 {
     size_t nl = (size_t)m->nchips * FTM_NDIRS;
-    memo.valid = 0;
-    if (memo.nl != nl) {
-        pthread_once(&memo_once, memo_key_make);
-        free(memo.lb);
-        memo.nl = 0;
-        memo.lb = malloc(sizeof *memo.lb * nl);
-        (void)pthread_setspecific(memo_key, memo.lb);
-        if (!memo.lb)
-            return FTM_ENOMEM;
-        memo.nl = nl;
+    cost_memo *memo = core_memo_get(CORE_MEMO_COST_REPLAY);
+    if (!memo || memo->nl != nl) {
+        free(memo);
+        memo = malloc(sizeof *memo + sizeof *memo->lb * nl);
+        if (memo)
+            memo->nl = nl;
+        core_memo_set(CORE_MEMO_COST_REPLAY, memo, free);
     }
-    return 0;
+    if (memo)
+        memo->valid = 0;
+    return memo;
 }
 
-static void memo_key_set(const ftm_sched *s, const ftm_cost_params *p, uint64_t sum)
+static void memo_key_set(cost_memo *memo, const ftm_sched *s, const ftm_cost_params *p,
+                         uint64_t sum)
 {
-    memo.valid = 1;
-    memo.serial = s->serial;
-    memo.nchange = s->nchange;
-    memo.mesh = sum;
-    memo.p = *p;
+    memo->valid = 1;
+    memo->serial = s->serial;
+    memo->nchange = s->nchange;
+    memo->mesh = sum;
+    memo->p = *p;
 }
 
 /* Replays s into the memo (kept only on success). */
 static int memo_fill(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
                      uint64_t sum)
 {
-    int rc = memo_room(m);
+    cost_memo *memo = memo_room(m);
+    if (!memo)
+        return FTM_ENOMEM;
+    int rc = replay_run(s, m, p, &memo->r, memo->lb, NULL);
     if (!rc)
-        rc = replay_run(s, m, p, &memo.r, memo.lb, NULL);
-    if (!rc)
-        memo_key_set(s, p, sum);
+        memo_key_set(memo, s, p, sum);
     return rc;
 }
 
@@ -536,12 +529,12 @@ int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
 {
     if (!s || !m || !p || !res || !link_bytes || s->nchips != m->nchips || s->dry)
         return FTM_EINVAL;
-    int rc = memo_room(m);
-    if (rc)
-        return rc;
-    memo.r = *res;
-    memcpy(memo.lb, link_bytes, sizeof *memo.lb * memo.nl);
-    memo_key_set(s, p, mesh_sum(m));
+    cost_memo *memo = memo_room(m);
+    if (!memo)
+        return FTM_ENOMEM;
+    memo->r = *res;
+    memcpy(memo->lb, link_bytes, sizeof *memo->lb * memo->nl);
+    memo_key_set(memo, s, p, mesh_sum(m));
     return 0;
 }
 
@@ -560,10 +553,11 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
         return FTM_EINVAL;
     uint64_t sum = mesh_sum(m);
     int rc = memo_hit(s, m, p, sum) ? 0 : memo_fill(s, m, p, sum);
+    const cost_memo *memo = core_memo_get(CORE_MEMO_COST_REPLAY);
     if (!rc && res)
-        *res = memo.r;
+        *res = memo->r;
     if (!rc && link_bytes)
-        memcpy(link_bytes, memo.lb, sizeof *link_bytes * memo.nl);
+        memcpy(link_bytes, memo->lb, sizeof *link_bytes * memo->nl);
     return rc;
 }
 
@@ -605,8 +599,9 @@ int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_p
         return FTM_EINVAL;
     if (s->dry)
         return 0;
-    if (memo_hit(s, m, p, mesh_sum(m))) {
-        *lb = memo.r.time_s;
+    const cost_memo *hit = memo_hit(s, m, p, mesh_sum(m));
+    if (hit) {
+        *lb = hit->r.time_s;
         return 0;
     }
     ftm_sched_view v;

@@ -1,8 +1,8 @@
 /* The router's entry points: build, orient and validate rings. */
 #include "router_int.h"
 #include "ftmesh/error.h"
+#include "core/tls_memo.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,16 +22,12 @@ static int quality_better(const ftm_ring_quality *a, const ftm_ring_quality *b)
  * --algo auto asks for the same ring up to ten times (the ring and bidir
  * builders, the 2-D fallbacks, and the 2-D plan when faults merge the
  * whole mesh into one band, whose ring is the mesh's): 0.65 s each on a
- * 64x64 torus with 400 dead chips. Freed with the thread. */
+ * 64x64 torus with 400 dead chips. Freed with the thread (tls_memo.h). */
 typedef struct ring_memo {
     int valid[2], last;
     ftm_mesh m[2];
     ftm_ring r[2];
 } ring_memo;
-
-static _Thread_local ring_memo *memo;
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
-static pthread_key_t memo_key;
 
 static void memo_drop(void *v)
 {
@@ -42,12 +38,6 @@ static void memo_drop(void *v)
             ftm_ring_free(&x->r[i]);
         }
     free(x);
-    memo = NULL; /* a destructor after this one may still ask */
-}
-
-static void memo_key_make(void)
-{
-    (void)pthread_key_create(&memo_key, memo_drop);
 }
 
 static int ring_copy(ftm_ring *dst, const ftm_ring *src)
@@ -59,6 +49,7 @@ static int ring_copy(ftm_ring *dst, const ftm_ring *src)
 /* ring := the memo's ring of m: 1, or 0 when m is not there. */
 static int memo_get(const ftm_mesh *m, ftm_ring *ring, int *rc)
 {
+    ring_memo *memo = core_memo_get(CORE_MEMO_ROUTER_RINGS);
     for (int i = 0; memo && i < 2; i++)
         if (memo->valid[i] && ftm_mesh_same(&memo->m[i], m)) {
             if ((*rc = ring_copy(ring, &memo->r[i])))
@@ -73,11 +64,11 @@ static int memo_get(const ftm_mesh *m, ftm_ring *ring, int *rc)
  * failed allocation only leaves the memo without it). */
 static void memo_put(const ftm_mesh *m, const ftm_ring *ring)
 {
+    ring_memo *memo = core_memo_get(CORE_MEMO_ROUTER_RINGS);
     if (!memo) {
-        pthread_once(&memo_once, memo_key_make);
         if (!(memo = calloc(1, sizeof *memo)))
             return;
-        (void)pthread_setspecific(memo_key, memo);
+        core_memo_set(CORE_MEMO_ROUTER_RINGS, memo, memo_drop);
     }
     int i = 1 - memo->last;
     if (memo->valid[i]) {
