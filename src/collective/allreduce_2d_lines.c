@@ -315,19 +315,31 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
  * much to move in fewer steps, each larger: alone, its steps would hold
  * the other half's up (16x32, BERT-large: 15 steps of 237 us beside 31 of
  * 119 us). So it runs its row phase as np passes, each over part of every
- * owner's block, np the ratio of the row phases' steps: then the steps
- * carry alike. The column phase is unchanged (after all passes each owner
- * holds its whole block). */
-static void match_passes(half *h)
+ * owner's block, np near the ratio r of the row phases' steps: then the
+ * steps carry alike. The column phase is unchanged (after all passes each
+ * owner holds its whole block). np is r rounded, or (alt) the integer on
+ * r's other side, if within 3/4 of r: where r is far from an integer,
+ * which is faster depends on the size (more passes, more steps: measured,
+ * 21x32 torus, r = 1.55: 2 passes 25% slower at 1 MiB, 2.4% faster at
+ * 102 MB; 13x32, r = 2.58: 2 passes faster than 3), so the caller builds
+ * both. Returns 1 when alt names another np. */
+static int match_passes(half *h, int alt)
 {
-    int P = h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1;
+    int P = h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1, other = 0;
     for (int a = 0; a < 2 && P > 0; a++) {
-        if (h[a].P1 == 0) /* no row of two chips: nothing to pass */
+        int P1 = h[a].P1;
+        if (P1 == 0) /* no row of two chips: nothing to pass */
             continue;
-        h[a].np = (2 * P + h[a].P1) / (2 * h[a].P1);
-        h[a].P1 = h[a].np * h[a].p1;
+        int np = (2 * P + P1) / (2 * P1), o = np * P1 < P ? np + 1 : np - 1;
+        if (np * P1 != P && o >= 1 && 4 * abs(o * P1 - P) <= 3 * P1) {
+            other = 1;
+            np = alt ? o : np;
+        }
+        h[a].np = np;
+        h[a].P1 = np * h[a].p1;
         h[a].D = h[a].P1 + h[a].P23 + 1;
     }
+    return other;
 }
 
 /* A reducing transfer longer than o->split elements goes as two halves:
@@ -685,11 +697,16 @@ static void split(half *h, size_t count)
     h[1].count = count - ha;
 }
 
+/* Variants of a 2d-lines build: whole rows may run one-way (ring_uni);
+ * the other pass count (match_passes). */
+enum { LV_UNI = 1, LV_ALT = 2 };
+
 /* ar2d_build_lines with reducing transfers of more than split_at
- * elements in two halves (0: none); uni: whole rows may run one-way
- * (ring_uni), *used (if not NULL): they did. */
+ * elements in two halves (0: none), variant var; *got (if not NULL):
+ * LV_UNI when one-way rows were used (or the build stopped before it was
+ * known), LV_ALT when there is another pass count to try. */
 static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k,
-                       size_t split_at, int uni, int *used)
+                       size_t split_at, int var, int *got)
 {
     if (m->rows < 2 || m->cols < 2)
         return FTM_ENOTSUP;
@@ -705,14 +722,15 @@ static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
         memset(&h[1], 0, sizeof h[1]);
     if (!rc) {
         split(h, count);
-        match_passes(h);
+        if (match_passes(h, var & LV_ALT) && got)
+            *got |= LV_ALT;
         h[0].k = h[1].k = k > 0 ? k : pick_chunks(h, count * elem);
     }
     int L = m->rows > m->cols ? m->rows : m->cols;
     if (!rc)
         rc = own_init(&o, L, elem, red);
     o.split = split_at;
-    o.uni = uni;
+    o.uni = var & LV_UNI;
     if (!rc) {
         rc = ftm_sched_init(s, "2d-lines", m->nchips, count * elem);
         if (!rc) {
@@ -725,8 +743,8 @@ static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
                 ftm_sched_trim(s);
         }
     }
-    if (used)
-        *used = o.used_uni;
+    if (got && (o.used_uni || rc == FTM_ESTOPPED))
+        *got |= LV_UNI;
     free(o.f);
     free(o.ro);
     half_free(&h[0]);
@@ -743,7 +761,7 @@ int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count
 int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
                                        int k, size_t split_at)
 {
-    return build_lines(s, m, count, red, k, split_at, 1, NULL);
+    return build_lines(s, m, count, red, k, split_at, LV_UNI, NULL);
 }
 
 static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
@@ -774,19 +792,33 @@ static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh
     return !rs || rs == FTM_ESTOPPED ? rc : rs; /* an error before a stop */
 }
 
+/* Builds variant var into b and keeps the faster of it and *s (rs: how
+ * *s's build ended); *got as build_lines'. */
+static int try_variant(ftm_sched *s, int rs, const ftm_mesh *m, size_t count, ftm_red red, int k,
+                       int var, int *got)
+{
+    if (rs && rs != FTM_ESTOPPED)
+        return rs;
+    ftm_sched b;
+    int rb = build_lines(&b, m, count, red, k, split_default(ftm_red_elem_size(red)), var, got);
+    return keep_built(s, rs, &b, rb, m);
+}
+
 /* With one-way whole rows where they apply, and, if they did, also
  * without, keeping the faster (measured, ResNet-50 size: 32x32 2.4-4.0%
- * faster one-way, 16x32 1-14% slower). */
+ * faster one-way, 16x32 1-14% slower); and so again with the other pass
+ * count where there is one. */
 int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
 {
     size_t sp = split_default(ftm_red_elem_size(red));
-    int used = 0, rc = build_lines(s, m, count, red, k, sp, 1, &used);
-    if ((rc && rc != FTM_ESTOPPED) || (!rc && !used))
-        return rc;
-    /* stopped: whether one-way rows applied is not known, so try without */
-    ftm_sched b;
-    int rb = build_lines(&b, m, count, red, k, sp, 0, NULL);
-    return keep_built(s, rc, &b, rb, m);
+    int got = 0, alt = 0, rc = build_lines(s, m, count, red, k, sp, LV_UNI, &got);
+    if (got & LV_UNI)
+        rc = try_variant(s, rc, m, count, red, k, 0, NULL);
+    if (got & LV_ALT)
+        rc = try_variant(s, rc, m, count, red, k, LV_UNI | LV_ALT, &alt);
+    if (alt & LV_UNI)
+        rc = try_variant(s, rc, m, count, red, k, LV_ALT, NULL);
+    return rc;
 }
 
 /* Of two built schedules, keeps in *s the one that models faster with
