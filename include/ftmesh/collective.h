@@ -202,11 +202,11 @@ static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
  * (m, count, red), models each with p and reports the fastest: *name (a
  * static string from the registry) and *res. Algorithms that fail to build
  * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
-FTM_EXTERN int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+FTM_EXTERN int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res);
 
 /* What building algo's schedule (a registry name, or "auto": every
- * algorithm in turn, as ftm_cost_auto does, then the winner again) and
+ * algorithm in turn, as ftm_allreduce_auto does, then the winner again) and
  * modeling it will hold, found BEFORE building by a dry run of the
  * builders (sched.h: counts, no steps or ops stored): *peak, the most
  * bytes held at once by schedules and replays; *sched_bytes, the built

@@ -43,7 +43,7 @@ static int try_algo(const ftm_allreduce_algo *a, int idx, const ftm_mesh *m, siz
  * is often the fastest, so its time stops the others' builds early
  * (64x64 torus, 400 dead chips, 1 MiB: 1.5 ms, against the ring's 14.8
  * ms). The order changes what is built, not the choice. */
-int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res)
 {
     const ftm_allreduce_algo *all = ftm_allreduce_algos();

@@ -9,7 +9,8 @@ ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h incl
 libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
 	src/collective/allreduce_2d_conc.c src/collective/allreduce_2d_fallback.c \
-	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_segs.c
+	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_line_steps.c \
+	src/collective/allreduce_2d_segs.c src/collective/allreduce_2d_pick.c
 noinst_HEADERS += src/collective/allreduce_2d_int.h src/collective/allreduce_2d_lines.h
 
 check_PROGRAMS += tests/test_allreduce

@@ -1,8 +1,12 @@
-/* Internals shared by the schedule's files (sched.c, sched_pack.c). */
+/* Internals shared by the schedule's files: sched_mem.c (dry runs and
+ * budgets) below sched_pack.c (the packed form) below sched.c (building)
+ * below sched_read.c (whole-schedule readers). */
 #ifndef FTMESH_SCHED_INT_H
 #define FTMESH_SCHED_INT_H
 
 #include "ftmesh/sched.h"
+
+#include <stdint.h>
 
 /* Counts a change of a dry or budgeted schedule's arrays: more bytes held,
  * less freed. */
@@ -10,6 +14,8 @@ void sched_acct(const ftm_sched *s, size_t more, size_t less);
 /* Asked before s's arrays grow by more bytes, before allocating: FTM_ENOMEM
  * where a budget (ftm_sched_budget_begin) refuses it, else 0. */
 int sched_room(const ftm_sched *s, size_t more);
+/* This thread's budget generation (0: none), recorded by ftm_sched_init. */
+uint64_t sched_budget_gen(void);
 
 /* Packed programs (sched_pack.c). */
 int sched_pack_on(void);
