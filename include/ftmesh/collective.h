@@ -155,18 +155,6 @@ FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t
 FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-/* "2d-lines" (the registry's) keeps the faster of its own schedule and
- * 2d-concurrent's. Its own schedule alone, with k chunks per half (k <= 0:
- * chosen from the buffer size), no comparison, no fallback: FTM_ENOTSUP
- * where no column is whole or a segment of a row cut twice has no whole
- * row beside it (tests use it). */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                              ftm_red red, int k);
-/* The same with reducing transfers of more than split elements sent as two
- * halves (0: none; build_k's: 2 hop x HBM bandwidth of the TPU-v3
- * defaults, 1.8 MB), so tests can run that path on small buffers. */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                                  ftm_red red, int k, size_t split);
 FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Building block shared by the algorithms: one step of a ring allreduce

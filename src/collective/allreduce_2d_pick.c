@@ -10,6 +10,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
 #include "allreduce_2d_int.h"
 
 #include <string.h>

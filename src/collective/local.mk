@@ -4,6 +4,7 @@
 libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collective/ring.c src/collective/registry.c src/collective/run.c \
 	src/collective/tree.c src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
+libftmesh_la_SOURCES += include/ftmesh/test_hooks.h
 
 # the 2-D allreduce family
 libftmesh_la_SOURCES += src/collective/allreduce_2d.c \

@@ -226,7 +226,7 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
     return 0;
 }
 
-int ftm_sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
+int sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
 {
     if (chip < 0 || chip >= s->nchips || op->route >= (unsigned)s->nroutes)
         return FTM_EINVAL;
@@ -287,7 +287,7 @@ void ftm_sched_trim(ftm_sched *s)
     shrink(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs, 1, 1);
 }
 
-int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
+int sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
 {
     if (!s->dry || chip < 0 || chip >= s->nchips || s->prog[chip].nsteps || s->prog[chip].nops ||
         nsteps < 0 || nops < 0 || used < 0 || used > nsteps)

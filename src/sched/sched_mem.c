@@ -5,6 +5,7 @@
  * are called by sched.c and sched_pack.c as arrays grow and shrink. */
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
+#include "sched_lib.h"
 #include "sched_int.h"
 
 #include <stdatomic.h>

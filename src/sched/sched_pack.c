@@ -349,7 +349,7 @@ int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact
     return 0;
 }
 
-int ftm_sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
+int sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
 {
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;

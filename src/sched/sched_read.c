@@ -57,7 +57,7 @@ static int unpack_chip(const ftm_sched *s, ftm_sched *out, int c, ftm_sched_view
     while (!rc && (rc = ftm_sched_read_step(s, c, &cur, v)) > 0) {
         rc = ftm_sched_step(out, c, v->phase, v->index);
         for (int k = 0; k < v->nops && !rc; k++)
-            rc = ftm_sched_put_op(out, c, &v->ops[k], 0);
+            rc = sched_put_op(out, c, &v->ops[k], 0);
     }
     return rc;
 }
