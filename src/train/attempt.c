@@ -273,17 +273,15 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     return rc;
 }
 
-/* A checkpoint's mesh (when it holds one) into cur, its script into ck. */
-static int resume_mesh(const ftm_ckpt_state *st, ftm_mesh *cur, ftm_fault_script *ck,
-                       char *detail, size_t dlen)
+/* A checkpoint's mesh and the events it had still to come, into cur and
+ * ck: when it holds them, the run is on a mesh of the same shape and
+ * gives no script of its own (else the run's mesh and script rule). */
+static int resume_mesh(const ftm_ckpt_state *st, const ftm_train_opts *o, ftm_mesh *cur,
+                       ftm_fault_script *ck, char *detail, size_t dlen)
 {
-    if (!st->rows)
-        return 0; /* a version 1 file: the run's mesh and script */
-    if (st->rows != cur->rows || st->cols != cur->cols || st->torus != cur->torus) {
-        snprintf(detail, dlen, "made on a %dx%d %s; this run's is a %dx%d %s", st->rows, st->cols,
-                 st->torus ? "torus" : "mesh", cur->rows, cur->cols, cur->torus ? "torus" : "mesh");
-        return FTM_ECONFIG;
-    }
+    if (!st->rows || st->rows != cur->rows || st->cols != cur->cols || st->torus != cur->torus ||
+        (o->faults && o->faults->n) || o->fail_during)
+        return 0;
     for (int i = 0; i < cur->nchips; i++)
         cur->chip_dead[i] = st->chip_dead[i];
     for (int i = 0; i < cur->nchips * FTM_NDIRS; i++)
@@ -308,7 +306,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
     if (!(rc = train_snap_alloc(snap, o, np)) &&
-        !(rc = resume_mesh(&st, cur, ck, res->detail, sizeof res->detail))) {
+        !(rc = resume_mesh(&st, o, cur, ck, res->detail, sizeof res->detail))) {
         float *mom[2];
         ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
         memcpy(snap->params, st.params, sizeof(float) * np);
