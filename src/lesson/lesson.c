@@ -5,6 +5,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/runtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,4 +151,42 @@ int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *nsent)
     if (nsent)
         *nsent = n;
     return at;
+}
+
+/* A phase in words a student follows (the schedules' names are terse). */
+static const char *phase_words(const char *p)
+{
+    static const char *const map[][2] = {
+        { "tree-reduce", "up the tree" },         { "tree-up", "up the tree" },
+        { "tree-bcast", "down the tree" },        { "tree-recv", "down the tree" },
+        { "row-reduce-scatter", "row reduce-scatter" },
+        { "row-all-gather", "row all-gather" },
+        { "col-reduce-scatter", "column reduce-scatter" },
+        { "col-all-gather", "column all-gather" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(p, map[i][0]))
+            return map[i][1];
+    return p;
+}
+
+/* Round k's phase: the schedule's phase words, or where the schedule
+ * names one phase for everything (2d-lines), which lines moved. */
+void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
+{
+    const ftm_lesson_frame *f = &l->frame[k];
+    int rows = 0, cols = 0, sums = 0;
+    for (int i = 0; i < f->nx; i++) {
+        int d = f->x[i].nhops ? f->x[i].dirs[0] : FTM_DIR_E;
+        rows += d == FTM_DIR_E || d == FTM_DIR_W;
+        cols += d == FTM_DIR_N || d == FTM_DIR_S;
+        sums += f->x[i].red != 0;
+    }
+    if (strcmp(f->phase, l->algo) && f->phase[0]) {
+        snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
+                 f->phase2 ? phase_words(f->phase2) : "");
+        return;
+    }
+    snprintf(b, n, "%s%s", rows && cols ? "rows and columns" : rows ? "along rows" : "along columns",
+             sums == f->nx ? ", adding" : sums ? "" : ", copying");
 }
