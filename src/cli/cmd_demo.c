@@ -26,8 +26,9 @@ enum { O_ALGO = CLI_O_CMD, O_FAIL_DURING, O_STEP, O_DELAY, O_NO_COLOR, O_HTML, O
 #define DEMO_2D "2d-lines"
 
 static const cli_opt demo_options[] = {
-    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh: ring, bidir,\n"
-                              "tree, 2d or 2d-concurrent" },
+    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh, with its own\n"
+                              "schedule: ring, bidir, tree, 2d, 2d-concurrent,\n"
+                              "2d-lines (any registered algorithm)" },
     { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
     { "step", NULL, O_STEP, "wait for Enter after each step" },
     { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },
@@ -47,14 +48,16 @@ static void usage(void)
 {
     printf("usage: ftmesh demo [--mesh RxC] [--torus] [faults] [--algo NAME]\n"
            "                   [--fail-during R,C] [--step] [--delay SEC] [--no-color]\n"
-           "                   [--html FILE] [--trace FILE [--trace-clock wall|modeled]]\n"
+           "                   [--html FILE [--text]]\n"
+           "                   [--trace FILE [--trace-clock wall|modeled]]\n"
            "\n"
            "A narrated lesson: the mesh and its hole, why the ring must detour, then a\n"
            "real allreduce of small integers told step by step from what the chips\n"
            "recorded (what each chip sends and receives and its sums as they grow),\n"
-           "then the 2-D algorithm on a torus with a dead host, then a chip dying in\n"
-           "the middle of an allreduce and the recovery. Default mesh: 4x4 without\n"
-           "chip (1,1). Meshes up to %dx%d.\n\n", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
+           "then the 2-D allreduce around a dead host, then a chip dying in the\n"
+           "middle of an allreduce and the recovery. --html: the same parts as one\n"
+           "page. Default mesh: 4x4 without chip (1,1). Meshes up to %dx%d.\n\n",
+           DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
     cli_print_opts(stdout, "Mesh and faults", demo_tables, 1, 2);
@@ -74,6 +77,9 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
     demo_args *d = ctx;
     switch (id) {
     case O_ALGO:
+        if (!strcmp(v, "auto"))
+            return cli_usage_error(CMD, "--algo auto: not available in the demo, which shows "
+                                   "one algorithm's own schedule; name one (see ftmesh demo --help)");
         if (!ftm_allreduce_find(v))
             return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
         d->algo = v;
