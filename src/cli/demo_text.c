@@ -270,7 +270,7 @@ void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int las
         if (k < l->nframes - 1)
             ftm_lesson_phase_words(l, k + 1, b, sizeof b);
         if (k < l->nframes - 1 && k < last && strcmp(a, b) != 0) {
-            printf("\n  After %s, every chip holds (* a finished sum):\n", a);
+            printf("\n  After step %d, every chip holds (* a finished sum):\n", k);
             demo_table(o, l, k);
         }
         demo_pause(o);
