@@ -9,9 +9,11 @@
  * Models are shrunk as in test_train.c (milliseconds per step). */
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
 
@@ -206,6 +208,70 @@ START_TEST(fuzzed)
 }
 END_TEST
 
+/* A checkpoint keeps the mesh and the events to come: --resume goes on
+ * with them (the repair and the later kill happen), bitwise equal. */
+static volatile sig_atomic_t stop_flag;
+static void stop_after_2(void *ctx, const ftm_train_step *s)
+{
+    on_step(ctx, s);
+    if (s->step == 2)
+        stop_flag = 1;
+}
+
+START_TEST(checkpoint_keeps_mesh_and_script)
+{
+    char path[] = "/tmp/ftmesh-repair-ckpt-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_train_opts o;
+    tiny_opts(&o, FTM_MODEL_RESNET);
+    o.steps = 7;
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    static const char *const lines[] = { "host:2,2@1:allreduce", "repair host:2,2@4",
+                                         "0,1@5:forward", NULL };
+    add_lines(&s, lines);
+    ck_assert_int_eq(ftm_fault_script_check(&s, &m, o.steps, NULL, NULL, 0), 0);
+    seen v;
+    memset(&v, 0, sizeof v);
+    ftm_train_callbacks cb = { stop_after_2, NULL, &v, on_event };
+    ftm_train_result r;
+    o.faults = &s;
+    o.checkpoint = path;
+    stop_flag = 0;
+    o.stop = &stop_flag;
+    ck_assert_int_eq(ftm_train_run(&m, &o, &cb, &r), 0);
+    /* the flag is seen at the next step's barrier: 4 steps done */
+    ck_assert_msg(r.interrupted && r.steps_done == 4 && r.chips == 12, "%d %ld %d", r.interrupted,
+                  r.steps_done, r.chips);
+    ftm_train_result_free(&r);
+    /* resumed with no script of its own: the checkpoint's */
+    o.faults = NULL;
+    o.checkpoint = NULL;
+    o.stop = NULL;
+    o.resume = path;
+    o.check = 1;
+    memset(&v, 0, sizeof v);
+    cb.step = on_step;
+    int rc = ftm_train_run(&m, &o, &cb, &r);
+    ck_assert_msg(rc == 0, "%s: %s", ftm_strerror(rc), r.detail);
+    ck_assert_int_eq(r.start_step, 4);
+    for (long i = 4; i < o.steps; i++)
+        ck_assert_int_eq(v.count[i], 1);
+    ck_assert_int_eq(v.chips[4], 16);
+    ck_assert_int_eq(v.chips[5], 15);
+    ck_assert_int_eq(r.repairs, 1);
+    ck_assert(r.bitwise_equal && r.replicas_equal);
+    ftm_train_result_free(&r);
+    remove(path);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(grammar_and_check)
 {
     ftm_fault_event e;
@@ -267,6 +333,7 @@ static Suite *suite(void)
     tcase_add_test(tc, grammar_and_check);
     tcase_add_loop_test(tc, scripted, 0, 4);
     tcase_add_test(tc, dies_twice);
+    tcase_add_test(tc, checkpoint_keeps_mesh_and_script);
     int n = !strcmp(scale(), "full") ? 40 : !strcmp(scale(), "sanitizer") ? 2 : 6;
     tcase_add_loop_test(tc, fuzzed, 0, n);
     suite_add_tcase(s, tc);

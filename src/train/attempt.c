@@ -2,6 +2,7 @@
  * a mesh, the run, the recovery after a failure, the repairs between
  * attempts, --resume (see src/train/train.c for the steps themselves). */
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -272,8 +273,30 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     return rc;
 }
 
-/* --resume: the checkpoint's state into snap, its losses into res. */
-static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res)
+/* A checkpoint's mesh and the events it had still to come, into cur and
+ * ck: when it holds them, the run is on a mesh of the same shape and
+ * gives no script of its own (else the run's mesh and script rule). */
+static int resume_mesh(const ftm_ckpt_state *st, const ftm_train_opts *o, ftm_mesh *cur,
+                       ftm_fault_script *ck, char *detail, size_t dlen)
+{
+    if (!st->rows || st->rows != cur->rows || st->cols != cur->cols || st->torus != cur->torus ||
+        (o->faults && o->faults->n) || o->fail_during)
+        return 0;
+    for (int i = 0; i < cur->nchips; i++)
+        cur->chip_dead[i] = st->chip_dead[i];
+    for (int i = 0; i < cur->nchips * FTM_NDIRS; i++)
+        cur->link_dead[i] = st->link_dead[i];
+    char why[200];
+    int rc = ftm_fault_script_parse_text(ck, st->script, st->script_len, 0, why, sizeof why);
+    if (rc)
+        snprintf(detail, dlen, "its fault script: %s", why);
+    return rc;
+}
+
+/* --resume: the checkpoint's state into snap, its losses into res, its
+ * mesh into cur and the events it had still to come into ck. */
+static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res,
+                       ftm_mesh *cur, ftm_fault_script *ck)
 {
     size_t np;
     int rc = model_nparams(o, &np);
@@ -282,7 +305,8 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
     ftm_ckpt_state st;
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
-    if (!(rc = train_snap_alloc(snap, o, np))) {
+    if (!(rc = train_snap_alloc(snap, o, np)) &&
+        !(rc = resume_mesh(&st, o, cur, ck, res->detail, sizeof res->detail))) {
         float *mom[2];
         ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
         memcpy(snap->params, st.params, sizeof(float) * np);
@@ -391,17 +415,21 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     return rc;
 }
 
-/* The script the run plays: o->faults plus the short form
- * fail_chip@fail_step:allreduce. */
-static int train_script(const ftm_train_opts *o, const ftm_mesh *m, ftm_rt_script *f)
+/* The script the run plays from step `start`: o->faults plus the short
+ * form fail_chip@fail_step:allreduce, or, when neither is given, the
+ * events a resumed checkpoint had still to come (ck). */
+static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fault_script *ck,
+                        long start, ftm_rt_script *f)
 {
     ftm_fault_script s;
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     memset(f, 0, sizeof *f);
+    const ftm_fault_script *src = (o->faults && o->faults->n) || o->fail_during ? o->faults : ck;
     int rc = 0;
-    for (int i = 0; o->faults && i < o->faults->n && !rc; i++)
-        rc = ftm_fault_script_add(&s, &o->faults->ev[i]);
-    if (!rc && o->fail_during) {
+    for (int i = 0; src && i < src->n && !rc; i++)
+        if (src->ev[i].when >= start) /* earlier ones are in the resumed mesh */
+            rc = ftm_fault_script_add(&s, &src->ev[i]);
+    if (!rc && o->fail_during && o->fail_step >= start) {
         ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
                               .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
                               .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
@@ -413,8 +441,7 @@ static int train_script(const ftm_train_opts *o, const ftm_mesh *m, ftm_rt_scrip
     return rc;
 }
 
-int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
-                  const ftm_train_callbacks *cb, ftm_train_result *res)
+static void result_init(ftm_train_result *res)
 {
     memset(res, 0, sizeof *res);
     res->diff_tensor = -1;
@@ -423,6 +450,38 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->died_chip = -1;
     res->resumed_step = -1;
     res->diverged_step = -1;
+}
+
+/* --resume, the script, its check, the attempts. */
+static int train_all(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train_callbacks *cb,
+                     ftm_train_result *res, ftm_mesh *cur, snapshot *snap)
+{
+    ftm_rt_script f;
+    ftm_fault_script ck;
+    ftm_fault_script_init(&ck, FTM_FAULT_TRAIN);
+    memset(&f, 0, sizeof f);
+    int rc = (res->step = calloc((size_t)o->steps, sizeof(ftm_train_step))) ? 0 : FTM_ENOMEM;
+    if (!rc && o->resume && (rc = resume_from(o, snap, res, cur, &ck)))
+        res->resume_failed = 1;
+    if (!rc)
+        rc = train_script(o, m, &ck, snap->params ? snap->done : 0, &f);
+    if (!rc && !(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)))
+        rc = FTM_ENOMEM;
+    if (!rc)
+        rc = ftm_fault_script_check(&f.script, cur, o->steps, NULL, res->detail, sizeof res->detail);
+    double t0 = train_now();
+    if (!rc)
+        rc = run_attempts(cur, o, cb, res, &f, snap);
+    res->run_wall_s = train_now() - t0 - res->ref_wall_s;
+    ftm_rt_script_free(&f);
+    ftm_fault_script_free(&ck);
+    return rc;
+}
+
+int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
+                  const ftm_train_callbacks *cb, ftm_train_result *res)
+{
+    result_init(res);
     if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
         !ftm_model_find_kind(o->model.kind) ||
         (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
@@ -433,21 +492,13 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
     res->batch = o->batch;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     res->ncpus = ncpu > 0 ? (int)ncpu : 1;
-    ftm_rt_script f;
     snapshot snap = { 0, NULL, NULL };
-    int rc = train_script(o, m, &f);
-    if (!rc && (!(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)) ||
-                !(res->step = calloc((size_t)o->steps, sizeof(ftm_train_step)))))
-        rc = FTM_ENOMEM;
-    if (!rc)
-        rc = ftm_fault_script_check(&f.script, m, o->steps, NULL, res->detail, sizeof res->detail);
-    if (!rc && o->resume && (rc = resume_from(o, &snap, res)))
-        res->resume_failed = 1;
-    double t0 = train_now();
-    if (!rc)
-        rc = run_attempts(m, o, cb, res, &f, &snap);
-    res->run_wall_s = train_now() - t0 - res->ref_wall_s;
-    ftm_rt_script_free(&f);
+    ftm_mesh cur;
+    int rc = ftm_mesh_copy(&cur, m);
+    if (rc)
+        return rc;
+    rc = train_all(m, o, cb, res, &cur, &snap);
+    ftm_mesh_free(&cur);
     free(snap.params);
     ftm_optim_destroy(snap.optim);
     return rc;
