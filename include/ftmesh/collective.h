@@ -149,6 +149,13 @@ FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, s
 FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count,
                                                   ftm_red red, int k, size_t split);
 FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* "trees" (trees.c): k shares, each reduced up and broadcast down its own
+ * shortest-path spanning tree, in nc pipelined chunks. The registry entry
+ * picks k and nc; build_kc takes them (k is capped at the live chips).
+ * FTM_ENOTSUP where a live chip is reachable only over one-way links. */
+FTM_EXTERN int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count,
+                                            ftm_red red, int k, int nc);
 
 /* Building block shared by the algorithms: one step of a ring allreduce
  * (reduce-scatter, then all-gather) over a ring of n positions, described

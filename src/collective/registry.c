@@ -17,6 +17,10 @@ static const ftm_allreduce_algo algos[] = {
       ftm_allreduce_2d_lines_build },
     { "tree", "a spanning tree over live links: few steps, for small buffers",
       ftm_allreduce_tree_build },
+    { "trees",
+      "packed shortest-path spanning trees, reduce and broadcast pipelined: near the "
+      "link-bytes bound around holes",
+      ftm_allreduce_trees_build },
     { NULL, NULL, NULL },
 };
 
