@@ -102,6 +102,12 @@ static const char *algo_story(const char *algo)
         return "Tree: partial sums flow up a spanning tree to a root (reduce), and the\n"
                "total flows back down (broadcast). Few steps, but the root's links carry\n"
                "everything: good for tiny buffers.";
+    if (!strcmp(algo, "trees"))
+        return "Trees: the buffer is split into shares, one per spanning tree; each\n"
+               "tree is a shortest-path tree from its own root, and the trees are\n"
+               "picked so that every link carries about as many as any other (a hole's\n"
+               "neighbours just become leaves of more trees). Each share is summed up\n"
+               "its tree and copied back down, in chunks, both at once.";
     if (!strcmp(algo, "2d"))
         return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
                "sums the row results it holds, then the rows all-gather. Rows and\n"
@@ -113,7 +119,7 @@ static const char *algo_story(const char *algo)
 static size_t lesson_count(const ftm_mesh *m) { return (size_t)ftm_mesh_healthy_count(m); }
 
 /* Records algo on m into a new recorder *tr and reads its first run. */
-static int record(const ftm_mesh *m, const char *algo, int fail, ftm_trace **tr, ftm_lesson *l)
+static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l)
 {
     size_t count = lesson_count(m);
     int rc = ftm_trace_create(tr, m->nchips, FTM_LESSON_MAX_BYTES);
@@ -121,10 +127,8 @@ static int record(const ftm_mesh *m, const char *algo, int fail, ftm_trace **tr,
         return rc;
     if (count * 8 > FTM_LESSON_MAX_BYTES)
         return FTM_EINVAL;
-    rc = ftm_lesson_run(m, algo, count, fail, 0, *tr, NULL);
-    if (rc && !(rc == FTM_ECHIPDEAD && fail >= 0))
-        return rc;
-    return ftm_lesson_frames(*tr, 0, m, l);
+    rc = ftm_lesson_run(m, algo, count, *tr, NULL);
+    return rc ? rc : ftm_lesson_frames(*tr, 0, m, l);
 }
 
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */
@@ -134,13 +138,18 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
     printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
            "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), lesson_count(m),
            m->cols);
-    int rc = record(m, algo, -1, tr, l);
+    int rc = record(m, algo, tr, l);
     if (rc)
         return rc;
     demo_table(o, l, 0);
     printf("\nIn each step below, a line  A -> B  #i: x + y = z  says: chip A sent y,\n"
            "chip B had x at position #i and now holds the partial sum z (a copy:\n"
-           "#i = z). Every line is what the chips recorded while they ran.\n");
+           "#i = z). Every value is what the chips recorded while they ran. Chips do\n"
+           "not march in lockstep, so the steps are one global order: a transfer is\n"
+           "in step n when the last transfer it waits for (its sender's and its\n"
+           "receiver's earlier steps) is in step n - 1; within a step, lines come in\n"
+           "the order the cost model's replay completes them. So y is what A held\n"
+           "after the step before, and x what B held just before the line.\n");
     demo_pause(o);
     demo_steps(o, l, -1);
     printf("\n%sAfter the last step%s:\n", demo_c(o, D_BOLD), demo_c(o, D_OFF));
@@ -170,53 +179,122 @@ static int default_victim(const ftm_mesh *m)
     return pick;
 }
 
-/* Part 4: chip `victim` dies mid-allreduce; the survivors start over. */
+/* Why chips stand at different steps when the chip dies: each chip's
+ * steps done by the end of round k, grouped by count. */
+static void tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    int lo = -1, hi = -1;
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c) || c == l->died)
+            continue;
+        int n = l->frame[k].steps_done[c];
+        lo = lo < 0 || n < lo ? n : lo;
+        hi = n > hi ? n : hi;
+    }
+    if (lo == hi) {
+        printf("\nEvery survivor had finished %d of its steps: here each step of a chip\n"
+               "waits for its neighbours' step before, which keeps them in lockstep.\n", lo);
+        return;
+    }
+    printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
+           "own transfers of the step before are done, so some are further along than\n"
+           "others, which wait for data that has not reached them yet. The steps each\n"
+           "survivor had finished when they stopped:\n");
+    for (int n = lo; n <= hi; n++) {
+        int col = 0, any = 0;
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c) || c == l->died || l->frame[k].steps_done[c] != n)
+                continue;
+            if (!any)
+                col = printf("  %2d of %2d:", n, l->nsteps[c]);
+            if (col > 72)
+                col = printf("\n           ") - 1;
+            col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+            any = 1;
+        }
+        if (any)
+            printf("\n");
+    }
+    (void)o;
+}
+
+/* The recovery: the allreduce again on the chips left (run 1 of tr). */
+static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
+                         ftm_trace *tr, long *wrong)
+{
+    ftm_mesh m2;
+    ftm_lesson l2;
+    memset(&l2, 0, sizeof l2);
+    int rc = ftm_mesh_copy(&m2, m);
+    if (rc)
+        return rc;
+    m2.chip_dead[victim] = 1;
+    ftm_ring ring = { 0 };
+    int have_ring = ftm_router_ring(&m2, &ring) == 0;
+    demo_mesh(o, &m2, have_ring ? &ring : NULL);
+    if (have_ring)
+        ftm_ring_free(&ring);
+    rc = ftm_lesson_run(&m2, algo, lesson_count(&m2), tr, NULL);
+    if (!rc)
+        rc = ftm_lesson_frames(tr, 1, &m2, &l2);
+    if (!rc) {
+        printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
+               l2.nframes - 1);
+        demo_table(o, &l2, l2.nframes - 1);
+        *wrong += demo_check(o, &l2);
+    }
+    ftm_lesson_free(&l2);
+    ftm_mesh_free(&m2);
+    return rc;
+}
+
+/* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
+ * death is scripted in the lesson's order: the chip dies once it has sent
+ * half of its transfers, so every run tells the same story. */
 static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
                         long *wrong)
 {
     ftm_trace *tr = NULL;
-    ftm_lesson l1, l2;
+    ftm_lesson l1;
     memset(&l1, 0, sizeof l1);
-    memset(&l2, 0, sizeof l2);
-    printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies halfway\n"
-           "through its sends. A chip that died sends nothing more and forwards nothing.\n",
-           algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim));
-    int rc = record(m, algo, victim, &tr, &l1);
-    ftm_mesh m2;
-    int have_m2 = 0;
-    if (!rc && l1.died < 0) {
-        printf("(It finished its part before the failure point: nothing failed.)\n");
+    int rc = record(m, algo, &tr, &l1), nsent = 0, round = -1, before = 0;
+    if (!rc)
+        round = ftm_lesson_send_round(&l1, victim, 0, &nsent);
+    if (!rc && nsent > 0)
+        round = ftm_lesson_send_round(&l1, victim, nsent / 2, NULL);
+    while (before < nsent && ftm_lesson_send_round(&l1, victim, before, NULL) < round)
+        before++;
+    int vr = ftm_mesh_row(m, victim), vc = ftm_mesh_col(m, victim);
+    if (!rc && round < 1) {
+        printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
+               "change it.\n", vr, vc);
     } else if (!rc) {
-        demo_steps(o, &l1, l1.died_step + 1);
-        printf("\nThe health monitor tells every chip at once; they stop. Their buffers are\n"
-               "half-done (some blocks summed, some not), and the dead chip's numbers are\n"
-               "gone, so the survivors start the allreduce over on the chips left, with a\n"
-               "new ring around the new hole:\n\n");
-        if (!(rc = ftm_mesh_copy(&m2, m))) {
-            have_m2 = 1;
-            m2.chip_dead[victim] = 1;
-            ftm_ring ring = { 0 };
-            int have_ring = ftm_router_ring(&m2, &ring) == 0;
-            demo_mesh(o, &m2, have_ring ? &ring : NULL);
-            if (have_ring)
-                ftm_ring_free(&ring);
-        }
-        size_t count = lesson_count(&m2);
-        if (!rc)
-            rc = ftm_lesson_run(&m2, algo, count, -1, 0, tr, NULL);
-        if (!rc)
-            rc = ftm_lesson_frames(tr, 1, &m2, &l2);
-        if (!rc) {
-            printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
-                   l2.nframes - 1);
-            demo_table(o, &l2, l2.nframes - 1);
-            *wrong += demo_check(o, &l2);
-        }
+        printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
+               "start of step %d, the step of its transfer %d of %d (it had sent %d).\n"
+               "The death is scripted at that point of the steps above (the same\n"
+               "recorded run, the same order), so every run of the lesson tells the\n"
+               "same story. A dead chip sends, receives and forwards nothing.\n",
+               algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+        rc = ftm_lesson_kill(&l1, victim, round);
+    }
+    if (!rc && round >= 1) {
+        if (round > 1)
+            printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
+                   round - 1);
+        else
+            printf("\nEvery chip starts with its numbers as above:\n");
+        demo_table(o, &l1, round - 1);
+        demo_steps_from(o, &l1, round);
+        printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
+        tell_behind(o, &l1, round);
+        printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
+               "chip's numbers are gone, so the survivors start the allreduce over on the\n"
+               "chips left, its schedule rebuilt around the new hole. (The lesson does\n"
+               "not show a chip coming back.)\n\n");
+        rc = tell_recovery(o, m, algo, victim, tr, wrong);
     }
     ftm_lesson_free(&l1);
-    ftm_lesson_free(&l2);
-    if (have_m2)
-        ftm_mesh_free(&m2);
     ftm_trace_destroy(tr);
     return rc;
 }

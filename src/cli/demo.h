@@ -35,8 +35,13 @@ void demo_pause(const demo_out *o);
 void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring);
 /* Every chip's values in frame k (a table, wrapped to 80 columns). */
 void demo_table(const demo_out *o, const ftm_lesson *l, int k);
+/* Round k's phase in words ("row reduce-scatter", "along columns, adding"). */
+void demo_phase(const ftm_lesson *l, int k, char *b, size_t n);
 /* Frames 1 .. last: each step's transfers and sums (last < 0: all). */
 void demo_steps(const demo_out *o, const ftm_lesson *l, int last);
+/* Frames first .. last (last < 0: all); from first to the end. */
+void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int last);
+void demo_steps_from(const demo_out *o, const ftm_lesson *l, int first);
 /* The final check: every healthy chip holds the exact sum. Returns the
  * number of wrong elements. */
 long demo_check(const demo_out *o, const ftm_lesson *l);

@@ -109,28 +109,38 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
     two_colours(o, m, ring);
 }
 
+/* Values per table line: 8 + 16 * 4 = 72 columns (sums of up to 64 chips
+ * have at most 3 digits). Longer buffers are cut into bands of positions,
+ * each band a row per chip, so a chip's row never wraps. */
+#define TABLE_PER 16
+
 void demo_table(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
-    size_t per = 14; /* values per line: 8 + 14 * 5 = 78 columns */
-    for (int c = 0; c < m->nchips; c++) {
-        if (!ftm_mesh_alive(m, c))
-            continue;
-        char name[32];
-        chip_str(name, sizeof name, m, c);
-        printf("  %-6s", name);
-        for (size_t i = 0; i < l->count; i++) {
-            if (i && i % per == 0)
-                printf("\n        ");
-            int64_t v = f->vals[(size_t)c * l->count + i];
-            /* a finished sum: green, and marked with * for plain text */
-            int fin = k && v == ftm_lesson_expected(m, i);
-            int end = i + 1 == l->count || (i + 1) % per == 0;
-            printf("%s%4lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
-                   fin ? "*" : end ? "" : " ", fin ? demo_c(o, D_OFF) : "");
+    for (size_t from = 0; from < l->count; from += TABLE_PER) {
+        size_t to = from + TABLE_PER < l->count ? from + TABLE_PER : l->count;
+        if (l->count > TABLE_PER)
+            printf("  positions #%zu-#%zu:\n", from, to - 1);
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c))
+                continue;
+            char name[32];
+            chip_str(name, sizeof name, m, c);
+            printf("  %-6s", name);
+            if (!f->done[c]) {
+                printf("%s  (dead)%s\n", demo_c(o, D_RED), demo_c(o, D_OFF));
+                continue;
+            }
+            for (size_t i = from; i < to; i++) {
+                int64_t v = f->vals[(size_t)c * l->count + i];
+                /* a finished sum: green, and marked with * for plain text */
+                int fin = k && v == ftm_lesson_expected(m, i);
+                printf("%s%3lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
+                       fin ? "*" : i + 1 < to ? " " : "", fin ? demo_c(o, D_OFF) : "");
+            }
+            printf("\n");
         }
-        printf("\n");
     }
 }
 
@@ -146,7 +156,7 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
             snprintf(one, sizeof one, "#%zu: %lld (lost)", x->first + j, s);
         else if (x->red)
             snprintf(one, sizeof one, "#%zu: %lld + %lld = %lld", x->first + j,
-                     (long long)x->after[j] - s, s, (long long)x->after[j]);
+                     (long long)x->before[j], s, (long long)x->after[j]);
         else
             snprintf(one, sizeof one, "#%zu = %lld", x->first + j, (long long)x->after[j]);
         if (used + strlen(one) + 5 > width && j) {
@@ -159,23 +169,64 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
     }
 }
 
-static const char *phase_hint(const char *p)
+/* A phase in words a student follows (the schedules' names are terse). */
+static const char *phase_words(const char *p)
 {
-    if (strstr(p, "reduce"))
+    static const char *const map[][2] = {
+        { "tree-reduce", "up the tree" },         { "tree-up", "up the tree" },
+        { "tree-bcast", "down the tree" },        { "tree-recv", "down the tree" },
+        { "row-reduce-scatter", "row reduce-scatter" },
+        { "row-all-gather", "row all-gather" },
+        { "col-reduce-scatter", "column reduce-scatter" },
+        { "col-all-gather", "column all-gather" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(p, map[i][0]))
+            return map[i][1];
+    return p;
+}
+
+/* Round k's phase: the schedule's phase words, or where the schedule
+ * names one phase for everything (2d-lines), which lines moved. */
+void demo_phase(const ftm_lesson *l, int k, char *b, size_t n)
+{
+    const ftm_lesson_frame *f = &l->frame[k];
+    int rows = 0, cols = 0, sums = 0;
+    for (int i = 0; i < f->nx; i++) {
+        int d = f->x[i].nhops ? f->x[i].dirs[0] : FTM_DIR_E;
+        rows += d == FTM_DIR_E || d == FTM_DIR_W;
+        cols += d == FTM_DIR_N || d == FTM_DIR_S;
+        sums += f->x[i].red != 0;
+    }
+    if (strcmp(f->phase, l->algo) && f->phase[0]) {
+        snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
+                 f->phase2 ? phase_words(f->phase2) : "");
+        return;
+    }
+    snprintf(b, n, "%s%s", rows && cols ? "rows and columns" : rows ? "along rows" : "along columns",
+             sums == f->nx ? ", adding" : sums ? "" : ", copying");
+}
+
+static const char *phase_hint(const ftm_lesson_frame *f)
+{
+    int sums = 0;
+    for (int i = 0; i < f->nx; i++)
+        sums += f->x[i].red != 0;
+    if (sums == f->nx)
         return "receivers add what they get";
-    if (strstr(p, "gather") || strstr(p, "broadcast"))
+    if (!sums)
         return "receivers copy finished sums";
-    return "";
+    return "receivers add (+) or copy (=)";
 }
 
 static void one_step(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
-    const char *hint = phase_hint(f->phase);
-    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
-           demo_c(o, D_OFF), demo_c(o, D_CYAN), f->phase, hint[0] ? ": " : "", hint,
-           demo_c(o, D_OFF));
+    char ph[64];
+    demo_phase(l, k, ph, sizeof ph);
+    printf("\n%sStep %d of %d%s  %s%s: %s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
+           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, phase_hint(f), demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         char a[32], b[32], vals[96], via[32] = "";
@@ -184,26 +235,42 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
         if (x->nhops > 1)
             snprintf(via, sizeof via, " (detour %d hops)", x->nhops);
         xfer_values(vals, sizeof vals, x, 80 - 20 - strlen(via));
-        printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, x->red ? D_GREEN : D_BLUE), vals,
-               demo_c(o, D_OFF), demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
+        const char *col = !x->after ? D_RED : x->red ? D_GREEN : D_BLUE;
+        printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, col), vals, demo_c(o, D_OFF),
+               demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
     }
     if (l->died >= 0 && l->died_step == k - 1) {
         char d[32];
         chip_str(d, sizeof d, m, l->died);
-        printf("  %schip %s dies in this step%s: its links go quiet; the others stop.\n",
+        printf("  %schip %s dies at the start of this step%s: what it sends, receives or\n"
+               "  forwards is lost (lost: the values it would have carried).\n",
                demo_c(o, D_RED), d, demo_c(o, D_OFF));
     }
 }
 
 void demo_steps(const demo_out *o, const ftm_lesson *l, int last)
 {
+    demo_steps_range(o, l, 1, last);
+}
+
+void demo_steps_from(const demo_out *o, const ftm_lesson *l, int first)
+{
+    demo_steps_range(o, l, first, -1);
+}
+
+void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int last)
+{
     if (last < 0 || last > l->nframes - 1)
         last = l->nframes - 1;
-    for (int k = 1; k <= last; k++) {
+    for (int k = first; k <= last; k++) {
         one_step(o, l, k);
         /* the end of a phase: show where every chip stands */
-        if (k < l->nframes - 1 && strcmp(l->frame[k].phase, l->frame[k + 1].phase) != 0) {
-            printf("\n  After %s, every chip holds (* a finished sum):\n", l->frame[k].phase);
+        char a[64], b[64];
+        demo_phase(l, k, a, sizeof a);
+        if (k < l->nframes - 1)
+            demo_phase(l, k + 1, b, sizeof b);
+        if (k < l->nframes - 1 && k < last && strcmp(a, b) != 0) {
+            printf("\n  After %s, every chip holds (* a finished sum):\n", a);
             demo_table(o, l, k);
         }
         demo_pause(o);
@@ -214,16 +281,17 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[l->nframes - 1];
-    long wrong = 0;
+    long wrong = l->mismatch;
     for (int c = 0; c < m->nchips; c++)
         for (size_t i = 0; i < l->count && ftm_mesh_alive(m, c); i++)
             wrong += f->vals[(size_t)c * l->count + i] != ftm_lesson_expected(m, i);
-    printf("\nThe sums, added up directly from every chip's inputs:\n  %-6s", "sum");
+    printf("\nThe sums, added up directly from every chip's inputs:");
     for (size_t i = 0; i < l->count; i++)
-        printf("%s%4lld%s", i && i % 14 == 0 ? "\n        " : "",
-               (long long)ftm_lesson_expected(m, i), i + 1 == l->count || (i + 1) % 14 == 0 ? "" : " ");
+        printf("%s%3lld%s", i % TABLE_PER == 0 ? "\n  sum   " : "",
+               (long long)ftm_lesson_expected(m, i), (i + 1) % TABLE_PER && i + 1 < l->count ? " " : "");
     if (wrong)
-        printf("\n%s%ld values differ from these sums.%s\n", demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
+        printf("\n%s%ld values differ from these sums or from what the chips recorded.%s\n",
+               demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
     else
         printf("\n%sEvery healthy chip holds exactly these sums.%s\n", demo_c(o, D_GREEN),
                demo_c(o, D_OFF));

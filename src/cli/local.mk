@@ -16,5 +16,5 @@ TESTS += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py \
 	tests/demo_html.py
 EXTRA_DIST += tests/trace_cli.py
-TESTS += tests/faults_cli.sh
-EXTRA_DIST += tests/faults_cli.sh
+TESTS += tests/faults_cli.sh tests/repair_cli.sh
+EXTRA_DIST += tests/faults_cli.sh tests/repair_cli.sh

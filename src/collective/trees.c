@@ -462,7 +462,20 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, 
     return rc;
 }
 
-int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     return ftm_allreduce_trees_build_kc(s, m, count, red, TR_TREES, 0);
+}
+
+/* Where a live chip is reachable only over a one-way link (no tree edge
+ * reaches it both ways), the ring's schedule, which routes round it. */
+int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    int rc = ftm_allreduce_trees_build_own(s, m, count, red);
+    if (rc != FTM_ENOTSUP)
+        return rc;
+    rc = ftm_allreduce_ring_build(s, m, count, red);
+    if (!rc)
+        s->fallback = "a chip is reachable only over a one-way link";
+    return rc;
 }

@@ -1,4 +1,4 @@
 # lesson: a recorded allreduce with small integers read back as frames, and
 # the self-contained HTML page that animates it (ftmesh demo)
-libftmesh_la_SOURCES += src/lesson/lesson.c src/lesson/html.c
+libftmesh_la_SOURCES += src/lesson/lesson.c src/lesson/lesson_order.c src/lesson/html.c
 ftmeshinclude_HEADERS += include/ftmesh/lesson.h
