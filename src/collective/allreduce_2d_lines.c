@@ -44,8 +44,9 @@
  * step t+1 loads every link with exactly one range per step, as a ring
  * does. Hence the pipeline: the buffer's two halves (as in 2d-concurrent:
  * A rows-first on the mesh, B columns-first on its transpose, in the same
- * steps) are cut into k chunks; chunk c starts D = P1 + P23 + 1 steps after
- * chunk c-1 (P1: row reduce-scatter steps, P23: column allreduce steps),
+ * steps) are cut into k chunks; chunk c starts D = P1 + P23 + 1 steps (a slot,
+ * slot_steps) after chunk c-1 (P1: row reduce-scatter steps, row_steps;
+ * P23: column allreduce steps, col_steps),
  * so its row reduce-scatter runs beside chunk c-1's row all-gather, one
  * step ahead as the lines need. Cost: the first reduce-scatter and the
  * last all-gather run alone (1/k of the bandwidth term) and k times the
@@ -185,10 +186,10 @@ static int rows_find(half *h)
         if (rc == FTM_ENOTSUP)
             rc = row_segments(h, r, rs, nr);
         int n = h->row[r].n, st = h->row[r].ring ? n - 1 : n;
-        h->P1 = st > h->P1 ? st : h->P1;
+        h->row_steps = st > h->row_steps ? st : h->row_steps;
     }
     free(rs);
-    h->P1 = h->P1s > h->P1 ? h->P1s : h->P1;
+    h->row_steps = h->seg_steps > h->row_steps ? h->seg_steps : h->row_steps;
     return rc;
 }
 
@@ -218,19 +219,19 @@ static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
 static void cols_drop_lines(half *h)
 {
     int rings = 0, U = 0;
-    for (int u = 0; u < h->U; u++)
+    for (int u = 0; u < h->nusable; u++)
         rings += h->col[h->ucol[u]].ring;
-    if (rings == 0 || rings == h->U)
+    if (rings == 0 || rings == h->nusable)
         return;
-    for (int u = 0; u < h->U; u++) {
+    for (int u = 0; u < h->nusable; u++) {
         seg *g = &h->col[h->ucol[u]];
         if (g->ring)
             h->ucol[U++] = h->ucol[u];
         else
             g->n = 0;
     }
-    h->U = U;
-    h->P23 = 2 * ar2d_ring2_steps(h->v.rows);
+    h->nusable = U;
+    h->col_steps = 2 * ar2d_ring2_steps(h->v.rows);
 }
 
 /* The usable columns (all chips alive, one ring or line), P23 and uidx. */
@@ -246,16 +247,16 @@ static int cols_find(half *h)
             h->col[c].n = 0; /* not usable */
         else {
             int st = h->col[c].ring ? 2 * ar2d_ring2_steps(R) : 2 * R;
-            h->P23 = st > h->P23 ? st : h->P23;
-            h->ucol[h->U++] = c;
+            h->col_steps = st > h->col_steps ? st : h->col_steps;
+            h->ucol[h->nusable++] = c;
         }
     }
-    if (h->U == 0)
+    if (h->nusable == 0)
         return FTM_ENOTSUP;
     cols_drop_lines(h);
     for (int c = 0; c < C; c++)
         h->uidx[c] = -1;
-    for (int u = 0; u < h->U; u++)
+    for (int u = 0; u < h->nusable; u++)
         h->uidx[h->ucol[u]] = u;
     return 0;
 }
@@ -290,9 +291,9 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
             int c = tr ? ftm_mesh_row(m, a) : ftm_mesh_col(m, a);
             h->pos[r * C + c] = i;
         }
-    h->np = 1;
-    h->p1 = h->P1 > 0 ? h->P1 : 1;
-    h->D = h->P1 + h->P23 + 1; /* the caller makes both halves' D equal */
+    h->npasses = 1;
+    h->pass_steps = h->row_steps > 0 ? h->row_steps : 1;
+    h->slot_steps = h->row_steps + h->col_steps + 1; /* the caller makes both halves' D equal */
     return rc;
 }
 
@@ -312,9 +313,9 @@ static int half_init(half *h, const ftm_mesh *m, int tr, size_t first, size_t co
  * both. Returns 1 when alt names another np. */
 static int match_passes(half *h, int alt)
 {
-    int P = h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1, other = 0;
+    int P = h[0].row_steps > h[1].row_steps ? h[0].row_steps : h[1].row_steps, other = 0;
     for (int a = 0; a < 2 && P > 0; a++) {
-        int P1 = h[a].P1;
+        int P1 = h[a].row_steps;
         if (P1 == 0) /* no row of two chips: nothing to pass */
             continue;
         int np = (2 * P + P1) / (2 * P1), o = np * P1 < P ? np + 1 : np - 1;
@@ -322,9 +323,9 @@ static int match_passes(half *h, int alt)
             other = 1;
             np = alt ? o : np;
         }
-        h[a].np = np;
-        h[a].P1 = np * h[a].p1;
-        h[a].D = h[a].P1 + h[a].P23 + 1;
+        h[a].npasses = np;
+        h[a].row_steps = np * h[a].pass_steps;
+        h[a].slot_steps = h[a].row_steps + h[a].col_steps + 1;
     }
     return other;
 }
@@ -341,8 +342,8 @@ static int match_passes(half *h, int alt)
  * host; at BERT-large size (2.8 MB) one-way was 3% slower. */
 static int ring_uni(const half *h, own *o, size_t cn)
 {
-    size_t bmax = (cn + (size_t)h->U - 1) / (size_t)h->U;
-    bmax = (bmax + (size_t)h->np - 1) / (size_t)h->np; /* one pass's */
+    size_t bmax = (cn + (size_t)h->nusable - 1) / (size_t)h->nusable;
+    bmax = (bmax + (size_t)h->npasses - 1) / (size_t)h->npasses; /* one pass's */
     int u = o->uni && h->k > 1 && (!o->split || bmax <= o->split);
     o->used_uni |= u;
     return u;
@@ -354,19 +355,19 @@ static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
 {
     size_t cf, cn;
     ar2d_lchunk(h, c, &cf, &cn);
-    int rc = 0, C = h->v.cols, uni = ring_uni(h, o, cn), q = t / h->p1;
-    t %= h->p1;
+    int rc = 0, C = h->v.cols, uni = ring_uni(h, o, cn), q = t / h->pass_steps;
+    t %= h->pass_steps;
     for (int r = 0; r < h->v.rows && !rc; r++) {
         const seg *g = &h->row[r];
         if (g->n < 2 || t >= (g->ring ? g->n - 1 : g->n))
             continue;
         for (int i = 0; i < g->n; i++)
             o->len[i] = o->f[i] = 0;
-        for (int u = 0; u < h->U; u++) {
+        for (int u = 0; u < h->nusable; u++) {
             int p = h->pos[r * C + h->ucol[u]];
-            ftm_sched_block(cn, h->U, u, &o->f[p], &o->len[p]);
+            ftm_sched_block(cn, h->nusable, u, &o->f[p], &o->len[p]);
             o->f[p] += cf;
-            ar2d_lpart(&o->f[p], &o->len[p], q, h->np);
+            ar2d_lpart(&o->f[p], &o->len[p], q, h->npasses);
         }
         if (g->ring)
             rc = ar2d_ring_bidir(s, g, o, ag ? g->n - 1 + t : t, uni);
@@ -383,13 +384,13 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
     size_t cf, cn;
     ar2d_lchunk(h, c, &cf, &cn);
     int rc = 0;
-    for (int u = 0; u < h->U && !rc; u++) {
+    for (int u = 0; u < h->nusable && !rc; u++) {
         const seg *g = &h->col[h->ucol[u]];
         int n = g->n;
         if (n < 2 || q >= (g->ring ? 2 * ar2d_ring2_steps(n) : 2 * n))
             continue;
         size_t bf, bn;
-        ftm_sched_block(cn, h->U, u, &bf, &bn);
+        ftm_sched_block(cn, h->nusable, u, &bf, &bn);
         for (int i = 0; i < n; i++) {
             ftm_sched_block(bn, n, i, &o->f[i], &o->len[i]);
             o->f[i] += cf + bf;
@@ -409,15 +410,15 @@ static int half_step(ftm_sched *s, const half *h, own *o, int j)
 {
     int rc = 0;
     for (int c = 0; c < h->k && !rc; c++) {
-        int l = j - c * h->D;
-        if (l < 0 || l >= h->D - 1 + h->P1)
+        int l = j - c * h->slot_steps;
+        if (l < 0 || l >= h->slot_steps - 1 + h->row_steps)
             continue;
-        if (l < h->P1)
+        if (l < h->row_steps)
             rc = rows_step(s, h, o, c, 0, l);
-        else if (l < h->P1 + h->P23)
-            rc = cols_step(s, h, o, c, l - h->P1);
-        else if (l >= h->D - 1)
-            rc = rows_step(s, h, o, c, 1, l - (h->D - 1));
+        else if (l < h->row_steps + h->col_steps)
+            rc = cols_step(s, h, o, c, l - h->row_steps);
+        else if (l >= h->slot_steps - 1)
+            rc = rows_step(s, h, o, c, 1, l - (h->slot_steps - 1));
     }
     return rc;
 }
@@ -484,9 +485,9 @@ static int halves_routes(ftm_sched *s, const ftm_mesh *m, half *h)
  * segments reduce-scatter each chunk a slot ahead of the rows. */
 static int emit(ftm_sched *s, const ftm_mesh *m, half *h, own *o)
 {
-    int D = h[0].D > h[1].D ? h[0].D : h[1].D, rc = 0;
-    h[0].D = h[1].D = D; /* same offset: the halves' big phases stay together */
-    int J = (h[0].k - 1) * D + D - 1 + (h[0].P1 > h[1].P1 ? h[0].P1 : h[1].P1);
+    int D = h[0].slot_steps > h[1].slot_steps ? h[0].slot_steps : h[1].slot_steps, rc = 0;
+    h[0].slot_steps = h[1].slot_steps = D; /* same offset: the halves' big phases stay together */
+    int J = (h[0].k - 1) * D + D - 1 + (h[0].row_steps > h[1].row_steps ? h[0].row_steps : h[1].row_steps);
     int O = h[0].nxs || h[1].nxs ? D : 0;
     for (int x = 0; x < 2; x++) {
         int t = (h[0].k - 1) * D + ar2d_segs_tail(&h[x]);
@@ -533,7 +534,7 @@ static int pick_chunks(const half *h, size_t bytes)
         return 1;
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    int D = h[0].D > h[1].D ? h[0].D : h[1].D, segs = h[0].nxs || h[1].nxs, kmax = segs ? 12 : 8;
+    int D = h[0].slot_steps > h[1].slot_steps ? h[0].slot_steps : h[1].slot_steps, segs = h[0].nxs || h[1].nxs, kmax = segs ? 12 : 8;
     double T = (double)bytes / 2 / p.link_Bps, k = sqrt((segs ? 3 : 1) * T / (1.1 * p.hop_s * D));
     return k < 1 ? 1 : k > kmax ? kmax : (int)(k + 0.5);
 }
@@ -546,7 +547,7 @@ static int pick_chunks(const half *h, size_t bytes)
  * loads both halves alike. */
 static void split(half *h, size_t count)
 {
-    double wa = (double)h[0].U / h[0].v.cols, wb = (double)h[1].U / h[1].v.cols;
+    double wa = (double)h[0].nusable / h[0].v.cols, wb = (double)h[1].nusable / h[1].v.cols;
     size_t ha = (count + 1) / 2;
     if (wa != wb)
         ha = (size_t)((double)count * wa / (wa + wb) + 0.5);

@@ -34,15 +34,17 @@ typedef struct ar2d_lhalf {
     int k;                 /* chunks */
     ar2d_lseg *row;        /* [v.rows]; n = 0 for rows cut into segments */
     ar2d_lseg *col;        /* [v.cols]; n = 0 for unusable columns */
-    int *ucol, U;          /* usable columns */
+    int *ucol, nusable;    /* usable columns (ucol[nusable]) */
     int *uidx;             /* [v.cols] index in ucol, or -1 */
     int *pos;              /* [v.rows * v.cols] position of (r, c) in its row, or -1 */
     ar2d_lseg *xs;         /* [nxs] segments of rows cut more than once */
-    int nxs, P1s;          /* and their longest */
-    int P1, P23;           /* row and column phase steps (P1: all passes) */
-    int np, p1;            /* row phase passes per chunk, steps of one */
-    int D;                 /* chunk c starts at step c * D; its row
-                            * all-gather at c * D + D - 1 */
+    int nxs, seg_steps;    /* and the steps of their longest line */
+    int row_steps;         /* row phase steps of a chunk (all passes) */
+    int col_steps;         /* column phase steps of a chunk */
+    int npasses;           /* row phase passes per chunk */
+    int pass_steps;        /* steps of one pass */
+    int slot_steps;        /* a slot: chunk c starts at step c * slot_steps;
+                            * its row all-gather at (c + 1) * slot_steps - 1 */
 } ar2d_lhalf;
 
 /* Per-position ranges of one line at one step (scratch, max length):

@@ -60,7 +60,7 @@ int ar2d_segs_add(ar2d_lhalf *h, int row, const int *chips, int n)
     g->n = n;
     g->row = row;
     g->helper = -1;
-    h->P1s = n > h->P1s ? n : h->P1s;
+    h->seg_steps = n > h->seg_steps ? n : h->seg_steps;
     return 0;
 }
 
@@ -140,7 +140,7 @@ int ar2d_segs_routes(ftm_sched *s, int *cache, ar2d_lhalf *h)
  * and its start *e0 (relative to cf). */
 static size_t foreign(const ar2d_lhalf *h, const ar2d_lseg *g, size_t cn, size_t *e0)
 {
-    int nown = 0, last = -1, U = h->U;
+    int nown = 0, last = -1, U = h->nusable;
     for (int i = 0; i < g->n; i++) {
         int u = h->uidx[v_col(&h->v, g->chips[i])];
         if (u >= 0) {
@@ -170,7 +170,7 @@ static void seg_ranges(const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, in
         int u = h->uidx[v_col(&h->v, g->chips[i])];
         o->f[i] = o->len[i] = 0;
         if (u >= 0) {
-            ftm_sched_block(cn, h->U, u, &o->f[i], &o->len[i]);
+            ftm_sched_block(cn, h->nusable, u, &o->f[i], &o->len[i]);
             o->f[i] += cf;
             ar2d_lpart(&o->f[i], &o->len[i], q, nq);
         }
@@ -207,7 +207,7 @@ static int fdiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
  * a row's do (a step much longer than its neighbours' holds them up). */
 static int passes(const ar2d_lhalf *h, const ar2d_lseg *g)
 {
-    return g->n > 1 && h->P1 / g->n > 1 ? h->P1 / g->n : 1;
+    return g->n > 1 && h->row_steps / g->n > 1 ? h->row_steps / g->n : 1;
 }
 
 /* Line step at window step l of g (reduce-scatter or all-gather of chunk c). */
@@ -226,12 +226,12 @@ static int seg_line(ftm_sched *s, const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_
  * all-gather from (c+2)D - 1. */
 static int seg_step(ftm_sched *s, const ar2d_lhalf *h, const ar2d_lseg *g, ar2d_lown *o, int j)
 {
-    int D = h->D, k = h->k, c = fdiv(j, D) + 1;
+    int D = h->slot_steps, k = h->k, c = fdiv(j, D) + 1;
     int rc = seg_line(s, h, g, o, c, j - (c - 1) * D, 0);
     c = fdiv(j + 1, D) - 2;
     if (!rc)
         rc = seg_line(s, h, g, o, c, j + 1 - (c + 2) * D, 1);
-    int jf = j - h->P1 - g->fold;
+    int jf = j - h->row_steps - g->fold;
     if (!rc && jf % D == 0 && (c = jf / D + 1) >= 0 && c < k) {
         seg_ranges(h, g, o, c, 0, 1);
         rc = fold(s, g, o, 0);
@@ -254,5 +254,5 @@ int ar2d_segs_step(ftm_sched *s, const ar2d_lhalf *h, ar2d_lown *o, int j)
 
 int ar2d_segs_tail(const ar2d_lhalf *h)
 {
-    return h->nxs ? 2 * h->D - 1 + h->P1 : 0;
+    return h->nxs ? 2 * h->slot_steps - 1 + h->row_steps : 0;
 }
