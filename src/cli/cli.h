@@ -3,6 +3,7 @@
 #ifndef FTMESH_CLI_H
 #define FTMESH_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,7 +98,7 @@ typedef struct cli_mesh_opts {
     int torus;
     const char **fail, **fail_host, **fail_link; /* repeatable, argv pointers */
     int nfail, nfail_host, nfail_link;
-    int random_faults;
+    int random_faults, random_faults_given;
     uint64_t seed;
     int seed_given;
     int json;
@@ -154,12 +155,40 @@ int cli_fail_during_chip(const char *cmd, const ftm_mesh *m, const char *spec, i
 struct ftm_cost_params;
 int cli_cost_set(const char *cmd, int id, const char *val, struct ftm_cost_params *p);
 
-/* Opens --svg PATH for writing before any work; NULL (after printing one
- * line; the caller exits CLI_EXIT_USAGE) when it cannot be created. */
-FILE *cli_open_svg(const char *cmd, const char *path);
-/* Closes an --svg file written with err (0 or FTM_E*); 0, or
- * CLI_EXIT_FAIL after printing what failed. */
-int cli_close_svg(const char *cmd, const char *path, FILE *f, int err);
+/* ---- output files (outfile.c) ----------------------------------------------
+ * Every output file (--svg, --html, --trace) is written to a temporary file
+ * beside it and renamed over the path only when complete: a refused,
+ * failed or interrupted run leaves the old file as it was, or none. Open
+ * every output file before any work (that checks the path). */
+typedef struct cli_out {
+    const char *opt, *path;  /* "--svg" and the user's path, for messages */
+    FILE *f;                 /* write here */
+    char *tmp;               /* the temporary file; NULL when none is open */
+    int slot;
+} cli_out;
+
+/* Creates the temporary file for path; 0, or CLI_EXIT_USAGE after one
+ * line naming opt (a directory, a path where no file can be created). */
+int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path);
+/* Closes the file; when err is 0 and everything was written, renames it
+ * over the path; else removes it and prints why (err: 0 or FTM_E*).
+ * Returns 0 or CLI_EXIT_FAIL. No effect on a file not open. */
+int cli_out_commit(const char *cmd, cli_out *o, int err);
+/* Removes the temporary file (the run failed); no effect when none. */
+void cli_out_discard(cli_out *o);
+/* Checks, creating and removing a temporary file, that a file can be
+ * written at path (for files the library writes itself, --checkpoint);
+ * 0 or CLI_EXIT_USAGE after one line. */
+int cli_out_check(const char *cmd, const char *opt, const char *path);
+
+/* SIGINT, SIGTERM, SIGHUP: by default they remove the temporary files and
+ * end the process by the signal. While flag is set (a command that stops
+ * gracefully), a signal only stores its number in *flag; NULL restores
+ * the default. */
+void cli_signals_graceful(volatile sig_atomic_t *flag);
+/* The exit status of a run stopped by signal sig: 128 + sig (130 for
+ * SIGINT, 143 for SIGTERM). */
+int cli_signal_exit(int sig);
 
 /* Pictures (pictures.c). Prints the terminal pictures of allreduce
  * algorithm algo on m (rings --algo); returns an exit code. */

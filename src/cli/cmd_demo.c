@@ -246,30 +246,23 @@ static int tell_2d(const demo_out *o, long *wrong)
 }
 
 /* --html and --trace of the main run. */
-static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const ftm_lesson *l,
+static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const ftm_lesson *l,
                          const ftm_ring *ring, const ftm_trace *tr)
 {
     int rc = 0, err;
-    if (hf) {
+    if (hf->f) {
         char title[96];
         snprintf(title, sizeof title, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
                  l->mesh.rows, l->mesh.cols, l->mesh.torus ? "torus" : "mesh");
-        err = ftm_lesson_html(hf, l, ring, title);
-        if (fclose(hf) && !err)
-            err = FTM_EIO;
-        if (err) {
-            rc = cli_error(CMD, "--html %s: %s", d->html, ftm_strerror(err));
-        }
+        err = ftm_lesson_html(hf->f, l, ring, title);
+        rc = cli_out_commit(CMD, hf, err);
     }
-    if (tf) {
+    if (tf->f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        err = cli_trace_write(tf, tr, &l->mesh, d->trace_clock, &cp);
-        if (fclose(tf) && !err)
-            err = FTM_EIO;
-        if (err) {
-            rc = cli_error(CMD, "--trace %s: %s", d->trace, ftm_strerror(err));
-        }
+        err = cli_trace_write(tf->f, tr, &l->mesh, d->trace_clock, &cp);
+        if (cli_out_commit(CMD, tf, err))
+            rc = CLI_EXIT_FAIL;
     }
     return rc;
 }
@@ -308,7 +301,7 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     } else if (!d->algo) {
         *victim = default_victim(m);
     }
-    if (d->o.seed_given && !d->o.random_faults)
+    if (d->o.seed_given && !d->o.random_faults_given)
         cli_warn(CMD, "--seed has no effect without --random-faults");
     return 0;
 }
@@ -326,7 +319,7 @@ static demo_out out_mode(const demo_args *d)
 
 /* Parts 1 and 2 (and 3 and 4 for the whole lesson). */
 static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int victim,
-                  FILE *hf, FILE *tf, long *wrong)
+                  cli_out *hf, cli_out *tf, long *wrong)
 {
     const char *algo = d->algo ? d->algo : "ring";
     int whole = !d->algo;
@@ -344,10 +337,6 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
     int rc = tell_algo(o, m, algo, &tr, &l, wrong);
     int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
     int orc = rc ? 0 : write_outputs(d, hf, tf, &l, one_d && have_ring ? &ring : NULL, tr);
-    if (rc && hf)
-        fclose(hf);
-    if (rc && tf)
-        fclose(tf);
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
     if (have_ring)
@@ -377,14 +366,13 @@ int cli_demo(int argc, char **argv)
         have_m = 1;
     if (!rc)
         rc = check_args(&d, &m, &victim);
-    FILE *hf = NULL, *tf = NULL;
-    if (!rc && d.html && !(hf = fopen(d.html, "w")))
-        rc = cli_usage_error(CMD, "--html %s: cannot create the file: %s", d.html, strerror(errno));
-    if (!rc && d.trace && !(tf = fopen(d.trace, "w")))
-        rc = cli_usage_error(CMD, "--trace %s: cannot create the file: %s", d.trace, strerror(errno));
+    cli_out hf = { .slot = -1 }, tf = { .slot = -1 }; /* written whole or not at all */
+    if (!rc && d.html)
+        rc = cli_out_open(CMD, &hf, "--html", d.html);
+    if (!rc && d.trace)
+        rc = cli_out_open(CMD, &tf, "--trace", d.trace);
     if (rc) {
-        if (hf)
-            fclose(hf);
+        cli_out_discard(&hf);
         if (have_m)
             ftm_mesh_free(&m);
         cli_mesh_opts_free(&d.o);
@@ -392,7 +380,9 @@ int cli_demo(int argc, char **argv)
     }
     demo_out out = out_mode(&d);
     long wrong = 0;
-    int err = lesson(&d, &out, &m, victim, hf, tf, &wrong);
+    int err = lesson(&d, &out, &m, victim, &hf, &tf, &wrong);
+    cli_out_discard(&hf); /* not written: the lesson failed */
+    cli_out_discard(&tf);
     if (err == FTM_EHANG)
         rc = cli_error(CMD, "the chips hung (ftmesh allreduce with the same mesh lists the "
                             "stuck chips)");

@@ -249,6 +249,7 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
         if (cli_parse_int(v, 0, 4095, &n))
             return cli_usage_error(o->cmd, "--random-faults %s: expected a whole number 0..4095", v);
         o->random_faults = (int)n;
+        o->random_faults_given = 1;
         return 0;
     case CLI_O_SEED:
         o->seed_given = 1;
