@@ -26,14 +26,17 @@ def main():
     want = [sum(1 + (n + i) % 9 for n in healthy) for i in range(count)]
     part = text.split("After the last step:")[1]
     chips = {}
-    cur = None
+    base = 0
     for line in part.split("\n")[1:]:
+        b = re.match(r"  positions #(\d+)-#(\d+):$", line)
         m = re.match(r"  \((\d+),(\d+)\)\s(.*)", line)
-        if m:
-            cur = (int(m.group(1)), int(m.group(2)))
-            chips[cur] = [int(v) for v in re.findall(r"-?\d+", m.group(3))]
-        elif cur and re.match(r"^ {8}[ \d*]+$", line):
-            chips[cur] += [int(v) for v in re.findall(r"-?\d+", line)]
+        if b:
+            base = int(b.group(1))
+        elif m:
+            vals = chips.setdefault((int(m.group(1)), int(m.group(2))), [])
+            if len(vals) != base:
+                fail("chip row out of its band: %s" % line)
+            vals += [int(v) for v in re.findall(r"-?\d+", m.group(3))]
         else:
             break
     if sorted(chips) != sorted((n // cols, n % cols) for n in healthy):

@@ -18,10 +18,10 @@ start=$(date +%s)
 [ $(( $(date +%s) - start )) -lt 30 ] || bad "demo waited with stdout not a terminal"
 python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo sums"
 for part in "1. The mesh and its hole" "2. ring allreduce" "3. The 2-D algorithm" \
-            "4. A chip dies in the middle" "dies in this step" "The recovery run"; do
+            "4. A chip dies in the middle" "dies at the start of this step" "The recovery run"; do
     grep -q "$part" "$tmp/out" || bad "demo: no '$part'"
 done
-grep -q "Here 7 B and 8 w: 1 ring edge must join" "$tmp/out" || bad "demo: no two-colour argument"
+tr "\n" " " <"$tmp/out" | grep -q "Here 7 B and 8 w: 1 ring edge must join" || bad "demo: no two-colour argument"
 for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"
@@ -30,6 +30,30 @@ for algo in 2d 2d-concurrent; do
     "$ftmesh" demo --algo $algo --mesh 4x4 --torus --fail-host 2,2 >"$tmp/out" ||
         bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "2,2;2,3;3,2;3,3" || bad "demo --algo $algo sums"
+done
+# one global order: every value a step line prints follows from the values
+# printed before it (tests/demo_order.py replays them), for every algorithm
+# on meshes and tori, with and without holes, the failure part included
+while read -r args; do
+    "$ftmesh" demo $args --no-color >"$tmp/out" || bad "demo $args: exit $?"
+    python3 "$here/demo_order.py" "$tmp/out" >/dev/null || {
+        python3 "$here/demo_order.py" "$tmp/out"; bad "demo $args: order"; }
+done <<EOF
+--algo ring --mesh 5x5 --torus --fail 2,2 --fail-during 0,1
+--algo bidir --mesh 4x6 --fail-link 1,1-1,2
+--algo tree
+--algo tree --mesh 5x7 --torus --fail 2,2 --fail-during 0,0
+--algo 2d --mesh 6x6 --torus
+--algo 2d --mesh 4x4 --torus --fail-host 2,2
+--algo 2d-concurrent --mesh 6x6 --torus --fail-host 2,2
+--algo 2d-lines --mesh 8x8 --torus --fail-host 2,2
+--algo 2d-lines --mesh 6x4
+--mesh 3x5 --fail 1,2
+EOF
+for algo in ring bidir tree; do
+    "$ftmesh" demo --algo $algo --mesh 4x4 --fail-during 2,3 >"$tmp/a"
+    "$ftmesh" demo --algo $algo --mesh 4x4 --fail-during 2,3 >"$tmp/b"
+    cmp -s "$tmp/a" "$tmp/b" || bad "demo --algo $algo --fail-during: differs between runs"
 done
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||

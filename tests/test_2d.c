@@ -685,6 +685,55 @@ START_TEST(test_crowded_degrades_gracefully)
 }
 END_TEST
 
+/* A schedule names what ran: on a small torus with a hole, 2d runs the
+ * ring's schedule (algo "ring", with the reason); its own schedule is
+ * still there to build (algo "2d", no reason). Where no line layout fits
+ * (a 2x2 mesh with one chip left) 2d-lines runs 2d-concurrent's schedule
+ * and its own build says FTM_ENOTSUP; on a 16x16 torus with one dead chip
+ * each 2-D algorithm runs its own. */
+static void built(const char *algo, int own, const ftm_mesh *m, int want_rc, const char *want_algo,
+                  int want_reason)
+{
+    ftm_sched s;
+    int rc = own ? ftm_allreduce_build_own(algo, &s, m, 25000, FTM_RED_SUM_F32)
+                 : ftm_allreduce_find(algo)->build(&s, m, 25000, FTM_RED_SUM_F32);
+    ck_assert_msg(rc == want_rc, "%s%s on %dx%d: %s", algo, own ? " (own)" : "", m->rows, m->cols,
+                  ftm_strerror(rc));
+    if (rc)
+        return;
+    ck_assert_str_eq(s.algo, want_algo);
+    ck_assert_int_eq(s.fallback != NULL, want_reason);
+    ftm_sched_free(&s);
+}
+
+START_TEST(test_schedule_names_what_ran)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 6, 6, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 2), 0);
+    built("2d", 0, &m, 0, "ring", 1);
+    built("2d", 1, &m, 0, "2d", 0);
+    built("2d-concurrent", 0, &m, 0, "ring", 1);
+    built("2d-concurrent", 1, &m, 0, "2d-concurrent", 0);
+    built("2d-lines", 1, &m, 0, "2d-lines", 0);
+    built("ring", 1, &m, 0, "ring", 0);
+    built("no-such", 1, &m, FTM_EINVAL, NULL, 0);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
+    for (int c = 1; c < 4; c++)
+        ck_assert_int_eq(ftm_mesh_fail_chip(&m, c / 2, c % 2), 0);
+    built("2d-lines", 0, &m, 0, "2d-concurrent", 1);
+    built("2d-lines", 1, &m, FTM_ENOTSUP, NULL, 0);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 16, 16, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 5, 5), 0);
+    static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
+    for (int a = 0; a < 3; a++)
+        built(names[a], 0, &m, 0, names[a], 0);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 typedef struct thr_ctx { const ftm_sched *s; float **b; } thr_ctx;
 
 static int chip_fn(ftm_chip *chip, void *arg)
@@ -816,6 +865,7 @@ Suite *twod_suite(void)
     tcase_add_test(tm, test_band_router_ring);
     tcase_add_loop_test(tm, test_within_2x_ring, 0, 70);
     tcase_add_loop_test(tm, test_crowded_degrades_gracefully, 0, 4);
+    tcase_add_test(tm, test_schedule_names_what_ran);
     tcase_set_timeout(tm, 120);
     suite_add_tcase(su, tm);
     TCase *tt = tcase_create("threads");

@@ -264,6 +264,54 @@ START_TEST(test_save_load)
 }
 END_TEST
 
+/* Version 2 keeps the mesh and the script to come; version 1 files (no
+ * such section) are still read. */
+START_TEST(test_mesh_section_and_version_1)
+{
+    fixture f;
+    make_fixture(&f, FTM_OPTIM_SGD);
+    unsigned char dead[5 * 6] = { 0, 1, 0, 0, 0, 0 };
+    dead[6 + 4 * 2 + 1] = 1;
+    char script[] = "repair 0,1@7\n";
+    f.st.rows = 2;
+    f.st.cols = 3;
+    f.st.chip_dead = dead;
+    f.st.link_dead = dead + 6;
+    f.st.script = script;
+    f.st.script_len = strlen(script);
+    unsigned char *buf;
+    size_t len;
+    ck_assert_int_eq(ftm_ckpt_encode(&f.meta, &f.st, &buf, &len), 0);
+    ftm_ckpt_state st;
+    char why[300] = "";
+    ck_assert_int_eq(ftm_ckpt_decode(buf, len, &f.meta, NULL, &st, why, sizeof why), 0);
+    ck_assert(st.rows == 2 && st.cols == 3 && !st.torus);
+    ck_assert_int_eq(memcmp(st.chip_dead, dead, 30), 0);
+    ck_assert_str_eq(st.script, script);
+    ftm_ckpt_state_free(&st);
+    free(buf);
+    /* the same without a mesh, rewritten as version 1: no section at all */
+    f.st.rows = f.st.cols = 0;
+    f.st.script_len = 0;
+    ck_assert_int_eq(ftm_ckpt_encode(&f.meta, &f.st, &buf, &len), 0);
+    len -= 16 + 4; /* rows, cols, torus, script_len; the CRC */
+    buf[8] = 1;
+    for (int i = 0; i < 8; i++)
+        buf[16 + i] = (unsigned char)((uint64_t)(len + 4) >> (8 * i));
+    uint32_t crc = ftm_crc32c(0, buf, len);
+    for (int i = 0; i < 4; i++)
+        buf[len + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    len += 4;
+    ck_assert_msg(ftm_ckpt_decode(buf, len, &f.meta, NULL, &st, why, sizeof why) == 0, "%s", why);
+    ck_assert(st.rows == 0 && !st.chip_dead && !st.script && st.step == 5);
+    ck_assert_int_eq(memcmp(st.params, f.p, sizeof f.p), 0);
+    ftm_ckpt_state_free(&st);
+    buf[8] = 3; /* a version from the future */
+    ck_assert_int_eq(ftm_ckpt_decode(buf, len, &f.meta, NULL, &st, why, sizeof why), FTM_EFORMAT);
+    free(buf);
+}
+END_TEST
+
 static Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -275,6 +323,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_mismatch);
     tcase_add_test(tc, test_encode_refuses_inconsistent);
     tcase_add_test(tc, test_save_load);
+    tcase_add_test(tc, test_mesh_section_and_version_1);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -482,6 +482,11 @@ START_TEST(test_fallback_same)
         ck_assert(lb > 0 && lb <= r.time_s);
         ck_assert_int_eq(ftm_cost_lower_bound(&s, &m, &cp, &exact), 0);
         ck_assert(exact == r.time_s);
+        /* the schedule names what ran: the ring's where the time is the
+         * ring's (the group's first row), with the reason why */
+        int ring = i % 4 && r.time_s == FB_WANT[i - i % 4].time_s;
+        ck_assert_str_eq(s.algo, ring ? "ring" : FB_WANT[i].algo);
+        ck_assert_int_eq(s.fallback != NULL, ring);
         ftm_sched_free(&s);
         ftm_mesh_free(&m);
     }

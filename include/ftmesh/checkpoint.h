@@ -15,6 +15,11 @@
  *   u64 nparams, u32 nmoments (1 for SGD momentum, 2 for AdamW/LAMB),
  *   u64 nlosses (0 or step)
  *   f32 params[nparams], f32 moment[nmoments][nparams], f64 losses[nlosses]
+ *   (version 2 on)         the mesh and the fault script still to come:
+ *   u32 rows, u32 cols, u32 torus   (rows 0: none, nothing else of it)
+ *   u8 chip_dead[rows*cols], u8 link_dead[rows*cols*4] (chip*4 + dir)
+ *   u32 script_len, script  the events not yet played, one per line as
+ *                          include/ftmesh/faults.h writes them
  *   u32 crc                CRC-32C (Castagnoli) of every byte before it
  *
  * CRC-32C: polynomial 0x1EDC6F41, reflected (0x82F63B78), init and final
@@ -36,7 +41,9 @@
 #include <stdint.h>
 #include "ftmesh/model.h"
 
-#define FTM_CKPT_VERSION 1
+#define FTM_CKPT_VERSION 2    /* version 1 files (no mesh) are read too */
+#define FTM_CKPT_MAX_CHIPS (1 << 20)
+#define FTM_CKPT_MAX_SCRIPT (1u << 20)
 #define FTM_CKPT_DESC_MAX 512
 
 /* What a checkpoint was made for; a resumed run must match all of it. */
@@ -62,6 +69,14 @@ typedef struct ftm_ckpt_state {
     double *losses;          /* [step] the losses of steps 0..step-1, or
                                 NULL (none stored) */
     char desc[FTM_CKPT_DESC_MAX]; /* after a load: the file's description */
+    /* The mesh at that step (rows 0: not recorded) with its dead chips and
+     * directed links (0/1 each), and the fault script still to come. */
+    int rows, cols, torus;
+    unsigned char *chip_dead;  /* [rows * cols] */
+    unsigned char *link_dead;  /* [rows * cols * 4] */
+    char *script;              /* script_len bytes of text (not NUL-ended
+                                  in the file; a load adds the NUL) */
+    size_t script_len;
 } ftm_ckpt_state;
 
 /* Moments an optimizer kind keeps: 1 for SGD, 2 for AdamW and LAMB, else 0. */

@@ -25,20 +25,39 @@ struct ftm_rt; /* runtime.h */
 
 /* Builds an allreduce of count elements of type red (FTM_RED_SUM_F32: float,
  * FTM_RED_SUM_I64: int64) into s (initialised here; free with
- * ftm_sched_free). Returns 0, FTM_EALLDEAD, FTM_EPARTITION, FTM_ENOMEM or
- * FTM_ENOTSUP. */
+ * ftm_sched_free). Returns 0, FTM_EALLDEAD, FTM_EPARTITION, FTM_ENOMEM,
+ * FTM_ENOTSUP, or FTM_ESTOPPED when built under a watch
+ * (ftm_sched_set_watch) whose limit the schedule's bound passes. */
 typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 typedef struct ftm_allreduce_algo {
-    const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "tree" */
+    const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "2d-lines", "tree" */
     const char *summary;        /* one line for --help */
+    /* The schedule to run: the algorithm's own, or where another models
+     * faster (the 2-D family on small, thin or crowded meshes; 2d-lines
+     * against 2d-concurrent) that one, with s->algo naming it and
+     * s->fallback saying why (sched.h). */
     ftm_allreduce_build_fn build;
+    /* The algorithm's own schedule, never another's (NULL: build's is
+     * always its own); see ftm_allreduce_build_own. */
+    ftm_allreduce_build_fn own;
 } ftm_allreduce_algo;
 
 /* The registered algorithms, terminated by an entry with name == NULL. */
 FTM_EXTERN const ftm_allreduce_algo *ftm_allreduce_algos(void);
 /* Looks an algorithm up by name; NULL if unknown. */
 FTM_EXTERN const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
+
+/* Builds algorithm name's OWN schedule into s: no fallback to the ring,
+ * no choice among other algorithms' schedules (s->algo is name and
+ * s->fallback NULL), e.g. to show the 2-D schedule around a hole on a
+ * small torus, where build would run the ring's. Returns what the
+ * builder returns -- FTM_ENOTSUP where the algorithm cannot run on m
+ * (2d-lines: no line layout fits its holes) -- or FTM_EINVAL for an
+ * unknown name. Modeled times of the own schedule may be worse than
+ * build's. */
+FTM_EXTERN int ftm_allreduce_build_own(const char *name, ftm_sched *s, const ftm_mesh *m,
+                                       size_t count, ftm_red red);
 
 /* Runs an allreduce on the emulator and verifies it. */
 typedef struct ftm_allreduce_opts {

@@ -107,4 +107,32 @@ FTM_EXTERN int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m,
  * build watch's floor (sched.h: ftm_sched_set_watch). */
 FTM_EXTERN double ftm_cost_watch_floor(const void *ctx, int nhops, size_t len, int self_sum);
 
+/* A lower bound on the modeled time (ftm_cost_sched) of every allreduce of
+ * bytes per chip over the live chips of m, whatever its schedule: no
+ * algorithm can model below it under p (the proof: src/costmodel/bound.c;
+ * doc/bound.md). In seconds:
+ *  links_s   2(N'-1) bytes / (D' link_Bps) + hop_s: every element needs
+ *            2(N'-1) link transmissions (N' live chips, D' live directed
+ *            links; a link dead one way counts once);
+ *  cut_s     the tightest cut found: bytes / (c link_Bps) + hop_s for the
+ *            c links into or out of a chip or across a bridge, and the
+ *            partitions a bridge gives (0 when no cut was evaluated);
+ *  latency_s diameter * hop_s (the live graph's directed diameter);
+ *  time_s    the largest of them; binding names it ("links", "cut",
+ *            "latency"; "none" when nothing moves: one live chip or 0 bytes).
+ * red is the element type (FTM_RED_SUM_F32 for the CLI's float buffers).
+ * Returns 0, FTM_EINVAL, FTM_EALLDEAD, FTM_EPARTITION or FTM_ENOMEM. */
+typedef struct ftm_cost_bound_parts {
+    double time_s, links_s, cut_s, latency_s;
+    const char *binding;  /* static string */
+    int live_chips;       /* N' */
+    int live_links;       /* D' */
+    int diameter;         /* hops (a lower bound on it beyond 2^24 BFS visits) */
+    int min_degree;       /* smallest in- or out-degree of a live chip */
+    int bridges;          /* links whose loss would split the live chips */
+} ftm_cost_bound_parts;
+
+FTM_EXTERN int ftm_cost_bound(const ftm_mesh *m, size_t bytes, ftm_red red,
+                              const ftm_cost_params *p, ftm_cost_bound_parts *out);
+
 #endif

@@ -19,8 +19,13 @@
  * The victim of a packet count is the chip, the host's top-left chip (its
  * first live one in row-major order), or the link's first-named end.
  *
- * A script file holds one event per line; '#' starts a comment, blank lines
- * are skipped. Steps and iterations count from 0.
+ * A repair brings back what a kill took (or what was dead from the start):
+ * WHAT as above, WHEN only STEP (ITER): at the start of that step the
+ * chips join again (a host's four at once), a link is live again.
+ *
+ * A script file holds one event per line: "WHAT@WHEN" or "kill WHAT@WHEN"
+ * (a kill), "repair WHAT@STEP" (a repair); '#' starts a comment, blank
+ * lines are skipped. Steps and iterations count from 0.
  *
  * Nothing here prints: errors are negative FTM_E* codes and, when the
  * caller passes a buffer, one line of detail saying what is wrong.
@@ -61,6 +66,7 @@ typedef struct ftm_fault_event {
     int r, c;           /* chip, host top-left, or the link's first end */
     int r2, c2;         /* the link's second end */
     int oneway;         /* link: 1 = only (r,c) -> (r2,c2) */
+    int repair;         /* 0: a kill; 1: a repair (phase FTM_PHASE_START) */
     long when;          /* step or iteration */
     int phase;          /* ftm_fault_phase */
     int64_t pkts;       /* FTM_PHASE_ALLREDUCE: packets, or FTM_FAULT_MID */
@@ -89,6 +95,14 @@ FTM_EXTERN void ftm_fault_script_free(ftm_fault_script *s);
  * error *ev is unspecified. origin/line/order are zeroed. */
 FTM_EXTERN int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev,
                     char *detail, size_t dlen);
+/* Parses one WHAT@STEP (ITER) of a repair: ev->repair = 1. 0 or
+ * FTM_EINVAL (with detail; a phase or packet count is refused). */
+FTM_EXTERN int ftm_fault_parse_repair(const char *text, int mode, ftm_fault_event *ev,
+                                      char *detail, size_t dlen);
+/* Parses a script line: "WHAT@WHEN", "kill WHAT@WHEN" or "repair
+ * WHAT@STEP". 0 or FTM_EINVAL (with detail). */
+FTM_EXTERN int ftm_fault_parse_line(const char *text, int mode, ftm_fault_event *ev,
+                                    char *detail, size_t dlen);
 /* Appends a copy of ev (order = its position). 0 or FTM_ENOMEM. */
 FTM_EXTERN int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev);
 /* Parses a script file's text (len bytes, need not end in NUL) and
@@ -111,7 +125,12 @@ FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, i
                             long horizon, unsigned kinds, int origin,
                             char *detail, size_t dlen);
 
-/* Time order: when, then phase, then packets (FTM_FAULT_MID counts as the
+/* Appends, for every kill of s, a repair of what it names n (>= 1) steps
+ * later when that is before horizon (0: no limit). 0, FTM_EINVAL (n < 1)
+ * or FTM_ENOMEM (nothing appended). */
+FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon);
+
+/* Time order: when, then repairs before kills, then phase, then packets (FTM_FAULT_MID counts as the
  * middle, after every explicit count), then order. */
 FTM_EXTERN int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b);
 /* Sorts the events into time order (stable: ties keep script order). */
@@ -120,7 +139,9 @@ FTM_EXTERN void ftm_fault_script_sort(ftm_fault_script *s);
 /* Applies ev to m: 0, FTM_ERANGE (outside the mesh, host does not fit),
  * FTM_ENOTNEIGHBOR, or FTM_EINVAL when it kills nothing that is still
  * alive (a dead chip, a host with every chip dead, a link already dead or
- * with a dead end). On error m is unchanged. */
+ * with a dead end). A repair brings back the chip, every chip of the
+ * host, or the link (both directions, or the one): FTM_EINVAL when none
+ * of that is dead. On error m is unchanged. */
 FTM_EXTERN int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
 
 /* The pre-run check: sorts s, then applies its events in time order to a
@@ -133,8 +154,9 @@ FTM_EXTERN int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
 FTM_EXTERN int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
                            ftm_fault_verdict *v, char *detail, size_t dlen);
 
-/* The event's canonical text (parses back to the same event): buf of len
- * bytes; returns the length snprintf would write. */
+/* The event's canonical text (parses back to the same event with
+ * ftm_fault_parse_line; a repair starts "repair "): buf of len bytes;
+ * returns the length snprintf would write. */
 FTM_EXTERN int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len);
 /* What dies, for people: "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)",
  * "link (0,0)->(0,1)". */
@@ -142,7 +164,8 @@ FTM_EXTERN int ftm_fault_what(const ftm_fault_event *ev, char *buf, size_t len);
 /* "start", "forward", "backward", "allreduce", "optimizer" ("?" else). */
 FTM_EXTERN const char *ftm_fault_phase_name(int phase);
 /* The chips ev kills (a chip, or a host's live chips in m) into out (up to
- * 4); 0 for a link. The victim of a packet count is out[0]. */
+ * 4); 0 for a link. The victim of a packet count is out[0]. For a repair:
+ * the chips it brings back (dead in m). */
 FTM_EXTERN int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out);
 
 #endif

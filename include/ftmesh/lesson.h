@@ -1,14 +1,25 @@
 /* Lesson: a real allreduce with small integers, recorded, and turned into
  * the step-by-step story the teaching demo tells (ftmesh demo).
  *
- * ftm_lesson_run runs the algorithm's schedule on the chip threads (the
- * same runtime as ftmesh allreduce) with int64 inputs a learner can add in
- * their head, recording every chip's events with buffer snapshots into a
- * recorder (trace.h). ftm_lesson_frames then reads the recorded events, and
- * only them, into frames: frame 0 holds every chip's inputs, frame k every
- * chip's buffer after its step k and the transfers made in that step. The
- * story is what the chips did, never a separate script of what they should
- * do.
+ * ftm_lesson_run runs the algorithm's OWN schedule (never a fallback to
+ * another algorithm's) on the chip threads (the same runtime as ftmesh
+ * allreduce) with int64 inputs a learner can add in their head, recording
+ * every chip's events with buffer snapshots into a recorder (trace.h).
+ * ftm_lesson_frames then reads the recorded run into frames told in ONE
+ * global order: frame 0 holds every chip's inputs, frame k every chip's
+ * buffer after round k and the transfers completed in round k.
+ *
+ * Rounds: a transfer is in round n when the latest transfer it waits for
+ * is in round n - 1. It waits for every transfer of its sender's earlier
+ * steps (a chip starts a step when its previous one is done) and of its
+ * receiver's earlier steps (the receiver combines it in that step). So in
+ * a line "A -> B #i: x + y = z" of round n, y is what A held after round
+ * n - 1 and x what B held just before (after round n - 1 and the lines
+ * into B listed before it in round n). Within a round, lines come in the
+ * order the cost model's replay (costmodel.h, default parameters)
+ * completes them. The values sent (y) are the recorded snapshots; x and z
+ * are the running sums in that order, checked against every chip's
+ * recorded final buffer (ftm_lesson.mismatch).
  *
  * Limit: snapshots are taken only for buffers of at most
  * FTM_LESSON_MAX_BYTES bytes per chip (512 int64 values), which is plenty
@@ -30,44 +41,55 @@
 /* The input of element k on chip c: 1 + (c + k) mod 9. */
 FTM_EXTERN int64_t ftm_lesson_input(int chip, size_t k);
 
-/* One transfer made during a step. */
+/* One transfer completed in a round. */
 typedef struct ftm_lesson_xfer {
     int src, dst;
     int red;              /* ftm_red: FTM_RED_SUM_I64 or FTM_RED_COPY */
-    size_t first, n;      /* elements [first, first + n) of the buffers */
-    const int64_t *sent;  /* [n] the values sent (the sender's snapshot) */
-    const int64_t *after; /* [n] the receiver's values once combined */
+    size_t first, n;      /* elements [first, first + n) of the receiver */
+    const int64_t *sent;  /* [n] the values sent (y; the sender's snapshot) */
+    const int64_t *before;/* [n] the receiver's values just before (x) */
+    const int64_t *after; /* [n] the receiver's values once combined (z);
+                           * NULL when the transfer was lost */
     int nhops;            /* links crossed (> 1: a detour through other chips) */
     const unsigned char *dirs; /* [nhops] the route from src */
+    const char *phase;    /* the sender's step phase */
+    int src_step;         /* the sender's step index */
+    double t_s;           /* modeled time its receive completes */
 } ftm_lesson_xfer;
 
 typedef struct ftm_lesson_frame {
-    const char *phase;    /* the step's phase ("reduce-scatter", ...) or "" */
-    int64_t *vals;        /* [nchips * count]: every chip's buffer after the step */
-    unsigned char *done;  /* [nchips]: 1 if the chip got this far */
+    const char *phase;    /* the round's phase (its first transfer's) or "" */
+    const char *phase2;   /* another phase in the same round, or NULL */
+    int64_t *vals;        /* [nchips * count]: every chip's buffer after the round */
+    unsigned char *done;  /* [nchips]: 1 if the chip is alive after the round */
+    int *steps_done;      /* [nchips]: the chip's steps finished by then */
     ftm_lesson_xfer *x;
     int nx;
 } ftm_lesson_frame;
 
 typedef struct ftm_lesson {
     ftm_mesh mesh;        /* the mesh the run used */
-    const char *algo;
+    const char *algo;     /* the schedule that ran (always the asked one) */
     size_t count;         /* int64 elements per chip */
-    int nframes;          /* frames[0]: inputs; frames[k]: after step k */
+    int nframes;          /* frames[0]: inputs; frames[k]: after round k */
     ftm_lesson_frame *frame;
+    int *nsteps;          /* [nchips]: steps in the chip's program */
     int died;             /* chip that died during the run, or -1 */
-    int died_step;        /* the step it died in (frame died_step + 1 is
-                           * the last one it reached), or -1 */
+    int died_step;        /* died in round died_step + 1 (the last frame),
+                           * or -1 */
+    long mismatch;        /* values where the replayed order disagrees with
+                           * what the chips recorded (0 for a sound lesson) */
+    void *priv;           /* storage of the frames' transfer values */
 } ftm_lesson;
 
-/* Runs allreduce `algo` (registry name) of count int64 elements per chip on
- * mesh m, recording into tr (created for m's chip count with snap_limit >=
- * count * 8). With fail_chip >= 0 that chip dies after sending fail_after
- * packets (0: half of its packets): the run stops with FTM_ECHIPDEAD (the
- * recording stays). Returns 0, FTM_ECHIPDEAD, or an error; *wrong (may be
- * NULL) counts elements that do not equal the exact sum after a full run. */
-FTM_EXTERN int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, int fail_chip,
-                   uint64_t fail_after, ftm_trace *tr, uint64_t *wrong);
+/* Runs allreduce `algo`'s own schedule (registry name;
+ * ftm_allreduce_build_own) of count int64 elements per chip on mesh m,
+ * recording into tr (created for m's chip count with snap_limit >=
+ * count * 8). Returns 0, an error (FTM_ENOTSUP: the algorithm cannot run
+ * on m), and *wrong (may be NULL) counts elements that do not equal the
+ * exact sum. */
+FTM_EXTERN int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count,
+                              ftm_trace *tr, uint64_t *wrong);
 
 /* The frames of recorded run `run` of tr (0 for the first), whose mesh is
  * m. The transfers' values point into tr's snapshots: keep tr until
@@ -76,18 +98,54 @@ FTM_EXTERN int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count,
 FTM_EXTERN int ftm_lesson_frames(const ftm_trace *tr, int run, const ftm_mesh *m, ftm_lesson *out);
 FTM_EXTERN void ftm_lesson_free(ftm_lesson *l);
 
+/* A scripted death: chip dies at the start of round `round` (1 ..
+ * nframes - 1). The lesson keeps frames 0 .. round; in that round every
+ * transfer from, to or through the chip is lost (after NULL, receiver
+ * unchanged) and the others complete. Returns 0 or FTM_EINVAL. */
+FTM_EXTERN int ftm_lesson_kill(ftm_lesson *l, int chip, int round);
+
+/* The round in which chip sends its transfer number k (from 0, in the
+ * lesson's order), or -1 when it sends fewer; *nsent (may be NULL): how
+ * many it sends in all. */
+FTM_EXTERN int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *nsent);
+
 /* The exact sum of element k over the healthy chips of m. */
 FTM_EXTERN int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
 
-/* Writes one self-contained HTML page (inline CSS, JavaScript and SVG)
- * that animates the lesson: mesh, holes, dead links, the ring of the 1-D
- * algorithms (ring may be NULL), each step's transfers as arrows and every
- * chip's values. Page contract: each healthy chip is an SVG <text
- * class="chip" data-row data-col> whose text is its current values
- * separated by spaces; #step holds the current step, #steps the number of
- * steps; the fragment #step=N opens step N. Returns 0, FTM_EINVAL or
- * FTM_EIO. */
+/* A round's phase in words a student follows ("row reduce-scatter", "up
+ * the tree"; where a schedule names one phase for all its steps, what
+ * moved: "along columns, adding"), into b. */
+FTM_EXTERN void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n);
+
+/* One part of the lesson's page. */
 struct ftm_ring;
+typedef struct ftm_lesson_part {
+    const char *title;        /* "2. ring allreduce, step by step" */
+    const char *intro;        /* what the part tells (plain text; may be NULL) */
+    const ftm_lesson *l;      /* its mesh and frames */
+    const struct ftm_ring *ring; /* drawn with its direction, or NULL */
+    int chessboard;           /* 1: chips coloured B/w (the two-colour argument) */
+    int verified;             /* 1: the last step holds the exact sums (checked) */
+    int picture;              /* 1: only the mesh at step 0 (l's inputs) */
+} ftm_lesson_part;
+
+/* Writes one self-contained HTML page (inline CSS, JavaScript and SVG, no
+ * network) that tells the parts p[0 .. n) one after the other: each
+ * part's mesh, holes, dead links and torus wraps (stubs at both borders),
+ * the ring with its direction, each step's transfers as arrows (lost ones
+ * red) and every chip's values by position, finished sums highlighted.
+ * Page contract: each healthy chip of the shown part is an SVG <text
+ * class="chip" data-row data-col> whose text is its current values
+ * separated by spaces, with class "dead" too when it is dead at the shown
+ * step (holes: class "hole dead" elements with data-row data-col); #step
+ * holds the current step, #steps the part's number of steps, #part the
+ * part's number (from 1), #parts the number of parts; the fragment
+ * #part=P&step=N opens part P at step N, #step=N alone step N of part
+ * main_part (from 1). Returns 0, FTM_EINVAL or FTM_EIO. */
+FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
+                                     const char *title);
+
+/* The page of one lesson alone: ftm_lesson_html_parts with one part. */
 FTM_EXTERN int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
 
 #endif

@@ -218,6 +218,11 @@ typedef struct ftm_fault_record {
     int chips_after;           /* healthy chips after the recovery */
     double modeled_before_s, modeled_after_s; /* modeled allreduce before
                                   and after: the new rings' quality */
+    int repair;                /* 1: a repair (what came back; lost_* are
+                                  the rejoining's wall and modeled time) */
+    char from[32];             /* repair: the chip that sent the state,
+                                  "(R,C)" ("" when nothing was sent) */
+    uint64_t state_bytes;      /* repair: bytes of state the links carried */
 } ftm_fault_record;
 
 
@@ -230,6 +235,8 @@ typedef struct ftm_rt_script {
     unsigned char *logged;     /* [n] 1: reported in an event record */
     int *armed;                /* [nchips] event armed on that chip, or -1 */
     int attempt;
+    long until;                /* > 0: this attempt stops before that step
+                                  (iteration); later events wait for the next */
     /* dead links nobody noticed: each new runtime gets them again */
     int nsecret, *secret_chip, *secret_dir;
 } ftm_rt_script;
@@ -253,6 +260,9 @@ FTM_EXTERN int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_m
  * fired where its victim ran; every process learns which fired (nothing
  * to do in one process). 0 or an error. */
 FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
+/* A repair e (applied by the caller between attempts on mesh m): a dead
+ * link nobody noticed is live again in the next runtime. */
+FTM_EXTERN void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
 FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or

@@ -106,7 +106,13 @@ typedef struct ftm_sched_watch {
 } ftm_sched_watch;
 
 typedef struct ftm_sched {
-    const char *algo;      /* static name of the algorithm that built it */
+    const char *algo;      /* static name of the algorithm whose schedule this
+                            * is: the one actually built, which may differ
+                            * from the one asked for (see fallback) */
+    const char *fallback;  /* NULL when the asked algorithm's own schedule
+                            * was built; else a static one-line reason why
+                            * another one (algo) was kept instead, e.g.
+                            * "the ring is faster on this small mesh" */
     int nchips;            /* mesh size (programs of dead chips stay empty) */
     size_t bytes;          /* buffer bytes per chip */
     ftm_chip_prog *prog;   /* [nchips] */

@@ -24,6 +24,7 @@
 typedef struct ftm_svg_event {
     long step;
     const char *label;     /* escaped on output */
+    int repair;            /* 1: something came back (drawn green) */
 } ftm_svg_event;
 
 /* What to draw; every member may be 0 / NULL. */
@@ -47,6 +48,10 @@ typedef struct ftm_svg_picture {
     long nloss;
     const ftm_svg_event *events;   /* [nevents] marked on the loss curve */
     int nevents;
+    /* the run's timeline under the loss curve (NULL: none): chips alive
+     * and wall seconds per step, [nloss] each, the events marked */
+    const int *chips;
+    const double *step_s;
 } ftm_svg_picture;
 
 /* Writes s with <, >, & and " escaped for XML text and attribute values

@@ -106,6 +106,7 @@ FTM_EXTERN void ftm_train_opts_default(ftm_train_opts *o, int model_kind);
 /* What one step did (summed or maximised over chips). */
 typedef struct ftm_train_step {
     long step;
+    int chips;                 /* healthy chips that ran it */
     double loss;               /* sum of loss/B over the batch, added exactly
                                   per micro-batch (xsum.h): in exact mode the
                                   same bits on any mesh, faults, algorithm */
@@ -150,6 +151,15 @@ typedef struct ftm_train_result {
     long steps, batch;
     ftm_train_step *step;      /* [steps] */
     double wall_s;             /* sum of step wall times */
+    /* availability (failures and repairs): the chips alive in each step
+     * run, summed, out of the mesh's chips times the steps run; the whole
+     * run's wall time (failures and rejoining included, --check's one-chip
+     * reference not); the wall time lost to failures (the events'
+     * lost_wall_s) and to rejoining (the repairs'); repairs applied */
+    long chip_steps, chip_steps_all;
+    double run_wall_s;
+    double lost_failure_s, lost_rejoin_s;
+    int repairs;
     double cpu_s;              /* process CPU seconds during the steps */
     double math_cpu_s;         /* forward/backward CPU, all chips, all steps */
     double hook_cpu_s;         /* CPU inside BN hook allreduces */

@@ -11,6 +11,7 @@
 #include "ftmesh/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +21,23 @@
 #define CMD "demo"
 
 enum { O_ALGO = CLI_O_CMD, O_FAIL_DURING, O_STEP, O_DELAY, O_NO_COLOR, O_HTML, O_TRACE,
-       O_TRACE_CLOCK };
+       O_TRACE_CLOCK, O_TEXT };
+/* The algorithm of part 3: the 2-D allreduce whose lines go around holes. */
+#define DEMO_2D "2d-lines"
 
 static const cli_opt demo_options[] = {
-    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh: ring, bidir,\n"
-                              "tree, 2d or 2d-concurrent" },
+    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh, with its own\n"
+                              "schedule: ring, bidir, tree, 2d, 2d-concurrent,\n"
+                              "2d-lines (any registered algorithm)" },
     { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
     { "step", NULL, O_STEP, "wait for Enter after each step" },
     { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },
     { "no-color", NULL, O_NO_COLOR, "no colours (also when NO_COLOR is set); when stdout\n"
                                     "is not a terminal: plain text and no waiting" },
-    { "html", "FILE", O_HTML, "write one self-contained page that plays the recorded\n"
-                              "run (open it in any browser; no network needed)" },
+    { "html", "FILE", O_HTML, "write one self-contained page that tells every part of\n"
+                              "the lesson (open it in any browser; no network needed)\n"
+                              "and print only 'wrote FILE'" },
+    { "text", NULL, O_TEXT, "with --html: tell the lesson in the terminal too" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8 (default 4x4 without chip\n(1,1))" },
     { NULL, NULL, 0, NULL },
@@ -42,14 +48,16 @@ static void usage(void)
 {
     printf("usage: ftmesh demo [--mesh RxC] [--torus] [faults] [--algo NAME]\n"
            "                   [--fail-during R,C] [--step] [--delay SEC] [--no-color]\n"
-           "                   [--html FILE] [--trace FILE [--trace-clock wall|modeled]]\n"
+           "                   [--html FILE [--text]]\n"
+           "                   [--trace FILE [--trace-clock wall|modeled]]\n"
            "\n"
            "A narrated lesson: the mesh and its hole, why the ring must detour, then a\n"
            "real allreduce of small integers told step by step from what the chips\n"
            "recorded (what each chip sends and receives and its sums as they grow),\n"
-           "then the 2-D algorithm on a torus with a dead host, then a chip dying in\n"
-           "the middle of an allreduce and the recovery. Default mesh: 4x4 without\n"
-           "chip (1,1). Meshes up to %dx%d.\n\n", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
+           "then the 2-D allreduce around a dead host, then a chip dying in the\n"
+           "middle of an allreduce and the recovery. --html: the same parts as one\n"
+           "page. Default mesh: 4x4 without chip (1,1). Meshes up to %dx%d.\n\n",
+           DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
     cli_print_opts(stdout, "Mesh and faults", demo_tables, 1, 2);
@@ -58,7 +66,7 @@ static void usage(void)
 typedef struct demo_args {
     cli_mesh_opts o;
     const char *algo;      /* NULL: the whole lesson */
-    int step, no_color;
+    int step, no_color, text;
     double delay;
     const char *html, *trace, *fail_during;
     int trace_clock;
@@ -69,6 +77,9 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
     demo_args *d = ctx;
     switch (id) {
     case O_ALGO:
+        if (!strcmp(v, "auto"))
+            return cli_usage_error(CMD, "--algo auto: not available in the demo, which shows "
+                                   "one algorithm's own schedule; name one (see ftmesh demo --help)");
         if (!ftm_allreduce_find(v))
             return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
         d->algo = v;
@@ -81,6 +92,7 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
         return 0;
     case O_FAIL_DURING: d->fail_during = v; return 0;
     case O_HTML: d->html = v; return 0;
+    case O_TEXT: d->text = 1; return 0;
     case O_TRACE: d->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &d->trace_clock);
     default: return cli_mesh_set(&d->o, id, name, v);
@@ -106,14 +118,59 @@ static const char *algo_story(const char *algo)
         return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
                "sums the row results it holds, then the rows all-gather. Rows and\n"
                "columns are short rings, so there are fewer steps than one long ring.";
-    return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
-           "one going rows-then-columns and the other columns-then-rows at once.";
+    if (!strcmp(algo, "2d-concurrent"))
+        return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
+               "one going rows-then-columns and the other columns-then-rows at once.";
+    if (!strcmp(algo, "2d-lines"))
+        return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
+               "once, half A rows first, half B columns first. Row phase: the chips of a\n"
+               "row sum their numbers so that each owns a share; a whole row of a torus\n"
+               "is a ring, a row cut by a hole is a LINE of the chips left, which needs\n"
+               "no link outside the row. Column phase: only the usable columns, whose\n"
+               "chips are all alive, add the row results across the rows. Half B is the\n"
+               "same with rows and columns swapped. The halves are cut into chunks that\n"
+               "follow each other, so steps of different phases run together.";
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    return a && a->summary ? a->summary : algo;
+}
+
+/* Which chips own nothing in 2d-lines on m, and why, into b: a column
+ * with a dead chip cannot sum across every row (half A), a row with one
+ * cannot sum across every column (half B). */
+static void lines_owners(const ftm_mesh *m, char *b, size_t n)
+{
+    size_t u = (size_t)snprintf(b, n, "Usable columns (all chips alive):");
+    int badc = 0, badr = 0;
+    for (int c = 0; c < m->cols && u < n; c++) {
+        int ok = 1;
+        for (int r = 0; r < m->rows; r++)
+            ok &= ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
+        badc += !ok;
+        if (ok)
+            u += (size_t)snprintf(b + u, n - u, " %d", c);
+    }
+    u += u < n ? (size_t)snprintf(b + u, n - u, "; usable rows:") : 0;
+    for (int r = 0; r < m->rows && u < n; r++) {
+        int ok = 1;
+        for (int c = 0; c < m->cols; c++)
+            ok &= ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
+        badr += !ok;
+        if (ok)
+            u += (size_t)snprintf(b + u, n - u, " %d", r);
+    }
+    if (u < n && (badc || badr))
+        snprintf(b + u, n - u, ". In half A the healthy chips of the other columns own nothing: "
+                 "their column has a hole, so it cannot add up across all rows; their row's "
+                 "owners take their share, and they get the sums back in their row's "
+                 "all-gather. In half B the same holds for the chips of the other rows.");
+    else if (u < n)
+        snprintf(b + u, n - u, ". Every chip owns a share.");
 }
 
 static size_t lesson_count(const ftm_mesh *m) { return (size_t)ftm_mesh_healthy_count(m); }
 
 /* Records algo on m into a new recorder *tr and reads its first run. */
-static int record(const ftm_mesh *m, const char *algo, int fail, ftm_trace **tr, ftm_lesson *l)
+static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l)
 {
     size_t count = lesson_count(m);
     int rc = ftm_trace_create(tr, m->nchips, FTM_LESSON_MAX_BYTES);
@@ -121,10 +178,8 @@ static int record(const ftm_mesh *m, const char *algo, int fail, ftm_trace **tr,
         return rc;
     if (count * 8 > FTM_LESSON_MAX_BYTES)
         return FTM_EINVAL;
-    rc = ftm_lesson_run(m, algo, count, fail, 0, *tr, NULL);
-    if (rc && !(rc == FTM_ECHIPDEAD && fail >= 0))
-        return rc;
-    return ftm_lesson_frames(*tr, 0, m, l);
+    rc = ftm_lesson_run(m, algo, count, *tr, NULL);
+    return rc ? rc : ftm_lesson_frames(*tr, 0, m, l);
 }
 
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */
@@ -134,13 +189,18 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
     printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
            "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), lesson_count(m),
            m->cols);
-    int rc = record(m, algo, -1, tr, l);
+    int rc = record(m, algo, tr, l);
     if (rc)
         return rc;
     demo_table(o, l, 0);
     printf("\nIn each step below, a line  A -> B  #i: x + y = z  says: chip A sent y,\n"
            "chip B had x at position #i and now holds the partial sum z (a copy:\n"
-           "#i = z). Every line is what the chips recorded while they ran.\n");
+           "#i = z). Every value is what the chips recorded while they ran. Chips do\n"
+           "not march in lockstep, so the steps are one global order: a transfer is\n"
+           "in step n when the last transfer it waits for (its sender's and its\n"
+           "receiver's earlier steps) is in step n - 1; within a step, lines come in\n"
+           "the order the cost model's replay completes them. So y is what A held\n"
+           "after the step before, and x what B held just before the line.\n");
     demo_pause(o);
     demo_steps(o, l, -1);
     printf("\n%sAfter the last step%s:\n", demo_c(o, D_BOLD), demo_c(o, D_OFF));
@@ -170,97 +230,213 @@ static int default_victim(const ftm_mesh *m)
     return pick;
 }
 
-/* Part 4: chip `victim` dies mid-allreduce; the survivors start over. */
+/* Why chips stand at different steps when the chip dies: each chip's
+ * steps done by the end of round k, grouped by count. */
+static void tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    int lo = -1, hi = -1;
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c) || c == l->died)
+            continue;
+        int n = l->frame[k].steps_done[c];
+        lo = lo < 0 || n < lo ? n : lo;
+        hi = n > hi ? n : hi;
+    }
+    if (lo == hi) {
+        printf("\nEvery survivor had finished %d of its steps: here each step of a chip\n"
+               "waits for its neighbours' step before, which keeps them in lockstep.\n", lo);
+        return;
+    }
+    printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
+           "own transfers of the step before are done, so some are further along than\n"
+           "others, which wait for data that has not reached them yet. The steps each\n"
+           "survivor had finished when they stopped:\n");
+    for (int n = lo; n <= hi; n++) {
+        int col = 0, any = 0;
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c) || c == l->died || l->frame[k].steps_done[c] != n)
+                continue;
+            if (!any)
+                col = printf("  %2d of %2d:", n, l->nsteps[c]);
+            if (col > 72)
+                col = printf("\n           ") - 1;
+            col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+            any = 1;
+        }
+        if (any)
+            printf("\n");
+    }
+    (void)o;
+}
+
+/* The recovery: the allreduce again on the chips left (run 1 of tr, which
+ * passes to the story with the recovery's part). */
+static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
+                         ftm_trace *tr, demo_story *st, long *wrong)
+{
+    ftm_mesh m2;
+    ftm_lesson l2;
+    memset(&l2, 0, sizeof l2);
+    int rc = ftm_mesh_copy(&m2, m);
+    if (rc)
+        return rc;
+    m2.chip_dead[victim] = 1;
+    ftm_ring ring = { 0 };
+    int have_ring = ftm_router_ring(&m2, &ring) == 0;
+    demo_mesh(o, &m2, have_ring ? &ring : NULL);
+    rc = ftm_lesson_run(&m2, algo, lesson_count(&m2), tr, NULL);
+    if (!rc)
+        rc = ftm_lesson_frames(tr, 1, &m2, &l2);
+    long w = 0;
+    if (!rc) {
+        printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
+               l2.nframes - 1);
+        demo_table(o, &l2, l2.nframes - 1);
+        w = demo_check(o, &l2);
+        *wrong += w;
+    }
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "The recovery", &l2, NULL, NULL);
+    if (p) {
+        p->verified = w == 0;
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "The survivors run the %s "
+                 "allreduce again from their own numbers, on the mesh without chip (%d,%d): "
+                 "%d steps. At the last step every chip holds the sums of the chips left.",
+                 algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), st->les[st->n - 1].nframes - 1);
+        p->ring = NULL;
+    }
+    if (have_ring)
+        ftm_ring_free(&ring);
+    ftm_lesson_free(&l2);
+    ftm_mesh_free(&m2);
+    return rc;
+}
+
+/* The victim's death in the lesson's order: the round of its middle
+ * transfer (-1: it sends nothing); *nsent its transfers, *before those it
+ * made before that round. */
+static int death_round(const ftm_lesson *l, int victim, int *nsent, int *before)
+{
+    int round = ftm_lesson_send_round(l, victim, 0, nsent);
+    if (*nsent > 0)
+        round = ftm_lesson_send_round(l, victim, *nsent / 2, NULL);
+    *before = 0;
+    while (*before < *nsent && ftm_lesson_send_round(l, victim, *before, NULL) < round)
+        ++*before;
+    return round;
+}
+
+/* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
+ * death is scripted in the lesson's order: the chip dies at the start of
+ * the round of its middle transfer, so every run tells the same story. */
 static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
-                        long *wrong)
+                        const char *title, demo_story *st, long *wrong)
 {
     ftm_trace *tr = NULL;
-    ftm_lesson l1, l2;
+    ftm_lesson l1;
     memset(&l1, 0, sizeof l1);
-    memset(&l2, 0, sizeof l2);
-    printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies halfway\n"
-           "through its sends. A chip that died sends nothing more and forwards nothing.\n",
-           algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim));
-    int rc = record(m, algo, victim, &tr, &l1);
-    ftm_mesh m2;
-    int have_m2 = 0;
-    if (!rc && l1.died < 0) {
-        printf("(It finished its part before the failure point: nothing failed.)\n");
-    } else if (!rc) {
-        demo_steps(o, &l1, l1.died_step + 1);
-        printf("\nThe health monitor tells every chip at once; they stop. Their buffers are\n"
-               "half-done (some blocks summed, some not), and the dead chip's numbers are\n"
-               "gone, so the survivors start the allreduce over on the chips left, with a\n"
-               "new ring around the new hole:\n\n");
-        if (!(rc = ftm_mesh_copy(&m2, m))) {
-            have_m2 = 1;
-            m2.chip_dead[victim] = 1;
-            ftm_ring ring = { 0 };
-            int have_ring = ftm_router_ring(&m2, &ring) == 0;
-            demo_mesh(o, &m2, have_ring ? &ring : NULL);
-            if (have_ring)
-                ftm_ring_free(&ring);
-        }
-        size_t count = lesson_count(&m2);
-        if (!rc)
-            rc = ftm_lesson_run(&m2, algo, count, -1, 0, tr, NULL);
-        if (!rc)
-            rc = ftm_lesson_frames(tr, 1, &m2, &l2);
-        if (!rc) {
-            printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
-                   l2.nframes - 1);
-            demo_table(o, &l2, l2.nframes - 1);
-            *wrong += demo_check(o, &l2);
+    int rc = record(m, algo, &tr, &l1), nsent = 0, before = 0;
+    int round = rc ? -1 : death_round(&l1, victim, &nsent, &before);
+    int vr = ftm_mesh_row(m, victim), vc = ftm_mesh_col(m, victim);
+    char intro[sizeof st->intro[0]];
+    snprintf(intro, sizeof intro,
+             "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
+             "step %d, the step of its transfer %d of %d (it had sent %d). The death is "
+             "scripted at that point of the recorded run's steps, so every run of the lesson "
+             "tells the same story. A dead chip sends, receives and forwards nothing: the "
+             "transfers from, to or through it in that step are lost. The health monitor "
+             "tells every chip at once and they stop; their buffers are half-done and the "
+             "dead chip's numbers are gone, so the survivors start over on the chips left "
+             "(the next part). The lesson does not show a chip coming back.",
+             algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+    if (!rc && round < 1)
+        printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
+               "change it.\n", vr, vc);
+    else if (!rc && !(rc = ftm_lesson_kill(&l1, victim, round))) {
+        printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
+               "start of step %d, the step of its transfer %d of %d (it had sent %d).\n"
+               "The death is scripted at that point of the steps above (the same\n"
+               "recorded run, the same order), so every run of the lesson tells the\n"
+               "same story. A dead chip sends, receives and forwards nothing.\n",
+               algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+        if (round > 1)
+            printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
+                   round - 1);
+        else
+            printf("\nEvery chip starts with its numbers as above:\n");
+        demo_table(o, &l1, round - 1);
+        demo_steps_from(o, &l1, round);
+        printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
+        tell_behind(o, &l1, round);
+        printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
+               "chip's numbers are gone, so the survivors start the allreduce over on the\n"
+               "chips left, its schedule rebuilt around the new hole. (The lesson does\n"
+               "not show a chip coming back.)\n");
+        if (demo_story_add(st, title, &l1, NULL, NULL))
+            snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
+        char h[80];
+        snprintf(h, sizeof h, "%d. The recovery", st->n + 1);
+        demo_heading(o, h);
+        rc = tell_recovery(o, m, algo, victim, tr, st, wrong);
+        if (!rc && st->n)
+            snprintf(st->title[st->n - 1], sizeof st->title[0], "%s", h);
+        if (!rc && st->n && st->tr[st->n - 1] == NULL) {
+            st->tr[st->n - 1] = tr; /* the recovery's part owns the recorder */
+            tr = NULL;
         }
     }
     ftm_lesson_free(&l1);
-    ftm_lesson_free(&l2);
-    if (have_m2)
-        ftm_mesh_free(&m2);
     ftm_trace_destroy(tr);
     return rc;
 }
 
 /* Part 3: the 2-D algorithm on a 4x4 torus without the host at (2,2). */
-static int tell_2d(const demo_out *o, long *wrong)
+static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
 {
     ftm_mesh t;
     int rc = ftm_mesh_init(&t, 4, 4, 1);
     if (rc)
         return rc;
     ftm_mesh_fail_host(&t, 2, 2);
-    ftm_ring ring = { 0 };
-    int have_ring = ftm_router_ring(&t, &ring) == 0;
-    demo_mesh(o, &t, have_ring ? &ring : NULL);
-    if (have_ring)
-        ftm_ring_free(&ring);
+    demo_mesh(o, &t, NULL);
+    char own[600];
+    lines_owners(&t, own, sizeof own);
+    demo_wrap(own);
     printf("\n");
     ftm_trace *tr = NULL;
     ftm_lesson l;
     memset(&l, 0, sizeof l);
-    rc = tell_algo(o, &t, "2d", &tr, &l, wrong);
+    long w = 0;
+    rc = tell_algo(o, &t, DEMO_2D, &tr, &l, &w);
+    *wrong += w;
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. 2-D around a dead host", &l, tr, NULL);
+    if (p) {
+        p->verified = w == 0;
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s %s", algo_story(DEMO_2D), own);
+        tr = NULL;
+    }
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
     ftm_mesh_free(&t);
     return rc;
 }
 
-/* --html and --trace of the main run. */
-static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const ftm_lesson *l,
-                         const ftm_ring *ring, const ftm_trace *tr)
+/* --html (the story's parts) and --trace (the main run). */
+static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const demo_story *st)
 {
     int rc = 0, err;
+    const ftm_lesson *l = &st->les[st->main_part - 1];
     if (hf->f) {
         char title[96];
         snprintf(title, sizeof title, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
                  l->mesh.rows, l->mesh.cols, l->mesh.torus ? "torus" : "mesh");
-        err = ftm_lesson_html(hf->f, l, ring, title);
+        err = ftm_lesson_html_parts(hf->f, st->part, st->n, st->main_part, title);
         rc = cli_out_commit(CMD, hf, err);
     }
     if (tf->f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        err = cli_trace_write(tf->f, tr, &l->mesh, d->trace_clock, &cp);
+        err = cli_trace_write(tf->f, st->tr[st->main_part - 1], &l->mesh, d->trace_clock, &cp);
         if (cli_out_commit(CMD, tf, err))
             rc = CLI_EXIT_FAIL;
     }
@@ -301,7 +477,7 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     } else if (!d->algo) {
         *victim = default_victim(m);
     }
-    if (d->o.seed_given && !d->o.random_faults_given)
+    if (d->o.seed_given && !d->o.random_faults)
         cli_warn(CMD, "--seed has no effect without --random-faults");
     return 0;
 }
@@ -317,13 +493,11 @@ static demo_out out_mode(const demo_args *d)
     return o;
 }
 
-/* Parts 1 and 2 (and 3 and 4 for the whole lesson). */
-static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int victim,
-                  cli_out *hf, cli_out *tf, long *wrong)
+/* Parts 1 and 2: the mesh and the allreduce step by step, into st. */
+static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, demo_story *st,
+                     long *wrong)
 {
-    const char *algo = d->algo ? d->algo : "ring";
-    int whole = !d->algo;
-    ftm_ring ring = { 0 };
+    ftm_ring ring = { 0 }, ring2 = { 0 };
     int have_ring = ftm_router_ring(m, &ring) == 0;
     demo_heading(o, "1. The mesh and its hole");
     demo_mesh(o, m, have_ring ? &ring : NULL);
@@ -334,22 +508,65 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
     ftm_trace *tr = NULL;
     ftm_lesson l;
     memset(&l, 0, sizeof l);
-    int rc = tell_algo(o, m, algo, &tr, &l, wrong);
+    long w = 0;
+    int rc = tell_algo(o, m, algo, &tr, &l, &w);
+    *wrong += w;
     int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
-    int orc = rc ? 0 : write_outputs(d, hf, tf, &l, one_d && have_ring ? &ring : NULL, tr);
+    if (!rc && have_ring && one_d && ftm_router_ring(m, &ring2))
+        rc = FTM_ENOMEM;
+    st->n = 1; /* part 1 (a picture of part 2's mesh) is filled below */
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, h, &l, tr, one_d ? &ring2 : NULL);
+    if (p) {
+        tr = NULL;
+        p->verified = w == 0;
+        st->main_part = 2;
+        snprintf(st->intro[1], sizeof st->intro[1], "%s Every chip starts with %zu numbers: "
+                 "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
+                 "position #i. Each step is one round of one global order: a transfer is in "
+                 "step n when the last transfer it waits for is in step n - 1.",
+                 algo_story(algo), lesson_count(m), m->cols);
+        ftm_lesson_part *p1 = &st->part[0];
+        memset(p1, 0, sizeof *p1);
+        snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");
+        p1->title = st->title[0];
+        p1->l = &st->les[1];
+        p1->picture = p1->chessboard = 1;
+        if (have_ring) {
+            st->ring[0] = ring;
+            memset(&ring, 0, sizeof ring);
+            p1->ring = &st->ring[0];
+        }
+        demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
+        p1->intro = st->intro[0];
+    } else {
+        st->n = 0;
+    }
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
-    if (have_ring)
+    if (ring.n)
         ftm_ring_free(&ring);
-    if (!rc && whole) {
-        demo_heading(o, "3. The 2-D algorithm on a torus with a dead host");
-        rc = tell_2d(o, wrong);
+    if (ring2.n)
+        ftm_ring_free(&ring2);
+    return rc;
+}
+
+/* The whole lesson (or parts 1, 2 and the failure for --algo). */
+static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int victim,
+                  demo_story *st, long *wrong)
+{
+    const char *algo = d->algo ? d->algo : "ring";
+    int rc = tell_main(o, m, algo, st, wrong);
+    if (!rc && !d->algo) {
+        demo_heading(o, "3. The 2-D algorithm around a dead host");
+        rc = tell_2d(o, st, wrong);
     }
     if (!rc && victim >= 0) {
-        demo_heading(o, whole ? "4. A chip dies in the middle" : "3. A chip dies in the middle");
-        rc = tell_failure(o, m, algo, victim, wrong);
+        char h[80];
+        snprintf(h, sizeof h, "%d. A chip dies in the middle", st->n + 1);
+        demo_heading(o, h);
+        rc = tell_failure(o, m, algo, victim, h, st, wrong);
     }
-    return rc ? rc : orc ? -1 : 0;
+    return rc;
 }
 
 int cli_demo(int argc, char **argv)
@@ -380,9 +597,32 @@ int cli_demo(int argc, char **argv)
     }
     demo_out out = out_mode(&d);
     long wrong = 0;
-    int err = lesson(&d, &out, &m, victim, &hf, &tf, &wrong);
+    demo_story st;
+    memset(&st, 0, sizeof st);
+    int quiet = d.html && !d.text, saved = -1;
+    if (quiet) { /* the page only: the text lesson goes nowhere */
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0 && saved >= 0)
+            dup2(null, STDOUT_FILENO);
+        if (null >= 0)
+            close(null);
+        out.tty = 0;
+    }
+    int err = lesson(&d, &out, &m, victim, &st, &wrong);
+    if (quiet && saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    int orc = err ? 0 : write_outputs(&d, &hf, &tf, &st);
     cli_out_discard(&hf); /* not written: the lesson failed */
     cli_out_discard(&tf);
+    if (!err && !orc && d.html)
+        printf("wrote %s\n", d.html);
+    demo_story_free(&st);
+    err = err ? err : orc ? -1 : 0;
     if (err == FTM_EHANG)
         rc = cli_error(CMD, "the chips hung (ftmesh allreduce with the same mesh lists the "
                             "stuck chips)");

@@ -81,6 +81,7 @@ static const cli_opt train_table[] = {
                     "gradient allreduce). Survivors agree on what died and\n"
                     "on the first step not reported, rebuild the rings and\n"
                     "redo that step"),
+    CLI_OPTS_REPAIRS,
     { "checkpoint", "FILE", O_CHECKPOINT,
       "write the training state to FILE (atomically) at the end\n"
       "and every --checkpoint-every steps" },
@@ -238,7 +239,8 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
             return cli_usage_error(CMD, "--fail-step %s: expected a step number >= 0", v);
         a->fail_step_given = 1;
         return 0;
-    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS:
+    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
+    case CLI_O_REPAIR_AFTER:
         return cli_faults_set(CMD, &a->f, id, v);
     case O_CHECKPOINT: a->t.checkpoint = v; return 0;
     case O_CHECKPOINT_EVERY:

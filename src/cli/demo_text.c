@@ -52,7 +52,7 @@ static void chip_str(char *b, size_t n, const ftm_mesh *m, int c)
 static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
 {
     int nb = 0, nw = 0;
-    printf("\nColour the chips like a chessboard: B where row+col is even, w where odd.\n\n   ");
+    printf("\nThe chips coloured like a chessboard (B: row+col even, w: odd):\n\n   ");
     for (int c = 0; c < m->cols; c++)
         printf(" %d", c % 10);
     printf("\n");
@@ -70,26 +70,64 @@ static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ri
         }
         printf("\n");
     }
-    int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
-    printf("\nA hop between neighbours always changes colour, so a ring made only of\n"
-           "one-hop edges alternates B, w, B, w ... and needs as many B as w chips.\n");
-    if (odd_wrap) {
-        printf("(On this torus an odd side's wrap-around link joins two chips of the same\n"
-               "colour, so the count does not force detours here.)\n");
-    } else if (nb != nw) {
-        int k = nb > nw ? nb - nw : nw - nb;
-        printf("Here %d B and %d w: %s%d ring edge%s must join two chips of the same colour%s,\n"
-               "and such chips are never neighbours: %s a detour through other chips.\n",
-               nb, nw, demo_c(o, D_YELLOW), k, k > 1 ? "s" : "", demo_c(o, D_OFF),
-               k > 1 ? "each is" : "it is");
-    } else {
-        printf("Here %d B and %d w: balanced, so a ring of one-hop edges can exist.\n", nb, nw);
+    char w[1024];
+    demo_two_colour_words(m, ring, w, sizeof w);
+    demo_wrap(w);
+    (void)nb, (void)nw;
+}
+
+void demo_wrap(const char *s)
+{
+    int col = 0;
+    printf("\n");
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        if (col && col + 1 + (int)n > 76) {
+            printf("\n");
+            col = 0;
+        } else if (col) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)n, s);
+        col += (int)n;
+        s += n;
+        while (*s == ' ')
+            s++;
     }
-    if (ring) {
+    printf("\n");
+}
+
+void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
+{
+    int nb = 0, nw = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c))
+            (ftm_mesh_row(m, c) + ftm_mesh_col(m, c)) % 2 ? nw++ : nb++;
+    int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
+    size_t u = (size_t)snprintf(b, n, "Colour the chips like a chessboard: B where row+col is even, "
+                                "w where odd. A hop between neighbours always changes colour, so "
+                                "a ring made only of one-hop edges alternates B, w, B, w ... and "
+                                "needs as many B as w chips. ");
+    if (u >= n)
+        return;
+    if (odd_wrap)
+        u += (size_t)snprintf(b + u, n - u, "On this torus an odd side's wrap-around link joins "
+                              "two chips of the same colour, so the count does not force "
+                              "detours here. ");
+    else if (nb != nw)
+        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: %d ring edge%s must join two "
+                              "chips of the same colour, and such chips are never neighbours: "
+                              "%s a detour through other chips. ", nb, nw, abs(nb - nw),
+                              abs(nb - nw) > 1 ? "s" : "", abs(nb - nw) > 1 ? "each is" : "it is");
+    else
+        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: balanced, so a ring of "
+                              "one-hop edges can exist. ", nb, nw);
+    if (ring && u < n) {
         ftm_ring_quality q;
         ftm_ring_measure(m, ring, &q);
-        printf("The router's ring: %d chips, %d detour edge%s, %d hops in all.\n", q.ring_chips,
-               q.detours, q.detours == 1 ? "" : "s", q.hops);
+        snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, %d hops in all.",
+                 q.ring_chips, q.detours, q.detours == 1 ? "" : "s", q.hops);
     }
 }
 
@@ -109,28 +147,38 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
     two_colours(o, m, ring);
 }
 
+/* Values per table line: 8 + 16 * 4 = 72 columns (sums of up to 64 chips
+ * have at most 3 digits). Longer buffers are cut into bands of positions,
+ * each band a row per chip, so a chip's row never wraps. */
+#define TABLE_PER 16
+
 void demo_table(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
-    size_t per = 14; /* values per line: 8 + 14 * 5 = 78 columns */
-    for (int c = 0; c < m->nchips; c++) {
-        if (!ftm_mesh_alive(m, c))
-            continue;
-        char name[32];
-        chip_str(name, sizeof name, m, c);
-        printf("  %-6s", name);
-        for (size_t i = 0; i < l->count; i++) {
-            if (i && i % per == 0)
-                printf("\n        ");
-            int64_t v = f->vals[(size_t)c * l->count + i];
-            /* a finished sum: green, and marked with * for plain text */
-            int fin = k && v == ftm_lesson_expected(m, i);
-            int end = i + 1 == l->count || (i + 1) % per == 0;
-            printf("%s%4lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
-                   fin ? "*" : end ? "" : " ", fin ? demo_c(o, D_OFF) : "");
+    for (size_t from = 0; from < l->count; from += TABLE_PER) {
+        size_t to = from + TABLE_PER < l->count ? from + TABLE_PER : l->count;
+        if (l->count > TABLE_PER)
+            printf("  positions #%zu-#%zu:\n", from, to - 1);
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c))
+                continue;
+            char name[32];
+            chip_str(name, sizeof name, m, c);
+            printf("  %-6s", name);
+            if (!f->done[c]) {
+                printf("%s  (dead)%s\n", demo_c(o, D_RED), demo_c(o, D_OFF));
+                continue;
+            }
+            for (size_t i = from; i < to; i++) {
+                int64_t v = f->vals[(size_t)c * l->count + i];
+                /* a finished sum: green, and marked with * for plain text */
+                int fin = k && v == ftm_lesson_expected(m, i);
+                printf("%s%3lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
+                       fin ? "*" : i + 1 < to ? " " : "", fin ? demo_c(o, D_OFF) : "");
+            }
+            printf("\n");
         }
-        printf("\n");
     }
 }
 
@@ -146,7 +194,7 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
             snprintf(one, sizeof one, "#%zu: %lld (lost)", x->first + j, s);
         else if (x->red)
             snprintf(one, sizeof one, "#%zu: %lld + %lld = %lld", x->first + j,
-                     (long long)x->after[j] - s, s, (long long)x->after[j]);
+                     (long long)x->before[j], s, (long long)x->after[j]);
         else
             snprintf(one, sizeof one, "#%zu = %lld", x->first + j, (long long)x->after[j]);
         if (used + strlen(one) + 5 > width && j) {
@@ -159,23 +207,26 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
     }
 }
 
-static const char *phase_hint(const char *p)
+static const char *phase_hint(const ftm_lesson_frame *f)
 {
-    if (strstr(p, "reduce"))
+    int sums = 0;
+    for (int i = 0; i < f->nx; i++)
+        sums += f->x[i].red != 0;
+    if (sums == f->nx)
         return "receivers add what they get";
-    if (strstr(p, "gather") || strstr(p, "broadcast"))
+    if (!sums)
         return "receivers copy finished sums";
-    return "";
+    return "receivers add (+) or copy (=)";
 }
 
 static void one_step(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
-    const char *hint = phase_hint(f->phase);
-    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
-           demo_c(o, D_OFF), demo_c(o, D_CYAN), f->phase, hint[0] ? ": " : "", hint,
-           demo_c(o, D_OFF));
+    char ph[64];
+    ftm_lesson_phase_words(l, k, ph, sizeof ph);
+    printf("\n%sStep %d of %d%s  %s%s: %s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
+           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, phase_hint(f), demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         char a[32], b[32], vals[96], via[32] = "";
@@ -184,26 +235,42 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
         if (x->nhops > 1)
             snprintf(via, sizeof via, " (detour %d hops)", x->nhops);
         xfer_values(vals, sizeof vals, x, 80 - 20 - strlen(via));
-        printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, x->red ? D_GREEN : D_BLUE), vals,
-               demo_c(o, D_OFF), demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
+        const char *col = !x->after ? D_RED : x->red ? D_GREEN : D_BLUE;
+        printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, col), vals, demo_c(o, D_OFF),
+               demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
     }
     if (l->died >= 0 && l->died_step == k - 1) {
         char d[32];
         chip_str(d, sizeof d, m, l->died);
-        printf("  %schip %s dies in this step%s: its links go quiet; the others stop.\n",
+        printf("  %schip %s dies at the start of this step%s: what it sends, receives or\n"
+               "  forwards is lost (lost: the values it would have carried).\n",
                demo_c(o, D_RED), d, demo_c(o, D_OFF));
     }
 }
 
 void demo_steps(const demo_out *o, const ftm_lesson *l, int last)
 {
+    demo_steps_range(o, l, 1, last);
+}
+
+void demo_steps_from(const demo_out *o, const ftm_lesson *l, int first)
+{
+    demo_steps_range(o, l, first, -1);
+}
+
+void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int last)
+{
     if (last < 0 || last > l->nframes - 1)
         last = l->nframes - 1;
-    for (int k = 1; k <= last; k++) {
+    for (int k = first; k <= last; k++) {
         one_step(o, l, k);
         /* the end of a phase: show where every chip stands */
-        if (k < l->nframes - 1 && strcmp(l->frame[k].phase, l->frame[k + 1].phase) != 0) {
-            printf("\n  After %s, every chip holds (* a finished sum):\n", l->frame[k].phase);
+        char a[64], b[64];
+        ftm_lesson_phase_words(l, k, a, sizeof a);
+        if (k < l->nframes - 1)
+            ftm_lesson_phase_words(l, k + 1, b, sizeof b);
+        if (k < l->nframes - 1 && k < last && strcmp(a, b) != 0) {
+            printf("\n  After %s, every chip holds (* a finished sum):\n", a);
             demo_table(o, l, k);
         }
         demo_pause(o);
@@ -214,16 +281,17 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[l->nframes - 1];
-    long wrong = 0;
+    long wrong = l->mismatch;
     for (int c = 0; c < m->nchips; c++)
         for (size_t i = 0; i < l->count && ftm_mesh_alive(m, c); i++)
             wrong += f->vals[(size_t)c * l->count + i] != ftm_lesson_expected(m, i);
-    printf("\nThe sums, added up directly from every chip's inputs:\n  %-6s", "sum");
+    printf("\nThe sums, added up directly from every chip's inputs:");
     for (size_t i = 0; i < l->count; i++)
-        printf("%s%4lld%s", i && i % 14 == 0 ? "\n        " : "",
-               (long long)ftm_lesson_expected(m, i), i + 1 == l->count || (i + 1) % 14 == 0 ? "" : " ");
+        printf("%s%3lld%s", i % TABLE_PER == 0 ? "\n  sum   " : "",
+               (long long)ftm_lesson_expected(m, i), (i + 1) % TABLE_PER && i + 1 < l->count ? " " : "");
     if (wrong)
-        printf("\n%s%ld values differ from these sums.%s\n", demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
+        printf("\n%s%ld values differ from these sums or from what the chips recorded.%s\n",
+               demo_c(o, D_RED), wrong, demo_c(o, D_OFF));
     else
         printf("\n%sEvery healthy chip holds exactly these sums.%s\n", demo_c(o, D_GREEN),
                demo_c(o, D_OFF));

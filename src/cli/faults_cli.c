@@ -10,19 +10,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT };
+enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT, ORIGIN_REPAIR, ORIGIN_AFTER };
 
 int cli_faults_init(cli_faults *f, int argc)
 {
     memset(f, 0, sizeof *f);
     f->kill = calloc((size_t)argc + 1, sizeof *f->kill);
-    return f->kill ? 0 : CLI_EXIT_FAIL;
+    f->repair = calloc((size_t)argc + 1, sizeof *f->repair);
+    return f->kill && f->repair ? 0 : CLI_EXIT_FAIL;
 }
 
 void cli_faults_free(cli_faults *f)
 {
     free(f->kill);
+    free(f->repair);
     f->kill = NULL;
+    f->repair = NULL;
+}
+
+int cli_faults_opt(int id)
+{
+    return id == CLI_O_KILL || id == CLI_O_FAULTS || id == CLI_O_RANDOM_KILLS ||
+           id == CLI_O_REPAIR || id == CLI_O_REPAIR_AFTER;
 }
 
 int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
@@ -34,6 +43,14 @@ int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
         return 0;
     case CLI_O_FAULTS:
         f->file = val;
+        return 0;
+    case CLI_O_REPAIR:
+        f->repair[f->nrepair++] = val;
+        return 0;
+    case CLI_O_REPAIR_AFTER:
+        if (cli_parse_int(val, 1, FTM_FAULT_MAX_WHEN, &n))
+            return cli_usage_error(cmd, "--repair-after %s: expected a whole number of steps >= 1", val);
+        f->repair_after = n;
         return 0;
     case CLI_O_RANDOM_KILLS:
         if (cli_parse_int(val, 0, 4095, &n))
@@ -48,7 +65,7 @@ int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
 
 int cli_faults_any(const cli_faults *f)
 {
-    return f->nkill || f->file || f->random;
+    return f->nkill || f->file || f->random || f->nrepair;
 }
 
 /* "--kill V", "--faults F line N", "--random-kills K", "--fail-during ..." */
@@ -61,6 +78,10 @@ static void origin_text(const cli_faults *f, const ftm_fault_event *e, const cha
         snprintf(buf, len, "--faults %s line %d", f->file, e->line);
     else if (e->origin == ORIGIN_RANDOM)
         snprintf(buf, len, "--random-kills %d", f->random);
+    else if (e->origin == ORIGIN_REPAIR)
+        snprintf(buf, len, "--repair %s", e->line >= 1 && e->line <= f->nrepair ? f->repair[e->line - 1] : "?");
+    else if (e->origin == ORIGIN_AFTER)
+        snprintf(buf, len, "--repair-after %ld", f->repair_after);
     else
         snprintf(buf, len, "%s", short_name ? short_name : "?");
 }
@@ -78,6 +99,15 @@ static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long
         e.line = i + 1;
         if (ftm_fault_script_add(s, &e))
             return cli_usage_error(cmd, "--kill: out of memory");
+    }
+    for (int i = 0; i < f->nrepair; i++) {
+        ftm_fault_event e;
+        if (ftm_fault_parse_repair(f->repair[i], s->mode, &e, why, sizeof why))
+            return cli_usage_error(cmd, "--repair %s: %s", f->repair[i], why);
+        e.origin = ORIGIN_REPAIR;
+        e.line = i + 1;
+        if (ftm_fault_script_add(s, &e))
+            return cli_usage_error(cmd, "--repair: out of memory");
     }
     int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
     if (rc)
@@ -101,8 +131,21 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         if (ftm_fault_script_add(s, &e))
             rc = cli_usage_error(cmd, "out of memory");
     }
-    ftm_fault_verdict v;
+    if (!rc && f->repair_after) {
+        int n0 = s->n;
+        if (ftm_fault_script_repair_after(s, f->repair_after, horizon))
+            rc = cli_usage_error(cmd, "--repair-after: out of memory");
+        for (int i = n0; !rc && i < s->n; i++)
+            s->ev[i].origin = ORIGIN_AFTER;
+    }
     char why[320], where[300];
+    for (int i = 0; !rc && i < s->n; i++)
+        if (s->ev[i].repair && mode != FTM_FAULT_TRAIN) {
+            origin_text(f, &s->ev[i], short_name, where, sizeof where);
+            rc = cli_usage_error(cmd, "%s: a repair applies to train only (an allreduce run "
+                                 "has no state to hand back); drop that line", where);
+        }
+    ftm_fault_verdict v;
     if (!rc && ftm_fault_script_check(s, m, horizon, &v, why, sizeof why)) {
         origin_text(f, &s->ev[v.event], short_name, where, sizeof where);
         rc = cli_usage_error(cmd, "%s: %s; %s", where, why,
@@ -119,8 +162,23 @@ static const char *unit(int mode)
     return mode == FTM_FAULT_TRAIN ? "step" : "iteration";
 }
 
+static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
+{
+    char state[160] = "";
+    if (e->from[0])
+        snprintf(state, sizeof state, "; state from %s: %llu bytes, %.3g us modeled", e->from,
+                 (unsigned long long)e->state_bytes, e->lost_modeled_s * 1e6);
+    fprintf(out, "# %s %ld: %s repaired%s; %d chip%s; allreduce modeled %.3g -> %.3g s\n",
+            unit(mode), e->when, e->what, state, e->chips_after, cli_s(e->chips_after),
+            e->modeled_before_s, e->modeled_after_s);
+}
+
 void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
 {
+    if (e->repair) {
+        print_repair(out, e, mode);
+        return;
+    }
     if (!e->noticed) {
         fprintf(out, "# %s %ld (%s): %s %s; %s\n", unit(mode), e->when, ftm_fault_phase_name(e->phase),
                 e->what, e->detected_by[0] ? "" : "died", e->detected_by[0] ? e->detected_by
@@ -141,10 +199,13 @@ void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n)
     for (int i = 0; i < n; i++) {
         const ftm_fault_record *e = &ev[i];
         cli_json_begin_obj(j, NULL);
+        cli_json_str(j, "kind", e->repair ? "repair" : "kill");
         cli_json_int(j, "step", e->when);
         cli_json_str(j, "phase", ftm_fault_phase_name(e->phase));
         cli_json_str(j, "what", e->what);
         cli_json_str(j, "detected_by", e->detected_by[0] ? e->detected_by : NULL);
+        cli_json_str(j, "state_from", e->from[0] ? e->from : NULL);
+        cli_json_int(j, "state_bytes", (long)e->state_bytes);
         cli_json_num(j, "lost_wall_s", "%.6g", e->noticed ? e->lost_wall_s : 0);
         cli_json_num(j, "lost_modeled_s", "%.6g", e->noticed ? e->lost_modeled_s : 0);
         if (e->noticed)

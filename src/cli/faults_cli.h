@@ -8,7 +8,7 @@
 #include "ftmesh/runtime.h"
 
 /* Option ids (between the shared ones and the commands' own). */
-enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS };
+enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR, CLI_O_REPAIR_AFTER };
 
 /* --kill, --faults, --random-kills: the table entries. */
 #define CLI_OPTS_FAULTS(when_help)                                                        \
@@ -17,14 +17,28 @@ enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS };
       "host:R,C (its 2x2 host), link:R,C-R2,C2 (both ways) or link:R,C>R2,C2\n"          \
       "(one way). " when_help },                                                         \
     { "faults", "FILE", CLI_O_FAULTS,                                                    \
-      "read --kill events from FILE, one per line ('#' comments)" },                    \
+      "read events from FILE, one per line ('#' comments):\n"                            \
+      "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@STEP" },                         \
     { "random-kills", "K", CLI_O_RANDOM_KILLS,                                           \
       "K more events drawn from --seed: chips, hosts or links at random times\n"         \
       "that keep the healthy chips connected" }
 
+/* --repair, --repair-after (train). */
+#define CLI_OPTS_REPAIRS                                                                  \
+    { "repair", "WHAT@STEP", CLI_O_REPAIR,                                               \
+      "WHAT comes back at the start of STEP; repeatable; WHAT\n"                        \
+      "as for --kill. Its chips get the state from a live chip\n"                       \
+      "over the mesh and join; a link is live again" },                                  \
+    { "repair-after", "N", CLI_O_REPAIR_AFTER,                                           \
+      "whatever dies comes back N steps later\n"                                         \
+      "(with --random-kills: failures and repairs)" }
+
 typedef struct cli_faults {
     const char **kill;         /* --kill values, argv pointers */
     int nkill;
+    const char **repair;       /* --repair values */
+    int nrepair;
+    long repair_after;         /* --repair-after (0: none) */
     const char *file;          /* --faults */
     int random, random_given;  /* --random-kills */
 } cli_faults;
@@ -32,7 +46,10 @@ typedef struct cli_faults {
 /* 0, or CLI_EXIT_FAIL when out of memory. */
 int cli_faults_init(cli_faults *f, int argc);
 void cli_faults_free(cli_faults *f);
-/* Applies CLI_O_KILL, CLI_O_FAULTS or CLI_O_RANDOM_KILLS; 0 or
+/* 1 when id is one of the options above. */
+int cli_faults_opt(int id);
+/* Applies CLI_O_KILL, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR or
+ * CLI_O_REPAIR_AFTER; 0 or
  * CLI_EXIT_USAGE (after printing). */
 int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val);
 /* 1 when any fault option was given. */
@@ -48,10 +65,13 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s);
 /* One line for the log: when, what died, who noticed and how, the time
- * lost, the chips left, the step redone, the new rings' modeled time. */
+ * lost, the chips left, the step redone, the new rings' modeled time; for
+ * a repair, what came back, who sent the state and its bytes and modeled
+ * time, the chips now, the new rings' modeled time. */
 void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode);
-/* The summary's "events" list: step (the iteration for allreduce), phase,
- * what, detected_by, lost_wall_s, lost_modeled_s, chips_after, noticed,
+/* The summary's "events" list: kind ("kill" or "repair"), step (the
+ * iteration for allreduce), phase, what, detected_by, state_from,
+ * state_bytes, lost_wall_s, lost_modeled_s, chips_after, noticed,
  * resumed_step, modeled_before_s, modeled_after_s. */
 void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n);
 

@@ -11,13 +11,13 @@ EXTRA_DIST += tests/cli.sh
 
 # Watching a run: --trace (Chrome trace JSON) and ftmesh demo
 ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c src/cli/demo.h \
-	src/cli/demo_text.c
+	src/cli/demo_text.c src/cli/demo_story.c
 TESTS += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py \
 	tests/demo_html.py
 EXTRA_DIST += tests/trace_cli.py
-TESTS += tests/faults_cli.sh
-EXTRA_DIST += tests/faults_cli.sh
+TESTS += tests/faults_cli.sh tests/repair_cli.sh
+EXTRA_DIST += tests/faults_cli.sh tests/repair_cli.sh
 # Output files written whole or not at all, signals, checks before any work
 TESTS += tests/output_cli.sh
 EXTRA_DIST += tests/output_cli.sh

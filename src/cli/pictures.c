@@ -173,50 +173,70 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
  * dead), its links' heat for one gradient allreduce (r->nparams floats over
  * r->algo), and the loss per step with the fault events. Returns 0 or an
  * FTM_E* code. */
+/* The markers of the loss curve and timeline: the static holes, then
+ * every failure and repair of the run (at most max). */
+static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_svg_event *ev,
+                            char (*lab)[96], int max)
+{
+    int nev = 0, dead0 = m0->nchips - ftm_mesh_healthy_count(m0);
+    if (dead0) {
+        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", dead0, cli_s(dead0));
+        ev[nev++] = (ftm_svg_event){ 0, lab[0], 0 };
+    }
+    for (int i = 0; i < r->nevents && nev < max; i++) {
+        const ftm_train_event *e = &r->events[i];
+        if (!e->noticed && !e->repair)
+            continue;
+        long at = e->repair ? e->when : e->resumed >= 0 ? e->resumed : e->when;
+        snprintf(lab[nev], sizeof lab[nev], "step %ld: %s %s%s", e->when, e->what,
+                 e->repair ? "back" : "dies", e->repair ? "" : ", redone");
+        ev[nev] = (ftm_svg_event){ at, lab[nev], e->repair };
+        nev++;
+    }
+    return nev;
+}
+
+#define SVG_MAX_EVENTS 12
+
 int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
 {
     ftm_mesh m;
+    (void)fail_step; /* the events carry their steps */
     int err = ftm_mesh_copy(&m, m0);
     if (err)
         return err;
-    if (r->died_chip >= 0)
+    if (r->died_chip >= 0 && !r->repairs)
         m.chip_dead[r->died_chip] = 1;
+    long n = r->steps > 0 ? r->steps : 1;
     uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
-    double *loss = malloc(sizeof *loss * (size_t)(r->steps > 0 ? r->steps : 1));
+    double *loss = malloc(sizeof *loss * (size_t)n), *secs = malloc(sizeof *secs * (size_t)n);
+    int *chips = malloc(sizeof *chips * (size_t)n);
     ftm_sched s;
     const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
     int have = lb && loss && a && a->build(&s, &m, r->nparams, FTM_RED_SUM_F32) == 0;
     if (have)
         ftm_sched_link_bytes(&s, &m, lb);
-    for (long i = 0; loss && i < r->steps; i++)
+    for (long i = 0; loss && secs && chips && i < r->steps; i++) {
         loss[i] = r->step[i].loss;
-    char lab[3][96], title[160];
-    ftm_svg_event ev[3];
-    int nev = 0, dead0 = m.nchips - ftm_mesh_healthy_count(m0);
-    if (dead0) {
-        snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", dead0, cli_s(dead0));
-        ev[nev++] = (ftm_svg_event){ 0, lab[0] };
+        secs[i] = r->step[i].wall_s;
+        chips[i] = r->step[i].chips;
     }
-    if (r->died_chip >= 0) {
-        snprintf(lab[nev], sizeof lab[nev], "chip (%d,%d) dies in step %ld",
-                 ftm_mesh_row(&m, r->died_chip), ftm_mesh_col(&m, r->died_chip), fail_step);
-        ev[nev] = (ftm_svg_event){ fail_step, lab[nev] };
-        nev++;
-        snprintf(lab[nev], sizeof lab[nev], "resumed at step %ld on %d chips", r->resumed_step,
-                 r->chips);
-        ev[nev] = (ftm_svg_event){ r->resumed_step, lab[nev] };
-        nev++;
-    }
+    char lab[SVG_MAX_EVENTS][96], title[160];
+    ftm_svg_event ev[SVG_MAX_EVENTS];
+    int nev = train_svg_events(m0, r, ev, lab, SVG_MAX_EVENTS);
     snprintf(title, sizeof title, "training: gradient allreduce %s, one step's bytes",
              r->algo ? r->algo : "ring");
     ftm_svg_picture q = { .title = title, .sched = have ? &s : NULL, .only_detours = 1,
                           .link_bytes = have ? lb : NULL, .loss = loss,
-                          .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev };
-    err = loss ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
+                          .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev,
+                          .chips = r->nevents ? chips : NULL, .step_s = r->nevents ? secs : NULL };
+    err = loss && secs && chips ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
     if (have)
         ftm_sched_free(&s);
     free(lb);
     free(loss);
+    free(secs);
+    free(chips);
     ftm_mesh_free(&m);
     return err;
 }

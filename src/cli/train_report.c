@@ -94,6 +94,7 @@ void train_on_step(void *ctx, const ftm_train_step *s)
         cli_json_begin_obj(&j, NULL);
         cli_json_int(&j, "step", s->step);
         cli_json_num(&j, "loss", "%.17g", s->loss);
+        cli_json_int(&j, "chips", s->chips);
         cli_json_num(&j, "wall_s", "%.6g", s->wall_s);
         cli_json_num(&j, "modeled_allreduce_s", "%.6g", s->modeled_allreduce_s);
         cli_json_num(&j, "examples_per_s", "%.6g", eps);
@@ -222,6 +223,37 @@ static void json_cpu(cli_json *j, const ftm_train_result *r, const figs *f)
     cli_json_num(j, "sgemm_gflops", "%.4g", f->gf_call);
 }
 
+/* Examples per second over the whole run (failures and rejoining in). */
+static double run_eps(const ftm_train_result *r)
+{
+    long n = r->steps_done - r->start_step;
+    return r->run_wall_s > 0 && n > 0 ? (double)r->batch * (double)n / r->run_wall_s : 0;
+}
+
+static void json_availability(cli_json *j, const ftm_train_result *r)
+{
+    cli_json_begin_obj(j, "availability");
+    cli_json_int(j, "chip_steps_alive", r->chip_steps);
+    cli_json_int(j, "chip_steps_all", r->chip_steps_all);
+    cli_json_num(j, "run_wall_s", "%.6g", r->run_wall_s);
+    cli_json_num(j, "run_examples_per_s", "%.6g", run_eps(r));
+    cli_json_num(j, "lost_failures_s", "%.6g", r->lost_failure_s);
+    cli_json_num(j, "lost_rejoining_s", "%.6g", r->lost_rejoin_s);
+    cli_json_int(j, "repairs", r->repairs);
+    cli_json_end(j);
+}
+
+static void text_availability(const ftm_train_result *r)
+{
+    if (!r->nevents || !r->chip_steps_all)
+        return;
+    printf("# availability: %ld of %ld chip-steps alive (%.1f%%); %.1f examples/s over the run "
+           "(%.3f s); lost %.3g s to failures, %.3g s to rejoining (%d repair%s)\n",
+           r->chip_steps, r->chip_steps_all, 100.0 * (double)r->chip_steps / (double)r->chip_steps_all,
+           run_eps(r), r->run_wall_s, r->lost_failure_s, r->lost_rejoin_s, r->repairs,
+           cli_s(r->repairs));
+}
+
 static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
                          const train_summary_info *in, const figs *f)
 {
@@ -259,6 +291,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_chip(&j, "died_chip", m, r->died_chip);
     cli_json_int(&j, "resumed_step", r->resumed_step);
     cli_faults_json(&j, r->events, r->nevents);
+    json_availability(&j, r);
     cli_json_int(&j, "start_step", r->start_step);
     cli_json_bool(&j, "interrupted", r->interrupted);
     cli_json_int(&j, "checkpoints", r->checkpoints);
@@ -350,6 +383,7 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     else
         printf("# modeled allreduce per step: %.3f us (gradients)\n", f->modeled * 1e6);
     text_cpu(r, in, f, c);
+    text_availability(r);
     printf("# replicas: %s\n", r->replicas_equal ? "all chips' parameters bitwise equal"
                                                    : "DIFFER between chips");
     if (r->checked)

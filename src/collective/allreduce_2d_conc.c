@@ -223,8 +223,8 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
     return rc;
 }
 
-/* The row-first scheme alone (the fallback's rebuild). */
-static int build_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+/* The row-first scheme alone: 2d's own schedule (the fallback's rebuild). */
+int ar2d_build_own_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
     return ar2d_build_range(s, m, 0, count, count, red, "2d");
 }
@@ -233,10 +233,10 @@ static int build_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
  * models faster (allreduce_2d_fallback.c). */
 int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, build_2d, "2d");
+    return ar2d_build_checked(s, m, count, red, ar2d_build_own_2d);
 }
 
 int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, ar2d_build_concurrent, "2d-concurrent");
+    return ar2d_build_checked(s, m, count, red, ar2d_build_concurrent);
 }

@@ -8,7 +8,8 @@
  * the router's ring). So on a crowded mesh -- more than a quarter of the
  * rows or of the columns hold a fault -- and on small or thin meshes, the
  * 2-D schedule is modeled against the 1-D ring's (cost model, TPU-v3
- * defaults) and the faster one is kept, under the 2-D algorithm's name.
+ * defaults) and the faster one is kept: the ring's schedule keeps its own
+ * name ("ring") and says why it ran (ftm_sched.fallback).
  * On big meshes with few faults nothing changes and nothing extra is
  * built. As holes multiply the 2-D algorithm thus
  * degrades from rows-then-columns (bands of 1-3 rows), through wider bands
@@ -59,6 +60,17 @@ static int worth_checking(const ftm_mesh *m)
     return m->nchips <= 256 || lo <= 4 || ar2d_crowded(m);
 }
 
+/* Why the ring's schedule ran instead of the 2-D one (ftm_sched.fallback;
+ * worth_checking's cases). */
+static const char *ring_reason(const ftm_mesh *m)
+{
+    int lo = m->rows < m->cols ? m->rows : m->cols;
+    if (m->nchips <= 256)
+        return "the ring is faster on this small mesh";
+    return lo <= 4 ? "the ring is faster on this thin mesh"
+                   : "the ring is faster: faults touch over a quarter of the rows or columns";
+}
+
 /* A dry run (sched.h) knows no times: it keeps the larger schedule, and
  * sets the 2-D one aside rather than rebuilding it (same counts). */
 static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
@@ -74,7 +86,7 @@ static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
     if (rc)
         return rc;
     if (ftm_sched_mem_bytes(&ring) >= ftm_sched_mem_bytes(s)) {
-        ring.algo = s->algo;
+        ring.fallback = "a dry run counts the larger of the 2-D and the ring's schedules";
         ftm_sched_free(s); /* hidden: counts nothing */
         *s = ring;
     } else {
@@ -158,14 +170,14 @@ static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
     return ftm_cost_memo_put(s, m, p, b, rmemo->lb);
 }
 
-/* s := the ring, modeled into *b, under the 2-D algorithm's name. */
-static int ring_named(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                      const ftm_cost_params *p, ftm_cost_result *b, const char *name)
+/* s := the ring, modeled into *b, saying why it ran instead. */
+static int ring_kept(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                     const ftm_cost_params *p, ftm_cost_result *b)
 {
     memset(s, 0, sizeof *s);
     int rc = ring_modeled(s, m, count, red, p, b);
     if (!rc)
-        s->algo = name;
+        s->fallback = ring_reason(m);
     return rc;
 }
 
@@ -196,22 +208,22 @@ static int build_watched(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red 
  * larger of the two, not their sum; builds are deterministic, so a
  * rebuild has the same bits. */
 static int checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                   ftm_allreduce_build_fn build, const char *name, const ftm_cost_params *p)
+                   ftm_allreduce_build_fn build, const ftm_cost_params *p)
 {
     ftm_cost_result a, b;
-    int rc = ring_named(s, m, count, red, p, &b, name);
+    int rc = ring_kept(s, m, count, red, p, &b);
     ftm_sched_free(s);
     if (!rc)
         rc = build_watched(s, m, count, red, build, p, b.time_s);
     if (rc)
-        return rc == FTM_ESTOPPED ? ring_named(s, m, count, red, p, &b, name) : rc;
+        return rc == FTM_ESTOPPED ? ring_kept(s, m, count, red, p, &b) : rc;
     double bound;
     if ((rc = ftm_cost_lower_bound(s, m, p, &bound)))
         return rc;
     if (!(b.time_s < bound) && ((rc = ftm_cost_sched(s, m, p, &a, NULL)) || !(b.time_s < a.time_s)))
         return rc;
     ftm_sched_free(s); /* the ring after all: built again */
-    return ring_named(s, m, count, red, p, &b, name);
+    return ring_kept(s, m, count, red, p, &b);
 }
 
 /* Under a watch from the caller (auto's limit L, auto.c) with the same
@@ -223,7 +235,7 @@ static int checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
  * would make). *done = 0 when this does not decide (the 2-D schedule fit
  * under L: s is empty, and checked() builds it again). */
 static int under_limit(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build, const char *name, const ftm_cost_params *p,
+                       ftm_allreduce_build_fn build, const ftm_cost_params *p,
                        const ftm_sched_watch *outer, int *done)
 {
     ftm_cost_result b;
@@ -237,7 +249,7 @@ static int under_limit(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
         *done = rc != 0;
         return rc;
     }
-    rc = ring_named(s, m, count, red, p, &b, name);
+    rc = ring_kept(s, m, count, red, p, &b);
     ftm_sched_set_watch(NULL);
     *done = 1;
     if (!rc && b.time_s > outer->limit)
@@ -271,7 +283,7 @@ static int build_under(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
  * variant they would keep and so change the schedule, so it is taken off
  * (auto with other cost parameters builds such candidates in full). */
 int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build, const char *name)
+                       ftm_allreduce_build_fn build)
 {
     ftm_cost_params p;
     ftm_cost_defaults(&p);
@@ -285,9 +297,9 @@ int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
             ftm_sched_free(s);
     } else {
         if (w)
-            rc = under_limit(s, m, count, red, build, name, &p, w, &done);
+            rc = under_limit(s, m, count, red, build, &p, w, &done);
         if (!rc && !done)
-            rc = checked(s, m, count, red, build, name, &p);
+            rc = checked(s, m, count, red, build, &p);
         if (rc)
             ftm_sched_free(s);
     }

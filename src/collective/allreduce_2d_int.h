@@ -58,15 +58,20 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
 /* 2d-lines (allreduce_2d_lines.c) with k chunks per half; FTM_ENOTSUP
  * when a row's healthy chips are not one ring or one line. */
 int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k);
+/* The algorithms' own schedules (ftm_allreduce_build_own): 2d's
+ * row-first scheme (allreduce_2d_conc.c) and 2d-lines' lines. */
+int ar2d_build_own_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);
 /* build (a 2-D builder without the fallback) into s; on a crowded, small
- * or thin mesh the 1-D ring's schedule instead, under name, when that
- * models faster (allreduce_2d_fallback.c). A build watched there may fail
- * with FTM_ESTOPPED (sched.h: ftm_sched_set_watch): it could not have
- * been kept. Returns 0 or an error (s then holds nothing). */
+ * or thin mesh the 1-D ring's schedule instead (algo "ring", fallback the
+ * reason) when that models faster (allreduce_2d_fallback.c). A build
+ * watched there may fail with FTM_ESTOPPED (sched.h: ftm_sched_set_watch):
+ * it could not have been kept. Returns 0 or an error (s then holds
+ * nothing). */
 int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build, const char *name);
+                       ftm_allreduce_build_fn build);
 
 #endif

@@ -49,8 +49,9 @@
  * as segments folded into a whole neighbouring row (allreduce_2d_segs.c).
  * Where that does not apply (no usable column, a segment without a helper
  * row) or where 2d-concurrent's schedule models faster, the registry
- * entry runs 2d-concurrent's schedule under this name, and on small or
- * crowded meshes the ring's when it models faster, as 2d does.
+ * entry runs 2d-concurrent's schedule (which names itself and says why:
+ * ftm_sched.fallback), and on small or crowded meshes the ring's when it
+ * models faster, as 2d does. ar2d_build_own_lines builds lines alone.
  */
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
@@ -779,8 +780,7 @@ static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh
         return rs;
     }
     if (rs == FTM_ESTOPPED && !rc) {
-        *s = *c;
-        s->algo = PHASE;
+        *s = *c; /* with its own algo and fallback */
         return 0;
     }
     if (rc == FTM_ESTOPPED && !rs)
@@ -836,15 +836,14 @@ static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
     int swap = s->dry ? ftm_sched_mem_bytes(c) > ftm_sched_mem_bytes(s) : b.time_s < a.time_s;
     if (!rc && swap) {
         ftm_sched_free(s);
-        *s = *c;
-        s->algo = PHASE;
+        *s = *c; /* with its own algo and fallback */
     } else
         ftm_sched_free(c);
     return rc;
 }
 
-/* 2d-lines' own schedule, or 2d-concurrent's under this name where that
- * models faster (measured: rows cut twice at ResNet-50 size, 16x32, two
+/* 2d-lines' own schedule, or 2d-concurrent's (algo "2d-concurrent", its
+ * fallback saying why) where that models faster (measured: rows cut twice at ResNet-50 size, 16x32, two
  * hosts in the same rows, 1.957 against 1.581 ms) or where lines do not
  * apply (no usable column, a row whose segments have no helper row, a
  * single row). So 2d-lines is never slower than 2d-concurrent. The
@@ -857,20 +856,29 @@ static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t cou
     int rc = ar2d_build_concurrent(&c, m, count, red);
     if (rc && rc != FTM_ESTOPPED)
         return rc == FTM_ENOTSUP ? ar2d_build_lines(s, m, count, red, 0) : rc;
+    if (!rc)
+        c.fallback = "2d-concurrent's schedule is faster here";
     int rs = ar2d_build_lines(s, m, count, red, 0);
     if (rs == FTM_ENOTSUP) {
         if (!rc) {
             *s = c;
-            s->algo = PHASE;
+            s->fallback = "no line layout fits this mesh";
         }
         return rc;
     }
     return keep_built(s, rs, &c, rc, m);
 }
 
+/* 2d-lines' own schedule alone (build_k with k chosen): FTM_ENOTSUP where
+ * lines do not apply. */
+int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    return ar2d_build_lines(s, m, count, red, 0);
+}
+
 /* On small or crowded meshes the 1-D ring's schedule when it models
  * faster (as for 2d). */
 int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent, PHASE);
+    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent);
 }

@@ -193,6 +193,36 @@ int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev, char *detai
                                    : fs_when_iter(p, ev, detail, dlen);
 }
 
+int ftm_fault_parse_repair(const char *text, int mode, ftm_fault_event *ev, char *detail,
+                           size_t dlen)
+{
+    int rc = ftm_fault_parse(text, mode, ev, detail, dlen);
+    if (rc)
+        return rc;
+    if (ev->phase != FTM_PHASE_START)
+        return fs_fail(FTM_EINVAL, detail, dlen, "a repair takes effect at the start of a%s %s: "
+                       "write WHAT@%s", mode == FTM_FAULT_TRAIN ? "" : "n",
+                       mode == FTM_FAULT_TRAIN ? "step" : "iteration",
+                       mode == FTM_FAULT_TRAIN ? "STEP" : "ITER");
+    ev->repair = 1;
+    return 0;
+}
+
+int ftm_fault_parse_line(const char *text, int mode, ftm_fault_event *ev, char *detail,
+                         size_t dlen)
+{
+    const char *p = text;
+    int repair = fs_prefix(&p, "repair");
+    if (repair || fs_prefix(&p, "kill")) {
+        if (*p != ' ' && *p != '\t')
+            return fs_fail(FTM_EINVAL, detail, dlen, "expected a blank after '%s'",
+                           repair ? "repair" : "kill");
+        p += strspn(p, " \t");
+    }
+    return repair ? ftm_fault_parse_repair(p, mode, ev, detail, dlen)
+                  : ftm_fault_parse(p, mode, ev, detail, dlen);
+}
+
 #define FS_LINE_MAX 256
 
 /* One line of a file into buf without comment and surrounding blanks;
@@ -240,7 +270,7 @@ int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t le
         if (!buf[0])
             continue;
         ftm_fault_event ev;
-        if (ftm_fault_parse(buf, s->mode, &ev, why, sizeof why)) {
+        if (ftm_fault_parse_line(buf, s->mode, &ev, why, sizeof why)) {
             rc = fs_fail(FTM_EFORMAT, detail, dlen, "line %d: '%.60s': %s", line, buf, why);
             break;
         }
@@ -298,6 +328,8 @@ int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b)
 {
     if (a->when != b->when)
         return a->when < b->when ? -1 : 1;
+    if (a->repair != b->repair) /* repairs join at the start, before any kill */
+        return a->repair ? -1 : 1;
     if (a->phase != b->phase)
         return a->phase < b->phase ? -1 : 1;
     int64_t ka = a->phase == FTM_PHASE_ALLREDUCE ? fs_pkt_key(a) : 0;
@@ -332,20 +364,69 @@ int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out)
 {
     int n = 0;
     if (ev->kind == FTM_FAULT_CHIP) {
-        out[n++] = ftm_mesh_chip(m, ev->r, ev->c);
+        out[n] = ftm_mesh_chip(m, ev->r, ev->c);
+        n += !ev->repair || !ftm_mesh_alive(m, out[n]);
     } else if (ev->kind == FTM_FAULT_HOST) {
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++) {
                 int id = ftm_mesh_chip(m, (ev->r + i) % m->rows, (ev->c + j) % m->cols);
-                if (ftm_mesh_alive(m, id))
+                if (ftm_mesh_alive(m, id) != ev->repair)
                     out[n++] = id;
             }
     }
     return n;
 }
 
+/* The link of a link event: its first end a, direction *d, other end *b;
+ * FTM_ERANGE or FTM_ENOTNEIGHBOR. */
+static int fs_link(const ftm_mesh *m, const ftm_fault_event *ev, int *a, int *d, int *b)
+{
+    if (ev->r2 < 0 || ev->r2 >= m->rows || ev->c2 < 0 || ev->c2 >= m->cols)
+        return FTM_ERANGE;
+    *a = ftm_mesh_chip(m, ev->r, ev->c);
+    *b = ftm_mesh_chip(m, ev->r2, ev->c2);
+    *d = ftm_mesh_dir_to(m, *a, *b);
+    return *d < 0 || *a == *b ? FTM_ENOTNEIGHBOR : 0;
+}
+
+/* A repair: brings back what ev names (see ftm_fault_apply). */
+static int fs_repair(ftm_mesh *m, const ftm_fault_event *ev)
+{
+    int chips[4], n, a, b, d, rc;
+    switch (ev->kind) {
+    case FTM_FAULT_CHIP:
+    case FTM_FAULT_HOST:
+        if (ev->kind == FTM_FAULT_HOST &&
+            (m->rows < 2 || m->cols < 2 || (!m->torus && (ev->r + 1 >= m->rows || ev->c + 1 >= m->cols))))
+            return FTM_ERANGE;
+        if ((n = ftm_fault_chips(m, ev, chips)) == 0)
+            return FTM_EINVAL;
+        for (int k = 0; k < n; k++)
+            m->chip_dead[chips[k]] = 0;
+        return 0;
+    case FTM_FAULT_LINK: {
+        if ((rc = fs_link(m, ev, &a, &d, &b)))
+            return rc;
+        unsigned char *ab = &m->link_dead[a * FTM_NDIRS + d];
+        unsigned char *ba = &m->link_dead[b * FTM_NDIRS + ftm_dir_opposite(d)];
+        if (!*ab && (ev->oneway || !*ba))
+            return FTM_EINVAL;
+        *ab = 0;
+        if (!ev->oneway)
+            *ba = 0;
+        return 0;
+    }
+    default:
+        return FTM_EINVAL;
+    }
+}
+
 int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev)
 {
+    if (ev->repair) {
+        int in = ev->r >= 0 && ev->r < m->rows && ev->c >= 0 && ev->c < m->cols;
+        return in ? fs_repair(m, ev) : FTM_ERANGE;
+    }
     int in = ev->r >= 0 && ev->r < m->rows && ev->c >= 0 && ev->c < m->cols;
     if (!in)
         return FTM_ERANGE;
@@ -407,7 +488,7 @@ int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len)
                  ev->when, (long long)ev->pkts);
     else
         snprintf(when, sizeof when, "%ld:%s", ev->when, ftm_fault_phase_name(ev->phase));
-    return snprintf(buf, len, "%s@%s", what, when);
+    return snprintf(buf, len, "%s%s@%s", ev->repair ? "repair " : "", what, when);
 }
 
 /* ---- the pre-run check ------------------------------------------------------------- */
@@ -420,7 +501,9 @@ static int fs_refuse_apply(int rc, const char *ev, const ftm_mesh *m, char *deta
     if (rc == FTM_ENOTNEIGHBOR)
         return fs_fail(rc, detail, dlen, "%s: the two chips are not neighbours, so no link joins them", ev);
     if (rc == FTM_EINVAL)
-        return fs_fail(rc, detail, dlen, "%s: nothing left to kill: what it names is already dead by then", ev);
+        return fs_fail(rc, detail, dlen, strncmp(ev, "repair ", 7)
+                       ? "%s: nothing left to kill: what it names is already dead by then"
+                       : "%s: nothing to repair: what it names is alive at that time", ev);
     return fs_fail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
 }
 
@@ -473,135 +556,5 @@ int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
     if (rc != FTM_EPARTITION)
         v->a = v->b = -1;
     ftm_mesh_free(&t);
-    return rc;
-}
-
-/* ---- random scripts ------------------------------------------------------------------ */
-
-#define FS_TAG 0x6b696c6c73ULL /* "kills" */
-#define FS_TRIES 200
-
-static uint64_t fs_rand(uint64_t seed, int j, int attempt, int field)
-{
-    return ftm_rng_u64(seed, FS_TAG, (uint64_t)j, (uint64_t)attempt, (uint64_t)field);
-}
-
-/* Time of event j: step, phase and packet count. */
-static void fs_draw_time(ftm_fault_event *e, int mode, uint64_t seed, int j, long horizon)
-{
-    static const int train_phase[6] = { FTM_PHASE_START, FTM_PHASE_FORWARD, FTM_PHASE_BACKWARD,
-                                        FTM_PHASE_ALLREDUCE, FTM_PHASE_ALLREDUCE,
-                                        FTM_PHASE_OPTIMIZER };
-    memset(e, 0, sizeof *e);
-    e->order = j;
-    e->when = (long)(fs_rand(seed, j, -1, 0) % (uint64_t)horizon);
-    uint64_t pick = fs_rand(seed, j, -1, 1);
-    int counted = mode == FTM_FAULT_TRAIN ? pick % 6 == 4 : pick % 3 == 2;
-    e->phase = mode == FTM_FAULT_TRAIN ? train_phase[pick % 6]
-             : pick % 3 ? FTM_PHASE_ALLREDUCE : FTM_PHASE_START;
-    e->pkts = counted ? (int64_t)(fs_rand(seed, j, -1, 2) % 32) : FTM_FAULT_MID;
-}
-
-/* The n-th candidate of a kind in t, or how many there are (n < 0). */
-static int fs_candidate(const ftm_mesh *t, int kind, long n, ftm_fault_event *e)
-{
-    int count = 0, chips[4];
-    for (int id = 0; id < t->nchips; id++) {
-        int r = ftm_mesh_row(t, id), c = ftm_mesh_col(t, id);
-        for (int d = 0; d < (kind == FTM_FAULT_LINK ? FTM_NDIRS : 1); d++) {
-            e->r = r;
-            e->c = c;
-            if (kind == FTM_FAULT_CHIP && !ftm_mesh_alive(t, id))
-                continue;
-            if (kind == FTM_FAULT_HOST &&
-                (t->rows < 2 || t->cols < 2 || (!t->torus && (r + 1 >= t->rows || c + 1 >= t->cols)) ||
-                 ftm_fault_chips(t, e, chips) == 0))
-                continue;
-            if (kind == FTM_FAULT_LINK) {
-                if (!ftm_mesh_link_live(t, id, d))
-                    continue;
-                int nb = ftm_mesh_neighbor(t, id, d);
-                e->r2 = ftm_mesh_row(t, nb);
-                e->c2 = ftm_mesh_col(t, nb);
-            }
-            if (count++ == n)
-                return 0;
-        }
-    }
-    return n < 0 ? count : -1;
-}
-
-/* One attempt at what event j kills; 0 when drawn and t2 (a copy of t)
- * stays connected with it applied. */
-static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, unsigned kinds,
-                        uint64_t seed, int j, int attempt)
-{
-    int allowed[3], nk = 0;
-    for (int k = 0; k < 3; k++)
-        if (kinds & (1u << k))
-            allowed[nk++] = k;
-    e->kind = allowed[fs_rand(seed, j, attempt, 0) % (uint64_t)nk];
-    int n = fs_candidate(t, e->kind, -1, e);
-    if (n <= 0)
-        return -1;
-    fs_candidate(t, e->kind, (long)(fs_rand(seed, j, attempt, 1) % (uint64_t)n), e);
-    e->oneway = e->kind == FTM_FAULT_LINK && fs_rand(seed, j, attempt, 2) % 4 == 0;
-    memcpy(t2->chip_dead, t->chip_dead, (size_t)t->nchips);
-    memcpy(t2->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
-    if (ftm_fault_apply(t2, e))
-        return -1;
-    return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
-}
-
-static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
-                    char *detail, size_t dlen)
-{
-    ftm_mesh t, t2;
-    int rc = ftm_mesh_copy(&t, m);
-    if (rc)
-        return rc;
-    if ((rc = ftm_mesh_copy(&t2, m))) {
-        ftm_mesh_free(&t);
-        return rc;
-    }
-    for (int i = 0; i < k && !rc; i++) {
-        int a = 0;
-        while (a < FS_TRIES && fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
-            a++;
-        if (a == FS_TRIES)
-            rc = fs_fail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
-                         "kinds can die without cutting the healthy chips apart; ask for fewer kills",
-                         i + 1, k);
-        else
-            ftm_fault_apply(&t, &ev[i]);
-    }
-    ftm_mesh_free(&t);
-    ftm_mesh_free(&t2);
-    return rc;
-}
-
-int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
-                            long horizon, unsigned kinds, int origin,
-                            char *detail, size_t dlen)
-{
-    if (k < 0 || horizon < 1 || !(kinds & FTM_FAULT_KINDS_ALL))
-        return fs_fail(FTM_EINVAL, detail, dlen, "need kills >= 0, a run of at least one step "
-                       "and at least one kind of fault");
-    if (k == 0)
-        return 0;
-    ftm_fault_event *ev = calloc((size_t)k, sizeof *ev);
-    if (!ev)
-        return FTM_ENOMEM;
-    for (int j = 0; j < k; j++)
-        fs_draw_time(&ev[j], s->mode, seed, j, horizon);
-    qsort(ev, (size_t)k, sizeof *ev, fs_qcmp);
-    int rc = fs_place(ev, k, m, seed, kinds, detail, dlen), n0 = s->n;
-    for (int j = 0; j < k && !rc; j++) {
-        ev[j].origin = origin;
-        rc = ftm_fault_script_add(s, &ev[j]);
-    }
-    if (rc)
-        s->n = n0;
-    free(ev);
     return rc;
 }

@@ -1,5 +1,5 @@
 # costmodel: modeled time of a schedule (a deterministic replay)
-libftmesh_la_SOURCES += src/costmodel/costmodel.c
+libftmesh_la_SOURCES += src/costmodel/costmodel.c src/costmodel/bound.c
 ftmeshinclude_HEADERS += include/ftmesh/costmodel.h
 
 check_PROGRAMS += tests/test_costmodel
@@ -7,3 +7,9 @@ TESTS += tests/test_costmodel
 tests_test_costmodel_SOURCES = tests/test_costmodel.c
 tests_test_costmodel_CFLAGS = $(TEST_CFLAGS)
 tests_test_costmodel_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_bound
+TESTS += tests/test_bound
+tests_test_bound_SOURCES = tests/test_bound.c
+tests_test_bound_CFLAGS = $(TEST_CFLAGS)
+tests_test_bound_LDADD = $(TEST_LIBS)

@@ -74,6 +74,10 @@ void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m)
     for (int i = 0; i < f->script.n; i++) {
         const ftm_fault_event *e = &f->script.ev[i];
         int chips[4], d, v = -1;
+        if (e->repair || (f->until > 0 && e->when >= f->until)) {
+            f->victim[i] = -1; /* the caller's, or for a later attempt */
+            continue;
+        }
         if (e->kind == FTM_FAULT_LINK) {
             int a = ev_link(m, e, &d);
             int b = a < 0 ? -1 : ftm_mesh_neighbor(m, a, d);
@@ -162,6 +166,24 @@ int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, lon
             return rc;
     }
     return ftm_rt_script_fire(f, chip, m, step, FTM_PHASE_ALLREDUCE);
+}
+
+void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e)
+{
+    if (e->kind != FTM_FAULT_LINK)
+        return;
+    int d, a = ev_link(m, e, &d);
+    int b = a < 0 ? -1 : ftm_mesh_neighbor(m, a, d);
+    for (int k = 0; a >= 0 && k < f->nsecret;) {
+        int x = f->secret_chip[k], y = f->secret_dir[k];
+        int hit = (x == a && y == d) || (!e->oneway && x == b && y == ftm_dir_opposite(d));
+        if (!hit) {
+            k++;
+            continue;
+        }
+        f->secret_chip[k] = f->secret_chip[--f->nsecret];
+        f->secret_dir[k] = f->secret_dir[f->nsecret];
+    }
 }
 
 void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
@@ -298,7 +320,7 @@ int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
 {
     int ne = 0;
     for (int i = 0; i < f->script.n && ne < max; i++) {
-        if (f->logged[i] || f->fired[i] == 0)
+        if (f->logged[i] || f->fired[i] == 0 || f->script.ev[i].repair)
             continue;
         record(f, i, &ev[ne++], 0, f->fired[i] < 0 ? "skipped: what it names had died already" : "");
     }

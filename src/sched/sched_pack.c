@@ -344,6 +344,7 @@ int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out)
     ftm_sched_set_packed(was);
     if (rc)
         return rc;
+    out->fallback = s->fallback;
     ftm_sched_view v = { 0 };
     for (int i = 0; i < s->nroutes && rc >= 0; i++) {
         const ftm_route *r = &s->routes[i];

@@ -393,14 +393,54 @@ static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
     fprintf(f, "\"/>\n");
     for (int e = 0; e < q->nevents; e++) {
         double ex = PX(q->events[e].step < 0 ? 0 : q->events[e].step);
+        const char *col = q->events[e].repair ? WORKS_COL : DEAD_COL;
         fprintf(f, "<g class=\"event\"><path d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
                    "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", ex, y0,
-                ex, y0 + h, DEAD_COL, ex + 3, y0 + 12 + 13.0 * e, DEAD_COL);
+                ex, y0 + h, col, ex + 3, y0 + 12 + 13.0 * e, col);
         ftm_svg_escape(f, q->events[e].label ? q->events[e].label : "");
         fprintf(f, "</text></g>\n");
     }
 #undef PX
 #undef PY
+    fprintf(f, "</g>\n");
+}
+
+/* The run's timeline in a box at (x, y): chips alive per step (bars, left
+ * scale), the step's wall time (line, right scale), kills red and repairs
+ * green. */
+static void draw_timeline(pic *p, const ftm_svg_picture *q, double x, double y)
+{
+    FILE *f = p->f;
+    double w = CURVE_W - 60, h = CURVE_H - 70, x0 = x + 50, y0 = y + 20, tmax = 0;
+    int cmax = p->m->nchips;
+    for (long i = 0; i < q->nloss; i++)
+        tmax = q->step_s[i] > tmax ? q->step_s[i] : tmax;
+    tmax = tmax > 0 ? tmax : 1;
+    double bw = w / (double)(q->nloss > 0 ? q->nloss : 1);
+    fprintf(f, "<g class=\"timeline\" font-size=\"11\">\n<text x=\"%.1f\" y=\"%.1f\" "
+               "font-size=\"13\">chips alive (bars) and step wall time (line)</text>\n", x0, y + 8);
+    fprintf(f, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\" fill=\"none\" stroke=\"#333333\"/>\n",
+            x0, y0, x0, y0 + h, x0 + w, y0 + h);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>\n", x0 - 4, y0 + 4, cmax);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.3g s</text>\n", x0 + w + 2, y0 + 4, tmax);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n", x0 + w / 2,
+            y0 + h + 16);
+    for (long i = 0; i < q->nloss; i++)
+        fprintf(f, "<rect class=\"alive\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                   "fill=\"#aec7e8\"/>\n", x0 + bw * (double)i + 0.5,
+                y0 + h - h * q->chips[i] / cmax, bw > 2 ? bw - 1 : bw, h * q->chips[i] / cmax);
+    fprintf(f, "<polyline class=\"step-time\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+               "points=\"", DETOUR_COL);
+    for (long i = 0; i < q->nloss; i++)
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", x0 + bw * ((double)i + 0.5),
+                y0 + h - h * q->step_s[i] / tmax);
+    fprintf(f, "\"/>\n");
+    for (int e = 0; e < q->nevents; e++) {
+        double ex = x0 + bw * (double)(q->events[e].step < 0 ? 0 : q->events[e].step);
+        fprintf(f, "<path class=\"%s\" d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
+                   "stroke-width=\"2\"/>\n", q->events[e].repair ? "repair" : "kill", ex, y0, ex,
+                y0 + h, q->events[e].repair ? WORKS_COL : DEAD_COL);
+    }
     fprintf(f, "</g>\n");
 }
 
@@ -431,8 +471,9 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
     double leg_h = LEGEND_LINES * LEG_LINE + (q->link_bytes ? 50 : 0) + PAD;
     double w = (grid_w > 560 ? grid_w : 560) + (q->nloss ? CURVE_W + PAD : 0);
     double h = grid_h + leg_h;
-    if (q->nloss && h < TITLE_H + CURVE_H + PAD)
-        h = TITLE_H + CURVE_H + PAD;
+    double curves_h = CURVE_H + (q->chips && q->step_s ? CURVE_H : 0);
+    if (q->nloss && h < TITLE_H + curves_h + PAD)
+        h = TITLE_H + curves_h + PAD;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n", w, h, w, h);
@@ -454,6 +495,8 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
         draw_scale(&p, PAD, grid_h + PAD + LEGEND_LINES * LEG_LINE);
     if (q->nloss)
         draw_curve(&p, q, (grid_w > 560 ? grid_w : 560), TITLE_H);
+    if (q->nloss && q->chips && q->step_s)
+        draw_timeline(&p, q, (grid_w > 560 ? grid_w : 560), TITLE_H + CURVE_H);
     fprintf(f, "</svg>\n");
     if (rc)
         return rc;

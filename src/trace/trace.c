@@ -174,6 +174,7 @@ static int sched_copy(ftm_sched *d, const ftm_sched *s)
     int rc = ftm_sched_init(d, s->algo, s->nchips, s->bytes);
     if (rc)
         return rc;
+    d->fallback = s->fallback;
     d->next_tag = s->next_tag;
     d->routes = malloc(sizeof *d->routes * (size_t)(s->nroutes ? s->nroutes : 1));
     d->dirs = malloc((size_t)(s->ndirs ? s->ndirs : 1));
@@ -214,7 +215,7 @@ static int reg_matches(const tr_reg *r, const ftm_sched *s, const ftm_mesh *m)
     const ftm_sched *c = &r->copy;
     if (r->ptr != s || c->nchips != s->nchips || c->bytes != s->bytes ||
         c->next_tag != s->next_tag || c->nroutes != s->nroutes || c->ndirs != s->ndirs ||
-        c->algo != s->algo)
+        c->algo != s->algo || c->fallback != s->fallback)
         return 0;
     return !m || ftm_mesh_same(&r->mesh, m);
 }

@@ -194,6 +194,11 @@ static int ck_state_fits(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st)
     for (int k = 0; k < nm; k++)
         if (!st->moment[k])
             return 0;
+    long nc = (long)st->rows * st->cols;
+    if (st->rows < 0 || st->cols < 0 || (st->rows == 0) != (st->cols == 0) ||
+        nc > FTM_CKPT_MAX_CHIPS || (nc && (!st->chip_dead || !st->link_dead)) ||
+        st->script_len > FTM_CKPT_MAX_SCRIPT || (st->script_len && !st->script))
+        return 0;
     return st->nparams <= ((size_t)1 << 40);
 }
 
@@ -208,8 +213,10 @@ int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned 
     int dl = ftm_ckpt_describe(mt, desc, sizeof desc);
     size_t dn = dl < 0 ? 0 : (size_t)dl >= sizeof desc ? sizeof desc - 1 : (size_t)dl;
     size_t nl = st->losses ? (size_t)st->step : 0, np = st->nparams;
+    size_t nc = (size_t)st->rows * (size_t)st->cols;
     size_t total = CK_HEAD + CK_META_LEN + 4 + dn + 8 + 8 + 8 + 4 + 8 +
-                   4 * np * (size_t)(1 + st->nmoments) + 8 * nl + 4;
+                   4 * np * (size_t)(1 + st->nmoments) + 8 * nl + 12 + 5 * nc + 4 +
+                   st->script_len + 4;
     ck_w w = { malloc(total), 0 };
     if (!w.p)
         return FTM_ENOMEM;
@@ -235,6 +242,18 @@ int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned 
             ck_f32(&w, st->moment[k][i]);
     for (size_t i = 0; i < nl; i++)
         ck_f64(&w, st->losses[i]);
+    ck_u32(&w, (uint32_t)st->rows);
+    ck_u32(&w, (uint32_t)st->cols);
+    ck_u32(&w, (uint32_t)st->torus);
+    if (nc) {
+        memcpy(w.p + w.pos, st->chip_dead, nc);
+        memcpy(w.p + w.pos + nc, st->link_dead, 4 * nc);
+        w.pos += 5 * nc;
+    }
+    ck_u32(&w, (uint32_t)st->script_len);
+    if (st->script_len)
+        memcpy(w.p + w.pos, st->script, st->script_len);
+    w.pos += st->script_len;
     ck_u32(&w, ftm_crc32c(0, w.p, w.pos));
     *buf = w.p;
     *len = w.pos;
@@ -366,8 +385,34 @@ static void ck_get_meta(ck_r *r, ftm_ckpt_meta *mt)
 typedef struct ck_layout {
     uint64_t step, examples, nparams, nlosses;
     uint32_t nmoments;
+    uint32_t version;
     size_t data;           /* offset of params[0] */
+    uint32_t rows, cols, torus, script_len; /* version 2: the mesh section */
+    size_t mesh;           /* its offset (chip_dead[0]) */
 } ck_layout;
+
+/* Version 2: the mesh section after the arrays, to exactly `left` bytes. */
+static int ck_parse_mesh(ck_r *r, ck_layout *l, uint64_t left, char *detail, size_t dlen)
+{
+    if (left < 16)
+        return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
+    l->rows = ck_g32(r);
+    l->cols = ck_g32(r);
+    l->torus = ck_g32(r);
+    uint64_t nc = (uint64_t)l->rows * l->cols;
+    if ((l->rows == 0) != (l->cols == 0) || nc > FTM_CKPT_MAX_CHIPS || l->torus > 1 ||
+        left - 16 < 5 * nc)
+        return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section");
+    l->mesh = r->pos;
+    for (uint64_t i = 0; i < 5 * nc; i++)
+        if (r->p[r->pos + i] > 1)
+            return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section: dead flags not 0 or 1");
+    r->pos += 5 * nc;
+    l->script_len = ck_g32(r);
+    if (l->script_len > FTM_CKPT_MAX_SCRIPT || left - 16 - 5 * nc != l->script_len)
+        return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section: script of a bad length");
+    return 0;
+}
 
 /* Layout and values, after the checksum passed. */
 static int ck_parse(ck_r *r, ftm_ckpt_meta *mt, ck_layout *l, char *desc, char *detail, size_t dlen)
@@ -401,9 +446,13 @@ static int ck_parse(ck_r *r, ftm_ckpt_meta *mt, ck_layout *l, char *desc, char *
         return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
     uint64_t left = r->len - r->pos - 4, per = 4 * (1 + (uint64_t)nm);
     if (l->nparams > left / per || l->nlosses > (left - l->nparams * per) / 8 ||
-        l->nparams * per + l->nlosses * 8 != left)
+        (l->version == 1 && l->nparams * per + l->nlosses * 8 != left))
         return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
-    return 0;
+    if (l->version == 1)
+        return 0;
+    left -= l->nparams * per + l->nlosses * 8;
+    r->pos += (size_t)(l->nparams * per + l->nlosses * 8);
+    return ck_parse_mesh(r, l, left, detail, dlen);
 }
 
 static int ck_fill(ck_r *r, const ck_layout *l, ftm_ckpt_state *st)
@@ -430,11 +479,31 @@ static int ck_fill(ck_r *r, const ck_layout *l, ftm_ckpt_state *st)
             st->moment[k][i] = ck_gf32(r);
     for (uint64_t i = 0; i < l->nlosses; i++)
         st->losses[i] = ck_gf64(r);
+    size_t nc = (size_t)l->rows * l->cols;
+    if (l->version == 1 || (!nc && !l->script_len))
+        return 0;
+    st->chip_dead = nc ? malloc(5 * nc) : NULL;
+    st->script = malloc((size_t)l->script_len + 1);
+    if ((nc && !st->chip_dead) || !st->script) {
+        ftm_ckpt_state_free(st);
+        return FTM_ENOMEM;
+    }
+    st->rows = (int)l->rows;
+    st->cols = (int)l->cols;
+    st->torus = (int)l->torus;
+    if (nc) {
+        memcpy(st->chip_dead, r->p + l->mesh, 5 * nc);
+        st->link_dead = st->chip_dead + nc;
+    }
+    memcpy(st->script, r->p + l->mesh + 5 * nc + 4, l->script_len);
+    st->script[l->script_len] = 0;
+    st->script_len = l->script_len;
     return 0;
 }
 
 /* Magic, version, flags, total length and checksum. */
-static int ck_envelope(const unsigned char *p, size_t len, char *detail, size_t dlen)
+static int ck_envelope(const unsigned char *p, size_t len, uint32_t *vers, char *detail,
+                       size_t dlen)
 {
     if (len < 8 || memcmp(p, ck_magic_, 8))
         return ck_fail(FTM_EFORMAT, detail, dlen, "not an ftmesh checkpoint (%s)",
@@ -444,9 +513,10 @@ static int ck_envelope(const unsigned char *p, size_t len, char *detail, size_t 
     uint64_t total = ck_g64(&r);
     if (r.bad)
         return ck_fail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes, not even a header", len);
-    if (version != FTM_CKPT_VERSION || flags)
+    if (version < 1 || version > FTM_CKPT_VERSION || flags)
         return ck_fail(FTM_EFORMAT, detail, dlen, "format version %u (flags %u); this ftmesh "
-                       "reads version %d", version, flags, FTM_CKPT_VERSION);
+                       "reads versions 1 to %d", version, flags, FTM_CKPT_VERSION);
+    *vers = version;
     if (total != len)
         return ck_fail(FTM_EFORMAT, detail, dlen, "%s: %zu bytes, the header says %llu",
                        len < total ? "truncated" : "wrong length", len, (unsigned long long)total);
@@ -464,12 +534,12 @@ int ftm_ckpt_decode(const void *buf, size_t len, const ftm_ckpt_meta *expect,
                     ftm_ckpt_meta *meta, ftm_ckpt_state *st, char *detail, size_t dlen)
 {
     memset(st, 0, sizeof *st);
-    int rc = ck_envelope(buf, len, detail, dlen);
+    ck_layout l = { 0 };
+    int rc = ck_envelope(buf, len, &l.version, detail, dlen);
     if (rc)
         return rc;
     ck_r r = { buf, len, 0, 0 };
     ftm_ckpt_meta mt;
-    ck_layout l = { 0 };
     char desc[FTM_CKPT_DESC_MAX];
     if ((rc = ck_parse(&r, &mt, &l, desc, detail, dlen)))
         return rc;
@@ -557,6 +627,11 @@ void ftm_ckpt_state_free(ftm_ckpt_state *st)
     free(st->moment[0]);
     free(st->moment[1]);
     free(st->losses);
+    free(st->chip_dead);
+    free(st->script);
     st->params = st->moment[0] = st->moment[1] = NULL;
     st->losses = NULL;
+    st->chip_dead = st->link_dead = NULL;
+    st->script = NULL;
+    st->script_len = 0;
 }

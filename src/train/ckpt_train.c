@@ -37,8 +37,44 @@ int train_model_nparams(const ftm_train_opts *o, size_t *np)
     return 0;
 }
 
+/* The mesh at step `done` (dead links nobody noticed yet included) and
+ * the events still to come, into st (freed by the caller: chip_dead,
+ * script). */
+static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, long done, ftm_ckpt_state *st)
+{
+    size_t nc = (size_t)mesh->nchips, cap = 1, len = 0;
+    st->chip_dead = malloc(5 * nc);
+    for (int i = 0; f && i < f->script.n; i++)
+        cap += f->script.ev[i].when >= done ? 96 : 0;
+    st->script = malloc(cap);
+    if (!st->chip_dead || !st->script)
+        return FTM_ENOMEM;
+    st->rows = mesh->rows;
+    st->cols = mesh->cols;
+    st->torus = mesh->torus;
+    st->link_dead = st->chip_dead + nc;
+    for (size_t i = 0; i < nc; i++)
+        st->chip_dead[i] = !ftm_mesh_alive(mesh, (int)i);
+    for (size_t i = 0; i < nc * FTM_NDIRS; i++)
+        st->link_dead[i] = mesh->link_dead[i] != 0;
+    for (int k = 0; f && k < f->nsecret; k++)
+        st->link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = 1;
+    for (int i = 0; f && i < f->script.n; i++) {
+        if (f->script.ev[i].when < done)
+            continue; /* played: the mesh holds what it did */
+        int w = ftm_fault_format(&f->script.ev[i], FTM_FAULT_TRAIN, st->script + len, cap - len);
+        if (w > 0 && (size_t)w + 1 < cap - len) {
+            len += (size_t)w;
+            st->script[len++] = '\n';
+        }
+    }
+    st->script_len = len;
+    return 0;
+}
+
 int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
-                    const ftm_train_step *steps, char *detail, size_t dlen)
+                    const ftm_train_step *steps, const ftm_mesh *mesh, const ftm_rt_script *f,
+                    char *detail, size_t dlen)
 {
     ftm_ckpt_meta mt;
     size_t np = ftm_model_nparams(m);
@@ -52,12 +88,14 @@ int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long 
     st.nmoments = ftm_ckpt_nmoments(mt.optim.kind);
     ftm_optim_moments(opt, &st.moment[0], &st.moment[1]);
     st.losses = malloc(sizeof(double) * (size_t)(done ? done : 1));
-    if (!st.losses)
-        return FTM_ENOMEM;
-    for (long i = 0; i < done; i++)
+    int rc = st.losses ? ckpt_mesh(mesh, f, done, &st) : FTM_ENOMEM;
+    for (long i = 0; i < done && !rc; i++)
         st.losses[i] = steps[i].loss;
-    int rc = ftm_ckpt_save(o->checkpoint, &mt, &st, detail, dlen);
+    if (!rc)
+        rc = ftm_ckpt_save(o->checkpoint, &mt, &st, detail, dlen);
     free(st.losses);
+    free(st.chip_dead);
+    free(st.script);
     return rc;
 }
 

@@ -194,6 +194,7 @@ static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
     double mmax = 1e-9 * (double)v[BAR_MATH_MAX];
     double loss = ftm_xsum_value(v);
     st->step = s;
+    st->chips = t->res->chips;
     st->loss = loss;
     st->wall_s = now - t->t_prev;
     st->modeled_allreduce_s = t->grad_modeled + c->hook_modeled_step;
@@ -223,8 +224,8 @@ static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
     int due = o->checkpoint && ((o->checkpoint_every > 0 && (s + 1) % o->checkpoint_every == 0) ||
                                 s + 1 == o->steps || atomic_load(&t->halt));
     if (due && c->id == t->lead) {
-        int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->res->detail,
-                                 sizeof t->res->detail);
+        int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->m, t->faults,
+                                 t->res->detail, sizeof t->res->detail);
         if (rc)
             return rc;
         t->res->checkpoints++;
@@ -324,7 +325,7 @@ static int step_update(trainer *t, chip_st *c, long s)
     return 0;
 }
 
-static int chip_fn(ftm_chip *chip, void *arg)
+int train_chip_fn(ftm_chip *chip, void *arg)
 {
     trainer *t = arg;
     int id = ftm_chip_id(chip);
@@ -336,7 +337,9 @@ static int chip_fn(ftm_chip *chip, void *arg)
         t->t_prev = train_now();
         t->cpu0 = train_process_cpu();
     }
-    for (long s = t->start; s < o->steps && !rc; s++) {
+    if (!rc)
+        rc = train_rejoin_exec(t, c);
+    for (long s = t->start; s < t->until && !rc; s++) {
         double loss = 0, math = 0;
         if ((rc = ftm_rt_script_fire(t->faults, chip, t->m, s, FTM_PHASE_START)) ||
             (rc = step_fb(t, c, s, &loss, &math)) || (rc = step_reduce(t, c, s)) ||
@@ -361,10 +364,6 @@ static int chip_fn(ftm_chip *chip, void *arg)
     return rc;
 }
 
-/* ---- setup, run, compare replicas ------------------------------------------ */
-
-/* Parameters of the configured model (a tiny replica, for a process
- * that runs none of the chips). */
 static int record_hook(void *ctx, int64_t *buf, size_t n)
 {
     const ftm_sched *s;
@@ -378,7 +377,7 @@ static int record_hook(void *ctx, int64_t *buf, size_t n)
  * only records the sizes: processes name schedules by declaring them in
  * the same order (ftm_rt_declare_sched), which chips building them on
  * first use would not give. */
-static int hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
+int train_hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
 {
     ftm_model_config mc = o->model;
     mc.max_batch = 1;
@@ -400,386 +399,4 @@ static int hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
     for (int i = 0; i < t->hc.n && !rc; i++)
         rc = ftm_rt_declare_sched(t->rt, &t->hc.e[i].s);
     return rc;
-}
-
-/* One chip's replica, optimizer and buffers. */
-static int chip_setup(chip_st *c, const ftm_model_config *mc, const ftm_optim_config *oc, int exact)
-{
-    int rc = ftm_model_create(&c->m, mc);
-    if (rc)
-        return rc;
-    size_t np = ftm_model_nparams(c->m);
-    if ((rc = ftm_optim_create(&c->o, oc, np)) || (rc = ftm_optim_create(&c->prev_o, oc, np)))
-        return rc;
-    if (!(c->prev_params = malloc(sizeof(float) * np)))
-        return FTM_ENOMEM;
-    if (exact && !(c->gi = malloc(sizeof(int64_t) * np)))
-        return FTM_ENOMEM;
-    return 0;
-}
-
-/* The split, this process's replicas, the schedules (declared to the
- * runtime t->rt in the same order by every process). */
-static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
-{
-    ftm_train_result *res = t->res;
-    int P = res->chips, rc;
-    long *first = calloc((size_t)P, sizeof(long)), *count = calloc((size_t)P, sizeof(long));
-    t->cs = calloc((size_t)m->nchips, sizeof(chip_st));
-    if (!res->step) /* a recovery keeps the steps done before the failure */
-        res->step = calloc((size_t)o->steps, sizeof(ftm_train_step));
-    if (!first || !count || !t->cs || !res->step)
-        rc = FTM_ENOMEM;
-    else
-        rc = ftm_train_split(o->batch, o->micro, o->exact, P, first, count, &t->micro);
-    long maxc = 1;
-    for (int i = 0; i < P && !rc; i++)
-        maxc = count[i] > maxc ? count[i] : maxc;
-    ftm_model_config mc = o->model;
-    mc.max_batch = (int)maxc;
-    ftm_optim_config oc = o->optim;
-    if (!oc.kind)
-        ftm_optim_config_default(&oc, mc.kind);
-    t->reporter = -1;
-    for (int id = 0, i = 0; id < m->nchips && !rc; id++) {
-        if (!ftm_mesh_alive(m, id))
-            continue;
-        chip_st *c = &t->cs[id];
-        c->t = t;
-        c->id = id;
-        c->first = first[i];
-        c->count = count[i++];
-        if (!ftm_rt_is_local(t->rt, id))
-            continue; /* its replica lives in another process */
-        if (t->reporter < 0)
-            t->reporter = id;
-        rc = chip_setup(c, &mc, &oc, o->exact);
-    }
-    free(first);
-    free(count);
-    if (!rc && o->check && !o->exact && ftm_rt_is_local(t->rt, t->lead)) {
-        mc.max_batch = (int)o->batch;
-        rc = ftm_model_create(&t->tf, &mc);
-    }
-    if (rc)
-        return rc;
-    if (t->reporter >= 0)
-        res->nparams = ftm_model_nparams(t->cs[t->reporter].m);
-    else if ((rc = train_model_nparams(o, &res->nparams)))
-        return rc;
-    res->micro = t->micro;
-    rc = train_build(&t->grad, m, o->algo ? o->algo : "ring", res->nparams,
-                     o->exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32, &t->grad_modeled, &res->algo);
-    if (rc)
-        return rc;
-    t->have_grad = 1;
-    rc = ftm_rt_declare_sched(t->rt, &t->grad);
-    return rc ? rc : hook_prebuild(t, o, res->nparams);
-}
-
-static void teardown(trainer *t)
-{
-    if (t->cs)
-        for (int id = 0; id < t->m->nchips; id++) {
-            ftm_model_destroy(t->cs[id].m);
-            ftm_optim_destroy(t->cs[id].o);
-            ftm_optim_destroy(t->cs[id].prev_o);
-            free(t->cs[id].prev_params);
-            free(t->cs[id].gi);
-        }
-    free(t->cs);
-    ftm_model_destroy(t->tf);
-    for (int i = 0; i < t->hc.n; i++)
-        ftm_sched_free(&t->hc.e[i].s);
-    pthread_mutex_destroy(&t->hc.mu);
-}
-
-/* What one recovery hands to the next attempt. */
-typedef struct recovery {
-    ftm_mesh next;             /* the mesh without what died and was noticed */
-    int have_next;
-    double fail_t0;            /* when the interrupted step started */
-    int first_new;             /* its events: res->events[first_new, nevents) */
-} recovery;
-
-/* Once the next attempt is ready to run: the time lost, the new rings'
- * modeled quality, the chips left; then the callbacks. */
-static void finish_events(trainer *t, recovery *rv)
-{
-    ftm_train_result *res = t->res;
-    double now = train_now();
-    for (int i = rv->first_new; i < res->nevents; i++) {
-        ftm_train_event *e = &res->events[i];
-        if (e->noticed) {
-            e->lost_wall_s = i == rv->first_new ? now - rv->fail_t0 : 0;
-            e->modeled_after_s = t->grad_modeled;
-            e->chips_after = res->chips;
-        }
-        if (t->cb && t->cb->event)
-            t->cb->event(t->cb->ctx, e);
-    }
-    rv->first_new = res->nevents;
-}
-
-/* After a run stopped by a failure: what died, the events, the step the
- * survivors resume from and the state they take. */
-static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv, snapshot *snap)
-{
-    ftm_train_result *res = t->res;
-    int cap = t->faults->script.n + 1 - res->nevents;
-    int n = ftm_rt_script_recover(t->faults, rt, m, &rv->next, res->events + res->nevents, cap);
-    if (n < 0)
-        return n;
-    rv->have_next = 1;
-    for (int i = 0; i < n; i++) {
-        ftm_train_event *e = &res->events[res->nevents + i];
-        e->resumed = t->reported;
-        e->lost_modeled_s = i == 0 ? t->grad_modeled + res->modeled_bn_s : 0;
-        e->modeled_before_s = t->grad_modeled;
-    }
-    res->nevents += n;
-    rv->fail_t0 = t->t_prev;
-    for (int id = 0; id < m->nchips && res->died_chip < 0; id++)
-        if (ftm_mesh_alive(m, id) && !ftm_mesh_alive(&rv->next, id))
-            res->died_chip = id;
-    if (res->resumed_step < 0)
-        res->resumed_step = t->reported;
-    return train_take_snapshot(t, &rv->next, snap);
-}
-
-/* The totals of a finished run, and --check (every process runs the
- * one-chip reference, so that all of them reach the same verdict). */
-static int finish_run(trainer *t, const ftm_train_opts *o)
-{
-    ftm_train_result *res = t->res;
-    for (long s = 0; s < o->steps; s++)
-        res->wall_s += res->step[s].wall_s;
-    res->modeled_grad_s = t->grad_modeled;
-    int rc = train_compare_replicas(t);
-    if (!rc && o->check && !atomic_load(&t->halt))
-        return train_check(o, t->micro, res->params, t->cb, res);
-    return rc;
-}
-
-static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
-{
-    for (int id = 0; id < m->nchips && snap->params; id++) {
-        if (!ftm_mesh_alive(m, id) || !t->cs[id].m)
-            continue;
-        memcpy(ftm_model_params(t->cs[id].m), snap->params, sizeof(float) * t->res->nparams);
-        int rc = ftm_optim_copy_state(t->cs[id].o, snap->optim);
-        if (rc)
-            return rc;
-        t->cs[id].done = snap->done;
-    }
-    return 0;
-}
-
-/* The run of an attempt on rt and what the processes must agree on
- * after it (every process gets the same outcome from ftm_rt_run, so they
- * make the same collective calls). */
-static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snapshot *snap,
-                    recovery *rv)
-{
-    ftm_train_result *res = t->res;
-    ftm_rt_script_rt(t->faults, t->rt);
-    ftm_rt_script_attempt(t->faults, m);
-    finish_events(t, rv);
-    int rc = ftm_rt_run(t->rt, chip_fn, t);
-    int e = ftm_rt_script_sync(t->faults, t->rt);
-    if (!e)
-        e = train_sync_run(t);
-    if (e)
-        return e;
-    if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
-        res->nstuck = ftm_rt_stuck(t->rt, res->stuck, m->nchips);
-    if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) {
-        e = note_failure(t, t->rt, m, rv, snap);
-        rc = e ? e : rc;
-    }
-    if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
-        rc = e;
-    return rc ? rc : finish_run(t, o);
-}
-
-/* One attempt on mesh m from step t->start (with snap->params: every
- * replica first takes that state). On a failure, rv and snap receive what
- * the next attempt needs. */
-static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snapshot *snap,
-                   recovery *rv)
-{
-    ftm_train_result *res = t->res;
-    int rc = ftm_mesh_check_connected(m, NULL, NULL);
-    if (rc)
-        return rc;
-    res->chips = ftm_mesh_healthy_count(m);
-    t->m = m;
-    for (t->lead = 0; !ftm_mesh_alive(m, t->lead); t->lead++)
-        ;
-    pthread_mutex_init(&t->hc.mu, NULL);
-    t->hc.m = m;
-    t->hc.name = o->bn_algo ? o->bn_algo : "tree";
-    ftm_rt_config cfg = { o->pkt_bytes, 0, o->hang_timeout_s, 0 };
-    rc = ftm_rt_create(&t->rt, m, &cfg);
-    if (!rc && o->trace)
-        rc = ftm_rt_set_trace(t->rt, o->trace);
-    if (!rc)
-        rc = setup(t, m, o);
-    if (!rc)
-        rc = start_state(t, m, snap);
-    if (!rc)
-        rc = run_once(t, m, o, snap, rv);
-    res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
-    ftm_rt_destroy(t->rt);
-    t->rt = NULL;
-    if (t->have_grad)
-        ftm_sched_free(&t->grad);
-    teardown(t);
-    return rc;
-}
-
-/* --resume: the checkpoint's state into snap, its losses into res. */
-static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res)
-{
-    size_t np;
-    int rc = train_model_nparams(o, &np);
-    if (rc)
-        return rc;
-    ftm_ckpt_state st;
-    if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
-        return rc;
-    if (!(rc = train_snap_alloc(snap, o, np))) {
-        float *mom[2];
-        ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
-        memcpy(snap->params, st.params, sizeof(float) * np);
-        for (int k = 0; k < st.nmoments && mom[k]; k++)
-            memcpy(mom[k], st.moment[k], sizeof(float) * np);
-        snap->done = res->start_step = st.step;
-        for (long i = 0; i < st.step; i++) {
-            res->step[i].step = i;
-            res->step[i].loss = st.losses ? st.losses[i] : 0;
-        }
-    }
-    ftm_ckpt_state_free(&st);
-    return rc;
-}
-
-/* Attempts until one ends without a failure: each failure's recovery gives
- * the next attempt its mesh and state. */
-static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train_callbacks *cb,
-                        ftm_train_result *res, ftm_rt_script *f, snapshot *snap)
-{
-    ftm_mesh cur;
-    int rc = ftm_mesh_copy(&cur, m);
-    if (rc)
-        return rc;
-    recovery rv;
-    memset(&rv, 0, sizeof rv);
-    trainer t;
-    for (int k = 0;; k++) {
-        memset(&t, 0, sizeof t);
-        t.o = o;
-        t.cb = cb;
-        t.res = res;
-        t.faults = f;
-        t.start = t.reported = snap->params ? snap->done : 0;
-        rc = attempt(&t, &cur, o, snap, &rv);
-        if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rv.have_next || k > f->script.n)
-            break;
-        ftm_mesh_free(&cur);
-        cur = rv.next;
-        rv.have_next = 0;
-        train_note_recovery(o, &cur);
-        free(res->stuck);
-        res->stuck = NULL;
-        res->nstuck = 0;
-    }
-    if (rv.have_next)
-        ftm_mesh_free(&rv.next);
-    ftm_mesh_free(&cur);
-    res->steps_done = t.reported;
-    res->interrupted = !rc && atomic_load(&t.halt) && t.reported < o->steps;
-    if (!rc) { /* dead links nothing needed again */
-        int first = res->nevents;
-        res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);
-        for (int i = first; i < res->nevents && cb && cb->event; i++)
-            cb->event(cb->ctx, &res->events[i]);
-    }
-    return rc;
-}
-
-/* The script the run plays: o->faults plus the short form
- * fail_chip@fail_step:allreduce. */
-static int train_script(const ftm_train_opts *o, const ftm_mesh *m, ftm_rt_script *f)
-{
-    ftm_fault_script s;
-    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
-    memset(f, 0, sizeof *f);
-    int rc = 0;
-    for (int i = 0; o->faults && i < o->faults->n && !rc; i++)
-        rc = ftm_fault_script_add(&s, &o->faults->ev[i]);
-    if (!rc && o->fail_during) {
-        ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
-                              .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
-                              .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
-        rc = ftm_fault_script_add(&s, &e);
-    }
-    if (!rc)
-        rc = ftm_rt_script_init(f, &s, m);
-    ftm_fault_script_free(&s);
-    return rc;
-}
-
-int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
-                  const ftm_train_callbacks *cb, ftm_train_result *res)
-{
-    memset(res, 0, sizeof *res);
-    res->diff_tensor = -1;
-    res->grad_diff_step = -1;
-    res->replica_mismatch_chip = -1;
-    res->died_chip = -1;
-    res->resumed_step = -1;
-    res->diverged_step = -1;
-    if (!o || o->steps < 1 || o->batch < 1 || o->micro < 1 || o->batch > (1L << 30) ||
-        !ftm_model_find_kind(o->model.kind) ||
-        (o->fail_during && (o->fail_chip < 0 || o->fail_chip >= m->nchips ||
-                            !ftm_mesh_alive(m, o->fail_chip) || o->fail_step < 0)) ||
-        (o->faults && o->faults->mode != FTM_FAULT_TRAIN))
-        return FTM_EINVAL;
-    res->steps = o->steps;
-    res->batch = o->batch;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    res->ncpus = ncpu > 0 ? (int)ncpu : 1;
-    ftm_rt_script f;
-    snapshot snap = { 0, NULL, NULL };
-    int rc = train_script(o, m, &f);
-    if (!rc && (!(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)) ||
-                !(res->step = calloc((size_t)o->steps, sizeof(ftm_train_step)))))
-        rc = FTM_ENOMEM;
-    if (!rc)
-        rc = ftm_fault_script_check(&f.script, m, o->steps, NULL, res->detail, sizeof res->detail);
-    if (!rc && o->resume && (rc = resume_from(o, &snap, res)))
-        res->resume_failed = 1;
-    if (!rc)
-        rc = run_attempts(m, o, cb, res, &f, &snap);
-    ftm_rt_script_free(&f);
-    free(snap.params);
-    ftm_optim_destroy(snap.optim);
-    return rc;
-}
-
-void ftm_train_result_free(ftm_train_result *res)
-{
-    free(res->events);
-    res->events = NULL;
-    res->nevents = 0;
-    free(res->step);
-    free(res->ref_loss);
-    free(res->stuck);
-    free(res->params);
-    res->params = NULL;
-    res->step = NULL;
-    res->ref_loss = NULL;
-    res->stuck = NULL;
-    res->nstuck = 0;
 }

@@ -30,10 +30,12 @@ struct ftm_ckpt_meta;
 struct ftm_ckpt_state;
 /* The run's configuration as a checkpoint's meta. */
 void train_ckpt_meta(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_meta *mt);
-/* Writes o->checkpoint: m's params, opt's moments, done steps and the
- * losses of steps[0..done). */
+/* Writes o->checkpoint: m's params, opt's moments, done steps, the
+ * losses of steps[0..done), the mesh (its dead chips and links) and f's
+ * events still to come. */
 int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
-                    const ftm_train_step *steps, char *detail, size_t dlen);
+                    const ftm_train_step *steps, const ftm_mesh *mesh,
+                    const ftm_rt_script *f, char *detail, size_t dlen);
 /* Parameters of o's model (a throwaway model of batch 1 counts them). */
 int train_model_nparams(const ftm_train_opts *o, size_t *np);
 /* Loads o->resume, refusing a file made for another configuration. */

@@ -24,6 +24,24 @@ typedef struct hook_cache {
 
 typedef struct trainer trainer;
 
+/* The repairs applied between two attempts (rejoin.c): the chips that
+ * join get the state over the mesh at the start of the next attempt. */
+typedef struct rejoin {
+    int n;                     /* repair events applied at this boundary */
+    int *ev;                   /* [script events] their script indices */
+    int *donor;                /* [script events] the chip that sends (-1) */
+    int *rec;                  /* [script events] their res->events index */
+    int (*jc)[4], *nj;         /* [script events] the chips each brings back */
+    unsigned char *joining;    /* [nchips] 1: receives the state */
+    int any;                   /* some chip receives */
+    ftm_sched s;               /* the transfers (built on the next mesh) */
+    int have_s;
+    size_t bytes;              /* state bytes per chip */
+    double modeled_s;          /* modeled time of s */
+    double t0;                 /* when the previous attempt ended */
+    double modeled_before_s;   /* gradient allreduce before the repairs */
+} rejoin;
+
 typedef struct chip_st {
     trainer *t;
     ftm_chip *chip;
@@ -33,6 +51,7 @@ typedef struct chip_st {
     int64_t *gi;               /* exact mode: nparams */
     int64_t lossx[FTM_XSUM_WORDS]; /* the step's loss, an exact sum */
     long first, count;
+    float *xfer;               /* rejoin: the state to send or received */
     double hook_cpu, hook_cpu_step, hook_modeled_step;
     int hook_calls_step;
     double math_cpu, grad_cpu, optim_cpu;
@@ -53,6 +72,8 @@ struct trainer {
     ftm_train_result *res;
     const ftm_mesh *m;
     long start;                /* first step of this attempt */
+    long until;                /* it stops before this step (a repair) */
+    rejoin *rj;                /* the repairs this attempt starts with */
     int lead, micro;
     chip_st *cs;               /* [nchips], dead chips unused */
     ftm_sched grad;
@@ -81,6 +102,29 @@ typedef struct snapshot {
     float *params;
     ftm_optim *optim;
 } snapshot;
+
+/* ---- train.c and rejoin.c: the chips' program ----------------------------- */
+
+int train_chip_fn(ftm_chip *chip, void *arg);
+int train_hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np);
+
+/* Allocates r's arrays for script f on mesh m (zeroed). */
+int train_rejoin_init(rejoin *r, const ftm_rt_script *f, const ftm_mesh *m);
+void train_rejoin_free(rejoin *r);
+/* Between attempts, before the one that starts at step `start` on *cur:
+ * applies the script's repairs due at `start` to cur, records their
+ * events (res->events) and picks each one's donor. 0 or an error. */
+int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
+                       ftm_train_result *res);
+/* The step the next repair is due (> start), or `steps`. */
+long train_rejoin_next(const ftm_rt_script *f, long start, long steps);
+/* In setup, on the attempt's mesh: builds and declares the transfers. */
+int train_rejoin_build(trainer *t);
+/* On each chip's thread before the first step: the state goes from the
+ * donors to the joining chips; the reporter then tells the repairs. */
+int train_rejoin_exec(trainer *t, chip_st *c);
+/* After setup: the donors' state to send, 1 when c receives instead. */
+int train_rejoin_joining(const trainer *t, int id);
 
 /* ---- agree.c: after a run, over every process ------------------------------ */
 

@@ -19,7 +19,7 @@ static void decode(const uint8_t *buf, size_t len)
     char detail[256];
     int rc = ftm_ckpt_decode(buf, len, NULL, &meta, &st, detail, sizeof detail);
     if (rc) {
-        if (st.params || st.moment[0] || st.moment[1] || st.losses)
+        if (st.params || st.moment[0] || st.moment[1] || st.losses || st.chip_dead || st.script)
             abort();
         return;
     }
@@ -71,6 +71,19 @@ static void roundtrip(const uint8_t *data, size_t size)
     st.moment[0] = arr + np;
     st.moment[1] = st.nmoments > 1 ? arr + 2 * np : NULL;
     st.losses = losses;
+    unsigned char dead[5 * 6] = { 0 };
+    char script[] = "repair host:0,0@4\n1,1@5:forward\n";
+    if (size > 4 && (data[4] & 1)) { /* a mesh section */
+        st.rows = 2;
+        st.cols = 3;
+        st.torus = data[4] >> 7;
+        for (int i = 0; i < 30; i++)
+            dead[i] = (uint8_t)((data[4] >> (i % 7)) & 1);
+        st.chip_dead = dead;
+        st.link_dead = dead + 6;
+        st.script = script;
+        st.script_len = strlen(script);
+    }
     unsigned char *buf;
     size_t len;
     ftm_ckpt_state back;
@@ -78,7 +91,9 @@ static void roundtrip(const uint8_t *data, size_t size)
         abort();
     if (ftm_ckpt_decode(buf, len, &mt, NULL, &back, NULL, 0) ||
         memcmp(back.params, arr, np * 4) || memcmp(back.moment[0], arr + np, np * 4) ||
-        memcmp(back.losses, losses, sizeof losses))
+        memcmp(back.losses, losses, sizeof losses) || back.rows != st.rows ||
+        back.script_len != st.script_len ||
+        (st.rows && (memcmp(back.chip_dead, dead, 30) || memcmp(back.script, script, st.script_len))))
         abort();
     ftm_ckpt_state_free(&back);
     free(buf);

@@ -1,6 +1,6 @@
 /* libFuzzer target: the fault-script parser, the pre-run check and the
  * canonical text. Input: byte 0 picks the mode (bit 0) and the mesh shape
- * (bits 1..), the rest is a script file's text. Invariants checked:
+ * (bits 1..), the rest is a script file's text (kill and repair lines). Invariants checked:
  * nothing crashes or leaks, every accepted event prints to a text that
  * parses back to the same event, and the check's verdict is consistent. */
 #include <stdint.h>
@@ -14,9 +14,10 @@ static void roundtrip(const ftm_fault_event *e, int mode)
     char buf[128];
     ftm_fault_event back;
     ftm_fault_format(e, mode, buf, sizeof buf);
-    if (ftm_fault_parse(buf, mode, &back, NULL, 0))
+    if (ftm_fault_parse_line(buf, mode, &back, NULL, 0))
         abort();
-    if (back.kind != e->kind || back.r != e->r || back.c != e->c || back.when != e->when ||
+    if (back.repair != e->repair || (e->repair && e->phase != FTM_PHASE_START) ||
+        back.kind != e->kind || back.r != e->r || back.c != e->c || back.when != e->when ||
         back.phase != e->phase || back.pkts != e->pkts ||
         (e->kind == FTM_FAULT_LINK &&
          (back.r2 != e->r2 || back.c2 != e->c2 || back.oneway != e->oneway)))
@@ -71,6 +72,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ftm_fault_event e;
     if (!ftm_fault_parse(one, mode, &e, detail, sizeof detail))
         roundtrip(&e, mode);
+    if (!ftm_fault_parse_repair(one, mode, &e, detail, sizeof detail))
+        roundtrip(&e, mode);
+    /* and as a kill-and-repair process: every kill back a step later */
+    ftm_fault_script_init(&s, mode);
+    if (!ftm_fault_script_parse_text(&s, text, len, 0, detail, sizeof detail) &&
+        !ftm_fault_script_repair_after(&s, 1 + (data[0] & 3), 0)) {
+        for (int i = 0; i < s.n; i++)
+            roundtrip(&s.ev[i], mode);
+        check(&s, shape);
+    }
+    ftm_fault_script_free(&s);
     free(one);
     return 0;
 }

@@ -1,0 +1,179 @@
+/* Fault scripts: random draws and repairs after a delay (see
+ * include/ftmesh/faults.h). */
+#include "ftmesh/faults.h"
+#include "ftmesh/error.h"
+#include "ftmesh/rng.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+{
+    if (detail && dlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, dlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static int fs_qcmp(const void *a, const void *b)
+{
+    return ftm_fault_cmp(a, b);
+}
+
+/* ---- random scripts ------------------------------------------------------------------ */
+
+#define FS_TAG 0x6b696c6c73ULL /* "kills" */
+#define FS_TRIES 200
+
+static uint64_t fs_rand(uint64_t seed, int j, int attempt, int field)
+{
+    return ftm_rng_u64(seed, FS_TAG, (uint64_t)j, (uint64_t)attempt, (uint64_t)field);
+}
+
+/* Time of event j: step, phase and packet count. */
+static void fs_draw_time(ftm_fault_event *e, int mode, uint64_t seed, int j, long horizon)
+{
+    static const int train_phase[6] = { FTM_PHASE_START, FTM_PHASE_FORWARD, FTM_PHASE_BACKWARD,
+                                        FTM_PHASE_ALLREDUCE, FTM_PHASE_ALLREDUCE,
+                                        FTM_PHASE_OPTIMIZER };
+    memset(e, 0, sizeof *e);
+    e->order = j;
+    e->when = (long)(fs_rand(seed, j, -1, 0) % (uint64_t)horizon);
+    uint64_t pick = fs_rand(seed, j, -1, 1);
+    int counted = mode == FTM_FAULT_TRAIN ? pick % 6 == 4 : pick % 3 == 2;
+    e->phase = mode == FTM_FAULT_TRAIN ? train_phase[pick % 6]
+             : pick % 3 ? FTM_PHASE_ALLREDUCE : FTM_PHASE_START;
+    e->pkts = counted ? (int64_t)(fs_rand(seed, j, -1, 2) % 32) : FTM_FAULT_MID;
+}
+
+/* The n-th candidate of a kind in t, or how many there are (n < 0). */
+static int fs_candidate(const ftm_mesh *t, int kind, long n, ftm_fault_event *e)
+{
+    int count = 0, chips[4];
+    for (int id = 0; id < t->nchips; id++) {
+        int r = ftm_mesh_row(t, id), c = ftm_mesh_col(t, id);
+        for (int d = 0; d < (kind == FTM_FAULT_LINK ? FTM_NDIRS : 1); d++) {
+            e->r = r;
+            e->c = c;
+            if (kind == FTM_FAULT_CHIP && !ftm_mesh_alive(t, id))
+                continue;
+            if (kind == FTM_FAULT_HOST &&
+                (t->rows < 2 || t->cols < 2 || (!t->torus && (r + 1 >= t->rows || c + 1 >= t->cols)) ||
+                 ftm_fault_chips(t, e, chips) == 0))
+                continue;
+            if (kind == FTM_FAULT_LINK) {
+                if (!ftm_mesh_link_live(t, id, d))
+                    continue;
+                int nb = ftm_mesh_neighbor(t, id, d);
+                e->r2 = ftm_mesh_row(t, nb);
+                e->c2 = ftm_mesh_col(t, nb);
+            }
+            if (count++ == n)
+                return 0;
+        }
+    }
+    return n < 0 ? count : -1;
+}
+
+/* One attempt at what event j kills; 0 when drawn and t2 (a copy of t)
+ * stays connected with it applied. */
+static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, unsigned kinds,
+                        uint64_t seed, int j, int attempt)
+{
+    int allowed[3], nk = 0;
+    for (int k = 0; k < 3; k++)
+        if (kinds & (1u << k))
+            allowed[nk++] = k;
+    e->kind = allowed[fs_rand(seed, j, attempt, 0) % (uint64_t)nk];
+    int n = fs_candidate(t, e->kind, -1, e);
+    if (n <= 0)
+        return -1;
+    fs_candidate(t, e->kind, (long)(fs_rand(seed, j, attempt, 1) % (uint64_t)n), e);
+    e->oneway = e->kind == FTM_FAULT_LINK && fs_rand(seed, j, attempt, 2) % 4 == 0;
+    memcpy(t2->chip_dead, t->chip_dead, (size_t)t->nchips);
+    memcpy(t2->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
+    if (ftm_fault_apply(t2, e))
+        return -1;
+    return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
+}
+
+static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
+                    char *detail, size_t dlen)
+{
+    ftm_mesh t, t2;
+    int rc = ftm_mesh_copy(&t, m);
+    if (rc)
+        return rc;
+    if ((rc = ftm_mesh_copy(&t2, m))) {
+        ftm_mesh_free(&t);
+        return rc;
+    }
+    for (int i = 0; i < k && !rc; i++) {
+        int a = 0;
+        while (a < FS_TRIES && fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
+            a++;
+        if (a == FS_TRIES)
+            rc = fs_fail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
+                         "kinds can die without cutting the healthy chips apart; ask for fewer kills",
+                         i + 1, k);
+        else
+            ftm_fault_apply(&t, &ev[i]);
+    }
+    ftm_mesh_free(&t);
+    ftm_mesh_free(&t2);
+    return rc;
+}
+
+int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
+                            long horizon, unsigned kinds, int origin,
+                            char *detail, size_t dlen)
+{
+    if (k < 0 || horizon < 1 || !(kinds & FTM_FAULT_KINDS_ALL))
+        return fs_fail(FTM_EINVAL, detail, dlen, "need kills >= 0, a run of at least one step "
+                       "and at least one kind of fault");
+    if (k == 0)
+        return 0;
+    ftm_fault_event *ev = calloc((size_t)k, sizeof *ev);
+    if (!ev)
+        return FTM_ENOMEM;
+    for (int j = 0; j < k; j++)
+        fs_draw_time(&ev[j], s->mode, seed, j, horizon);
+    qsort(ev, (size_t)k, sizeof *ev, fs_qcmp);
+    int rc = fs_place(ev, k, m, seed, kinds, detail, dlen), n0 = s->n;
+    for (int j = 0; j < k && !rc; j++) {
+        ev[j].origin = origin;
+        rc = ftm_fault_script_add(s, &ev[j]);
+    }
+    if (rc)
+        s->n = n0;
+    free(ev);
+    return rc;
+}
+
+int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon)
+{
+    if (n < 1)
+        return FTM_EINVAL;
+    int n0 = s->n, kills = s->n, rc = 0;
+    for (int i = 0; i < kills && !rc; i++) {
+        ftm_fault_event e = s->ev[i];
+        if (e.repair || e.when > FTM_FAULT_MAX_WHEN - n || (horizon > 0 && e.when + n >= horizon))
+            continue;
+        e.repair = 1;
+        e.when += n;
+        e.phase = FTM_PHASE_START;
+        e.pkts = FTM_FAULT_MID;
+        e.line = 0;
+        rc = ftm_fault_script_add(s, &e);
+    }
+    if (rc)
+        s->n = n0;
+    return rc;
+}

@@ -1,0 +1,97 @@
+#!/bin/sh
+# End-to-end test of repairs in `ftmesh train`: --repair, repair lines in
+# --faults files, --repair-after with --random-kills, the refusals (exit 2,
+# one line naming the option), the log line of a repair, the JSON events'
+# kind and the availability figures, bitwise equal to one chip. FTMESH is
+# the binary.
+set -u
+FTMESH=${FTMESH:-./ftmesh}
+fail=0
+tmp=$(mktemp -d)
+out=$tmp/out
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # code description command...
+    want=$1; what=$2; shift 2
+    "$@" >"$out" 2>"$out.err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
+    fi
+}
+
+# json EXPR: every line of $out is JSON and EXPR holds (j: the last object)
+json() {
+    python3 - "$out" "$1" <<'EOF' || { echo "FAIL: JSON check: $1"; head -c 800 "$out"; fail=1; }
+import json, sys
+def no_const(c):
+    raise ValueError("not JSON: " + c)
+objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
+j = objs[-1] if objs else {}
+steps = [o for o in objs if "step" in o and "summary" not in o]
+sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "steps": steps, "objs": objs}) else 1)
+EOF
+}
+
+# err_is TEXT...: stderr is one line containing every TEXT
+err_is() {
+    lines=$(wc -l <"$out.err")
+    [ "$lines" -eq 1 ] || { echo "FAIL: want one line on stderr, got:"; cat "$out.err"; fail=1; return; }
+    for t in "$@"; do
+        grep -qF -- "$t" "$out.err" || { echo "FAIL: want '$t' in: $(cat "$out.err")"; fail=1; }
+    done
+}
+
+T="$FTMESH train --mesh 4x4 --steps 6 --batch 12 --micro 2 --reduce exact --check"
+
+# a host dies and comes back; the log tells who sent the state
+expect 0 "host repaired" $T --kill host:2,2@1:allreduce --repair host:2,2@3
+grep -q "^# step 3: host (2,2) repaired; state from (1,2): [0-9]* bytes, [0-9.e+-]* us modeled; 16 chips; allreduce modeled" "$out" \
+    || { echo "FAIL: repair line"; cat "$out"; fail=1; }
+grep -q "^# availability: 88 of 96 chip-steps alive" "$out" || { echo "FAIL: availability"; cat "$out"; fail=1; }
+grep -q "check PASSED" "$out" || { echo "FAIL: --check"; cat "$out"; fail=1; }
+
+# --svg: the timeline, kills red and repairs green
+expect 0 "repair svg" $T --kill 1,1@1 --repair 1,1@3 --svg "$tmp/run.svg"
+python3 - "$tmp/run.svg" <<'EOF' || { echo "FAIL: svg timeline"; fail=1; }
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+cls = [e.getAttribute("class") for e in d.getElementsByTagName("*")]
+sys.exit(0 if cls.count("alive") == 6 and cls.count("repair") == 1 and cls.count("kill") == 1 and "step-time" in cls else 1)
+EOF
+
+# JSON: kind on every event, the same keys, availability
+expect 0 "repair json" $T --kill 1,1@1:backward --repair 1,1@2 --kill 1,1@4 --json
+json '[e["kind"] for e in j["events"]] == ["kill", "repair", "kill"] and len({frozenset(e) for e in j["events"]}) == 1 and j["events"][1]["state_from"] == "(0,1)" and j["events"][1]["state_bytes"] > 0 and j["events"][0]["state_from"] is None and j["bitwise_equal"] and j["chips"] == 15'
+json 'j["availability"]["chip_steps_alive"] == 16 * 6 - 3 and j["availability"]["chip_steps_all"] == 96 and j["availability"]["repairs"] == 1 and j["availability"]["run_examples_per_s"] > 0'
+json '[s["chips"] for s in steps] == [16, 15, 16, 16, 15, 15]'
+
+# a script file: plain and kill lines are kills, repair lines repairs
+printf '# failure and repair\n1,2@0:backward\nkill link:0,0-0,1@1\nrepair 1,2@2\nrepair link:0,0-0,1@4\n' >"$tmp/script"
+expect 0 "script file" $T --faults "$tmp/script" --json
+json '[(e["kind"], e["what"]) for e in j["events"]] == [("kill", "chip (1,2)"), ("kill", "link (0,0)-(0,1)"), ("repair", "chip (1,2)"), ("repair", "link (0,0)-(0,1)")] or [(e["kind"], e["what"]) for e in j["events"]][0] == ("kill", "chip (1,2)")'
+json 'j["chips"] == 16 and j["bitwise_equal"] and j["availability"]["repairs"] == 2'
+
+# failures and repairs drawn at random
+expect 0 "random kills repaired" $T --random-kills 3 --repair-after 2 --json
+json 'j["bitwise_equal"] and j["availability"]["repairs"] >= 1'
+
+# refusals: one line naming the option
+expect 2 "repair alive" $T --repair 1,1@3
+err_is "--repair 1,1@3" "nothing to repair"
+expect 2 "repair outside" $T --kill 1,1@1 --repair 7,7@3
+err_is "--repair 7,7@3" "outside the 4x4 mesh"
+expect 2 "repair past the run" $T --kill 1,1@1 --repair 1,1@6
+err_is "--repair 1,1@6" "only 6 steps"
+expect 2 "repair in a phase" $T --kill 1,1@1 --repair 1,1@3:forward
+err_is "--repair 1,1@3:forward" "start of a step"
+expect 2 "repair-after 0" $T --kill 1,1@1 --repair-after 0
+err_is "--repair-after 0"
+printf '1,1@1\nrepair 1,1@1\n' >"$tmp/bad"
+expect 2 "repair line before its kill" $T --faults "$tmp/bad"
+err_is "--faults $tmp/bad line 2" "nothing to repair"
+printf '1,1@1\nrepair 1,1@2\n' >"$tmp/ar"
+expect 2 "allreduce repair" "$FTMESH" allreduce --mesh 4x4 --iters 3 --faults "$tmp/ar"
+err_is "--faults $tmp/ar line 2" "train only"
+
+exit $fail
