@@ -44,6 +44,7 @@ static const cli_opt ar_table[] = {
                     "victim sent N packets in it) or ITER:allreduce (half of\n"
                     "its packets). A failure stops the run; the rings are\n"
                     "rebuilt and all --iters run again on the chips left"),
+    CLI_OPTS_REPAIRS("iteration", "ITER"),
     { "svg", "FILE", O_SVG,
       "write a picture: mesh, holes, links coloured by bytes\n"
       "(MB), the schedule's routes and detours, legend" },
@@ -134,7 +135,8 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
         if (cli_parse_int(v, 1, 100000, &a->trace_iters))
             return cli_usage_error(CMD, "--trace-iters %s: expected a whole number 1..100000", v);
         return 0;
-    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS:
+    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
+    case CLI_O_REPAIR_AFTER:
         return cli_faults_set(CMD, &a->f, id, v);
     case CLI_O_LINK_GBPS: case CLI_O_HOP_US: case CLI_O_HBM_GBPS:
         return cli_cost_set(CMD, id, v, &a->cp);
@@ -524,6 +526,37 @@ static void trace_meta(cli_json *j, void *ctx)
                                 "recorded (ftmesh allreduce --trace-iters N for more)");
 }
 
+/* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound) and
+ * the modeled time as a multiple of it; 0 when it has none (one chip). */
+static double bound_of(const ar_args *a, const ftm_mesh *m, ftm_cost_bound_parts *b)
+{
+    if (ftm_cost_bound(m, a->bytes, FTM_RED_SUM_F32, &a->cp, b) || b->time_s <= 0)
+        return 0;
+    return b->time_s;
+}
+
+static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
+                       const ftm_cost_result *cost)
+{
+    ftm_cost_bound_parts b;
+    if (bound_of(a, m, &b) <= 0)
+        return;
+    cli_json_num(j, "bound_s", "%.9g", b.time_s);
+    cli_json_num(j, "over_bound", "%.6f", cost->time_s / b.time_s);
+    cli_json_str(j, "bound_term", b.binding);
+}
+
+static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_result *cost)
+{
+    ftm_cost_bound_parts b;
+    if (bound_of(a, m, &b) <= 0)
+        return;
+    printf("# lower bound %.1f us (%s: no allreduce of %zu B on this mesh models faster);"
+           " model = %.3f x bound\n", b.time_s * 1e6,
+           !strcmp(b.binding, "links") ? "link bytes" : b.binding, a->bytes,
+           cost->time_s / b.time_s);
+}
+
 static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
                         const ftm_allreduce_result *r, const ftm_cost_result *cost)
 {
@@ -547,6 +580,7 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
     cli_json_num(&j, "modeled_algbw_GBps", "%.6g", m_algbw);
     cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
     cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
+    bound_json(&j, a, m, cost);
     if (!a->model_only) {
         cli_json_int(&j, "iters", a->iters);
         cli_json_num(&j, "wall_s", "%.9g", r->wall_s);
@@ -591,6 +625,7 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
     printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
            "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
            (unsigned long long)cost->max_link_bytes, wrong);
+    bound_text(a, m, cost);
     if (!mo)
         printf("# %s: every element of every chip %s the exact sum\n",
                r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");

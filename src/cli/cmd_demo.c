@@ -457,6 +457,33 @@ static int parse(int argc, char **argv, demo_args *d)
     return 0;
 }
 
+/* 0 when algo's own schedule can run on m (and, with a victim, on m
+ * without it); else one line saying why not (CLI_EXIT_USAGE). */
+static int own_ok(const char *algo, const ftm_mesh *m, int victim)
+{
+    ftm_mesh t;
+    ftm_sched s;
+    for (int pass = 0; pass < 1 + (victim >= 0); pass++) {
+        int rc = ftm_mesh_copy(&t, m);
+        if (rc)
+            return cli_error(CMD, "%s", ftm_strerror(rc));
+        if (pass)
+            t.chip_dead[victim] = 1;
+        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t), FTM_RED_SUM_I64);
+        ftm_mesh_free(&t);
+        if (!rc)
+            ftm_sched_free(&s);
+        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
+            return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh%s "
+                                   "(%s); the demo shows no other in its place: try another "
+                                   "mesh or algorithm", algo, pass ? " once the chip has died" : "",
+                                   ftm_strerror(rc));
+        if (rc)
+            return cli_error(CMD, "%s", ftm_strerror(rc));
+    }
+    return 0;
+}
+
 /* Checks the mesh and options against each other; 0 or CLI_EXIT_USAGE. */
 static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
 {
@@ -479,7 +506,7 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     }
     if (d->o.seed_given && !d->o.random_faults)
         cli_warn(CMD, "--seed has no effect without --random-faults");
-    return 0;
+    return own_ok(d->algo ? d->algo : "ring", m, *victim);
 }
 
 static demo_out out_mode(const demo_args *d)

@@ -225,8 +225,11 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     const ftm_lesson_frame *f = &l->frame[k];
     char ph[64];
     ftm_lesson_phase_words(l, k, ph, sizeof ph);
-    printf("\n%sStep %d of %d%s  %s%s: %s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
-           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, phase_hint(f), demo_c(o, D_OFF));
+    /* the hint only where the phase words do not say it already */
+    int said = strstr(ph, "adding") || strstr(ph, "copying");
+    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
+           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, said ? "" : ": ", said ? "" : phase_hint(f),
+           demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         char a[32], b[32], vals[96], via[32] = "";
@@ -270,7 +273,7 @@ void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int las
         if (k < l->nframes - 1)
             ftm_lesson_phase_words(l, k + 1, b, sizeof b);
         if (k < l->nframes - 1 && k < last && strcmp(a, b) != 0) {
-            printf("\n  After %s, every chip holds (* a finished sum):\n", a);
+            printf("\n  After step %d, every chip holds (* a finished sum):\n", k);
             demo_table(o, l, k);
         }
         demo_pause(o);

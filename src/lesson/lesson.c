@@ -38,10 +38,7 @@ static int lesson_chip(ftm_chip *chip, void *arg)
 /* The algorithm's own schedule: never another algorithm's in its place. */
 static int build_own(ftm_sched *s, const ftm_mesh *m, const char *algo, size_t count)
 {
-    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-    if (!a)
-        return FTM_EINVAL;
-    return a->build(s, m, count, FTM_RED_SUM_I64);
+    return ftm_allreduce_build_own(algo, s, m, count, FTM_RED_SUM_I64);
 }
 
 int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, ftm_trace *tr,
@@ -175,18 +172,26 @@ static const char *phase_words(const char *p)
 void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
 {
     const ftm_lesson_frame *f = &l->frame[k];
-    int rows = 0, cols = 0, sums = 0;
+    size_t lo[2] = { (size_t)-1, (size_t)-1 }, hi[2] = { 0, 0 };
+    int sums = 0;
     for (int i = 0; i < f->nx; i++) {
-        int d = f->x[i].nhops ? f->x[i].dirs[0] : FTM_DIR_E;
-        rows += d == FTM_DIR_E || d == FTM_DIR_W;
-        cols += d == FTM_DIR_N || d == FTM_DIR_S;
-        sums += f->x[i].red != 0;
+        const ftm_lesson_xfer *x = &f->x[i];
+        int d = x->nhops ? x->dirs[0] : FTM_DIR_E, col = d == FTM_DIR_N || d == FTM_DIR_S;
+        lo[col] = x->first < lo[col] ? x->first : lo[col];
+        hi[col] = x->first + x->n > hi[col] ? x->first + x->n : hi[col];
+        sums += x->red != 0;
     }
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
                  f->phase2 ? phase_words(f->phase2) : "");
         return;
     }
-    snprintf(b, n, "%s%s", rows && cols ? "rows and columns" : rows ? "along rows" : "along columns",
-             sums == f->nx ? ", adding" : sums ? "" : ", copying");
+    /* one phase name for everything: say what moved where */
+    size_t u = 0;
+    for (int col = 0; col < 2 && u < n; col++)
+        if (hi[col] > 0)
+            u += (size_t)snprintf(b + u, n - u, "%s%s #%zu-#%zu", u ? ", " : "",
+                                  col ? "columns" : "rows", lo[col], hi[col] - 1);
+    if (u < n)
+        snprintf(b + u, n - u, "%s", sums == f->nx ? ", adding" : sums ? "" : ", copying");
 }
