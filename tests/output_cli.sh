@@ -156,4 +156,20 @@ err_is "--trace" "--trace-iters 1"
 [ ! -e "$d/huge.json" ] || { echo "FAIL: refused trace written"; fail=1; }
 no_tmp "trace bound"
 
+# ---- reports name the schedule that ran
+expect 0 "fallback" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['algo'] == '2d' and j['schedule'] == 'ring' and j['fallback'], j
+" "$out" || { echo "FAIL: allreduce --json: no schedule/fallback"; cat "$out"; fail=1; }
+expect 0 "fallback text" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only
+grep -q "^#   schedule run: ring (" "$out" || { echo "FAIL: text header lacks the schedule"; fail=1; }
+expect 0 "own schedule" "$FTMESH" allreduce --mesh 8x8 --torus --algo 2d --size 64K --model-only --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['schedule'] == '2d' and 'fallback' not in j, j
+" "$out" || { echo "FAIL: allreduce --json: own schedule"; cat "$out"; fail=1; }
+
 exit $fail

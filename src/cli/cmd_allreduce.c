@@ -558,7 +558,8 @@ static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_resul
 }
 
 static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
-                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
+                        const ftm_sched *sched, const ftm_allreduce_result *r,
+                        const ftm_cost_result *cost)
 {
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
@@ -570,6 +571,9 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
     cli_json_init(&j, stdout);
     cli_json_begin_obj(&j, NULL);
     cli_json_str(&j, "algo", algo);
+    cli_json_str(&j, "schedule", sched && sched->algo ? sched->algo : algo);
+    if (sched && sched->fallback)
+        cli_json_str(&j, "fallback", sched->fallback);
     cli_json_str(&j, "mesh", mesh);
     cli_json_bool(&j, "torus", m->torus);
     cli_json_int(&j, "chips", P);
@@ -600,7 +604,8 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
 }
 
 static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
-                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
+                        const ftm_sched *sched, const ftm_allreduce_result *r,
+                        const ftm_cost_result *cost)
 {
     int P = r->chips, mo = a->model_only;
     size_t bytes = a->bytes;
@@ -609,6 +614,8 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
     double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
     printf("# ftmesh allreduce: %dx%d %s, %d healthy chip%s, algo %s%s\n", m->rows, m->cols,
            m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
+    if (sched && sched->fallback)
+        printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
     cli_ranks_text(m);
@@ -675,7 +682,8 @@ int cli_allreduce(int argc, char **argv)
     } else if (err) {
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {
-        (a.o.json ? report_json : report_text)(&a, &x.m, algo, &x.r, &x.cost);
+        (a.o.json ? report_json : report_text)(&a, &x.m, algo, x.have_sched ? &x.sched : NULL,
+                                                 &x.r, &x.cost);
         rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
         if (x.svg.f && write_svg(&a, algo, &x))
             rc = CLI_EXIT_FAIL;
