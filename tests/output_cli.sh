@@ -156,6 +156,25 @@ err_is "--trace" "--trace-iters 1"
 [ ! -e "$d/huge.json" ] || { echo "FAIL: refused trace written"; fail=1; }
 no_tmp "trace bound"
 
+# ---- a run records its static faults; given back as flags they reproduce it
+A="allreduce --mesh 6x6 --size 4K --iters 1 --model-only"
+# shellcheck disable=SC2086
+expect 0 "random faults" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5
+flags=$(sed -n 's/^# faults:\(.*\) (2 drawn by --random-faults from seed 3)$/\1/p' "$out")
+echo "$flags" | grep -q -- "--fail-link 4,4>4,5" || { echo "FAIL: no faults line: $flags"; cat "$out"; fail=1; }
+# shellcheck disable=SC2086
+expect 0 "faults json" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5 --json
+cp "$out" "$tmp/f1.json"
+# shellcheck disable=SC2086
+expect 0 "faults given back" "$FTMESH" $A $flags --json
+python3 - "$tmp/f1.json" "$out" <<'EOF2' || { echo "FAIL: the faults record does not reproduce the run"; fail=1; }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["faults"] == b["faults"] and a["modeled_s"] == b["modeled_s"] and a["chips"] == b["chips"], (a, b)
+assert len(a["faults"]["chips"]) == 2 and a["faults"]["hosts"] == [[2, 2]], a["faults"]
+assert a["faults"]["links_one_way"] == [[[4, 4], [4, 5]]], a["faults"]
+EOF2
+
 # ---- reports name the schedule that ran
 expect 0 "fallback" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only --json
 python3 -c "

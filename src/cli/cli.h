@@ -123,6 +123,19 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
 
+/* ---- the record of a run's static faults (faults_record.c) ----------------
+ * Every dead chip (those of --fail-host blocks as hosts), host and failed
+ * link of m, the mesh a run starts on: as the flags that rebuild it
+ * (cli_faults_record_flags: " --fail R,C --fail-host R,C --fail-link
+ * R,C-R2,C2 ..."; 1 when cut at n bytes), as the text line "# faults: ..."
+ * (nothing when there are none), and as the JSON key "faults": {"chips":
+ * [[r,c]...], "hosts": [[r,c]...], "links": [[[r,c],[r2,c2]]...] (both
+ * ways), "links_one_way": [...] (from, to)}. */
+int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
+void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
+struct cli_json;
+void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
+
 /* ---- runs over MPI (mpi_cli.c; a build without MPI has one rank) --------
  * cli_mpi_begin (main): under an MPI launcher, starts MPI; ranks other
  * than 0 print nothing. Returns 0 or an exit code (after printing).

@@ -184,6 +184,8 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
 /* Everything a run holds; released by ar_free whatever happened. */
 typedef struct ar_run {
     ftm_mesh m;
+    ftm_mesh m0;             /* the mesh the run starts on (its static faults) */
+    int have_m0;
     int have_mesh, have_sched, fail_chip;
     cli_out svg, trace;      /* --svg, --trace: written whole or not at all */
     ftm_trace *rec;          /* --trace: what every chip did */
@@ -205,6 +207,8 @@ static void ar_free(ar_run *x)
     ftm_allreduce_result_free(&x->r);
     if (x->have_mesh)
         ftm_mesh_free(&x->m);
+    if (x->have_m0)
+        ftm_mesh_free(&x->m0);
 }
 
 /* The fault script, checked before the run: --kill, --faults,
@@ -247,6 +251,9 @@ static int validate(ar_args *a, ar_run *x)
         return rc;
     x->have_mesh = 1;
     x->fail_chip = -1;
+    if (ftm_mesh_copy(&x->m0, &x->m))
+        return cli_error(CMD, "out of memory");
+    x->have_m0 = 1;
     if (a->fail_during && (rc = cli_fail_during_chip(CMD, &x->m, a->fail_during, &x->fail_chip)))
         return rc;
     if (a->fail_after && !a->fail_during)
@@ -519,6 +526,7 @@ typedef struct ar_report {
 static void trace_meta(cli_json *j, void *ctx)
 {
     const ar_report *r = ctx;
+    cli_faults_record_json(j, &r->a->o, &r->x->m0);
     cli_json_int(j, "iterations", r->a->iters);
     cli_json_int(j, "iterations_traced", r->x->traced);
     if (r->x->traced < r->a->iters)
@@ -557,7 +565,7 @@ static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_resul
            cost->time_s / b.time_s);
 }
 
-static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
+static void report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
                         const ftm_sched *sched, const ftm_allreduce_result *r,
                         const ftm_cost_result *cost)
 {
@@ -599,11 +607,12 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
         cli_json_chip(&j, "died_during_run", m, r->died_chip);
         cli_faults_json(&j, r->events, r->nevents);
     }
+    cli_faults_record_json(&j, &a->o, m0);
     cli_ranks_json(&j, m);
     cli_json_end(&j);
 }
 
-static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
+static void report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
                         const ftm_sched *sched, const ftm_allreduce_result *r,
                         const ftm_cost_result *cost)
 {
@@ -618,6 +627,7 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
         printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
+    cli_faults_record_text(&a->o, m0);
     cli_ranks_text(m);
     printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
            "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
@@ -682,7 +692,7 @@ int cli_allreduce(int argc, char **argv)
     } else if (err) {
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {
-        (a.o.json ? report_json : report_text)(&a, &x.m, algo, x.have_sched ? &x.sched : NULL,
+        (a.o.json ? report_json : report_text)(&a, &x.m0, &x.m, algo, x.have_sched ? &x.sched : NULL,
                                                  &x.r, &x.cost);
         rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
         if (x.svg.f && write_svg(&a, algo, &x))
