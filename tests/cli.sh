@@ -242,7 +242,7 @@ json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "mode
 expect 0 sweep --json
 cp "$tmp/out" "$tmp/sweep.json"
 faults='{("16x32", "two-hosts"): "--fail-host 4,8 --fail-host 12,24", ("16x32", "four-hosts"): "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28", ("32x32", "two-hosts"): "--fail-host 8,8 --fail-host 24,24", ("32x32", "four-hosts"): "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26"}'
-json "$tmp/sweep.json" "len(j['rows']) == 144 and all(r['fault'] == $faults[(r['mesh'], r['scenario'])] for r in j['rows'] if r['scenario'] in ('two-hosts', 'four-hosts'))"
+json "$tmp/sweep.json" "len(j['rows']) == 168 and all(r['fault'] == $faults[(r['mesh'], r['scenario'])] for r in j['rows'] if r['scenario'] in ('two-hosts', 'four-hosts'))"
 # every row names the schedule that ran; another one only with its reason
 json "$tmp/sweep.json" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any('fallback' in r for r in j['rows'])"
 case_rows='[r for r in j["rows"] if (r["mesh"], r["scenario"], r["model"]) == (g["mesh"], g["scenario"], g["model"])]'
@@ -267,7 +267,7 @@ if [ "${FTMESH_TEST_SCALE:-}" != sanitizer ]; then # 30-70 s more: not under the
     grep -q "^# [0-9]* of 12 cases meet it" "$tmp/out" && grep -q "^# [0-9]* of 8 cases meet it" "$tmp/out" &&
         grep -q "^# goal (issue 11): two or four dead hosts cost the best algorithm at most 20%" "$tmp/out" && ok ||
         bad "sweep does not say how many cases meet the 10% and the 20% goal"
-    [ "$(grep -cE '^(16|32)x32 +(two|four)-hosts ' "$tmp/out")" = 48 ] && ok || bad "sweep lacks the two- and four-host rows"
+    [ "$(grep -cE '^(16|32)x32 +(two|four)-hosts ' "$tmp/out")" = 56 ] && ok || bad "sweep lacks the two- and four-host rows"
     # every row: its lower bound (ms) and the time as a multiple of it, >= 1
     awk '/^(16|32)x32 / { n++; if ($(NF-1) <= 0 || $NF < 1 || $(NF-1) * $NF < $(NF-5) * 0.99) b++ }
          END { exit !(n > 0 && !b) }' "$tmp/out" && ok || bad "sweep rows lack a bound at or below their time"

@@ -12,6 +12,7 @@
 #include "ftmesh/rng.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
 
 /* Small integers: every float sum over <= 4096 chips is exact. */
 static float input(int chip, size_t k) { return (float)((int)((chip * 13 + (int)(k % 1000) * 7) % 9) - 4); }

@@ -422,7 +422,7 @@ static int pick_and_model(const ar_args *a, const char **algo, ar_run *x)
 {
     int err;
     if (strcmp(*algo, "auto") == 0) {
-        if ((err = ftm_cost_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
+        if ((err = ftm_allreduce_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
             return err;
         if (!a->o.json)
             printf("# auto: picked %s (lowest modeled time)\n", *algo);

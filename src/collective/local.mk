@@ -2,14 +2,17 @@
 # registry, --algo auto and the scenario sweep (above the cost model), and
 # the run-and-verify harness (above the runtime)
 libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collective/ring.c src/collective/registry.c src/collective/run.c \
-	src/collective/tree.c src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
+	src/collective/tree.c src/collective/trees.c src/collective/trees_balance.c \
+	src/collective/trees_int.h src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
+libftmesh_la_SOURCES += include/ftmesh/test_hooks.h
 
 # the 2-D allreduce family
 libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
 	src/collective/allreduce_2d_conc.c src/collective/allreduce_2d_fallback.c \
-	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_segs.c
+	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_line_steps.c \
+	src/collective/allreduce_2d_segs.c src/collective/allreduce_2d_pick.c
 noinst_HEADERS += src/collective/allreduce_2d_int.h src/collective/allreduce_2d_lines.h
 
 check_PROGRAMS += tests/test_allreduce
@@ -32,3 +35,10 @@ TESTS += tests/test_pod
 tests_test_pod_SOURCES = tests/test_pod.c
 tests_test_pod_CFLAGS = $(TEST_CFLAGS)
 tests_test_pod_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_trees
+TESTS += tests/test_trees
+THREADED_TESTS += tests/test_trees
+tests_test_trees_SOURCES = tests/test_trees.c
+tests_test_trees_CFLAGS = $(TEST_CFLAGS)
+tests_test_trees_LDADD = $(TEST_LIBS)
