@@ -175,6 +175,13 @@ assert len(a["faults"]["chips"]) == 2 and a["faults"]["hosts"] == [[2, 2]], a["f
 assert a["faults"]["links_one_way"] == [[[4, 4], [4, 5]]], a["faults"]
 EOF2
 
+# --fault-seed draws the random faults apart from --seed (default: --seed)
+fs() { "$FTMESH" allreduce --mesh 6x6 --size 4K --model-only --random-faults 3 "$@" | grep "^# faults:" | sed 's/ (.*//'; }
+[ "$(fs --seed 5)" = "$(fs --seed 7 --fault-seed 5)" ] || { echo "FAIL: --fault-seed 5 differs from --seed 5"; fail=1; }
+[ "$(fs --seed 5)" != "$(fs --seed 5 --fault-seed 6)" ] || { echo "FAIL: --fault-seed has no effect"; fail=1; }
+expect 0 "train faults line" "$FTMESH" train --mesh 3x3 --steps 1 --batch 9 --fail 1,1
+grep -q "^# faults: --fail 1,1$" "$out" || { echo "FAIL: train header lacks the faults"; fail=1; }
+
 # ---- reports name the schedule that ran
 expect 0 "fallback" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only --json
 python3 -c "

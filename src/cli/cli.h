@@ -48,7 +48,7 @@ enum {
     /* shared options: the mesh and faults, and a few more */
     CLI_O_MESH = 256, CLI_O_TORUS, CLI_O_FAIL, CLI_O_FAIL_HOST, CLI_O_FAIL_LINK,
     CLI_O_RANDOM_FAULTS, CLI_O_SEED, CLI_O_HANG_TIMEOUT, CLI_O_JSON,
-    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS, CLI_O_RANKS,
+    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS, CLI_O_RANKS, CLI_O_FAULT_SEED,
     CLI_O_CMD = 512 /* a command's own ids start here */
 };
 
@@ -101,11 +101,15 @@ typedef struct cli_mesh_opts {
     int random_faults, random_faults_given;
     uint64_t seed;
     int seed_given;
+    uint64_t fault_seed;        /* --fault-seed */
+    int fault_seed_given;
     int json;
     double hang_timeout_s;      /* 0: the runtime's default */
     const char *ranks;          /* --ranks RxC, or NULL */
 } cli_mesh_opts;
 
+/* The seed of --random-faults and --random-kills: --fault-seed, else --seed. */
+uint64_t cli_fault_seed(const cli_mesh_opts *o);
 /* 0, or CLI_EXIT_FAIL when out of memory (after printing). */
 int cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc);
 void cli_mesh_opts_free(cli_mesh_opts *o);

@@ -231,7 +231,8 @@ static int build_script(ar_args *a, ar_run *x)
         sf.c = ftm_mesh_col(&x->m, x->fail_chip);
     }
     snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
-    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_ALLREDUCE, a->iters, a->o.seed,
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_ALLREDUCE, a->iters,
+                              cli_fault_seed(&a->o),
                               x->fail_chip >= 0 ? &sf : NULL, name, &a->script);
     if (rc)
         return rc;
@@ -264,8 +265,10 @@ static int validate(ar_args *a, ar_run *x)
         return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
     if ((rc = build_script(a, x)))
         return rc;
-    if (a->o.seed_given && !a->o.random_faults_given && !a->f.random_given)
-        cli_warn(CMD, "--seed has no effect without --random-faults or --random-kills");
+    if ((a->o.seed_given && !a->o.fault_seed_given) || a->o.fault_seed_given)
+        if (!a->o.random_faults_given && !a->f.random_given)
+            cli_warn(CMD, "%s has no effect without --random-faults or --random-kills",
+                     a->o.fault_seed_given ? "--fault-seed" : "--seed");
     if (a->model_only && a->iters_given)
         cli_warn(CMD, "--iters has no effect with --model-only");
     if (a->model_only && a->o.hang_timeout_s > 0)

@@ -317,7 +317,8 @@ static int build_script(targs *a, train_run *x)
     sf.r = ftm_mesh_row(&x->m, a->t.fail_chip);
     sf.c = ftm_mesh_col(&x->m, a->t.fail_chip);
     snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
-    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps, a->o.seed,
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps,
+                              cli_fault_seed(&a->o),
                               short_form ? &sf : NULL, name, &a->script);
     if (rc)
         return rc;
@@ -429,6 +430,7 @@ static void header(const targs *a, const ftm_mesh *m)
                "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
                units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, P - units,
                cli_s(P - units), t->batch / P);
+    cli_faults_record_text(&a->o, m);
     if (t->resume)
         printf("# resumed from %s at step %ld\n", t->resume, a->resume_step);
     cli_ranks_text(m);
