@@ -182,6 +182,14 @@ fs() { "$FTMESH" allreduce --mesh 6x6 --size 4K --model-only --random-faults 3 "
 expect 0 "train faults line" "$FTMESH" train --mesh 3x3 --steps 1 --batch 9 --fail 1,1
 grep -q "^# faults: --fail 1,1$" "$out" || { echo "FAIL: train header lacks the faults"; fail=1; }
 
+# --random-kills: events in time order
+expect 0 "random kills" "$FTMESH" allreduce --mesh 6x6 --size 16K --iters 3 --random-kills 3 --seed 4 --json
+python3 -c "
+import json, sys
+w = [e['step'] for e in json.load(open(sys.argv[1]))['events']]
+assert len(w) == 3 and w == sorted(w), w
+" "$out" || { echo "FAIL: --random-kills events out of time order"; cat "$out"; fail=1; }
+
 # ---- reports name the schedule that ran
 expect 0 "fallback" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only --json
 python3 -c "

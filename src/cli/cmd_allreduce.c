@@ -390,6 +390,13 @@ static int run_script(const ar_args *a, const char *algo, ftm_allreduce_opts *ao
     ao->modeled_s = modeled;
     ao->modeled_ctx = &mc;
     int err = ftm_allreduce_run(&x->m, ao, &x->r);
+    /* in time order: dead links nothing needed come after the run's events */
+    for (int i = 1; i < x->r.nevents; i++)
+        for (int k = i; k > 0 && x->r.events[k].when < x->r.events[k - 1].when; k--) {
+            ftm_fault_record t = x->r.events[k];
+            x->r.events[k] = x->r.events[k - 1];
+            x->r.events[k - 1] = t;
+        }
     for (int i = 0; i < x->r.nevents && !a->o.json; i++)
         cli_faults_print(stdout, &x->r.events[i], FTM_FAULT_ALLREDUCE);
     if (!err && x->r.have_mesh_after) {
