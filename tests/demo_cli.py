@@ -22,7 +22,8 @@ def main():
         if len(line) > 80:
             fail("line %d has %d columns: %s" % (n, len(line), line))
     healthy = [r * cols + c for r in range(rows) for c in range(cols) if (r, c) not in dead]
-    count = len(healthy)
+    m = re.search(r"Every chip starts with (\d+) numbers", text)
+    count = int(m.group(1)) if m else len(healthy)
     want = [sum(1 + (n + i) % 9 for n in healthy) for i in range(count)]
     part = text.split("After the last step:")[1]
     chips = {}

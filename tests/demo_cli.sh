@@ -72,7 +72,8 @@ if command -v script >/dev/null 2>&1; then
     grep -q "$(printf '\033')\[" "$tmp/tty" && bad "colour despite --no-color"
 fi
 # errors: exit 2, one line
-for args in "--mesh 9x9" "--algo nope" "--delay -1" "--fail-during 1,1" "--json" "--bogus"; do
+for args in "--mesh 9x9" "--algo nope" "--algo auto" "--algo 2d-lines --mesh 1x4" "--delay -1" \
+            "--fail-during 1,1" "--json" "--bogus"; do
     "$ftmesh" demo $args >/dev/null 2>"$tmp/err"; rc=$?
     [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "demo $args: exit $rc, $(cat "$tmp/err")"
 done

@@ -173,12 +173,18 @@ static void lines_owners(const ftm_mesh *m, char *b, size_t n)
         snprintf(b + u, n - u, ". Every chip owns a share.");
 }
 
-static size_t lesson_count(const ftm_mesh *m) { return (size_t)ftm_mesh_healthy_count(m); }
+/* Numbers per chip: one block per chip and ring direction (bidir runs two
+ * rings, each on half of the buffer: with one number per chip each ring
+ * would get half a block per chip and half the chips would idle). */
+static size_t lesson_count(const ftm_mesh *m, const char *algo)
+{
+    return (size_t)ftm_mesh_healthy_count(m) * (strcmp(algo, "bidir") ? 1 : 2);
+}
 
 /* Records algo on m into a new recorder *tr and reads its first run. */
 static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l)
 {
-    size_t count = lesson_count(m);
+    size_t count = lesson_count(m, algo);
     int rc = ftm_trace_create(tr, m->nchips, FTM_LESSON_MAX_BYTES);
     if (rc)
         return rc;
@@ -193,7 +199,7 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
                      ftm_lesson *l, long *wrong)
 {
     printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
-           "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), lesson_count(m),
+           "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), lesson_count(m, algo),
            m->cols);
     int rc = record(m, algo, tr, l);
     if (rc)
@@ -291,7 +297,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     ftm_ring ring = { 0 };
     int have_ring = ftm_router_ring(&m2, &ring) == 0;
     demo_mesh(o, &m2, have_ring ? &ring : NULL);
-    rc = ftm_lesson_run(&m2, algo, lesson_count(&m2), tr, NULL);
+    rc = ftm_lesson_run(&m2, algo, lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
@@ -463,6 +469,15 @@ static int parse(int argc, char **argv, demo_args *d)
     return 0;
 }
 
+/* Why an algorithm's own schedule cannot run (its builder's reasons). */
+static const char *own_why(const char *algo, int rc)
+{
+    if (rc == FTM_ENOTSUP && !strcmp(algo, "2d-lines"))
+        return "no layout of its lines fits this mesh: it needs usable columns, whose chips "
+               "are all alive, and a whole row beside any row cut more than once";
+    return ftm_strerror(rc);
+}
+
 /* 0 when algo's own schedule can run on m (and, with a victim, on m
  * without it); else one line saying why not (CLI_EXIT_USAGE). */
 static int own_ok(const char *algo, const ftm_mesh *m, int victim)
@@ -475,7 +490,7 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
             return cli_error(CMD, "%s", ftm_strerror(rc));
         if (pass)
             t.chip_dead[victim] = 1;
-        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t), FTM_RED_SUM_I64);
+        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t, algo), FTM_RED_SUM_I64);
         ftm_mesh_free(&t);
         if (!rc)
             ftm_sched_free(&s);
@@ -483,7 +498,7 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
             return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh%s "
                                    "(%s); the demo shows no other in its place: try another "
                                    "mesh or algorithm", algo, pass ? " once the chip has died" : "",
-                                   ftm_strerror(rc));
+                                   own_why(algo, rc));
         if (rc)
             return cli_error(CMD, "%s", ftm_strerror(rc));
     }
@@ -557,7 +572,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
                  "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
                  "position #i. Each step is one round of one global order: a transfer is in "
                  "step n when the last transfer it waits for is in step n - 1.",
-                 algo_story(algo), lesson_count(m), m->cols);
+                 algo_story(algo), lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");
