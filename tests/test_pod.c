@@ -12,12 +12,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
-
-static int sanitizer_scale(void)
-{
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    return e && strcmp(e, "sanitizer") == 0;
-}
+#include "test_util.h"
 
 static double model(const char *name, const ftm_mesh *m, size_t count)
 {
@@ -98,7 +93,7 @@ static void apply_faults(ftm_mesh *m, const pod_case *k)
 START_TEST(test_pod_overhead_bounds)
 {
     const pod_case *k = &cases[_i];
-    if (sanitizer_scale() && (k->rows != 16 || !k->resnet))
+    if (small_scale() && (k->rows != 16 || !k->resnet))
         return;
     size_t count = k->resnet ? 25600000 : 340000000;
     ftm_mesh h, m;
@@ -126,7 +121,7 @@ START_TEST(test_pod_degrades_gracefully)
     static const int cfg[][4] = { /* rows, cols, torus, random dead chips */
         { 32, 32, 1, 8 }, { 32, 32, 1, 12 }, { 32, 32, 1, 40 }, { 24, 24, 0, 30 } };
     static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
-    if (sanitizer_scale())
+    if (sanitizer_scale() || (small_scale() && _i != 3))
         return;
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, cfg[_i][0], cfg[_i][1], cfg[_i][2]), 0);
@@ -160,9 +155,5 @@ Suite *pod_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(pod_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(pod_suite());
 }
