@@ -275,9 +275,25 @@ if [ "${FTMESH_TEST_SCALE:-}" != sanitizer ]; then # 15-70 s more: not under the
         grep -q "^# goal (more faults): two or four dead hosts cost the best algorithm at most 20%" "$tmp/out" && ok ||
         bad "sweep does not say how many cases meet the 10% and the 20% goal"
     [ "$(grep -cE '^(16|32)x32 +(two|four)-hosts ' "$tmp/out")" = "$nmulti" ] && ok || bad "sweep lacks the two- and four-host rows"
+    # every row: its lower bound (ms) and the time as a multiple of it, >= 1
+    awk '/^(16|32)x32 / { n++; if ($(NF-1) <= 0 || $NF < 1 || $(NF-1) * $NF < $(NF-5) * 0.99) b++ }
+         END { exit !(n > 0 && !b) }' "$tmp/out" && ok || bad "sweep rows lack a bound at or below their time"
 fi
 expect 2 sweep --pod 8x8
 expect 2 sweep --pod 16x32 --throughput
+
+# The lower bound: 2(N'-1)M/(D'B) + hop on a healthy 4x4 torus (19.75 us
+# for 4 MB), never above the modeled time; M/B + hop across a bridge.
+expect 0 allreduce --mesh 4x4 --torus --size 4000000 --model-only --json
+json "$tmp/out" 'abs(j["bound_s"] - 19.75e-6) < 1e-12 and j["bound_term"] == "links" and abs(j["over_bound"] - j["modeled_s"] / j["bound_s"]) < 1e-5 and j["over_bound"] >= 1'
+expect 0 allreduce --mesh 3x5 --fail 0,2 --fail 2,2 --size 4000000 --algo tree --iters 1 --json
+json "$tmp/out" 'abs(j["bound_s"] - 41e-6) < 1e-12 and j["bound_term"] == "cut" and j["modeled_s"] >= j["bound_s"]'
+expect 0 allreduce --mesh 4x4 --size 64K --model-only
+grep_out "# lower bound "
+expect 0 rings --mesh 4x4 --torus --json
+json "$tmp/out" 'abs(j["bound_s_per_MB"] - 2 * 15 / 64 / 100e9 * 1e6) < 1e-15 and j["bound_latency_s"] == 4e-6'
+expect 0 rings --mesh 4x4 --torus --algo tree
+grep_out "4 hops x 1.0 us = 4.0 us"
 
 # Modeled time is deterministic.
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --algo bidir --size 1M --model-only --json >"$tmp/a"

@@ -21,7 +21,7 @@ for part in "1. The mesh and its hole" "2. ring allreduce" "3. The 2-D algorithm
             "4. A chip dies in the middle" "dies at the start of this step" "The recovery run"; do
     grep -q "$part" "$tmp/out" || bad "demo: no '$part'"
 done
-grep -q "Here 7 B and 8 w: 1 ring edge must join" "$tmp/out" || bad "demo: no two-colour argument"
+tr "\n" " " <"$tmp/out" | grep -q "Here 7 B and 8 w: 1 ring edge must join" || bad "demo: no two-colour argument"
 for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"

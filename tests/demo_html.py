@@ -5,7 +5,12 @@ dom FILE ROWS COLS DEAD STEP|last: the DOM Chromium dumped for the page at
   with data-row/data-col) and the values: step 0 the inputs
   1 + (n + i) mod 9 of chip n = r * cols + c, the last step the exact sums,
   both computed here.
-png A.png B.png: two screenshots are neither blank nor identical."""
+png A.png B.png: two screenshots are neither blank nor identical.
+part FILE P DEAD(r,c or -) VERIFIED(0/1): the DOM at part P's last step:
+  #part is P, #step equals #steps, #parts at least P; chip DEAD (if any) has
+  class dead; a verified part's caption says every chip holds the same sums.
+wraps FILE: no line of the picture (links, ring, arrows) spans more than
+  half of the picture: torus wraps are stubs at both borders."""
 import re
 import struct
 import sys
@@ -23,6 +28,9 @@ class Dom(HTMLParser):
         super().__init__()
         self.chips = {}
         self.ids = {}
+        self.cls = {}
+        self.lines = []
+        self.viewbox = None
         self.stack = []
 
     def handle_starttag(self, tag, attrs):
@@ -34,9 +42,14 @@ class Dom(HTMLParser):
         if "chip" in cls:
             key = ("chip", (int(a["data-row"]), int(a["data-col"])))
             self.chips[key[1]] = ""
-        elif a.get("id") in ("step", "steps"):
+            self.cls[key[1]] = cls
+        elif a.get("id") in ("step", "steps", "part", "parts", "caption"):
             key = ("id", a["id"])
             self.ids[a["id"]] = ""
+        if tag == "line" and all(k in a for k in ("x1", "y1", "x2", "y2")):
+            self.lines.append([float(a[k]) for k in ("x1", "y1", "x2", "y2")] + [a.get("class", "")])
+        if tag == "svg" and a.get("viewbox"):
+            self.viewbox = [float(v) for v in a["viewbox"].split()]
         self.stack.append((tag, key))
 
     def handle_endtag(self, tag):
@@ -140,7 +153,49 @@ def check_png(a, b):
     print("ok: screenshots differ in %d pixels" % diff)
 
 
-if sys.argv[1] == "dom":
+def check_part(path, part, dead, verified):
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    for k in ("part", "parts", "step", "steps", "caption"):
+        if k not in d.ids:
+            fail("%s: no #%s" % (path, k))
+    if int(d.ids["part"]) != part or int(d.ids["parts"]) < part:
+        fail("%s: #part %s of %s, want %d" % (path, d.ids["part"], d.ids["parts"], part))
+    if d.ids["step"] != d.ids["steps"]:
+        fail("%s: step %s of %s, want the last" % (path, d.ids["step"], d.ids["steps"]))
+    if dead != "-":
+        rc = tuple(map(int, dead.split(",")))
+        if "dead" not in d.cls.get(rc, []):
+            fail("%s: chip %r is not marked dead: %r" % (path, rc, d.cls.get(rc)))
+    for rc, cls in d.cls.items():
+        if "dead" in cls and (dead == "-" or rc != tuple(map(int, dead.split(",")))):
+            fail("%s: chip %r marked dead" % (path, rc))
+    if verified == "1" and "every chip now holds the same sums" not in d.ids["caption"]:
+        fail("%s: the last step does not say the sums are verified: %r" % (path, d.ids["caption"]))
+    print("ok: part %d at step %s: %s" % (part, d.ids["step"], d.ids["caption"][:60]))
+
+
+def check_wraps(path):
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    if not d.viewbox or not d.lines:
+        fail("%s: no picture" % path)
+    w, h = d.viewbox[2], d.viewbox[3]
+    wraps = 0
+    for x1, y1, x2, y2, cls in d.lines:
+        if abs(x2 - x1) > w / 2 or abs(y2 - y1) > h / 2:
+            fail("%s: a %s line spans the picture: %r" % (path, cls, (x1, y1, x2, y2)))
+        wraps += "wrap" in cls
+    if not wraps:
+        fail("%s: no wrap stubs on a torus" % path)
+    print("ok: %d lines, %d wrap stubs, none across the mesh" % (len(d.lines), wraps))
+
+
+if sys.argv[1] == "part":
+    check_part(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+elif sys.argv[1] == "wraps":
+    check_wraps(sys.argv[2])
+elif sys.argv[1] == "dom":
     check_dom(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6])
 else:
     check_png(sys.argv[2], sys.argv[3])

@@ -2,8 +2,11 @@
 # ftmesh demo --html in a real browser: headless Chromium loads the page at
 # its first and last step (#step=N), the dumped DOM is checked against the
 # page contract and the sums (computed in tests/demo_html.py, not read from
-# the page), and screenshots at both steps must be neither blank nor
-# identical. Skips (77) when Chromium is not installed.
+# the page); every part of the whole lesson at its last step
+# (#part=P&step=N: the dead chip, the verified sums), the --fail-during
+# chip, a torus' wraps as stubs; screenshots at the first and last step
+# must be neither blank nor identical. Skips (77) when Chromium is not
+# installed.
 set -u
 ftmesh=${FTMESH:-./ftmesh}
 here=$(dirname "$0")
@@ -26,12 +29,14 @@ browse() { # OUTPUT-OPTION URL: one headless run with a fresh profile, bounded
 
 page() { # NAME ROWS COLS DEAD DEMO-ARGS...
     name=$1 rows=$2 cols=$3 dead=$4; shift 4
-    "$ftmesh" demo "$@" --html "$tmp/$name.html" >/dev/null || { bad "demo $*"; return; }
+    "$ftmesh" demo "$@" --html "$tmp/$name.html" >"$tmp/$name.out" || { bad "demo $*"; return; }
+    [ "$(cat "$tmp/$name.out")" = "wrote $tmp/$name.html" ] ||
+        bad "$name: --html printed more than 'wrote FILE'"
     grep -Eq '(src|href)=' "$tmp/$name.html" && bad "$name: the page loads a resource"
-    steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/$name.html")
-    [ -n "$steps" ] || { bad "$name: no #steps"; return; }
     url="file://$tmp/$name.html"
     browse --dump-dom "$url#step=0" >"$tmp/$name.0.dom" || bad "$name: chromium failed at step 0"
+    steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/$name.0.dom")
+    [ -n "$steps" ] || { bad "$name: no #steps"; return; }
     browse --dump-dom "$url#step=$steps" >"$tmp/$name.last.dom" || bad "$name: chromium failed"
     python3 "$here/demo_html.py" dom "$tmp/$name.0.dom" "$rows" "$cols" "$dead" 0 ||
         bad "$name: step 0"
@@ -40,9 +45,29 @@ page() { # NAME ROWS COLS DEAD DEMO-ARGS...
 }
 
 page ring 4 4 "1,1" --algo ring
-page twod 4 4 "2,2;2,3;3,2;3,3" --algo 2d --mesh 4x4 --torus --fail-host 2,2
+# the whole lesson: every part at its last step (#part=P&step=N, clamped),
+# the chip that dies marked dead in part 4, verified sums said at the end
+"$ftmesh" demo --html "$tmp/all.html" >/dev/null || bad "demo --html"
+for p in "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1"; do
+    set -- $p
+    browse --dump-dom "file://$tmp/all.html#part=$1&step=999" >"$tmp/all.$1.dom" ||
+        bad "chromium failed at part $1"
+    python3 "$here/demo_html.py" part "$tmp/all.$1.dom" "$1" "$2" "$3" || bad "part $1"
+done
+# --fail-during: that chip dies in the page's failure part (part 3 with --algo)
+"$ftmesh" demo --algo ring --fail-during 2,2 --html "$tmp/fd.html" >/dev/null || bad "fail-during page"
+browse --dump-dom "file://$tmp/fd.html#part=3&step=999" >"$tmp/fd.dom" || bad "chromium: fd"
+python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during page"
+# a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
+# both borders (part 2 at step 1 draws all three)
+"$ftmesh" demo --algo ring --mesh 6x6 --torus --fail-host 2,2 --html "$tmp/t6.html" >/dev/null ||
+    bad "torus page"
+for h in "part=2&step=1"; do
+    browse --dump-dom "file://$tmp/t6.html#$h" >"$tmp/t6.dom" || bad "chromium: torus"
+    python3 "$here/demo_html.py" wraps "$tmp/t6.dom" || bad "torus wraps at $h"
+done
 # screenshots of the ring page at its first and last step
-steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/ring.html")
+steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/ring.0.dom")
 (cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/first.png" \
     "file://$tmp/ring.html#step=0") >/dev/null || bad "screenshot at step 0"
 (cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/last.png" \

@@ -14,7 +14,8 @@ transfer  #i: y (lost)  carries what A held and changes nothing. Every
 table printed after steps must equal the replayed values. Positions cut
 from a long line (", ...") become unknown until the next table, which is
 then adopted. Tables that follow a run not told line by line (the
-recovery, "go as above") are adopted without a check."""
+recovery, "go as above") are adopted without a check. No line is wider
+than 80 columns."""
 import re
 import sys
 
@@ -124,6 +125,9 @@ class Replay:
 
 def run(path, cols):
     lines = open(path).read().split("\n")
+    for n, ln in enumerate(lines, 1):
+        if len(ln) > 80:
+            raise Fail("line %d has %d columns" % (n, len(ln)))
     rp = Replay(cols)
     step = None
     pending = None  # "inputs", "adopt" or None (check)

@@ -112,15 +112,40 @@ FTM_EXTERN int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *
 /* The exact sum of element k over the healthy chips of m. */
 FTM_EXTERN int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
 
-/* Writes one self-contained HTML page (inline CSS, JavaScript and SVG)
- * that animates the lesson: mesh, holes, dead links, the ring of the 1-D
- * algorithms (ring may be NULL), each step's transfers as arrows and every
- * chip's values. Page contract: each healthy chip is an SVG <text
- * class="chip" data-row data-col> whose text is its current values
- * separated by spaces; #step holds the current step, #steps the number of
- * steps; the fragment #step=N opens step N. Returns 0, FTM_EINVAL or
- * FTM_EIO. */
+/* A round's phase in words a student follows ("row reduce-scatter", "up
+ * the tree"; where a schedule names one phase for all its steps, what
+ * moved: "along columns, adding"), into b. */
+FTM_EXTERN void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n);
+
+/* One part of the lesson's page. */
 struct ftm_ring;
+typedef struct ftm_lesson_part {
+    const char *title;        /* "2. ring allreduce, step by step" */
+    const char *intro;        /* what the part tells (plain text; may be NULL) */
+    const ftm_lesson *l;      /* its mesh and frames */
+    const struct ftm_ring *ring; /* drawn with its direction, or NULL */
+    int chessboard;           /* 1: chips coloured B/w (the two-colour argument) */
+    int verified;             /* 1: the last step holds the exact sums (checked) */
+    int picture;              /* 1: only the mesh at step 0 (l's inputs) */
+} ftm_lesson_part;
+
+/* Writes one self-contained HTML page (inline CSS, JavaScript and SVG, no
+ * network) that tells the parts p[0 .. n) one after the other: each
+ * part's mesh, holes, dead links and torus wraps (stubs at both borders),
+ * the ring with its direction, each step's transfers as arrows (lost ones
+ * red) and every chip's values by position, finished sums highlighted.
+ * Page contract: each healthy chip of the shown part is an SVG <text
+ * class="chip" data-row data-col> whose text is its current values
+ * separated by spaces, with class "dead" too when it is dead at the shown
+ * step (holes: class "hole dead" elements with data-row data-col); #step
+ * holds the current step, #steps the part's number of steps, #part the
+ * part's number (from 1), #parts the number of parts; the fragment
+ * #part=P&step=N opens part P at step N, #step=N alone step N of part
+ * main_part (from 1). Returns 0, FTM_EINVAL or FTM_EIO. */
+FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
+                                     const char *title);
+
+/* The page of one lesson alone: ftm_lesson_html_parts with one part. */
 FTM_EXTERN int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
 
 #endif

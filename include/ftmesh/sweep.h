@@ -30,6 +30,9 @@ typedef struct ftm_sweep_row {
     double overhead_pct;      /* vs the same algorithm on the healthy torus */
     double overhead_best_pct; /* vs the best algorithm on the healthy torus */
     int best;                 /* 1: fastest algorithm of its (mesh, scenario, model) */
+    double bound_s;           /* no allreduce of bytes on this mesh models faster
+                               * (ftm_cost_bound) */
+    double over_bound;        /* time_s / bound_s */
 } ftm_sweep_row;
 
 /* Runs the table with cost parameters p (NULL: TPU-v3 defaults) and

@@ -466,6 +466,37 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
     return err;
 }
 
+/* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound) and
+ * the modeled time as a multiple of it; 0 when it has none (one chip). */
+static double bound_of(const ar_args *a, const ftm_mesh *m, ftm_cost_bound_parts *b)
+{
+    if (ftm_cost_bound(m, a->bytes, FTM_RED_SUM_F32, &a->cp, b) || b->time_s <= 0)
+        return 0;
+    return b->time_s;
+}
+
+static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
+                       const ftm_cost_result *cost)
+{
+    ftm_cost_bound_parts b;
+    if (bound_of(a, m, &b) <= 0)
+        return;
+    cli_json_num(j, "bound_s", "%.9g", b.time_s);
+    cli_json_num(j, "over_bound", "%.6f", cost->time_s / b.time_s);
+    cli_json_str(j, "bound_term", b.binding);
+}
+
+static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_result *cost)
+{
+    ftm_cost_bound_parts b;
+    if (bound_of(a, m, &b) <= 0)
+        return;
+    printf("# lower bound %.1f us (%s: no allreduce of %zu B on this mesh models faster);"
+           " model = %.3f x bound\n", b.time_s * 1e6,
+           !strcmp(b.binding, "links") ? "link bytes" : b.binding, a->bytes,
+           cost->time_s / b.time_s);
+}
+
 static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
                         const ftm_allreduce_result *r, const ftm_cost_result *cost)
 {
@@ -489,6 +520,7 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
     cli_json_num(&j, "modeled_algbw_GBps", "%.6g", m_algbw);
     cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
     cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
+    bound_json(&j, a, m, cost);
     if (!a->model_only) {
         cli_json_int(&j, "iters", a->iters);
         cli_json_num(&j, "wall_s", "%.9g", r->wall_s);
@@ -533,6 +565,7 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
     printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
            "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
            (unsigned long long)cost->max_link_bytes, wrong);
+    bound_text(a, m, cost);
     if (!mo)
         printf("# %s: every element of every chip %s the exact sum\n",
                r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");

@@ -11,6 +11,7 @@
 #include "ftmesh/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +21,23 @@
 #define CMD "demo"
 
 enum { O_ALGO = CLI_O_CMD, O_FAIL_DURING, O_STEP, O_DELAY, O_NO_COLOR, O_HTML, O_TRACE,
-       O_TRACE_CLOCK };
+       O_TRACE_CLOCK, O_TEXT };
+/* The algorithm of part 3: the 2-D allreduce whose lines go around holes. */
+#define DEMO_2D "2d-lines"
 
 static const cli_opt demo_options[] = {
-    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh: ring, bidir,\n"
-                              "tree, 2d or 2d-concurrent" },
+    { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh, with its own\n"
+                              "schedule: ring, bidir, tree, 2d, 2d-concurrent,\n"
+                              "2d-lines (any registered algorithm)" },
     { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
     { "step", NULL, O_STEP, "wait for Enter after each step" },
     { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },
     { "no-color", NULL, O_NO_COLOR, "no colours (also when NO_COLOR is set); when stdout\n"
                                     "is not a terminal: plain text and no waiting" },
-    { "html", "FILE", O_HTML, "write one self-contained page that plays the recorded\n"
-                              "run (open it in any browser; no network needed)" },
+    { "html", "FILE", O_HTML, "write one self-contained page that tells every part of\n"
+                              "the lesson (open it in any browser; no network needed)\n"
+                              "and print only 'wrote FILE'" },
+    { "text", NULL, O_TEXT, "with --html: tell the lesson in the terminal too" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8 (default 4x4 without chip\n(1,1))" },
     { NULL, NULL, 0, NULL },
@@ -42,14 +48,16 @@ static void usage(void)
 {
     printf("usage: ftmesh demo [--mesh RxC] [--torus] [faults] [--algo NAME]\n"
            "                   [--fail-during R,C] [--step] [--delay SEC] [--no-color]\n"
-           "                   [--html FILE] [--trace FILE [--trace-clock wall|modeled]]\n"
+           "                   [--html FILE [--text]]\n"
+           "                   [--trace FILE [--trace-clock wall|modeled]]\n"
            "\n"
            "A narrated lesson: the mesh and its hole, why the ring must detour, then a\n"
            "real allreduce of small integers told step by step from what the chips\n"
            "recorded (what each chip sends and receives and its sums as they grow),\n"
-           "then the 2-D algorithm on a torus with a dead host, then a chip dying in\n"
-           "the middle of an allreduce and the recovery. Default mesh: 4x4 without\n"
-           "chip (1,1). Meshes up to %dx%d.\n\n", DEMO_MAX_SIDE, DEMO_MAX_SIDE);
+           "then the 2-D allreduce around a dead host, then a chip dying in the\n"
+           "middle of an allreduce and the recovery. --html: the same parts as one\n"
+           "page. Default mesh: 4x4 without chip (1,1). Meshes up to %dx%d.\n\n",
+           DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
     cli_print_opts(stdout, "Mesh and faults", demo_tables, 1, 2);
@@ -58,7 +66,7 @@ static void usage(void)
 typedef struct demo_args {
     cli_mesh_opts o;
     const char *algo;      /* NULL: the whole lesson */
-    int step, no_color;
+    int step, no_color, text;
     double delay;
     const char *html, *trace, *fail_during;
     int trace_clock;
@@ -69,6 +77,9 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
     demo_args *d = ctx;
     switch (id) {
     case O_ALGO:
+        if (!strcmp(v, "auto"))
+            return cli_usage_error(CMD, "--algo auto: not available in the demo, which shows "
+                                   "one algorithm's own schedule; name one (see ftmesh demo --help)");
         if (!ftm_allreduce_find(v))
             return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
         d->algo = v;
@@ -81,6 +92,7 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
         return 0;
     case O_FAIL_DURING: d->fail_during = v; return 0;
     case O_HTML: d->html = v; return 0;
+    case O_TEXT: d->text = 1; return 0;
     case O_TRACE: d->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &d->trace_clock);
     default: return cli_mesh_set(&d->o, id, name, v);
@@ -106,8 +118,53 @@ static const char *algo_story(const char *algo)
         return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
                "sums the row results it holds, then the rows all-gather. Rows and\n"
                "columns are short rings, so there are fewer steps than one long ring.";
-    return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
-           "one going rows-then-columns and the other columns-then-rows at once.";
+    if (!strcmp(algo, "2d-concurrent"))
+        return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
+               "one going rows-then-columns and the other columns-then-rows at once.";
+    if (!strcmp(algo, "2d-lines"))
+        return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
+               "once, half A rows first, half B columns first. Row phase: the chips of a\n"
+               "row sum their numbers so that each owns a share; a whole row of a torus\n"
+               "is a ring, a row cut by a hole is a LINE of the chips left, which needs\n"
+               "no link outside the row. Column phase: only the usable columns, whose\n"
+               "chips are all alive, add the row results across the rows. Half B is the\n"
+               "same with rows and columns swapped. The halves are cut into chunks that\n"
+               "follow each other, so steps of different phases run together.";
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    return a && a->summary ? a->summary : algo;
+}
+
+/* Which chips own nothing in 2d-lines on m, and why, into b: a column
+ * with a dead chip cannot sum across every row (half A), a row with one
+ * cannot sum across every column (half B). */
+static void lines_owners(const ftm_mesh *m, char *b, size_t n)
+{
+    size_t u = (size_t)snprintf(b, n, "Usable columns (all chips alive):");
+    int badc = 0, badr = 0;
+    for (int c = 0; c < m->cols && u < n; c++) {
+        int ok = 1;
+        for (int r = 0; r < m->rows; r++)
+            ok &= ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
+        badc += !ok;
+        if (ok)
+            u += (size_t)snprintf(b + u, n - u, " %d", c);
+    }
+    u += u < n ? (size_t)snprintf(b + u, n - u, "; usable rows:") : 0;
+    for (int r = 0; r < m->rows && u < n; r++) {
+        int ok = 1;
+        for (int c = 0; c < m->cols; c++)
+            ok &= ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
+        badr += !ok;
+        if (ok)
+            u += (size_t)snprintf(b + u, n - u, " %d", r);
+    }
+    if (u < n && (badc || badr))
+        snprintf(b + u, n - u, ". In half A the healthy chips of the other columns own nothing: "
+                 "their column has a hole, so it cannot add up across all rows; their row's "
+                 "owners take their share, and they get the sums back in their row's "
+                 "all-gather. In half B the same holds for the chips of the other rows.");
+    else if (u < n)
+        snprintf(b + u, n - u, ". Every chip owns a share.");
 }
 
 static size_t lesson_count(const ftm_mesh *m) { return (size_t)ftm_mesh_healthy_count(m); }
@@ -213,9 +270,10 @@ static void tell_behind(const demo_out *o, const ftm_lesson *l, int k)
     (void)o;
 }
 
-/* The recovery: the allreduce again on the chips left (run 1 of tr). */
+/* The recovery: the allreduce again on the chips left (run 1 of tr, which
+ * passes to the story with the recovery's part). */
 static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
-                         ftm_trace *tr, long *wrong)
+                         ftm_trace *tr, demo_story *st, long *wrong)
 {
     ftm_mesh m2;
     ftm_lesson l2;
@@ -227,52 +285,80 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     ftm_ring ring = { 0 };
     int have_ring = ftm_router_ring(&m2, &ring) == 0;
     demo_mesh(o, &m2, have_ring ? &ring : NULL);
-    if (have_ring)
-        ftm_ring_free(&ring);
     rc = ftm_lesson_run(&m2, algo, lesson_count(&m2), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
+    long w = 0;
     if (!rc) {
         printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
                l2.nframes - 1);
         demo_table(o, &l2, l2.nframes - 1);
-        *wrong += demo_check(o, &l2);
+        w = demo_check(o, &l2);
+        *wrong += w;
     }
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "The recovery", &l2, NULL, NULL);
+    if (p) {
+        p->verified = w == 0;
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "The survivors run the %s "
+                 "allreduce again from their own numbers, on the mesh without chip (%d,%d): "
+                 "%d steps. At the last step every chip holds the sums of the chips left.",
+                 algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), st->les[st->n - 1].nframes - 1);
+        p->ring = NULL;
+    }
+    if (have_ring)
+        ftm_ring_free(&ring);
     ftm_lesson_free(&l2);
     ftm_mesh_free(&m2);
     return rc;
 }
 
+/* The victim's death in the lesson's order: the round of its middle
+ * transfer (-1: it sends nothing); *nsent its transfers, *before those it
+ * made before that round. */
+static int death_round(const ftm_lesson *l, int victim, int *nsent, int *before)
+{
+    int round = ftm_lesson_send_round(l, victim, 0, nsent);
+    if (*nsent > 0)
+        round = ftm_lesson_send_round(l, victim, *nsent / 2, NULL);
+    *before = 0;
+    while (*before < *nsent && ftm_lesson_send_round(l, victim, *before, NULL) < round)
+        ++*before;
+    return round;
+}
+
 /* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
- * death is scripted in the lesson's order: the chip dies once it has sent
- * half of its transfers, so every run tells the same story. */
+ * death is scripted in the lesson's order: the chip dies at the start of
+ * the round of its middle transfer, so every run tells the same story. */
 static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
-                        long *wrong)
+                        const char *title, demo_story *st, long *wrong)
 {
     ftm_trace *tr = NULL;
     ftm_lesson l1;
     memset(&l1, 0, sizeof l1);
-    int rc = record(m, algo, &tr, &l1), nsent = 0, round = -1, before = 0;
-    if (!rc)
-        round = ftm_lesson_send_round(&l1, victim, 0, &nsent);
-    if (!rc && nsent > 0)
-        round = ftm_lesson_send_round(&l1, victim, nsent / 2, NULL);
-    while (before < nsent && ftm_lesson_send_round(&l1, victim, before, NULL) < round)
-        before++;
+    int rc = record(m, algo, &tr, &l1), nsent = 0, before = 0;
+    int round = rc ? -1 : death_round(&l1, victim, &nsent, &before);
     int vr = ftm_mesh_row(m, victim), vc = ftm_mesh_col(m, victim);
-    if (!rc && round < 1) {
+    char intro[sizeof st->intro[0]];
+    snprintf(intro, sizeof intro,
+             "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
+             "step %d, the step of its transfer %d of %d (it had sent %d). The death is "
+             "scripted at that point of the recorded run's steps, so every run of the lesson "
+             "tells the same story. A dead chip sends, receives and forwards nothing: the "
+             "transfers from, to or through it in that step are lost. The health monitor "
+             "tells every chip at once and they stop; their buffers are half-done and the "
+             "dead chip's numbers are gone, so the survivors start over on the chips left "
+             "(the next part). The lesson does not show a chip coming back.",
+             algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+    if (!rc && round < 1)
         printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
                "change it.\n", vr, vc);
-    } else if (!rc) {
+    else if (!rc && !(rc = ftm_lesson_kill(&l1, victim, round))) {
         printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
                "start of step %d, the step of its transfer %d of %d (it had sent %d).\n"
                "The death is scripted at that point of the steps above (the same\n"
                "recorded run, the same order), so every run of the lesson tells the\n"
                "same story. A dead chip sends, receives and forwards nothing.\n",
                algo, vr, vc, round, nsent / 2 + 1, nsent, before);
-        rc = ftm_lesson_kill(&l1, victim, round);
-    }
-    if (!rc && round >= 1) {
         if (round > 1)
             printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
                    round - 1);
@@ -285,8 +371,19 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
                "chip's numbers are gone, so the survivors start the allreduce over on the\n"
                "chips left, its schedule rebuilt around the new hole. (The lesson does\n"
-               "not show a chip coming back.)\n\n");
-        rc = tell_recovery(o, m, algo, victim, tr, wrong);
+               "not show a chip coming back.)\n");
+        if (demo_story_add(st, title, &l1, NULL, NULL))
+            snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
+        char h[80];
+        snprintf(h, sizeof h, "%d. The recovery", st->n + 1);
+        demo_heading(o, h);
+        rc = tell_recovery(o, m, algo, victim, tr, st, wrong);
+        if (!rc && st->n)
+            snprintf(st->title[st->n - 1], sizeof st->title[0], "%s", h);
+        if (!rc && st->n && st->tr[st->n - 1] == NULL) {
+            st->tr[st->n - 1] = tr; /* the recovery's part owns the recorder */
+            tr = NULL;
+        }
     }
     ftm_lesson_free(&l1);
     ftm_trace_destroy(tr);
@@ -294,54 +391,59 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
 }
 
 /* Part 3: the 2-D algorithm on a 4x4 torus without the host at (2,2). */
-static int tell_2d(const demo_out *o, long *wrong)
+static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
 {
     ftm_mesh t;
     int rc = ftm_mesh_init(&t, 4, 4, 1);
     if (rc)
         return rc;
     ftm_mesh_fail_host(&t, 2, 2);
-    ftm_ring ring = { 0 };
-    int have_ring = ftm_router_ring(&t, &ring) == 0;
-    demo_mesh(o, &t, have_ring ? &ring : NULL);
-    if (have_ring)
-        ftm_ring_free(&ring);
+    demo_mesh(o, &t, NULL);
+    char own[600];
+    lines_owners(&t, own, sizeof own);
+    demo_wrap(own);
     printf("\n");
     ftm_trace *tr = NULL;
     ftm_lesson l;
     memset(&l, 0, sizeof l);
-    rc = tell_algo(o, &t, "2d", &tr, &l, wrong);
+    long w = 0;
+    rc = tell_algo(o, &t, DEMO_2D, &tr, &l, &w);
+    *wrong += w;
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. 2-D around a dead host", &l, tr, NULL);
+    if (p) {
+        p->verified = w == 0;
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s %s", algo_story(DEMO_2D), own);
+        tr = NULL;
+    }
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
     ftm_mesh_free(&t);
     return rc;
 }
 
-/* --html and --trace of the main run. */
-static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const ftm_lesson *l,
-                         const ftm_ring *ring, const ftm_trace *tr)
+/* --html (the story's parts) and --trace (the main run). */
+static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const demo_story *st)
 {
     int rc = 0, err;
+    const ftm_lesson *l = &st->les[st->main_part - 1];
     if (hf) {
         char title[96];
         snprintf(title, sizeof title, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
                  l->mesh.rows, l->mesh.cols, l->mesh.torus ? "torus" : "mesh");
-        err = ftm_lesson_html(hf, l, ring, title);
+        err = ftm_lesson_html_parts(hf, st->part, st->n, st->main_part, title);
         if (fclose(hf) && !err)
             err = FTM_EIO;
-        if (err) {
+        if (err)
             rc = cli_error(CMD, "--html %s: %s", d->html, ftm_strerror(err));
-        }
     }
     if (tf) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        err = cli_trace_write(tf, tr, &l->mesh, d->trace_clock, &cp);
+        err = cli_trace_write(tf, st->tr[st->main_part - 1], &l->mesh, d->trace_clock, &cp);
         if (fclose(tf) && !err)
             err = FTM_EIO;
-        if (err) {
+        if (err)
             rc = cli_error(CMD, "--trace %s: %s", d->trace, ftm_strerror(err));
-        }
     }
     return rc;
 }
@@ -357,6 +459,33 @@ static int parse(int argc, char **argv, demo_args *d)
     if (!strcmp(d->o.mesh_spec, "4x4") && !d->o.torus && !d->o.nfail && !d->o.nfail_host &&
         !d->o.nfail_link && !d->o.random_faults)
         d->o.fail[d->o.nfail++] = "1,1";
+    return 0;
+}
+
+/* 0 when algo's own schedule can run on m (and, with a victim, on m
+ * without it); else one line saying why not (CLI_EXIT_USAGE). */
+static int own_ok(const char *algo, const ftm_mesh *m, int victim)
+{
+    ftm_mesh t;
+    ftm_sched s;
+    for (int pass = 0; pass < 1 + (victim >= 0); pass++) {
+        int rc = ftm_mesh_copy(&t, m);
+        if (rc)
+            return cli_error(CMD, "%s", ftm_strerror(rc));
+        if (pass)
+            t.chip_dead[victim] = 1;
+        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t), FTM_RED_SUM_I64);
+        ftm_mesh_free(&t);
+        if (!rc)
+            ftm_sched_free(&s);
+        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
+            return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh%s "
+                                   "(%s); the demo shows no other in its place: try another "
+                                   "mesh or algorithm", algo, pass ? " once the chip has died" : "",
+                                   ftm_strerror(rc));
+        if (rc)
+            return cli_error(CMD, "%s", ftm_strerror(rc));
+    }
     return 0;
 }
 
@@ -382,7 +511,7 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     }
     if (d->o.seed_given && !d->o.random_faults)
         cli_warn(CMD, "--seed has no effect without --random-faults");
-    return 0;
+    return own_ok(d->algo ? d->algo : "ring", m, *victim);
 }
 
 static demo_out out_mode(const demo_args *d)
@@ -396,13 +525,11 @@ static demo_out out_mode(const demo_args *d)
     return o;
 }
 
-/* Parts 1 and 2 (and 3 and 4 for the whole lesson). */
-static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int victim,
-                  FILE *hf, FILE *tf, long *wrong)
+/* Parts 1 and 2: the mesh and the allreduce step by step, into st. */
+static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, demo_story *st,
+                     long *wrong)
 {
-    const char *algo = d->algo ? d->algo : "ring";
-    int whole = !d->algo;
-    ftm_ring ring = { 0 };
+    ftm_ring ring = { 0 }, ring2 = { 0 };
     int have_ring = ftm_router_ring(m, &ring) == 0;
     demo_heading(o, "1. The mesh and its hole");
     demo_mesh(o, m, have_ring ? &ring : NULL);
@@ -413,26 +540,65 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
     ftm_trace *tr = NULL;
     ftm_lesson l;
     memset(&l, 0, sizeof l);
-    int rc = tell_algo(o, m, algo, &tr, &l, wrong);
+    long w = 0;
+    int rc = tell_algo(o, m, algo, &tr, &l, &w);
+    *wrong += w;
     int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
-    int orc = rc ? 0 : write_outputs(d, hf, tf, &l, one_d && have_ring ? &ring : NULL, tr);
-    if (rc && hf)
-        fclose(hf);
-    if (rc && tf)
-        fclose(tf);
+    if (!rc && have_ring && one_d && ftm_router_ring(m, &ring2))
+        rc = FTM_ENOMEM;
+    st->n = 1; /* part 1 (a picture of part 2's mesh) is filled below */
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, h, &l, tr, one_d ? &ring2 : NULL);
+    if (p) {
+        tr = NULL;
+        p->verified = w == 0;
+        st->main_part = 2;
+        snprintf(st->intro[1], sizeof st->intro[1], "%s Every chip starts with %zu numbers: "
+                 "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
+                 "position #i. Each step is one round of one global order: a transfer is in "
+                 "step n when the last transfer it waits for is in step n - 1.",
+                 algo_story(algo), lesson_count(m), m->cols);
+        ftm_lesson_part *p1 = &st->part[0];
+        memset(p1, 0, sizeof *p1);
+        snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");
+        p1->title = st->title[0];
+        p1->l = &st->les[1];
+        p1->picture = p1->chessboard = 1;
+        if (have_ring) {
+            st->ring[0] = ring;
+            memset(&ring, 0, sizeof ring);
+            p1->ring = &st->ring[0];
+        }
+        demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
+        p1->intro = st->intro[0];
+    } else {
+        st->n = 0;
+    }
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
-    if (have_ring)
+    if (ring.n)
         ftm_ring_free(&ring);
-    if (!rc && whole) {
-        demo_heading(o, "3. The 2-D algorithm on a torus with a dead host");
-        rc = tell_2d(o, wrong);
+    if (ring2.n)
+        ftm_ring_free(&ring2);
+    return rc;
+}
+
+/* The whole lesson (or parts 1, 2 and the failure for --algo). */
+static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int victim,
+                  demo_story *st, long *wrong)
+{
+    const char *algo = d->algo ? d->algo : "ring";
+    int rc = tell_main(o, m, algo, st, wrong);
+    if (!rc && !d->algo) {
+        demo_heading(o, "3. The 2-D algorithm around a dead host");
+        rc = tell_2d(o, st, wrong);
     }
     if (!rc && victim >= 0) {
-        demo_heading(o, whole ? "4. A chip dies in the middle" : "3. A chip dies in the middle");
-        rc = tell_failure(o, m, algo, victim, wrong);
+        char h[80];
+        snprintf(h, sizeof h, "%d. A chip dies in the middle", st->n + 1);
+        demo_heading(o, h);
+        rc = tell_failure(o, m, algo, victim, h, st, wrong);
     }
-    return rc ? rc : orc ? -1 : 0;
+    return rc;
 }
 
 int cli_demo(int argc, char **argv)
@@ -464,7 +630,34 @@ int cli_demo(int argc, char **argv)
     }
     demo_out out = out_mode(&d);
     long wrong = 0;
-    int err = lesson(&d, &out, &m, victim, hf, tf, &wrong);
+    demo_story st;
+    memset(&st, 0, sizeof st);
+    int quiet = d.html && !d.text, saved = -1;
+    if (quiet) { /* the page only: the text lesson goes nowhere */
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0 && saved >= 0)
+            dup2(null, STDOUT_FILENO);
+        if (null >= 0)
+            close(null);
+        out.tty = 0;
+    }
+    int err = lesson(&d, &out, &m, victim, &st, &wrong);
+    if (quiet && saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    int orc = err ? 0 : write_outputs(&d, hf, tf, &st);
+    if (err && hf)
+        fclose(hf);
+    if (err && tf)
+        fclose(tf);
+    if (!err && !orc && d.html)
+        printf("wrote %s\n", d.html);
+    demo_story_free(&st);
+    err = err ? err : orc ? -1 : 0;
     if (err == FTM_EHANG)
         rc = cli_error(CMD, "the chips hung (ftmesh allreduce with the same mesh lists the "
                             "stuck chips)");

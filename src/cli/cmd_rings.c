@@ -6,6 +6,7 @@
 #include "ftmesh/plan2d.h"
 #include "ftmesh/svg.h"
 #include "ftmesh/error.h"
+#include "ftmesh/costmodel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,50 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
         return 0;
     }
     return cli_mesh_set(&a->o, id, name, v);
+}
+
+/* The lower bound on any allreduce of M bytes on m (ftm_cost_bound, at
+ * the default TPU-v3 parameters) as a function of M: per byte (s/B: the
+ * link bytes or a cut, whichever binds), a fixed hop, and the latency of
+ * the diameter. Returns 0 or an FTM_E* code. */
+static int bound_terms(const ftm_mesh *m, double *per_byte, double *fixed, double *latency,
+                       int *diameter)
+{
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_bound_parts b;
+    double hop = p.hop_s;
+    p.hop_s = 0; /* one second's bytes, no latency: the coefficient alone */
+    int err = ftm_cost_bound(m, (size_t)p.link_Bps, FTM_RED_SUM_F32, &p, &b);
+    if (err)
+        return err;
+    *per_byte = (b.links_s > b.cut_s ? b.links_s : b.cut_s) / p.link_Bps;
+    *fixed = b.live_chips > 1 ? hop : 0;
+    *latency = b.diameter * hop;
+    *diameter = b.diameter;
+    return 0;
+}
+
+static void bound_json(cli_json *j, const ftm_mesh *m)
+{
+    double per, fixed, lat;
+    int diam;
+    if (bound_terms(m, &per, &fixed, &lat, &diam))
+        return;
+    cli_json_num(j, "bound_s_per_MB", "%.9g", per * 1e6);
+    cli_json_num(j, "bound_fixed_s", "%.9g", fixed);
+    cli_json_num(j, "bound_latency_s", "%.9g", lat);
+}
+
+static void bound_text(const ftm_mesh *m)
+{
+    double per, fixed, lat;
+    int diam;
+    if (bound_terms(m, &per, &fixed, &lat, &diam) || per <= 0)
+        return;
+    printf("lower bound on any allreduce of M bytes here (TPU-v3 links, see doc/bound.md):\n"
+           "  max(%.4f us per MB of M + %.1f us, %d hops x %.1f us = %.1f us)\n", per * 1e12,
+           fixed * 1e6, diam, fixed * 1e6, lat * 1e6);
 }
 
 /* A band's ring covers only the band, so ftm_ring_measure (which
@@ -121,6 +166,7 @@ static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
         cli_json_end(&j);
     }
     cli_json_end(&j);
+    bound_json(&j, m);
     cli_json_str(&j, "column_layout", U ? "column" : "drift");
     cli_json_begin_arr(&j, "usable_columns");
     for (int c = 0; U && c < m->cols; c++)
@@ -225,6 +271,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
         cli_json_int(&j, "longest_edge", q->longest_edge);
         cli_json_int(&j, "max_link_load", q->max_link_load);
         cli_json_bool(&j, "valid", q->valid);
+        bound_json(&j, m);
         cli_json_begin_arr(&j, "ring");
         for (int i = 0; i < ring->n; i++)
             cli_json_chip(&j, NULL, m, ring->chips[i]);
@@ -286,6 +333,7 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, FILE *svgf,
         cli_json_str(&j, "algo", algo);
         cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
+        bound_json(&j, m);
         cli_ranks_json(&j, m);
         cli_json_end(&j);
     } else {
@@ -314,6 +362,8 @@ int cli_rings(int argc, char **argv)
             rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, svgf, a.svg)
                  : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, svgf, a.svg)
                                              : show_algo(&m, a.algo, a.o.json, svgf, a.svg);
+        if (!rc && !a.o.json)
+            bound_text(&m);
         ftm_mesh_free(&m);
     }
     cli_mesh_opts_free(&a.o);

@@ -47,7 +47,9 @@ static void usage(void)
            "four dead hosts (two sharing rows); the fp32 gradients of ResNet-50 (25.6M\n"
            "parameters) and BERT-large (340M); every allreduce algorithm. Columns:\n"
            "modeled time, busbw, overhead vs the same algorithm on the healthy torus,\n"
-           "and vs the best algorithm on the healthy torus. '*' marks the fastest\n"
+           "and vs the best algorithm on the healthy torus, the lower bound no\n"
+           "allreduce of those bytes on that mesh can model below (bound, see\n"
+           "doc/bound.md) and the time as a multiple of it. '*' marks the fastest\n"
            "algorithm of each (mesh, scenario, model). Last, each faulty case's fastest\n"
            "against its goal (overhead vs the best healthy time): 10%% for one fault,\n"
            "20%% for two or four hosts; met or not, and why not (--json: \"goal\").\n"
@@ -117,6 +119,8 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_num(j, "overhead_pct", "%.4f", r->overhead_pct);
     cli_json_num(j, "overhead_vs_best_healthy_pct", "%.4f", r->overhead_best_pct);
     cli_json_bool(j, "best", r->best);
+    cli_json_num(j, "bound_s", "%.9g", r->bound_s);
+    cli_json_num(j, "over_bound", "%.6f", r->over_bound);
     cli_json_end(j);
 }
 
@@ -235,16 +239,18 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         return;
     }
     printf("# modeled allreduce, TPU-v3 links %.0f GB/s/direction, %.2f us/hop, HBM %.0f GB/s\n"
-           "%-6s %-10s %-10s %-14s %5s %11s %11s %9s %9s\n",
+           "%-6s %-10s %-10s %-14s %5s %11s %11s %9s %9s %9s %7s\n",
            cp->link_Bps / 1e9, cp->hop_s * 1e6, cp->hbm_Bps / 1e9, "torus", "scenario", "model",
-           "algo", "chips", "time(ms)", "busbw(GB/s)", "ovh(%)", "ovh_best");
+           "algo", "chips", "time(ms)", "busbw(GB/s)", "ovh(%)", "ovh_best", "bound(ms)",
+           "x_bound");
     for (int i = 0; i < n; i++) {
         const ftm_sweep_row *r = &rows[i];
         char mesh[32];
         snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
-        printf("%-6s %-10s %-10s %-13s%s %5d %11.3f %11.1f %9.2f %9.2f\n", mesh, r->scenario,
-               r->model, r->algo, r->best ? "*" : " ", r->chips, r->time_s * 1e3,
-               r->busbw_GBps, r->overhead_pct, r->overhead_best_pct);
+        printf("%-6s %-10s %-10s %-13s%s %5d %11.3f %11.1f %9.2f %9.2f %9.3f %7.3f\n", mesh,
+               r->scenario, r->model, r->algo, r->best ? "*" : " ", r->chips, r->time_s * 1e3,
+               r->busbw_GBps, r->overhead_pct, r->overhead_best_pct, r->bound_s * 1e3,
+               r->over_bound);
     }
     text_goal(rows, n);
 }

@@ -15,6 +15,26 @@ typedef struct demo_out {
     double delay;   /* seconds between steps */
 } demo_out;
 
+/* What the page tells: the parts, and the lessons, recorders and rings
+ * they point into (owned here until demo_story_free). */
+#define DEMO_MAX_PARTS 6
+typedef struct demo_story {
+    ftm_lesson_part part[DEMO_MAX_PARTS];
+    int n, main_part;       /* main_part: the allreduce step by step (from 1) */
+    ftm_lesson les[DEMO_MAX_PARTS];
+    ftm_trace *tr[DEMO_MAX_PARTS];
+    ftm_ring ring[DEMO_MAX_PARTS];
+    char title[DEMO_MAX_PARTS][96];
+    char intro[DEMO_MAX_PARTS][1600];
+} demo_story;
+
+/* Adds a part told from *l (moved into the story, with its recorder tr
+ * and ring, whose ownership passes too; ring may be NULL). Returns the
+ * part, or NULL when the story is full (then nothing is taken). */
+ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l, ftm_trace *tr,
+                                ftm_ring *ring);
+void demo_story_free(demo_story *st);
+
 /* ANSI colour codes, or "" without colour. */
 const char *demo_c(const demo_out *o, const char *code);
 #define D_BOLD "1"
@@ -33,10 +53,12 @@ void demo_pause(const demo_out *o);
 /* The mesh, its hole(s) and the ring; with why the ring must detour (the
  * two-colour argument). */
 void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring);
+/* The two-colour argument for m and its ring, as one paragraph. */
+void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n);
+/* Prints a paragraph wrapped at 76 columns, after an empty line. */
+void demo_wrap(const char *s);
 /* Every chip's values in frame k (a table, wrapped to 80 columns). */
 void demo_table(const demo_out *o, const ftm_lesson *l, int k);
-/* Round k's phase in words ("row reduce-scatter", "along columns, adding"). */
-void demo_phase(const ftm_lesson *l, int k, char *b, size_t n);
 /* Frames 1 .. last: each step's transfers and sums (last < 0: all). */
 void demo_steps(const demo_out *o, const ftm_lesson *l, int last);
 /* Frames first .. last (last < 0: all); from first to the end. */

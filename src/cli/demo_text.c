@@ -52,7 +52,7 @@ static void chip_str(char *b, size_t n, const ftm_mesh *m, int c)
 static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
 {
     int nb = 0, nw = 0;
-    printf("\nColour the chips like a chessboard: B where row+col is even, w where odd.\n\n   ");
+    printf("\nThe chips coloured like a chessboard (B: row+col even, w: odd):\n\n   ");
     for (int c = 0; c < m->cols; c++)
         printf(" %d", c % 10);
     printf("\n");
@@ -70,26 +70,64 @@ static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ri
         }
         printf("\n");
     }
-    int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
-    printf("\nA hop between neighbours always changes colour, so a ring made only of\n"
-           "one-hop edges alternates B, w, B, w ... and needs as many B as w chips.\n");
-    if (odd_wrap) {
-        printf("(On this torus an odd side's wrap-around link joins two chips of the same\n"
-               "colour, so the count does not force detours here.)\n");
-    } else if (nb != nw) {
-        int k = nb > nw ? nb - nw : nw - nb;
-        printf("Here %d B and %d w: %s%d ring edge%s must join two chips of the same colour%s,\n"
-               "and such chips are never neighbours: %s a detour through other chips.\n",
-               nb, nw, demo_c(o, D_YELLOW), k, k > 1 ? "s" : "", demo_c(o, D_OFF),
-               k > 1 ? "each is" : "it is");
-    } else {
-        printf("Here %d B and %d w: balanced, so a ring of one-hop edges can exist.\n", nb, nw);
+    char w[1024];
+    demo_two_colour_words(m, ring, w, sizeof w);
+    demo_wrap(w);
+    (void)nb, (void)nw;
+}
+
+void demo_wrap(const char *s)
+{
+    int col = 0;
+    printf("\n");
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        if (col && col + 1 + (int)n > 76) {
+            printf("\n");
+            col = 0;
+        } else if (col) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)n, s);
+        col += (int)n;
+        s += n;
+        while (*s == ' ')
+            s++;
     }
-    if (ring) {
+    printf("\n");
+}
+
+void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
+{
+    int nb = 0, nw = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c))
+            (ftm_mesh_row(m, c) + ftm_mesh_col(m, c)) % 2 ? nw++ : nb++;
+    int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
+    size_t u = (size_t)snprintf(b, n, "Colour the chips like a chessboard: B where row+col is even, "
+                                "w where odd. A hop between neighbours always changes colour, so "
+                                "a ring made only of one-hop edges alternates B, w, B, w ... and "
+                                "needs as many B as w chips. ");
+    if (u >= n)
+        return;
+    if (odd_wrap)
+        u += (size_t)snprintf(b + u, n - u, "On this torus an odd side's wrap-around link joins "
+                              "two chips of the same colour, so the count does not force "
+                              "detours here. ");
+    else if (nb != nw)
+        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: %d ring edge%s must join two "
+                              "chips of the same colour, and such chips are never neighbours: "
+                              "%s a detour through other chips. ", nb, nw, abs(nb - nw),
+                              abs(nb - nw) > 1 ? "s" : "", abs(nb - nw) > 1 ? "each is" : "it is");
+    else
+        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: balanced, so a ring of "
+                              "one-hop edges can exist. ", nb, nw);
+    if (ring && u < n) {
         ftm_ring_quality q;
         ftm_ring_measure(m, ring, &q);
-        printf("The router's ring: %d chips, %d detour edge%s, %d hops in all.\n", q.ring_chips,
-               q.detours, q.detours == 1 ? "" : "s", q.hops);
+        snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, %d hops in all.",
+                 q.ring_chips, q.detours, q.detours == 1 ? "" : "s", q.hops);
     }
 }
 
@@ -169,44 +207,6 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
     }
 }
 
-/* A phase in words a student follows (the schedules' names are terse). */
-static const char *phase_words(const char *p)
-{
-    static const char *const map[][2] = {
-        { "tree-reduce", "up the tree" },         { "tree-up", "up the tree" },
-        { "tree-bcast", "down the tree" },        { "tree-recv", "down the tree" },
-        { "row-reduce-scatter", "row reduce-scatter" },
-        { "row-all-gather", "row all-gather" },
-        { "col-reduce-scatter", "column reduce-scatter" },
-        { "col-all-gather", "column all-gather" },
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(p, map[i][0]))
-            return map[i][1];
-    return p;
-}
-
-/* Round k's phase: the schedule's phase words, or where the schedule
- * names one phase for everything (2d-lines), which lines moved. */
-void demo_phase(const ftm_lesson *l, int k, char *b, size_t n)
-{
-    const ftm_lesson_frame *f = &l->frame[k];
-    int rows = 0, cols = 0, sums = 0;
-    for (int i = 0; i < f->nx; i++) {
-        int d = f->x[i].nhops ? f->x[i].dirs[0] : FTM_DIR_E;
-        rows += d == FTM_DIR_E || d == FTM_DIR_W;
-        cols += d == FTM_DIR_N || d == FTM_DIR_S;
-        sums += f->x[i].red != 0;
-    }
-    if (strcmp(f->phase, l->algo) && f->phase[0]) {
-        snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
-                 f->phase2 ? phase_words(f->phase2) : "");
-        return;
-    }
-    snprintf(b, n, "%s%s", rows && cols ? "rows and columns" : rows ? "along rows" : "along columns",
-             sums == f->nx ? ", adding" : sums ? "" : ", copying");
-}
-
 static const char *phase_hint(const ftm_lesson_frame *f)
 {
     int sums = 0;
@@ -224,9 +224,12 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
     char ph[64];
-    demo_phase(l, k, ph, sizeof ph);
-    printf("\n%sStep %d of %d%s  %s%s: %s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
-           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, phase_hint(f), demo_c(o, D_OFF));
+    ftm_lesson_phase_words(l, k, ph, sizeof ph);
+    /* the hint only where the phase words do not say it already */
+    int said = strstr(ph, "adding") || strstr(ph, "copying");
+    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
+           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, said ? "" : ": ", said ? "" : phase_hint(f),
+           demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         char a[32], b[32], vals[96], via[32] = "";
@@ -266,11 +269,11 @@ void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int las
         one_step(o, l, k);
         /* the end of a phase: show where every chip stands */
         char a[64], b[64];
-        demo_phase(l, k, a, sizeof a);
+        ftm_lesson_phase_words(l, k, a, sizeof a);
         if (k < l->nframes - 1)
-            demo_phase(l, k + 1, b, sizeof b);
+            ftm_lesson_phase_words(l, k + 1, b, sizeof b);
         if (k < l->nframes - 1 && k < last && strcmp(a, b) != 0) {
-            printf("\n  After %s, every chip holds (* a finished sum):\n", a);
+            printf("\n  After step %d, every chip holds (* a finished sum):\n", k);
             demo_table(o, l, k);
         }
         demo_pause(o);

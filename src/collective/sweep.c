@@ -79,10 +79,13 @@ static int run_row(void *ctx, int i)
     ftm_sched s;
     rc = J->af[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
     ftm_cost_result r;
+    ftm_cost_bound_parts b;
     if (!rc) {
         rc = ftm_cost_sched(&s, &m, J->p, &r, NULL);
         ftm_sched_free(&s);
     }
+    if (!rc)
+        rc = ftm_cost_bound(&m, model_params[md] * 4, FTM_RED_SUM_F32, J->p, &b);
     if (!rc) {
         int P = ftm_mesh_healthy_count(&m);
         ftm_sweep_row *w = &J->rows[i];
@@ -98,6 +101,8 @@ static int run_row(void *ctx, int i)
         w->algbw_GBps = (double)w->bytes / r.time_s / 1e9;
         w->busbw_GBps = w->algbw_GBps * 2.0 * (P - 1) / P;
         w->max_link_bytes = r.max_link_bytes;
+        w->bound_s = b.time_s;
+        w->over_bound = r.time_s / b.time_s;
     }
     ftm_mesh_free(&m);
     return rc;

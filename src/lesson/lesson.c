@@ -5,6 +5,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/runtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,10 +38,7 @@ static int lesson_chip(ftm_chip *chip, void *arg)
 /* The algorithm's own schedule: never another algorithm's in its place. */
 static int build_own(ftm_sched *s, const ftm_mesh *m, const char *algo, size_t count)
 {
-    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-    if (!a)
-        return FTM_EINVAL;
-    return a->build(s, m, count, FTM_RED_SUM_I64);
+    return ftm_allreduce_build_own(algo, s, m, count, FTM_RED_SUM_I64);
 }
 
 int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, ftm_trace *tr,
@@ -150,4 +148,50 @@ int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *nsent)
     if (nsent)
         *nsent = n;
     return at;
+}
+
+/* A phase in words a student follows (the schedules' names are terse). */
+static const char *phase_words(const char *p)
+{
+    static const char *const map[][2] = {
+        { "tree-reduce", "up the tree" },         { "tree-up", "up the tree" },
+        { "tree-bcast", "down the tree" },        { "tree-recv", "down the tree" },
+        { "row-reduce-scatter", "row reduce-scatter" },
+        { "row-all-gather", "row all-gather" },
+        { "col-reduce-scatter", "column reduce-scatter" },
+        { "col-all-gather", "column all-gather" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(p, map[i][0]))
+            return map[i][1];
+    return p;
+}
+
+/* Round k's phase: the schedule's phase words, or where the schedule
+ * names one phase for everything (2d-lines), which lines moved. */
+void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
+{
+    const ftm_lesson_frame *f = &l->frame[k];
+    size_t lo[2] = { (size_t)-1, (size_t)-1 }, hi[2] = { 0, 0 };
+    int sums = 0;
+    for (int i = 0; i < f->nx; i++) {
+        const ftm_lesson_xfer *x = &f->x[i];
+        int d = x->nhops ? x->dirs[0] : FTM_DIR_E, col = d == FTM_DIR_N || d == FTM_DIR_S;
+        lo[col] = x->first < lo[col] ? x->first : lo[col];
+        hi[col] = x->first + x->n > hi[col] ? x->first + x->n : hi[col];
+        sums += x->red != 0;
+    }
+    if (strcmp(f->phase, l->algo) && f->phase[0]) {
+        snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
+                 f->phase2 ? phase_words(f->phase2) : "");
+        return;
+    }
+    /* one phase name for everything: say what moved where */
+    size_t u = 0;
+    for (int col = 0; col < 2 && u < n; col++)
+        if (hi[col] > 0)
+            u += (size_t)snprintf(b + u, n - u, "%s%s #%zu-#%zu", u ? ", " : "",
+                                  col ? "columns" : "rows", lo[col], hi[col] - 1);
+    if (u < n)
+        snprintf(b + u, n - u, "%s", sums == f->nx ? ", adding" : sums ? "" : ", copying");
 }
