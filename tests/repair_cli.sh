@@ -57,7 +57,7 @@ python3 - "$tmp/run.svg" <<'EOF' || { echo "FAIL: svg timeline"; fail=1; }
 import sys, xml.dom.minidom
 d = xml.dom.minidom.parse(sys.argv[1])
 cls = [e.getAttribute("class") for e in d.getElementsByTagName("*")]
-sys.exit(0 if cls.count("alive") == 6 and cls.count("repair") == 1 and cls.count("kill") == 1 and "step-time" in cls else 1)
+sys.exit(0 if cls.count("alive") == 6 and cls.count("repair") == 1 and cls.count("kill") == 2 and "step-time" in cls else 1)
 EOF
 
 # JSON: kind on every event, the same keys, availability
@@ -90,8 +90,12 @@ err_is "--repair-after 0"
 printf '1,1@1\nrepair 1,1@1\n' >"$tmp/bad"
 expect 2 "repair line before its kill" $T --faults "$tmp/bad"
 err_is "--faults $tmp/bad line 2" "nothing to repair"
+# allreduce: a repair stops the run at its iteration; the mesh grows and
+# every iteration runs again, verified
 printf '1,1@1\nrepair 1,1@2\n' >"$tmp/ar"
-expect 2 "allreduce repair" "$FTMESH" allreduce --mesh 4x4 --iters 3 --faults "$tmp/ar"
-err_is "--faults $tmp/ar line 2" "train only"
+expect 0 "allreduce repair" "$FTMESH" allreduce --mesh 4x4 --iters 3 --faults "$tmp/ar" --json
+json '[e["kind"] for e in j["events"]] == ["kill", "repair"] and j["events"][1]["chips_after"] == 16 and j["chips"] == 16 and j["wrong"] == 0'
+expect 2 "allreduce repair alive" "$FTMESH" allreduce --mesh 4x4 --iters 3 --repair 1,1@1
+err_is "--repair 1,1@1" "nothing to repair"
 
 exit $fail

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
@@ -186,6 +187,33 @@ START_TEST(test_latency_and_errors)
 }
 END_TEST
 
+/* The 64x64 torus with 400 random dead chips (seed 1, as --random-faults
+ * 400 draws them) leaves chips with one live link: each must send and
+ * receive M through it, M / B + hop, far above the link bytes. The bound
+ * takes well under the 20 s a schedule may take there. */
+START_TEST(test_big_random)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 64, 64, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_random(&m, 400, 1), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_bound_parts b;
+    clock_t t0 = clock();
+    ck_assert_int_eq(ftm_cost_bound(&m, 100000000, FTM_RED_SUM_F32, &p, &b), 0); /* M/B: 1 ms */
+    double took = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    ck_assert_int_eq(b.live_chips, 64 * 64 - 400);
+    ck_assert_int_eq(b.min_degree, 1);
+    ck_assert_int_gt(b.bridges, 0);
+    EQ(b.time_s, 1e-3 + HOP);
+    ck_assert_str_eq(b.binding, "cut");
+    ck_assert_double_lt(b.links_s, b.time_s * 0.6);
+    ck_assert_int_ge(b.diameter, 64);
+    ck_assert_msg(took < 5.0, "the bound took %.2f s", took);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Sweep mesh i: sizes 1x1 .. 8x8, open and torus, faults of kind 0 none,
  * 1 random chips, 2 a host, 3 links (both ways and one way), 4 a mix, 5 a
  * one-way square; drawn from i. Returns ftm_mesh_check_connected's code. */
@@ -269,6 +297,8 @@ Suite *bound_suite(void)
     tcase_add_test(tc, test_one_way_cycle);
     tcase_add_test(tc, test_partition_binds);
     tcase_add_test(tc, test_latency_and_errors);
+    tcase_add_test(tc, test_big_random);
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(su, tc);
     TCase *tp = tcase_create("property");
     tcase_add_loop_test(tp, test_no_algorithm_below, 0, 8);

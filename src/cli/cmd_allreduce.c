@@ -39,6 +39,7 @@ static const cli_opt ar_table[] = {
                     "victim sent N packets in it) or ITER:allreduce (half of\n"
                     "its packets). A failure stops the run; the rings are\n"
                     "rebuilt and all --iters run again on the chips left"),
+    CLI_OPTS_REPAIRS("iteration", "ITER"),
     { "svg", "FILE", O_SVG,
       "write a picture: mesh, holes, links coloured by bytes\n"
       "(MB), the schedule's routes and detours, legend" },
@@ -118,7 +119,8 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
-    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS:
+    case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
+    case CLI_O_REPAIR_AFTER:
         return cli_faults_set(CMD, &a->f, id, v);
     case CLI_O_LINK_GBPS: case CLI_O_HOP_US: case CLI_O_HBM_GBPS:
         return cli_cost_set(CMD, id, v, &a->cp);

@@ -81,7 +81,7 @@ static const cli_opt train_table[] = {
                     "gradient allreduce). Survivors agree on what died and\n"
                     "on the first step not reported, rebuild the rings and\n"
                     "redo that step"),
-    CLI_OPTS_REPAIRS,
+    CLI_OPTS_REPAIRS("step", "STEP"),
     { "checkpoint", "FILE", O_CHECKPOINT,
       "write the training state to FILE (atomically) at the end\n"
       "and every --checkpoint-every steps" },

@@ -49,7 +49,7 @@ int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
         return 0;
     case CLI_O_REPAIR_AFTER:
         if (cli_parse_int(val, 1, FTM_FAULT_MAX_WHEN, &n))
-            return cli_usage_error(cmd, "--repair-after %s: expected a whole number of steps >= 1", val);
+            return cli_usage_error(cmd, "--repair-after %s: expected a whole number >= 1", val);
         f->repair_after = n;
         return 0;
     case CLI_O_RANDOM_KILLS:
@@ -139,12 +139,6 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
             s->ev[i].origin = ORIGIN_AFTER;
     }
     char why[320], where[300];
-    for (int i = 0; !rc && i < s->n; i++)
-        if (s->ev[i].repair && mode != FTM_FAULT_TRAIN) {
-            origin_text(f, &s->ev[i], short_name, where, sizeof where);
-            rc = cli_usage_error(cmd, "%s: a repair applies to train only (an allreduce run "
-                                 "has no state to hand back); drop that line", where);
-        }
     ftm_fault_verdict v;
     if (!rc && ftm_fault_script_check(s, m, horizon, &v, why, sizeof why)) {
         origin_text(f, &s->ev[v.event], short_name, where, sizeof where);

@@ -18,20 +18,21 @@ enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR, CLI_O_R
       "(one way). " when_help },                                                         \
     { "faults", "FILE", CLI_O_FAULTS,                                                    \
       "read events from FILE, one per line ('#' comments):\n"                            \
-      "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@STEP" },                         \
+      "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@WHEN" },                         \
     { "random-kills", "K", CLI_O_RANDOM_KILLS,                                           \
       "K more events drawn from --seed: chips, hosts or links at random times\n"         \
       "that keep the healthy chips connected" }
 
-/* --repair, --repair-after (train). */
-#define CLI_OPTS_REPAIRS                                                                  \
-    { "repair", "WHAT@STEP", CLI_O_REPAIR,                                               \
-      "WHAT comes back at the start of STEP; repeatable; WHAT\n"                        \
-      "as for --kill. Its chips get the state from a live chip\n"                       \
-      "over the mesh and join; a link is live again" },                                  \
+/* --repair, --repair-after; unit: "step" or "iteration", WHEN its
+ * placeholder ("STEP", "ITER"). */
+#define CLI_OPTS_REPAIRS(unit, WHEN)                                                      \
+    { "repair", "WHAT@" WHEN, CLI_O_REPAIR,                                              \
+      "WHAT comes back at the start of " unit " " WHEN "; repeatable;\n"                 \
+      "WHAT as for --kill. A link is live again; chips join\n"                           \
+      "(train: a live chip sends them the state over the mesh)" },                       \
     { "repair-after", "N", CLI_O_REPAIR_AFTER,                                           \
-      "whatever dies comes back N steps later\n"                                         \
-      "(with --random-kills: failures and repairs)" }
+      "whatever dies comes back N " unit "s later (with\n"                               \
+      "--random-kills: failures and repairs)" }
 
 typedef struct cli_faults {
     const char **kill;         /* --kill values, argv pointers */

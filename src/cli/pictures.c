@@ -183,20 +183,29 @@ static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_s
         snprintf(lab[0], sizeof lab[0], "start: %d chip%s dead", dead0, cli_s(dead0));
         ev[nev++] = (ftm_svg_event){ 0, lab[0], 0 };
     }
-    for (int i = 0; i < r->nevents && nev < max; i++) {
+    for (int i = 0; i < r->nevents && nev + 1 < max; i++) {
         const ftm_train_event *e = &r->events[i];
-        if (!e->noticed && !e->repair)
+        if (e->repair) {
+            snprintf(lab[nev], sizeof lab[nev], "%s back at step %ld on %d chips", e->what, e->when,
+                     e->chips_after);
+            ev[nev] = (ftm_svg_event){ e->when, lab[nev], 1 };
+            nev++;
             continue;
-        long at = e->repair ? e->when : e->resumed >= 0 ? e->resumed : e->when;
-        snprintf(lab[nev], sizeof lab[nev], "step %ld: %s %s%s", e->when, e->what,
-                 e->repair ? "back" : "dies", e->repair ? "" : ", redone");
-        ev[nev] = (ftm_svg_event){ at, lab[nev], e->repair };
+        }
+        if (!e->noticed)
+            continue;
+        snprintf(lab[nev], sizeof lab[nev], "%s dies in step %ld", e->what, e->when);
+        ev[nev] = (ftm_svg_event){ e->when, lab[nev], 0 };
+        nev++;
+        snprintf(lab[nev], sizeof lab[nev], "resumed at step %ld on %d chips", e->resumed,
+                 e->chips_after);
+        ev[nev] = (ftm_svg_event){ e->resumed, lab[nev], 0 };
         nev++;
     }
     return nev;
 }
 
-#define SVG_MAX_EVENTS 12
+#define SVG_MAX_EVENTS 16
 
 int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
 {

@@ -7,6 +7,7 @@
 #include "ftmesh/error.h"
 #include "core/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,12 +99,18 @@ static int script_before(const ar_batch *b, const ar_job *j, ftm_chip *chip, int
     return rc ? rc : ftm_rt_script_arm(b->rf->f, chip, b->m, it, mid);
 }
 
+/* What every chip returns at the iteration of a repair: the run stops
+ * there (not an error; positive, unlike every FTM_E* code). */
+#define AR_REPAIR_STOP 1
+
 static int run_job(ftm_chip *chip, const ar_batch *b, ar_job *j)
 {
     int id = ftm_chip_id(chip);
     float *buf = b->bufs[id];
     size_t count = j->o->count;
     for (int it = 0; it < j->o->iters; it++) {
+        if (b->rf && b->rf->f->until > 0 && it >= b->rf->f->until)
+            return AR_REPAIR_STOP; /* every chip, at the same boundary */
         fill_input(buf, id, count);
         int rc = ftm_chip_barrier(chip);
         double t0 = core_now_s();
@@ -411,8 +418,51 @@ static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *
     rf->modeled0 = 0;
 }
 
+/* The repairs due at iteration `at` (not yet applied) into cur, with
+ * their records; f->until becomes the next repair's iteration (0: none). */
+static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_result *res,
+                         const ftm_allreduce_opts *o)
+{
+    double before = o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, cur) : 0;
+    int first = res->nevents;
+    ftm_mesh old;
+    int rc = ftm_mesh_copy(&old, cur);
+    for (int i = 0; i < f->script.n && !rc; i++) {
+        const ftm_fault_event *e = &f->script.ev[i];
+        if (!e->repair || f->fired[i] || e->when > at)
+            continue;
+        f->fired[i] = ftm_fault_apply(cur, e) ? -1 : 1;
+        f->logged[i] = 1;
+        if (f->fired[i] < 0)
+            continue;
+        ftm_rt_script_repaired(f, &old, e);
+        ftm_fault_record *r = &res->events[res->nevents++];
+        memset(r, 0, sizeof *r);
+        r->when = e->when;
+        r->repair = r->noticed = 1;
+        ftm_fault_what(e, r->what, sizeof r->what);
+        snprintf(r->detected_by, sizeof r->detected_by, "repaired: joins at the start of the iteration");
+        r->resumed = 0;
+        r->modeled_before_s = before;
+    }
+    if (!rc)
+        ftm_mesh_free(&old);
+    double after = res->nevents > first && o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, cur) : 0;
+    for (int i = first; i < res->nevents; i++) {
+        res->events[i].chips_after = ftm_mesh_healthy_count(cur);
+        res->events[i].modeled_after_s = after;
+        res->events[i].lost_modeled_s = i == first ? before * at : 0; /* the iterations redone */
+    }
+    f->until = 0;
+    for (int i = 0; i < f->script.n; i++)
+        if (f->script.ev[i].repair && !f->fired[i] && (!f->until || f->script.ev[i].when < f->until))
+            f->until = f->script.ev[i].when;
+    return rc;
+}
+
 /* Runs until one run ends without a failure; each failure's recovery
- * gives the next run its mesh, with new rings. */
+ * gives the next run its mesh, with new rings; a repair stops the run at
+ * its iteration, the mesh grows, and all the iterations run again. */
 static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
 {
     ftm_rt_script f;
@@ -432,14 +482,20 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     }
     ftm_allreduce_opts oc = *o;
     char detail[sizeof res->detail];
-    int died = -1;
+    int died = -1, at = 0;
     for (int k = 0;; k++) {
         double t0 = core_now_s();
+        if ((rc = apply_repairs(&f, &cur, at, res, o)))
+            break;
+        oc.sched = at ? NULL : oc.sched; /* grown: new rings */
         memcpy(detail, res->detail, sizeof detail);
         rc = run_set(&cur, NULL, &oc, 1, -1, res, &rf);
         memcpy(res->detail, detail, sizeof detail);
         died = died < 0 ? res->died_chip : died;
-        if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rf.have_next || k > f.script.n)
+        at = rc == AR_REPAIR_STOP ? (int)f.until : 0;
+        if (rc == AR_REPAIR_STOP && k <= 2 * f.script.n + 2)
+            continue;
+        if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rf.have_next || k > 2 * f.script.n + 2)
             break;
         finish_records(res, o, &rf, &rf.next, t0);
         ftm_mesh_free(&cur);
