@@ -514,10 +514,10 @@ static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
     return model_built(&s, m);
 }
 
-/* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
+/* The pod scale (what ftmesh sweep shows): with one dead host,
  * chip or link, 2d-lines against the best healthy time (its own, at most
  * 2d-concurrent's) stays within the bounds it
- * meets today -- NOT the issue's 10%, see the README -- and no link
+ * meets today -- NOT the 10% goal, see doc/results.md -- and no link
  * carries more than 10% over the healthy busiest link (15% with two
  * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
 START_TEST(test_lines_pod_bounds)

@@ -1,11 +1,11 @@
-/* Issue 11 at pod scale, model only: the best 2-D allreduce's modeled
+/* The paper's scenario at pod scale, model only: the best 2-D allreduce's modeled
  * time against the best healthy time on the 16x32 and 32x32 tori, one
  * dead host, chip or link and two or four dead hosts, ResNet-50 and
  * BERT-large gradients (what `ftmesh sweep` and the README report), each
  * bounded by what is achieved today plus 2 points, so that a regression
  * fails; and the graceful-degradation bound (2d, 2d-concurrent and
  * 2d-lines at most 2x the 1-D ring) on crowded meshes bigger than
- * test_2d's. NOT the issue's goals (10% and 20%): see the README. */
+ * test_2d's. NOT the goals (10% and 20%): see doc/results.md. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ enum { HOST, CHIP, LINK };
  * best one's), and its overhead against the best healthy time (the
  * healthy 2d-lines since its column rings are two-sided, at most
  * 2d-concurrent's) in %, measured with ftmesh allreduce
- * --model-only (README, issue 11). */
+ * --model-only (doc/results.md). */
 typedef struct pod_case {
     int rows, nf, f[4][3], resnet;
     const char *algo;

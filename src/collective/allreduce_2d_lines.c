@@ -1,6 +1,6 @@
 /* "2d-lines": the concurrent 2-D allreduce with broken rows and columns
  * run as LINES, pipelined in chunks, so that no chip next to a hole has to
- * be a full member of a ring (issue 11).
+ * be a full member of a ring.
  *
  * Why: in 2d-concurrent a row touched by a hole is merged into a band
  * whose ring turns round the hole over a vertical link, the link the

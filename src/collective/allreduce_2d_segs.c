@@ -1,7 +1,7 @@
 /* 2d-lines on a row cut more than once (two holes in one row, open
  * meshes): each run of healthy chips between the cuts (a SEGMENT) is a
  * line of its own, and the segments' sums meet through a neighbouring
- * whole row, the HELPER, by folding (issue 11).
+ * whole row, the HELPER, by folding.
  *
  * A segment's chips hold data for the whole chunk but reach only its own
  * columns. Its line reduce-scatter leaves each usable column's block (the

@@ -19,7 +19,7 @@ static const char *const scen[NSCEN] = { "healthy",   "dead-host", "dead-chip",
 /* One fault near the middle of the torus (on a torus every place is
  * alike). Two hosts half a torus apart (no row or column cut twice), and
  * four of which two share rows (cut twice: the segments' case): the
- * positions of the README's table of issue 11's goals and tests/test_pod.c,
+ * positions of doc/results.md's goals table and tests/test_pod.c,
  * so the rows can be compared. fault_txt must say what make_mesh does. */
 static const char *const fault_txt[NMESH][NSCEN] = {
     { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
