@@ -244,9 +244,9 @@ json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "mode
 # and tests/test_pod.c. make check sweeps the 16x32 torus alone (a quarter
 # of the time), check-full both and the text form too.
 if [ "${FTMESH_TEST_SCALE:-}" = full ]; then
-    sweep_mesh="" nrows=144 ngoal=20 ncase1=12 ncase2=8 nmulti=48
+    sweep_mesh="" nrows=168 ngoal=20 ncase1=12 ncase2=8 nmulti=56
 else
-    sweep_mesh="--pod 16x32" nrows=72 ngoal=10 ncase1=6 ncase2=4 nmulti=24
+    sweep_mesh="--pod 16x32" nrows=84 ngoal=10 ncase1=6 ncase2=4 nmulti=28
 fi
 # shellcheck disable=SC2086 # sweep_mesh is zero or two words
 expect 0 sweep $sweep_mesh --json

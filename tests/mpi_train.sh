@@ -70,6 +70,7 @@ case_ middeath-r3 $small --reduce exact --fail-during 1,3
 # the lead (chip (0,0), rank 0) dies: the state the others resume from
 # comes from another rank; a link between ranks dies too
 case_ leaddeath $small --reduce exact --kill 0,0@1:allreduce --kill link:1,1-1,2@2:forward
+case_ repair $small --reduce exact --kill 1,2@1:allreduce --repair 1,2@2 --check
 case_ float $small --check
 
 mpi 2 "$tmp/t.txt" train $small --reduce exact $HANG \

@@ -31,7 +31,7 @@ struct ftm_rt; /* runtime.h */
 typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 
 typedef struct ftm_allreduce_algo {
-    const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "2d-lines", "tree" */
+    const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "2d-lines", "tree", "trees" */
     const char *summary;        /* one line for --help */
     /* The schedule to run: the algorithm's own, or where another models
      * faster (the 2-D family on small, thin or crowded meshes; 2d-lines
@@ -168,6 +168,17 @@ FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, s
 FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count,
                                                   ftm_red red, int k, size_t split);
 FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* "trees" (trees.c): k shares, each reduced up and broadcast down its own
+ * shortest-path spanning tree, in nc pipelined chunks. build_own picks k
+ * and nc; build_kc takes them (k is capped at the live chips; nc 0:
+ * chosen from the size); both FTM_ENOTSUP where a live chip is reachable
+ * only over one-way links, where build (the registry's) runs the ring's
+ * schedule instead. */
+FTM_EXTERN int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count,
+                                             ftm_red red);
+FTM_EXTERN int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count,
+                                            ftm_red red, int k, int nc);
 
 /* Building block shared by the algorithms: one step of a ring allreduce
  * (reduce-scatter, then all-gather) over a ring of n positions, described

@@ -114,6 +114,12 @@ static const char *algo_story(const char *algo)
         return "Tree: partial sums flow up a spanning tree to a root (reduce), and the\n"
                "total flows back down (broadcast). Few steps, but the root's links carry\n"
                "everything: good for tiny buffers.";
+    if (!strcmp(algo, "trees"))
+        return "Trees: the buffer is split into shares, one per spanning tree; each\n"
+               "tree is a shortest-path tree from its own root, and the trees are\n"
+               "picked so that every link carries about as many as any other (a hole's\n"
+               "neighbours just become leaves of more trees). Each share is summed up\n"
+               "its tree and copied back down, in chunks, both at once.";
     if (!strcmp(algo, "2d"))
         return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
                "sums the row results it holds, then the rows all-gather. Rows and\n"

@@ -201,10 +201,13 @@ static void text_goal(const ftm_sweep_row *rows, int n)
     int met = text_goal_rows(rows, n, 0, &all, &ring);
     printf("# %d of %d cases meet it.%s\n", met, all,
            met == all ? ""
-                      : " Why not: next to a hole the fastest algorithm runs broken rows as\n"
+                      : " Why not: next to a hole 2d-lines runs broken rows as\n"
                         "# pipelined lines, which pay their pipeline's fill and drain, an idle step\n"
                         "# per slot and longer hops, and the column phase waits on them; the\n"
-                        "# breakdown and its numbers: doc/results.md.");
+                        "# breakdown and its numbers: doc/results.md. The trees\n"
+                        "# cost little more than on the healthy torus, but pay there their fill and\n"
+                        "# drain (twice the depth in steps of a full chunk) and the reductions\n"
+                        "# (doc/trees.md).");
     printf("# goal (more faults): two or four dead hosts cost the best algorithm at most %.0f%%\n"
            "# over the best healthy time\n", GOAL_HOSTS_PCT);
     met = text_goal_rows(rows, n, 1, &all, &ring);

@@ -237,8 +237,8 @@ static void json_availability(cli_json *j, const ftm_train_result *r)
     cli_json_int(j, "chip_steps_all", r->chip_steps_all);
     cli_json_num(j, "run_wall_s", "%.6g", r->run_wall_s);
     cli_json_num(j, "run_examples_per_s", "%.6g", run_eps(r));
-    cli_json_num(j, "lost_failures_s", "%.6g", r->lost_failure_s);
-    cli_json_num(j, "lost_rejoining_s", "%.6g", r->lost_rejoin_s);
+    cli_json_num(j, "failures_lost_wall_s", "%.6g", r->lost_failure_s);
+    cli_json_num(j, "rejoining_lost_wall_s", "%.6g", r->lost_rejoin_s);
     cli_json_int(j, "repairs", r->repairs);
     cli_json_end(j);
 }

@@ -2,7 +2,8 @@
 # registry, --algo auto and the scenario sweep (above the cost model), and
 # the run-and-verify harness (above the runtime)
 libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collective/ring.c src/collective/registry.c src/collective/run.c \
-	src/collective/tree.c src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
+	src/collective/tree.c src/collective/trees.c src/collective/trees_balance.c \
+	src/collective/trees_int.h src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
 
 # the 2-D allreduce family
@@ -32,3 +33,10 @@ TESTS += tests/test_pod
 tests_test_pod_SOURCES = tests/test_pod.c
 tests_test_pod_CFLAGS = $(TEST_CFLAGS)
 tests_test_pod_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_trees
+TESTS += tests/test_trees
+THREADED_TESTS += tests/test_trees
+tests_test_trees_SOURCES = tests/test_trees.c
+tests_test_trees_CFLAGS = $(TEST_CFLAGS)
+tests_test_trees_LDADD = $(TEST_LIBS)

@@ -19,6 +19,10 @@ static const ftm_allreduce_algo algos[] = {
       ftm_allreduce_2d_lines_build, ar2d_build_own_lines },
     { "tree", "a spanning tree over live links: few steps, for small buffers",
       ftm_allreduce_tree_build, NULL },
+    { "trees",
+      "packed shortest-path spanning trees, reduce and broadcast pipelined: near the "
+      "link-bytes bound around holes",
+      ftm_allreduce_trees_build, ftm_allreduce_trees_build_own },
     { NULL, NULL, NULL, NULL },
 };
 

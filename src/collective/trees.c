@@ -1,0 +1,481 @@
+/* "trees": packed shortest-path spanning trees, reduce and broadcast
+ * pipelined in chunks, no reduce-scatter/all-gather barrier.
+ *
+ * Why: every element must be reduced into some chip and broadcast back,
+ * so it crosses 2(N'-1) links; with E' live links both ways the time is
+ * at least (N'-1)M/(E'B). A set of spanning trees that loads every link
+ * alike reaches that, and a hole only makes its neighbours leaves of
+ * more trees (each still sends and receives about M over 3 links). The
+ * 2-D schedules instead pay for a barrier between their phases next to
+ * a hole (the chip beside it has 3 links for the same share).
+ *
+ * The buffer is split into K equal shares, one per tree; tree t is rooted
+ * at a chip of a grid spread over the mesh and is a breadth-first
+ * (shortest-path) tree of the live graph, so it is no deeper than the
+ * root's eccentricity. Each chip picks, among its parents in the BFS
+ * order, the one whose link the trees built so far use least (Blink's
+ * multiplicative weights in their simplest form), rebuilt a few rounds
+ * against the others' loads; then augmenting chains of moves between
+ * BFS parents bring every link to at most ceil(K(N'-1)/E') trees
+ * (trees_balance.c).
+ *
+ * Each share is cut into C chunks, and the steps are a list schedule:
+ * in every step each directed link sends at most one chunk (one op: the
+ * model charges a hop's latency per op on a link), the ready one with
+ * the longest chain of sends left. A chunk is ready to go up once every
+ * child summed it in (in earlier steps; two children never sum the same
+ * chunk into a chip in one step: the writes would race), and to go down
+ * once the sender has it complete. Reduce and broadcast overlap: chunk c
+ * is copied down while chunk c+1 is still summed up, and all K trees run
+ * in the same steps:
+ *
+ *     one tree, C = 3, height 2 (no other tree on its links):
+ *     step:          0   1   2   3   4   5
+ *     leaf -> mid    c0  c1  c2                  summed into the parent
+ *     mid  -> root       c0  c1  c2
+ *     root -> mid            c0  c1  c2          copied to the child
+ *     mid  -> leaf               c0  c1  c2
+ *
+ * With L trees on the busiest link the steps number about L C + 2H (H:
+ * the depth), each about a hop's latency plus a chunk M/(KC) (and its
+ * reduction at HBM speed when summed): the bandwidth term is L/K of M/B
+ * (the bound's 1/2 when balanced), plus 2H chunks of fill and drain and
+ * the latency; C balances the two (pick_chunks). Every chip ends with
+ * the root's bits (the broadcast copies them), so float results agree
+ * everywhere.
+ */
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+#include "trees_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Trees: measured 4 to 256 on the 32x32 and 64x64 tori (a dead host,
+ * 100 MB and 1.36 GB); 16 was fastest faulty. More trees balance the
+ * links finer (the busiest carries ceil(K (N'-1)/E') of K) but the list
+ * schedule then leaves more idle slots. */
+#define TR_TREES 16
+#define TR_ROUNDS 2  /* rebuilds of every tree against the others' loads */
+static const char *const PH_TREES = "trees";
+
+static void tset_free(tset *T)
+{
+    free(T->nbr);
+    free(T->root);
+    free(T->par);
+    free(T->dep);
+    free(T->hgt);
+    free(T->lfirst);
+    free(T->ent);
+    free(T->next);
+    free(T->last);
+    free(T->pend);
+    free(T->dnat);
+    free(T->maxdep);
+    free(T->load);
+    free(T->dist);
+    free(T->queue);
+    free(T->route);
+}
+
+static int tset_alloc(tset *T, const ftm_mesh *m, int k, int nc)
+{
+    size_t n = (size_t)m->nchips, kn = (size_t)k * n;
+    *T = (tset){ .n = m->nchips, .k = k, .nc = nc };
+    T->nbr = malloc(4 * n * sizeof(int));
+    T->root = malloc((size_t)k * sizeof(int));
+    T->par = malloc(kn * sizeof(int));
+    T->dep = malloc(kn * sizeof(int));
+    T->hgt = malloc(kn * sizeof(int));
+    T->lfirst = malloc((4 * n + 1) * sizeof(int));
+    T->maxdep = malloc((size_t)k * sizeof(int));
+    T->load = calloc(4 * n, sizeof(int));
+    T->dist = malloc(n * sizeof(int));
+    T->queue = malloc(n * sizeof(int));
+    T->route = malloc(4 * n * sizeof(int));
+    if (!T->nbr || !T->root || !T->par || !T->dep || !T->hgt || !T->lfirst || !T->maxdep ||
+        !T->load || !T->dist || !T->queue || !T->route)
+        return FTM_ENOMEM;
+    for (size_t l = 0; l < 4 * n; l++) {
+        int c = (int)(l / 4), d = (int)(l % 4), v = -1;
+        T->nbr[l] = ftm_mesh_alive(m, c) && ftm_mesh_link_both(m, c, d, &v) ? v : -1;
+        T->route[l] = -1;
+    }
+    return 0;
+}
+
+/* Roots on a grid of about k points spread over the mesh: the live chip
+ * at or after each point (row-major), each chip once. */
+static void pick_roots(tset *T, const ftm_mesh *m)
+{
+    int a = 1;
+    while ((a + 1) * (a + 1) <= T->k)
+        a++;
+    for (int t = 0; t < T->k; t++) {
+        int gr = t % a, gc = t / a, nb = (T->k + a - 1) / a;
+        int r = (2 * gr + 1) * m->rows / (2 * a), c = (2 * gc + 1) * m->cols / (2 * nb);
+        int x = r * m->cols + c;
+        for (int i = 0; i < T->n; i++, x = (x + 1) % T->n) {
+            int used = 0;
+            for (int j = 0; j < t && !used; j++)
+                used = T->root[j] == x;
+            if (ftm_mesh_alive(m, x) && !used)
+                break;
+        }
+        T->root[t] = x;
+    }
+}
+
+/* Breadth-first order from root over the usable links: the number of
+ * chips reached (dist -1 elsewhere). */
+static int bfs(tset *T, int root)
+{
+    for (int c = 0; c < T->n; c++)
+        T->dist[c] = -1;
+    int head = 0, tail = 0;
+    T->dist[root] = 0;
+    T->queue[tail++] = root;
+    while (head < tail) {
+        int u = T->queue[head++];
+        for (int d = 0; d < 4; d++) {
+            int v = T->nbr[u * 4 + d];
+            if (v >= 0 && T->dist[v] < 0) {
+                T->dist[v] = T->dist[u] + 1;
+                T->queue[tail++] = v;
+            }
+        }
+    }
+    return tail;
+}
+
+/* Adds (sign 1) or removes (-1) tree t's edges from the link loads. */
+static void tree_load(tset *T, int t, int sign)
+{
+    const int *par = T->par + (size_t)t * T->n;
+    for (int u = 0; u < T->n; u++)
+        if (par[u] >= 0) {
+            int v = T->nbr[u * 4 + par[u]];
+            T->load[u * 4 + par[u]] += sign;
+            T->load[v * 4 + ((par[u] + 2) % 4)] += sign;
+        }
+}
+
+/* Height of x's subtree in tree t (its children's are known). */
+static void set_height(tset *T, int t, int x)
+{
+    const int *par = T->par + (size_t)t * T->n;
+    int h = 0;
+    for (int d = 0; d < 4; d++) {
+        int v = T->nbr[x * 4 + d];
+        if (v >= 0 && par[v] == (d + 2) % 4 && T->hgt[(size_t)t * T->n + v] + 1 > h)
+            h = T->hgt[(size_t)t * T->n + v] + 1;
+    }
+    T->hgt[(size_t)t * T->n + x] = h;
+}
+
+/* Ties between equally loaded parents broken by a fixed hash, different
+ * per round, so that rebuilds do not repeat the same choices. */
+static unsigned tie_hash(int u, int t, int round, int d)
+{
+    unsigned h = (unsigned)u * 2654435761u ^ (unsigned)(t + 1) * 40503u ^
+                 (unsigned)(round + 1) * 2246822519u ^ (unsigned)d * 3266489917u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    return h ^ (h >> 13);
+}
+
+/* Builds tree t over the BFS order (dist/queue, nreach chips): each chip's
+ * parent is its least-loaded BFS parent; then the subtree heights. */
+static void tree_make(tset *T, int t, int nreach)
+{
+    int *par = T->par + (size_t)t * T->n, *dep = T->dep + (size_t)t * T->n;
+    for (int c = 0; c < T->n; c++) {
+        par[c] = -2;
+        dep[c] = T->dist[c];
+    }
+    par[T->root[t]] = -1;
+    for (int i = 1; i < nreach; i++) {
+        int u = T->queue[i], best = -1;
+        for (int d = 0; d < 4; d++) {
+            int v = T->nbr[u * 4 + d];
+            if (v >= 0 && T->dist[v] == T->dist[u] - 1 &&
+                (best < 0 || T->load[u * 4 + d] < T->load[u * 4 + best] ||
+                 (T->load[u * 4 + d] == T->load[u * 4 + best] && tie_hash(u, t, T->round, d) <
+                  tie_hash(u, t, T->round, best))))
+                best = d;
+        }
+        par[u] = best;
+        T->load[u * 4 + best]++;
+        T->load[T->nbr[u * 4 + best] * 4 + (best + 2) % 4]++;
+    }
+    for (int i = nreach - 1; i >= 0; i--)
+        set_height(T, t, T->queue[i]);
+    T->maxdep[t] = T->dist[T->queue[nreach - 1]];
+}
+
+/* All trees, then TR_ROUNDS rebuilds of each against the others' loads.
+ * FTM_ENOTSUP if some live chip is reachable only over one-way links. */
+static int trees_make(tset *T, const ftm_mesh *m)
+{
+    int live = ftm_mesh_healthy_count(m);
+    for (int r = 0; r <= TR_ROUNDS; r++)
+        for (int t = 0; t < T->k; t++) {
+            T->round = r;
+            if (r)
+                tree_load(T, t, -1);
+            int got = bfs(T, T->root[t]);
+            if (got != live)
+                return FTM_ENOTSUP;
+            tree_make(T, t, got);
+        }
+    return 0;
+}
+
+/* The one-hop route from u in direction d (made once). */
+static int hop_route(ftm_sched *s, tset *T, int u, int d)
+{
+    int *r = &T->route[u * 4 + d];
+    if (*r < 0) {
+        unsigned char dir = (unsigned char)d;
+        *r = ftm_sched_route(s, u, T->nbr[u * 4 + d], &dir, 1);
+    }
+    return *r;
+}
+
+/* Chunk c of tree t: elements [*f, *f + *len). */
+static void chunk_range(const tset *T, size_t count, int t, int c, size_t *f, size_t *len)
+{
+    size_t sf, sn;
+    ftm_sched_block(count, T->k, t, &sf, &sn);
+    ftm_sched_block(sn, T->nc, c, f, len);
+    *f += sf;
+}
+
+/* Per tree, chip and chunk: the last step a child summed the chunk into
+ * the chip (-1: none yet), the children yet to, and the step the chip got
+ * the chunk from its parent (-1: not yet). */
+#define CELL(T, t, x, c) (((size_t)(t) * (T)->n + (x)) * (T)->nc + (c))
+#define LAST(T, t, x, c) ((T)->last[CELL(T, t, x, c)])
+#define PEND(T, t, x, c) ((T)->pend[CELL(T, t, x, c)])
+#define DNAT(T, t, x, c) ((T)->dnat[CELL(T, t, x, c)])
+
+/* 1 when every child of u in tree t summed chunk c in before step st. */
+static int children_in(const tset *T, int t, int u, int c, int st)
+{
+    return PEND(T, t, u, c) == 0 && LAST(T, t, u, c) < st;
+}
+
+/* Whether link entry e may send its next chunk c in step st. An up send
+ * needs the chip's children's chunk c in, and no sibling summing chunk c
+ * into the parent in this step (two sums into one range in one step would
+ * race); a down send needs the sender's chunk c complete. */
+static int entry_ready(const tset *T, const tr_entry *e, int c, int st)
+{
+    const int *par = T->par + (size_t)e->t * T->n;
+    int p = T->nbr[e->x * 4 + par[e->x]];
+    if (e->up)
+        return children_in(T, e->t, e->x, c, st) && LAST(T, e->t, p, c) != st;
+    if (par[p] == -1)
+        return children_in(T, e->t, p, c, st);
+    return DNAT(T, e->t, p, c) >= 0 && DNAT(T, e->t, p, c) < st;
+}
+
+/* Longest chain of sends left after entry e's chunk c: its hops to the
+ * tree's end and the chunks behind it on the same edge. */
+static int entry_rank(const tset *T, const tr_entry *e, int c)
+{
+    size_t i = (size_t)e->t * T->n + e->x;
+    int hops = e->up ? T->dep[i] + T->maxdep[e->t] : T->hgt[i] + 1;
+    return hops + T->nc - 1 - c;
+}
+
+/* One step: every directed link sends at most one chunk, the ready one
+ * with the longest chain left. Returns the sends made, or an error. */
+static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
+{
+    size_t el = ftm_red_elem_size(red);
+    int made = 0;
+    for (int l = 0; l < 4 * T->n; l++) {
+        int best = -1, br = 0;
+        for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++) {
+            const tr_entry *e = &T->ent[j];
+            int c = T->next[j];
+            if (c >= T->nc || !entry_ready(T, e, c, st))
+                continue;
+            int r = entry_rank(T, e, c);
+            if (best < 0 || r > br) {
+                best = j;
+                br = r;
+            }
+        }
+        if (best < 0)
+            continue;
+        const tr_entry *e = &T->ent[best];
+        int c = T->next[best]++;
+        size_t f, len;
+        chunk_range(T, count, e->t, c, &f, &len);
+        int rt = hop_route(s, T, l / 4, l % 4);
+        int rc = rt < 0 ? rt : ftm_sched_xfer(s, rt, f * el, f * el, len * el,
+                                               e->up ? red : FTM_RED_COPY);
+        if (rc)
+            return rc;
+        if (e->up) {
+            int p = T->nbr[e->x * 4 + T->par[(size_t)e->t * T->n + e->x]];
+            LAST(T, e->t, p, c) = st;
+            PEND(T, e->t, p, c)--;
+        } else
+            DNAT(T, e->t, e->x, c) = st;
+        made++;
+    }
+    return made;
+}
+
+/* The link entries: per directed link, the trees sending up it (child x
+ * to its parent) and down it (to child x). */
+static int make_entries(tset *T)
+{
+    size_t ne = 0;
+    for (int l = 0; l <= 4 * T->n; l++)
+        T->lfirst[l] = 0;
+    for (int t = 0; t < T->k; t++)
+        for (int x = 0; x < T->n; x++) {
+            int d = T->par[(size_t)t * T->n + x];
+            if (d >= 0) {
+                T->lfirst[x * 4 + d + 1]++;
+                T->lfirst[T->nbr[x * 4 + d] * 4 + (d + 2) % 4 + 1]++;
+                ne += 2;
+            }
+        }
+    for (int l = 0; l < 4 * T->n; l++)
+        T->lfirst[l + 1] += T->lfirst[l];
+    T->ent = malloc((ne ? ne : 1) * sizeof *T->ent);
+    T->next = calloc(ne ? ne : 1, sizeof(int));
+    int *fill = malloc(4 * (size_t)T->n * sizeof(int));
+    if (!T->ent || !T->next || !fill) {
+        free(fill);
+        return FTM_ENOMEM;
+    }
+    for (int l = 0; l < 4 * T->n; l++)
+        fill[l] = T->lfirst[l];
+    for (int t = 0; t < T->k; t++)
+        for (int x = 0; x < T->n; x++) {
+            int d = T->par[(size_t)t * T->n + x];
+            if (d >= 0) {
+                T->ent[fill[x * 4 + d]++] = (tr_entry){ t, x, 1 };
+                T->ent[fill[T->nbr[x * 4 + d] * 4 + (d + 2) % 4]++] = (tr_entry){ t, x, 0 };
+            }
+        }
+    free(fill);
+    return 0;
+}
+
+static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    size_t cells = (size_t)T->k * T->n * T->nc;
+    T->last = malloc(cells * sizeof(int));
+    T->dnat = malloc(cells * sizeof(int));
+    T->pend = calloc(cells, 1);
+    if (!T->last || !T->dnat || !T->pend)
+        return FTM_ENOMEM;
+    for (size_t i = 0; i < cells; i++)
+        T->last[i] = T->dnat[i] = -1;
+    for (int t = 0; t < T->k; t++)
+        for (int x = 0; x < T->n; x++) {
+            int d = T->par[(size_t)t * T->n + x];
+            for (int c = 0; d >= 0 && c < T->nc; c++)
+                PEND(T, t, T->nbr[x * 4 + d], c)++;
+        }
+    int rc = make_entries(T);
+    long left = (long)T->lfirst[4 * T->n] * T->nc;
+    for (int st = 0; left > 0 && rc >= 0; st++) {
+        if (st > T->lfirst[4 * T->n] * T->nc)
+            return FTM_EINVAL; /* cannot happen: some send is always ready */
+        for (int u = 0; u < T->n && rc >= 0; u++)
+            if (ftm_mesh_alive(m, u))
+                rc = ftm_sched_step(s, u, PH_TREES, st);
+        rc = rc < 0 ? rc : sched_step(s, T, st, count, red);
+        left -= rc > 0 ? rc : 0;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* The chunk count. Per step each link sends at most one chunk (M/(KC)
+ * bytes, K trees, C chunks each), so the busiest link (L trees) needs L C
+ * steps and the pipeline's fill and drain about 2H more (H: the trees'
+ * depth), each step a hop's latency a plus its chunk (and the reduction
+ * of a summed one at HBM speed). T ~ (LC + 2H) a + (1 + 2H/(LC)) L M (1 +
+ * B/HBM) / (K B): least at K C = sqrt(4 H M (1 + B/HBM) / (B a)), with
+ * the TPU-v3 defaults. At most TR_XFERS transfers in all (build time). */
+#define TR_XFERS 1500000.0
+static int pick_chunks(const tset *T, size_t bytes, int live)
+{
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    int h = 0;
+    for (int t = 0; t < T->k; t++)
+        h = T->maxdep[t] > h ? T->maxdep[t] : h;
+    double x = sqrt(4.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) /
+                    (p.link_Bps * p.hop_s));
+    double c = x / T->k, cap = TR_XFERS / (2.0 * T->k * (live > 1 ? live - 1 : 1));
+    c = c > cap ? cap : c;
+    return c < 1 ? 1 : (int)(c + 0.5);
+}
+
+/* nc 0: pick_chunks. */
+int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                                 int k, int nc)
+{
+    int rc = ftm_mesh_check_connected(m, NULL, NULL);
+    if (rc)
+        return rc;
+    int live = ftm_mesh_healthy_count(m);
+    if (k < 1 || nc < 0)
+        return FTM_EINVAL;
+    k = k > live ? live : k;
+    tset T;
+    rc = tset_alloc(&T, m, k, nc);
+    if (!rc) {
+        pick_roots(&T, m);
+        rc = trees_make(&T, m);
+    }
+    if (!rc)
+        rc = tr_balance(&T);
+    for (int t = 0; t < T.k && !rc; t++) { /* the heights after the moves */
+        int got = bfs(&T, T.root[t]);
+        for (int i = got - 1; i >= 0; i--)
+            set_height(&T, t, T.queue[i]);
+    }
+    if (!rc && !nc)
+        T.nc = pick_chunks(&T, count * ftm_red_elem_size(red), live);
+    if (!rc)
+        rc = ftm_sched_init(s, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
+    if (!rc) {
+        rc = emit(s, &T, m, count, red);
+        if (rc)
+            ftm_sched_free(s);
+        else
+            ftm_sched_trim(s);
+    }
+    tset_free(&T);
+    return rc;
+}
+
+int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    return ftm_allreduce_trees_build_kc(s, m, count, red, TR_TREES, 0);
+}
+
+/* Where a live chip is reachable only over a one-way link (no tree edge
+ * reaches it both ways), the ring's schedule, which routes round it. */
+int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    int rc = ftm_allreduce_trees_build_own(s, m, count, red);
+    if (rc != FTM_ENOTSUP)
+        return rc;
+    rc = ftm_allreduce_ring_build(s, m, count, red);
+    if (!rc)
+        s->fallback = "a chip is reachable only over a one-way link";
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* The "trees" allreduce's tree set, shared by trees.c (trees, schedule)
+ * and trees_balance.c (link loads). Internal. */
+#ifndef FTMESH_TREES_INT_H
+#define FTMESH_TREES_INT_H
+
+/* A directed link's use by one tree: chip x's chunks up to its parent
+ * (up), or down from its parent to x. */
+typedef struct tr_entry {
+    int t, x, up;
+} tr_entry;
+
+typedef struct tset {
+    int n, k, nc;      /* chips, trees, chunks */
+    int round;         /* the balancing round (tie_hash) */
+    int *nbr;          /* [n*4] neighbour over a link live both ways, or -1 */
+    int *root;         /* [k] */
+    int *par;          /* [k*n] direction to the parent; -1 root, -2 none */
+    int *dep, *hgt;    /* [k*n] depth; height of the subtree */
+    int *maxdep;       /* [k] */
+    int *load;         /* [n*4] trees using the link (kept at both ends) */
+    int *dist, *queue; /* [n] scratch */
+    int *route;        /* [n*4] route id of the one-hop route, or -1 */
+    int *lfirst;       /* [n*4 + 1] link l's entries: ent[lfirst[l] .. lfirst[l+1]) */
+    tr_entry *ent;
+    int *next;         /* [entries] the entry's next chunk to send */
+    int *last, *dnat;  /* [k*n*nc] LAST, DNAT (trees.c) */
+    unsigned char *pend; /* [k*n*nc] PEND */
+} tset;
+
+/* Moves tree edges between each chip's BFS parents (any choice is a
+ * shortest-path tree) until no link carries more trees than it must:
+ * augmenting paths over the links, as in a max-flow. Keeps load (both
+ * ends of a link) in step with par. 0 or FTM_ENOMEM. */
+int tr_balance(tset *T);
+
+#endif

@@ -1,0 +1,208 @@
+/* The "trees" allreduce: exact on every chip (float: the same bits
+ * everywhere; int64) for many fault patterns, tree and chunk counts, by
+ * the sequential executor and on real chip threads; the link bytes the
+ * model replays are the schedule's; the trees are balanced. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/runtime.h"
+#include "ftmesh/error.h"
+
+static float input(int chip, size_t k) { return (float)((int)((chip * 13 + (int)(k % 1000) * 7) % 9) - 4); }
+
+/* Mesh i: sizes and kinds of faults in turn (torus and open mesh). */
+static void make_mesh(int i, ftm_mesh *m)
+{
+    static const int dims[][2] = { { 4, 4 }, { 5, 6 }, { 6, 6 }, { 8, 8 }, { 3, 7 }, { 7, 5 } };
+    const int *d = dims[i % 6];
+    ck_assert_int_eq(ftm_mesh_init(m, d[0], d[1], (i / 6) % 2 == 0), 0);
+    switch ((i / 12) % 7) {
+    case 0: break;
+    case 1: ftm_mesh_fail_host(m, 2, 2); break;
+    case 2: ftm_mesh_fail_chip(m, d[0] / 2, d[1] / 2); break;
+    case 3: ftm_mesh_fail_link(m, 1, 1, 1, 2, 0); break;
+    case 4: ftm_mesh_fail_link(m, 1, 1, 2, 1, 1); break; /* one way */
+    case 5: ftm_mesh_fail_host(m, 0, 0); ftm_mesh_fail_chip(m, d[0] - 1, d[1] - 1); break;
+    default: ftm_mesh_fail_random(m, 3, (uint64_t)i); break;
+    }
+}
+
+/* Runs s sequentially on float and int64 inputs: every live chip holds
+ * the exact sums; the model's link bytes are the schedule's. */
+static void check_sched(const ftm_mesh *m, const ftm_sched *s, size_t count, ftm_red red)
+{
+    size_t es = ftm_red_elem_size(red);
+    void **b = calloc((size_t)m->nchips, sizeof(void *));
+    int64_t cs = 0, nh = 0;
+    for (int c = 0; c < m->nchips; c++) {
+        b[c] = malloc(count * es + 1);
+        for (size_t x = 0; x < count; x++)
+            if (red == FTM_RED_SUM_F32)
+                ((float *)b[c])[x] = input(c, x);
+            else
+                ((int64_t *)b[c])[x] = ((int64_t)1 << 40) * c + (int64_t)x;
+        if (ftm_mesh_alive(m, c)) {
+            cs += c;
+            nh++;
+        }
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(s, m, b), 0);
+    for (size_t x = 0; x < count; x++) {
+        float want = 0;
+        for (int c = 0; c < m->nchips; c++)
+            want += ftm_mesh_alive(m, c) ? input(c, x) : 0;
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c))
+                continue;
+            if (red == FTM_RED_SUM_F32)
+                ck_assert_msg(((float *)b[c])[x] == want, "chip %d elem %zu", c, x);
+            else
+                ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+        }
+    }
+    for (int c = 0; c < m->nchips; c++)
+        free(b[c]);
+    free(b);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m->nchips * 8);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result r;
+    ftm_sched_link_bytes(s, m, lb);
+    ck_assert_int_eq(ftm_cost_sched(s, m, &p, &r, lb + m->nchips * 4), 0);
+    for (int l = 0; l < m->nchips * 4; l++)
+        ck_assert_uint_eq(lb[l], lb[m->nchips * 4 + l]);
+    free(lb);
+}
+
+/* Meshes 6i .. 6i+5, each with 1, 3 and 7 trees and 1, 2 and 5 chunks,
+ * and the registry's choice; float and int64; counts below and above the
+ * number of trees times chunks. A chip reachable only over a one-way link
+ * is refused (FTM_ENOTSUP), nothing else. */
+START_TEST(test_trees_exact)
+{
+    static const int KC[][2] = { { 1, 1 }, { 3, 2 }, { 7, 5 }, { 16, 0 } };
+    for (int j = 0; j < 6; j++) {
+        ftm_mesh m;
+        make_mesh(_i * 6 + j, &m);
+        for (int v = 0; v < 4; v++) {
+            size_t count = v == 1 ? 5 : 97 + (size_t)(_i * 6 + j);
+            ftm_red red = (v + j) % 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+            ftm_sched s;
+            int rc = ftm_allreduce_trees_build_kc(&s, &m, count, red, KC[v][0], KC[v][1]);
+            if (rc == FTM_ENOTSUP && (_i * 6 + j) / 12 % 7 == 4)
+                continue;
+            ck_assert_msg(rc == 0, "mesh %d v %d: %s", _i * 6 + j, v, ftm_strerror(rc));
+            ck_assert_str_eq(s.algo, "trees");
+            check_sched(&m, &s, count, red);
+            ftm_sched_free(&s);
+        }
+        ftm_mesh_free(&m);
+    }
+}
+END_TEST
+
+typedef struct job {
+    const ftm_sched *s;
+    void **bufs;
+} job;
+
+static int run_sched(ftm_chip *c, void *arg)
+{
+    job *j = arg;
+    return ftm_chip_exec(c, j->s, j->bufs[ftm_chip_id(c)]);
+}
+
+/* On chip threads, int64: every chip holds the exact sums, and every
+ * link carried the bytes the schedule says (float on threads: the
+ * registry-wide sweeps of test_allreduce). */
+START_TEST(test_trees_threads_int64)
+{
+    ftm_mesh m;
+    make_mesh(12 + 13 * _i, &m);
+    size_t count = 301;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_I64, 5, 3), 0);
+    void **b = calloc((size_t)m.nchips, sizeof(void *));
+    int64_t cs = 0, nh = 0;
+    for (int c = 0; c < m.nchips; c++) {
+        b[c] = malloc(count * 8);
+        for (size_t x = 0; x < count; x++)
+            ((int64_t *)b[c])[x] = ((int64_t)1 << 40) * c + (int64_t)x;
+        if (ftm_mesh_alive(&m, c)) {
+            cs += c;
+            nh++;
+        }
+    }
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .pkt_bytes = 64, .hang_timeout_s = 20.0 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    job j = { &s, b };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    uint64_t *want = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
+    ftm_sched_link_bytes(&s, &m, want);
+    for (int c = 0; c < m.nchips; c++) {
+        for (int d = 0; d < 4; d++) {
+            uint64_t got = 0, pkts = 0;
+            if (ftm_mesh_link_live(&m, c, d))
+                ftm_rt_link_stats(rt, c, d, &got, &pkts);
+            ck_assert_uint_eq(got, want[c * 4 + d]);
+        }
+        for (size_t x = 0; ftm_mesh_alive(&m, c) && x < count; x++)
+            ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+        free(b[c]);
+    }
+    free(want);
+    free(b);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* Balanced trees: on a healthy 8x8 torus 8 trees put at most
+ * ceil(8 * 63 / 128) = 4 on a link (the most bytes on a link is 4/8 of
+ * the buffer, the link-bytes bound's share), and with a dead chip
+ * ceil(8 * 62 / 124) = 4 still. */
+START_TEST(test_trees_balanced)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
+    if (_i)
+        ftm_mesh_fail_chip(&m, 3, 4);
+    size_t count = 8 * 1000;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_F32, 8, 4), 0);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4), mx = 0;
+    ftm_sched_link_bytes(&s, &m, lb);
+    for (int l = 0; l < m.nchips * 4; l++)
+        mx = lb[l] > mx ? lb[l] : mx;
+    ck_assert_uint_eq(mx, 4 * 1000 * 4);
+    free(lb);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+static Suite *trees_suite(void)
+{
+    Suite *su = suite_create("trees");
+    TCase *tc = tcase_create("exact");
+    tcase_add_loop_test(tc, test_trees_exact, 0, 14);
+    tcase_add_loop_test(tc, test_trees_threads_int64, 0, 6);
+    tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(trees_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
