@@ -253,6 +253,8 @@ expect 0 sweep $sweep_mesh --json
 cp "$tmp/out" "$tmp/sweep.json"
 faults='{("16x32", "two-hosts"): "--fail-host 4,8 --fail-host 12,24", ("16x32", "four-hosts"): "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28", ("32x32", "two-hosts"): "--fail-host 8,8 --fail-host 24,24", ("32x32", "four-hosts"): "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26"}'
 json "$tmp/sweep.json" "len(j['rows']) == $nrows and all(r['fault'] == $faults[(r['mesh'], r['scenario'])] for r in j['rows'] if r['scenario'] in ('two-hosts', 'four-hosts'))"
+# every row names the schedule that ran; another one only with its reason
+json "$tmp/sweep.json" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any('fallback' in r for r in j['rows'])"
 case_rows='[r for r in j["rows"] if (r["mesh"], r["scenario"], r["model"]) == (g["mesh"], g["scenario"], g["model"])]'
 json "$tmp/sweep.json" "len(j['goal']) == $ngoal and len({(g['mesh'], g['scenario'], g['model']) for g in j['goal']}) == $ngoal"
 json "$tmp/sweep.json" '{g["scenario"] for g in j["goal"]} == {"dead-host", "dead-chip", "dead-link", "two-hosts", "four-hosts"} and all(g["goal_pct"] == (20 if g["scenario"] in ("two-hosts", "four-hosts") else 10) and g["met"] == (g["overhead_vs_best_healthy_pct"] <= g["goal_pct"]) for g in j["goal"])'

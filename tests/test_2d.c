@@ -12,6 +12,7 @@
 #include "ftmesh/rng.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
 #include "test_util.h"
 
 /* Small integers: every float sum over <= 4096 chips is exact. */

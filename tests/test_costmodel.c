@@ -333,7 +333,7 @@ START_TEST(test_auto_picks_fastest)
     for (int k = 0; k < 2; k++) {
         const char *name = NULL;
         ftm_cost_result best;
-        ck_assert_int_eq(ftm_cost_auto(&m, counts[k], FTM_RED_SUM_F32, &p, &name, &best), 0);
+        ck_assert_int_eq(ftm_allreduce_auto(&m, counts[k], FTM_RED_SUM_F32, &p, &name, &best), 0);
         ck_assert_ptr_nonnull(name);
         int found = 0;
         const ftm_allreduce_algo *a = ftm_allreduce_algos();
@@ -591,7 +591,7 @@ START_TEST(test_auto_bounded)
                 }
             }
             ftm_cost_result best;
-            ck_assert_int_eq(ftm_cost_auto(&m, COUNTS[k], FTM_RED_SUM_F32, &cp, &got, &best), 0);
+            ck_assert_int_eq(ftm_allreduce_auto(&m, COUNTS[k], FTM_RED_SUM_F32, &cp, &got, &best), 0);
             ck_assert_msg(strcmp(got, want) == 0 && best.time_s == tw,
                           "mesh %d count %zu: auto %s %a, want %s %a", i, COUNTS[k], got,
                           best.time_s, want, tw);
@@ -697,9 +697,9 @@ START_TEST(test_packed_same)
     ftm_cost_params cp = params();
     const char *nu = NULL, *np = NULL;
     ftm_cost_result ru, rp;
-    ck_assert_int_eq(ftm_cost_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &nu, &ru), 0);
+    ck_assert_int_eq(ftm_allreduce_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &nu, &ru), 0);
     ftm_sched_set_packed(1);
-    ck_assert_int_eq(ftm_cost_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &np, &rp), 0);
+    ck_assert_int_eq(ftm_allreduce_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &np, &rp), 0);
     ftm_sched_set_packed(0);
     ck_assert_str_eq(nu, np);
     ck_assert(memcmp(&ru.time_s, &rp.time_s, sizeof(double)) == 0);

@@ -264,8 +264,8 @@ START_TEST(test_chip_dies_mid_run)
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     unsigned char **b = alloc_bufs(16, 4096 * 4);
     job j = { &s, b, 3 };
-    ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 99, 1), FTM_EINVAL);
-    ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 5, 7), 0);
+    ck_assert_int_eq(ftm_rt_kill_chip_after(rt, 99, 1), FTM_EINVAL);
+    ck_assert_int_eq(ftm_rt_kill_chip_after(rt, 5, 7), 0);
     ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ECHIPDEAD);
     ck_assert_int_eq(ftm_rt_died(rt), 5);
     /* Stale packets of the broken run may remain: recover on a new runtime. */

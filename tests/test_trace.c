@@ -272,7 +272,7 @@ START_TEST(test_fail_event)
     ftm_rt_config cfg = { 64, 0, 10.0, 0 };
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     ck_assert_int_eq(ftm_rt_set_trace(rt, tr), 0);
-    ck_assert_int_eq(ftm_rt_fail_chip_after(rt, 4, 20), 0);
+    ck_assert_int_eq(ftm_rt_kill_chip_after(rt, 4, 20), 0);
     job j = { &s, bufs, 1 };
     ck_assert_int_eq(ftm_rt_run(rt, fail_fn, &j), FTM_ECHIPDEAD);
     ftm_rt_destroy(rt);

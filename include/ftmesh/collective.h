@@ -155,18 +155,6 @@ FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t
 FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 FTM_EXTERN int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-/* "2d-lines" (the registry's) keeps the faster of its own schedule and
- * 2d-concurrent's. Its own schedule alone, with k chunks per half (k <= 0:
- * chosen from the buffer size), no comparison, no fallback: FTM_ENOTSUP
- * where no column is whole or a segment of a row cut twice has no whole
- * row beside it (tests use it). */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                              ftm_red red, int k);
-/* The same with reducing transfers of more than split elements sent as two
- * halves (0: none; build_k's: 2 hop x HBM bandwidth of the TPU-v3
- * defaults, 1.8 MB), so tests can run that path on small buffers. */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                                  ftm_red red, int k, size_t split);
 FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 /* "trees" (trees.c): k shares, each reduced up and broadcast down its own
  * shortest-path spanning tree, in nc pipelined chunks. build_own picks k
@@ -213,11 +201,11 @@ static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
  * (m, count, red), models each with p and reports the fastest: *name (a
  * static string from the registry) and *res. Algorithms that fail to build
  * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
-FTM_EXTERN int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+FTM_EXTERN int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res);
 
 /* What building algo's schedule (a registry name, or "auto": every
- * algorithm in turn, as ftm_cost_auto does, then the winner again) and
+ * algorithm in turn, as ftm_allreduce_auto does, then the winner again) and
  * modeling it will hold, found BEFORE building by a dry run of the
  * builders (sched.h: counts, no steps or ops stored): *peak, the most
  * bytes held at once by schedules and replays; *sched_bytes, the built

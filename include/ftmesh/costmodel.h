@@ -89,16 +89,9 @@ FTM_EXTERN void ftm_cost_timing_free(ftm_cost_timing *tm);
  * replay's time. When this thread's last replay was of s (same schedule,
  * changes, faults, parameters) the exact time is given instead. A dry
  * schedule gives 0. Returns 0, FTM_EINVAL or FTM_ENOMEM. */
-/* Tells this thread's cost model that s replays on m with p to *res and
- * link_bytes (nchips * 4): the caller knows, s being a rebuild (builds are
- * deterministic) of a schedule that replayed to them. The next
- * ftm_cost_sched of s (unchanged) answers from them. Returns 0, FTM_EINVAL
- * or FTM_ENOMEM. */
-FTM_EXTERN int ftm_cost_memo_put(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params *p,
-                                 const ftm_cost_result *res, const uint64_t *link_bytes);
-
 FTM_EXTERN int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m,
                                     const ftm_cost_params *p, double *lb);
+
 
 /* The least time a send of nhops hops and len bytes takes with the
  * parameters ctx points to (a ftm_cost_params; a 0-hop send: a memory

@@ -85,10 +85,7 @@ FTM_EXTERN int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg);
  * FTM_ECHIPDEAD or FTM_EHANG, packets of the broken
  * run may still sit in mailboxes: recover with a new runtime (ftm_rt_create
  * on the mesh without the dead chip). */
-FTM_EXTERN int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts);
-/* The same, armed by the chip itself from its own thread: it dies after
- * sending pkts (>= 1) more packets. */
-FTM_EXTERN int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts);
+FTM_EXTERN int ftm_rt_kill_chip_after(ftm_rt *rt, int chip, uint64_t pkts);
 /* After FTM_ECHIPDEAD: the chip that died, else -1. */
 FTM_EXTERN int ftm_rt_died(const ftm_rt *rt);
 

@@ -122,7 +122,7 @@ typedef struct ftm_sched {
     int ndirs, cap_dirs;
     uint32_t next_tag;
     int dry;               /* built in a dry run: counts and capacities only
-                            * (2: set aside, ftm_sched_dry_hide) */
+                            * (2: set aside, sched/sched_lib.h) */
     int packed;            /* programs stored packed (ftm_sched_set_packed) */
     const char **phases;   /* packed: the step phases, by id */
     int nphases, cap_phases;
@@ -178,19 +178,24 @@ FTM_EXTERN int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *
                                    ftm_sched_view *v);
 FTM_EXTERN void ftm_sched_view_free(ftm_sched_view *v);
 
-/* Appends op (its peer, route, tag, offsets as given) to chip's open step,
- * in lane (0 or 1; see ftm_sched_codec) -- for code that moves ops between
- * schedules (2d-concurrent's merge). The peer must be the route's other
- * end. */
-FTM_EXTERN int ftm_sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane);
+
+/* Merges a and b (same chip count and buffer size) into out (initialised
+ * here, name algo) step by step: chip c's step j is a's step j of c, then
+ * b's step j of chip b_chip[c] (b was built on a relabelled mesh: its chip
+ * b_chip[c] is out's chip c, its direction d is out's dir_of[d]; its
+ * routes, peers and tags are renumbered). Consumes both parts' programs
+ * as it goes (their routes stay; free both after); in whichever form the
+ * parts were built (unpacked, packed or dry, as this thread's settings
+ * make out). Every transfer of a and b must sit at the same step index on
+ * both its ends, so the merged steps pair up as the parts' did. Returns 0,
+ * FTM_EINVAL or FTM_ENOMEM (out then holds nothing). */
+FTM_EXTERN int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b,
+                               const int *b_chip, const unsigned char *dir_of);
 
 /* Copies s into out in the unpacked form (the same programs op for op,
  * the same routes and tags). out is unpacked whatever the setting. */
 FTM_EXTERN int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out);
 
-/* Packed schedules: makes room for bytes more bytes of chip's program
- * (exactly). No effect on unpacked schedules. */
-FTM_EXTERN int ftm_sched_reserve_code(ftm_sched *s, int chip, size_t bytes);
 
 /* Dry runs: the memory a build would take, found by running the builder
  * without storing its steps and ops. Between ftm_sched_dry_begin and
@@ -209,11 +214,6 @@ FTM_EXTERN size_t ftm_sched_dry_end(void);
 /* Charges bytes held only for a moment on top of the live ones (the peak
  * moves if live + bytes exceeds it). No effect outside a dry run. */
 FTM_EXTERN void ftm_sched_dry_charge(size_t bytes);
-/* A dry schedule set aside: hide 1 stops counting s (as if freed: its
- * bytes leave the live total and freeing it later counts nothing), hide 0
- * counts it again. Lets a dry run keep a schedule it would rebuild,
- * instead of rebuilding it. No effect on schedules built outside dry runs. */
-FTM_EXTERN void ftm_sched_dry_hide(ftm_sched *s, int hide);
 /* Budgets: a real build that stops before it grows past a limit, instead
  * of a dry run first. Between ftm_sched_budget_begin and
  * ftm_sched_budget_end, every schedule this thread initialises (not dry
@@ -242,11 +242,6 @@ FTM_EXTERN int ftm_sched_budget_charge(size_t bytes);
 /* Frees chip's program (steps and ops) of s; the chip's step and op counts
  * become 0. Dry schedules too. */
 FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);
-/* Dry schedules only: gives chip's (empty) program nsteps steps and nops
- * ops, the last step that holds an op being used - 1 (0: none), with
- * exact capacities, as a builder that reserves exactly and then fills in
- * would. FTM_EINVAL on a schedule that is not dry or a non-empty program. */
-FTM_EXTERN int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used);
 
 /* 1 between ftm_sched_dry_begin and ftm_sched_dry_end on this thread. */
 FTM_EXTERN int ftm_sched_dry_active(void);

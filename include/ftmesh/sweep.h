@@ -22,6 +22,9 @@ typedef struct ftm_sweep_row {
     const char *model;        /* "resnet50", "bert-large" */
     size_t bytes;             /* gradient bytes (fp32) */
     const char *algo;         /* registry name */
+    const char *schedule;     /* the schedule that ran (= algo when the
+                               * algorithm's own; static) */
+    const char *fallback;     /* why another schedule ran, or NULL (static) */
     int chips;                /* healthy chips P */
     double time_s;            /* modeled allreduce time */
     double algbw_GBps;        /* bytes / time */

@@ -205,6 +205,14 @@ typedef struct ftm_train_result {
     int nstuck;
 } ftm_train_result;
 
+/* Checks o->resume as ftm_train_run would, before anything runs: the file
+ * is read, checked and matched against o's configuration, and *step is
+ * the step it holds (the first step a resumed run would run; o->steps
+ * when there is nothing left to do). FTM_EIO, FTM_EFORMAT, FTM_ECORRUPT,
+ * FTM_ECONFIG or FTM_ERANGE (past o->steps) with detail saying why. */
+FTM_EXTERN int ftm_train_resume_step(const ftm_train_opts *o, long *step, char *detail,
+                                     size_t dlen);
+
 /* Trains on the healthy chips of m and fills res (free it with
  * ftm_train_result_free, also after an error). Returns 0 (even when the
  * check fails: see res->check_pass), FTM_EINVAL (bad options or unknown

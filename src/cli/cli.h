@@ -3,6 +3,7 @@
 #ifndef FTMESH_CLI_H
 #define FTMESH_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ enum {
     /* shared options: the mesh and faults, and a few more */
     CLI_O_MESH = 256, CLI_O_TORUS, CLI_O_FAIL, CLI_O_FAIL_HOST, CLI_O_FAIL_LINK,
     CLI_O_RANDOM_FAULTS, CLI_O_SEED, CLI_O_HANG_TIMEOUT, CLI_O_JSON,
-    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS, CLI_O_RANKS,
+    CLI_O_LINK_GBPS, CLI_O_HOP_US, CLI_O_HBM_GBPS, CLI_O_RANKS, CLI_O_FAULT_SEED,
     CLI_O_CMD = 512 /* a command's own ids start here */
 };
 
@@ -97,14 +98,18 @@ typedef struct cli_mesh_opts {
     int torus;
     const char **fail, **fail_host, **fail_link; /* repeatable, argv pointers */
     int nfail, nfail_host, nfail_link;
-    int random_faults;
+    int random_faults, random_faults_given;
     uint64_t seed;
     int seed_given;
+    uint64_t fault_seed;        /* --fault-seed */
+    int fault_seed_given;
     int json;
     double hang_timeout_s;      /* 0: the runtime's default */
     const char *ranks;          /* --ranks RxC, or NULL */
 } cli_mesh_opts;
 
+/* The seed of --random-faults and --random-kills: --fault-seed, else --seed. */
+uint64_t cli_fault_seed(const cli_mesh_opts *o);
 /* 0, or CLI_EXIT_FAIL when out of memory (after printing). */
 int cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc);
 void cli_mesh_opts_free(cli_mesh_opts *o);
@@ -121,6 +126,19 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * CLI_EXIT_USAGE on any bad input (also when healthy chips are cut apart
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
+
+/* ---- the record of a run's static faults (faults_record.c) ----------------
+ * Every dead chip (those of --fail-host blocks as hosts), host and failed
+ * link of m, the mesh a run starts on: as the flags that rebuild it
+ * (cli_faults_record_flags: " --fail R,C --fail-host R,C --fail-link
+ * R,C-R2,C2 ..."; 1 when cut at n bytes), as the text line "# faults: ..."
+ * (nothing when there are none), and as the JSON key "faults": {"chips":
+ * [[r,c]...], "hosts": [[r,c]...], "links": [[[r,c],[r2,c2]]...] (both
+ * ways), "links_one_way": [...] (from, to)}. */
+int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
+void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
+struct cli_json;
+void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
 
 /* ---- runs over MPI (mpi_cli.c; a build without MPI has one rank) --------
  * cli_mpi_begin (main): under an MPI launcher, starts MPI; ranks other
@@ -154,12 +172,40 @@ int cli_fail_during_chip(const char *cmd, const ftm_mesh *m, const char *spec, i
 struct ftm_cost_params;
 int cli_cost_set(const char *cmd, int id, const char *val, struct ftm_cost_params *p);
 
-/* Opens --svg PATH for writing before any work; NULL (after printing one
- * line; the caller exits CLI_EXIT_USAGE) when it cannot be created. */
-FILE *cli_open_svg(const char *cmd, const char *path);
-/* Closes an --svg file written with err (0 or FTM_E*); 0, or
- * CLI_EXIT_FAIL after printing what failed. */
-int cli_close_svg(const char *cmd, const char *path, FILE *f, int err);
+/* ---- output files (outfile.c) ----------------------------------------------
+ * Every output file (--svg, --html, --trace) is written to a temporary file
+ * beside it and renamed over the path only when complete: a refused,
+ * failed or interrupted run leaves the old file as it was, or none. Open
+ * every output file before any work (that checks the path). */
+typedef struct cli_out {
+    const char *opt, *path;  /* "--svg" and the user's path, for messages */
+    FILE *f;                 /* write here */
+    char *tmp;               /* the temporary file; NULL when none is open */
+    int slot;
+} cli_out;
+
+/* Creates the temporary file for path; 0, or CLI_EXIT_USAGE after one
+ * line naming opt (a directory, a path where no file can be created). */
+int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path);
+/* Closes the file; when err is 0 and everything was written, renames it
+ * over the path; else removes it and prints why (err: 0 or FTM_E*).
+ * Returns 0 or CLI_EXIT_FAIL. No effect on a file not open. */
+int cli_out_commit(const char *cmd, cli_out *o, int err);
+/* Removes the temporary file (the run failed); no effect when none. */
+void cli_out_discard(cli_out *o);
+/* Checks, creating and removing a temporary file, that a file can be
+ * written at path (for files the library writes itself, --checkpoint);
+ * 0 or CLI_EXIT_USAGE after one line. */
+int cli_out_check(const char *cmd, const char *opt, const char *path);
+
+/* SIGINT, SIGTERM, SIGHUP: by default they remove the temporary files and
+ * end the process by the signal. While flag is set (a command that stops
+ * gracefully), a signal only stores its number in *flag; NULL restores
+ * the default. */
+void cli_signals_graceful(volatile sig_atomic_t *flag);
+/* The exit status of a run stopped by signal sig: 128 + sig (130 for
+ * SIGINT, 143 for SIGTERM). */
+int cli_signal_exit(int sig);
 
 /* Pictures (pictures.c). Prints the terminal pictures of allreduce
  * algorithm algo on m (rings --algo); returns an exit code. */

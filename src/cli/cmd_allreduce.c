@@ -6,6 +6,7 @@
 #include "ftmesh/runtime.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/router.h"
+#include "ftmesh/sched.h"
 #include "ftmesh/svg.h"
 #include "ftmesh/error.h"
 #include "ftmesh/trace.h"
@@ -20,7 +21,11 @@
 #define CMD "allreduce"
 
 enum { O_ALGO = CLI_O_CMD, O_SIZE, O_ITERS, O_MODEL_ONLY, O_FAIL_DURING, O_FAIL_AFTER, O_SVG,
-       O_TRACE, O_TRACE_CLOCK, O_PACKETS_ONLY };
+       O_TRACE, O_TRACE_CLOCK, O_PACKETS_ONLY, O_TRACE_ITERS };
+
+/* What --trace keeps to unless --trace-iters says otherwise: the first
+ * iterations whose trace fits in about this many bytes. */
+#define AR_TRACE_BUDGET (100.0 * 1e6)
 
 static const cli_opt ar_table[] = {
     { "algo", "NAME", O_ALGO, "allreduce algorithm (default ring; see Algorithms\nbelow)" },
@@ -44,6 +49,9 @@ static const cli_opt ar_table[] = {
       "write a picture: mesh, holes, links coloured by bytes\n"
       "(MB), the schedule's routes and detours, legend" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
+    { "trace-iters", "N", O_TRACE_ITERS,
+      "iterations --trace records (default: the first ones\n"
+      "that fit in about 100 MB, said on stdout and in the trace)" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_HANG_TIMEOUT,
     { "packets-only", NULL, O_PACKETS_ONLY,
@@ -83,7 +91,7 @@ typedef struct ar_args {
     const char *algo, *svg, *fail_during, *trace;
     int trace_clock;
     size_t bytes;
-    long iters, fail_after;
+    long iters, fail_after, trace_iters;
     int model_only, iters_given, packets_only;
     ftm_cost_params cp;
     cli_faults f;              /* --kill, --faults, --random-kills */
@@ -103,6 +111,10 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_SIZE:
         if (cli_parse_size(v, &a->bytes) || a->bytes % 4 || a->bytes == 0)
             return cli_usage_error(CMD, "--size %s: expected a positive multiple of 4 bytes, e.g. 4096, 64K, 8M", v);
+        if ((uint64_t)a->bytes >= FTM_SCHED_MAX_BYTES) /* the schedules' 40-bit offsets */
+            return cli_usage_error(CMD, "--size %s: too large: the schedules address at most %llu "
+                                   "bytes per chip (1T - 4); give a smaller --size", v,
+                                   (unsigned long long)FTM_SCHED_MAX_BYTES - 4);
         return 0;
     case O_ITERS:
         a->iters_given = 1;
@@ -119,6 +131,10 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;
     case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
+    case O_TRACE_ITERS:
+        if (cli_parse_int(v, 1, 100000, &a->trace_iters))
+            return cli_usage_error(CMD, "--trace-iters %s: expected a whole number 1..100000", v);
+        return 0;
     case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
     case CLI_O_REPAIR_AFTER:
         return cli_faults_set(CMD, &a->f, id, v);
@@ -168,9 +184,12 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
 /* Everything a run holds; released by ar_free whatever happened. */
 typedef struct ar_run {
     ftm_mesh m;
+    ftm_mesh m0;             /* the mesh the run starts on (its static faults) */
+    int have_m0;
     int have_mesh, have_sched, fail_chip;
-    FILE *svgf, *tracef;
+    cli_out svg, trace;      /* --svg, --trace: written whole or not at all */
     ftm_trace *rec;          /* --trace: what every chip did */
+    long traced;             /* --trace: iterations recorded per run */
     ftm_sched sched;
     ftm_cost_result cost;
     uint64_t *link_bytes;
@@ -182,14 +201,14 @@ static void ar_free(ar_run *x)
     if (x->have_sched)
         ftm_sched_free(&x->sched);
     free(x->link_bytes);
-    if (x->svgf)
-        fclose(x->svgf);
-    if (x->tracef)
-        fclose(x->tracef);
+    cli_out_discard(&x->svg);   /* not committed: the run failed */
+    cli_out_discard(&x->trace);
     ftm_trace_destroy(x->rec);
     ftm_allreduce_result_free(&x->r);
     if (x->have_mesh)
         ftm_mesh_free(&x->m);
+    if (x->have_m0)
+        ftm_mesh_free(&x->m0);
 }
 
 /* The fault script, checked before the run: --kill, --faults,
@@ -212,7 +231,8 @@ static int build_script(ar_args *a, ar_run *x)
         sf.c = ftm_mesh_col(&x->m, x->fail_chip);
     }
     snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
-    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_ALLREDUCE, a->iters, a->o.seed,
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_ALLREDUCE, a->iters,
+                              cli_fault_seed(&a->o),
                               x->fail_chip >= 0 ? &sf : NULL, name, &a->script);
     if (rc)
         return rc;
@@ -232,6 +252,9 @@ static int validate(ar_args *a, ar_run *x)
         return rc;
     x->have_mesh = 1;
     x->fail_chip = -1;
+    if (ftm_mesh_copy(&x->m0, &x->m))
+        return cli_error(CMD, "out of memory");
+    x->have_m0 = 1;
     if (a->fail_during && (rc = cli_fail_during_chip(CMD, &x->m, a->fail_during, &x->fail_chip)))
         return rc;
     if (a->fail_after && !a->fail_during)
@@ -242,18 +265,22 @@ static int validate(ar_args *a, ar_run *x)
         return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
     if ((rc = build_script(a, x)))
         return rc;
-    if (a->o.seed_given && !a->o.random_faults && !a->f.random)
-        cli_warn(CMD, "--seed has no effect without --random-faults or --random-kills");
+    if ((a->o.seed_given && !a->o.fault_seed_given) || a->o.fault_seed_given)
+        if (!a->o.random_faults_given && !a->f.random_given)
+            cli_warn(CMD, "%s has no effect without --random-faults or --random-kills",
+                     a->o.fault_seed_given ? "--fault-seed" : "--seed");
     if (a->model_only && a->iters_given)
         cli_warn(CMD, "--iters has no effect with --model-only");
     if (a->model_only && a->o.hang_timeout_s > 0)
         cli_warn(CMD, "--hang-timeout has no effect with --model-only");
-    if (a->svg && !(x->svgf = cli_open_svg(CMD, a->svg)))
-        return CLI_EXIT_USAGE;
     if (a->trace && a->model_only)
         return cli_usage_error(CMD, "--trace records chips running: drop --model-only");
-    if (a->trace && !(x->tracef = cli_trace_open(CMD, a->trace, &x->rec, x->m.nchips)))
-        return CLI_EXIT_USAGE;
+    if (a->trace_iters && !a->trace)
+        return cli_usage_error(CMD, "--trace-iters needs --trace FILE");
+    if (a->svg && (rc = cli_out_open(CMD, &x->svg, "--svg", a->svg)))
+        return rc;
+    if (a->trace && (rc = cli_trace_open(CMD, &x->trace, a->trace, &x->rec, x->m.nchips)))
+        return rc;
     return 0;
 }
 
@@ -398,7 +425,7 @@ static int pick_and_model(const ar_args *a, const char **algo, ar_run *x)
 {
     int err;
     if (strcmp(*algo, "auto") == 0) {
-        if ((err = ftm_cost_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
+        if ((err = ftm_allreduce_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
             return err;
         if (!a->o.json)
             printf("# auto: picked %s (lowest modeled time)\n", *algo);
@@ -436,13 +463,37 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
     return err ? err : FTM_ENOMEM;
 }
 
+/* --trace's bound: the first --trace-iters iterations, or those that fit
+ * in AR_TRACE_BUDGET; a run whose one iteration does not fit is refused
+ * unless --trace-iters asks for it. */
+static int trace_bound(const ar_args *a, ar_run *x)
+{
+    if (!x->rec)
+        return 0;
+    double one = cli_trace_exec_bytes(&x->sched);
+    long k = a->trace_iters;
+    if (!k && one > AR_TRACE_BUDGET)
+        return cli_usage_error(CMD, "--trace: one iteration of this run records about %.1f GB "
+                               "of trace, past the %.0f MB --trace keeps to: give --trace-iters 1 "
+                               "to write it all the same, or a smaller mesh or --size",
+                               one / 1e9, AR_TRACE_BUDGET / 1e6);
+    if (!k)
+        k = (long)(AR_TRACE_BUDGET / (one > 1 ? one : 1));
+    x->traced = k < a->iters ? k : a->iters;
+    ftm_trace_set_max_exec(x->rec, (int)x->traced);
+    if (x->traced < a->iters && !a->o.json)
+        printf("# trace: the first %ld of %ld iterations (about %.0f MB; --trace-iters N for "
+               "more)\n", x->traced, a->iters, one * (double)x->traced / 1e6);
+    return 0;
+}
+
 static int run_chips(const ar_args *a, const char **algo, ar_run *x)
 {
     x->link_bytes = calloc((size_t)x->m.nchips * FTM_NDIRS, sizeof *x->link_bytes);
     if (!x->link_bytes)
         return FTM_ENOMEM;
     int err = model_budgeted(a, algo, x);
-    if (err || a->model_only)
+    if (err || a->model_only || (err = trace_bound(a, x)))
         return err;
     ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,
@@ -466,6 +517,24 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
         printf("# chip (%d,%d) finished before its failure point (--fail-after)\n", fr, fc);
     }
     return err;
+}
+
+/* What the reports read: the options and the run. */
+typedef struct ar_report {
+    const ar_args *a;
+    const ar_run *x;
+} ar_report;
+
+/* The trace's own keys: the iterations it holds. */
+static void trace_meta(cli_json *j, void *ctx)
+{
+    const ar_report *r = ctx;
+    cli_faults_record_json(j, &r->a->o, &r->x->m0);
+    cli_json_int(j, "iterations", r->a->iters);
+    cli_json_int(j, "iterations_traced", r->x->traced);
+    if (r->x->traced < r->a->iters)
+        cli_json_str(j, "note", "only the first iterations_traced iterations of each run are "
+                                "recorded (ftmesh allreduce --trace-iters N for more)");
 }
 
 /* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound) and
@@ -499,8 +568,9 @@ static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_resul
            cost->time_s / b.time_s);
 }
 
-static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
-                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
+static void report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
+                        const ftm_sched *sched, const ftm_allreduce_result *r,
+                        const ftm_cost_result *cost)
 {
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
@@ -512,6 +582,9 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
     cli_json_init(&j, stdout);
     cli_json_begin_obj(&j, NULL);
     cli_json_str(&j, "algo", algo);
+    cli_json_str(&j, "schedule", sched && sched->algo ? sched->algo : algo);
+    if (sched && sched->fallback)
+        cli_json_str(&j, "fallback", sched->fallback);
     cli_json_str(&j, "mesh", mesh);
     cli_json_bool(&j, "torus", m->torus);
     cli_json_int(&j, "chips", P);
@@ -537,12 +610,14 @@ static void report_json(const ar_args *a, const ftm_mesh *m, const char *algo,
         cli_json_chip(&j, "died_during_run", m, r->died_chip);
         cli_faults_json(&j, r->events, r->nevents);
     }
+    cli_faults_record_json(&j, &a->o, m0);
     cli_ranks_json(&j, m);
     cli_json_end(&j);
 }
 
-static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
-                        const ftm_allreduce_result *r, const ftm_cost_result *cost)
+static void report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
+                        const ftm_sched *sched, const ftm_allreduce_result *r,
+                        const ftm_cost_result *cost)
 {
     int P = r->chips, mo = a->model_only;
     size_t bytes = a->bytes;
@@ -551,8 +626,11 @@ static void report_text(const ar_args *a, const ftm_mesh *m, const char *algo,
     double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
     printf("# ftmesh allreduce: %dx%d %s, %d healthy chip%s, algo %s%s\n", m->rows, m->cols,
            m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
+    if (sched && sched->fallback)
+        printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
+    cli_faults_record_text(&a->o, m0);
     cli_ranks_text(m);
     printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
            "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
@@ -582,10 +660,8 @@ static int write_svg(const ar_args *a, const char *algo, ar_run *x)
     ftm_svg_picture q = { .title = title, .sched = x->have_sched ? &x->sched : NULL,
                           .link_bytes = x->link_bytes,
                           .only_detours = strcmp(algo, "ring") && strcmp(algo, "bidir") };
-    int err = ftm_svg_draw(x->svgf, &x->m, &q);
-    int rc = cli_close_svg(CMD, a->svg, x->svgf, err);
-    x->svgf = NULL;
-    return rc;
+    (void)a;
+    return cli_out_commit(CMD, &x->svg, ftm_svg_draw(x->svg.f, &x->m, &q));
 }
 
 int cli_allreduce(int argc, char **argv)
@@ -594,6 +670,7 @@ int cli_allreduce(int argc, char **argv)
     ftm_cost_defaults(&a.cp);
     ar_run x;
     memset(&x, 0, sizeof x);
+    x.svg.slot = x.trace.slot = -1;
     x.r.died_chip = -1;
     if (cli_mesh_opts_init(&a.o, CMD, argc))
         return CLI_EXIT_FAIL;
@@ -618,13 +695,14 @@ int cli_allreduce(int argc, char **argv)
     } else if (err) {
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {
-        (a.o.json ? report_json : report_text)(&a, &x.m, algo, &x.r, &x.cost);
+        (a.o.json ? report_json : report_text)(&a, &x.m0, &x.m, algo, x.have_sched ? &x.sched : NULL,
+                                                 &x.r, &x.cost);
         rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
-        if (x.svgf && write_svg(&a, algo, &x))
+        if (x.svg.f && write_svg(&a, algo, &x))
             rc = CLI_EXIT_FAIL;
-        if (x.tracef && cli_trace_close(CMD, a.trace, x.tracef, x.rec, &x.m, a.trace_clock, &a.cp))
+        if (x.trace.f && cli_trace_close(CMD, &x.trace, x.rec, &x.m, a.trace_clock, &a.cp,
+                                         trace_meta, &(ar_report){ &a, &x }))
             rc = CLI_EXIT_FAIL;
-        x.tracef = NULL;
     }
 out:
     ar_free(&x);

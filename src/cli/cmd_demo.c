@@ -428,28 +428,23 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
 }
 
 /* --html (the story's parts) and --trace (the main run). */
-static int write_outputs(const demo_args *d, FILE *hf, FILE *tf, const demo_story *st)
+static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const demo_story *st)
 {
     int rc = 0, err;
     const ftm_lesson *l = &st->les[st->main_part - 1];
-    if (hf) {
+    if (hf->f) {
         char title[96];
         snprintf(title, sizeof title, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
                  l->mesh.rows, l->mesh.cols, l->mesh.torus ? "torus" : "mesh");
-        err = ftm_lesson_html_parts(hf, st->part, st->n, st->main_part, title);
-        if (fclose(hf) && !err)
-            err = FTM_EIO;
-        if (err)
-            rc = cli_error(CMD, "--html %s: %s", d->html, ftm_strerror(err));
+        err = ftm_lesson_html_parts(hf->f, st->part, st->n, st->main_part, title);
+        rc = cli_out_commit(CMD, hf, err);
     }
-    if (tf) {
+    if (tf->f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        err = cli_trace_write(tf, st->tr[st->main_part - 1], &l->mesh, d->trace_clock, &cp);
-        if (fclose(tf) && !err)
-            err = FTM_EIO;
-        if (err)
-            rc = cli_error(CMD, "--trace %s: %s", d->trace, ftm_strerror(err));
+        err = cli_trace_write(tf->f, st->tr[st->main_part - 1], &l->mesh, d->trace_clock, &cp);
+        if (cli_out_commit(CMD, tf, err))
+            rc = CLI_EXIT_FAIL;
     }
     return rc;
 }
@@ -621,14 +616,13 @@ int cli_demo(int argc, char **argv)
         have_m = 1;
     if (!rc)
         rc = check_args(&d, &m, &victim);
-    FILE *hf = NULL, *tf = NULL;
-    if (!rc && d.html && !(hf = fopen(d.html, "w")))
-        rc = cli_usage_error(CMD, "--html %s: cannot create the file: %s", d.html, strerror(errno));
-    if (!rc && d.trace && !(tf = fopen(d.trace, "w")))
-        rc = cli_usage_error(CMD, "--trace %s: cannot create the file: %s", d.trace, strerror(errno));
+    cli_out hf = { .slot = -1 }, tf = { .slot = -1 }; /* written whole or not at all */
+    if (!rc && d.html)
+        rc = cli_out_open(CMD, &hf, "--html", d.html);
+    if (!rc && d.trace)
+        rc = cli_out_open(CMD, &tf, "--trace", d.trace);
     if (rc) {
-        if (hf)
-            fclose(hf);
+        cli_out_discard(&hf);
         if (have_m)
             ftm_mesh_free(&m);
         cli_mesh_opts_free(&d.o);
@@ -655,11 +649,9 @@ int cli_demo(int argc, char **argv)
         dup2(saved, STDOUT_FILENO);
         close(saved);
     }
-    int orc = err ? 0 : write_outputs(&d, hf, tf, &st);
-    if (err && hf)
-        fclose(hf);
-    if (err && tf)
-        fclose(tf);
+    int orc = err ? 0 : write_outputs(&d, &hf, &tf, &st);
+    cli_out_discard(&hf); /* not written: the lesson failed */
+    cli_out_discard(&tf);
     if (!err && !orc && d.html)
         printf("wrote %s\n", d.html);
     demo_story_free(&st);

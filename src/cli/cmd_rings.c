@@ -227,15 +227,12 @@ static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p)
 }
 
 /* --algo 2d: the bands of the 2-D allreduce and their rings. */
-static int show_2d(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
+static int show_2d(const ftm_mesh *m, int json, cli_out *svg)
 {
     ftm_plan2d p;
     int err = ftm_plan2d_build(m, &p);
-    if (err) {
-        if (svgf)
-            fclose(svgf);
+    if (err)
         return cli_error("rings", "2-D plan failed: %s", ftm_strerror(err));
-    }
     unsigned char *usable = calloc((size_t)m->cols, 1);
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
     int rc = 0;
@@ -246,7 +243,7 @@ static int show_2d(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
         rc = cli_rings_algo_pictures(m, "2d");
     }
     free(usable);
-    int src = svgf ? cli_close_svg("rings", svg, svgf, svg_2d(svgf, m, &p)) : 0;
+    int src = svg->f ? cli_out_commit("rings", svg, svg_2d(svg->f, m, &p)) : 0;
     rc = rc ? rc : src;
     ftm_plan2d_free(&p);
     return rc;
@@ -297,29 +294,25 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
            cli_s(q->max_link_load), q->valid ? "valid" : "INVALID");
 }
 
-static int show_ring(const ftm_mesh *m, int json, FILE *svgf, const char *svg)
+static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
 {
     ftm_ring ring = { 0 };
     int err = ftm_router_ring(m, &ring);
-    if (err) {
-        if (svgf)
-            fclose(svgf);
+    if (err)
         return cli_error("rings", "router failed: %s", ftm_strerror(err));
-    }
     ftm_ring_quality q;
     ftm_ring_measure(m, &ring, &q);
     report_ring(m, &ring, &q, json);
     int rc = q.valid ? 0 : CLI_EXIT_FAIL;
-    if (svgf && cli_close_svg("rings", svg, svgf,
-                              ftm_svg_write(svgf, m, &ring, NULL, 1, NULL, "ftmesh ring")))
+    if (svg->f && cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1, NULL,
+                                                             "ftmesh ring")))
         rc = CLI_EXIT_FAIL;
     ftm_ring_free(&ring);
     return rc;
 }
 
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
-static int show_algo(const ftm_mesh *m, const char *algo, int json, FILE *svgf,
-                     const char *svg)
+static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg)
 {
     int rc = 0;
     if (json) {
@@ -339,7 +332,7 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, FILE *svgf,
     } else {
         rc = cli_rings_algo_pictures(m, algo);
     }
-    int src = svgf ? cli_close_svg("rings", svg, svgf, cli_rings_algo_svg(svgf, m, algo)) : 0;
+    int src = svg->f ? cli_out_commit("rings", svg, cli_rings_algo_svg(svg->f, m, algo)) : 0;
     return rc ? rc : src;
 }
 
@@ -349,19 +342,18 @@ int cli_rings(int argc, char **argv)
     if (cli_mesh_opts_init(&a.o, "rings", argc))
         return CLI_EXIT_FAIL;
     ftm_mesh m;
-    FILE *svgf = NULL;
+    cli_out svg = { .slot = -1 };
     int rc = cli_parse("rings", argc, argv, rings_tables, rings_opt, &a);
     if (rc == CLI_HELP)
         usage();
-    if (!rc && a.o.seed_given && !a.o.random_faults)
+    if (!rc && a.o.seed_given && !a.o.random_faults_given)
         cli_warn("rings", "--seed has no effect without --random-faults");
     if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
-        if (a.svg && !(svgf = cli_open_svg("rings", a.svg)))
-            rc = CLI_EXIT_USAGE;
-        else
-            rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, svgf, a.svg)
-                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, svgf, a.svg)
-                                             : show_algo(&m, a.algo, a.o.json, svgf, a.svg);
+        if (!a.svg || !(rc = cli_out_open("rings", &svg, "--svg", a.svg)))
+            rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, &svg)
+                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, &svg)
+                                             : show_algo(&m, a.algo, a.o.json, &svg);
+        cli_out_discard(&svg); /* not written: the run failed */
         if (!rc && !a.o.json)
             bound_text(&m);
         ftm_mesh_free(&m);

@@ -111,6 +111,9 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_str(j, "model", r->model);
     cli_json_u64(j, "bytes", r->bytes);
     cli_json_str(j, "algo", r->algo);
+    cli_json_str(j, "schedule", r->schedule);
+    if (r->fallback)
+        cli_json_str(j, "fallback", r->fallback);
     cli_json_int(j, "chips", r->chips);
     cli_json_num(j, "modeled_s", "%.9g", r->time_s);
     cli_json_num(j, "modeled_algbw_GBps", "%.6g", r->algbw_GBps);
@@ -242,7 +245,7 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         return;
     }
     printf("# modeled allreduce, TPU-v3 links %.0f GB/s/direction, %.2f us/hop, HBM %.0f GB/s\n"
-           "%-6s %-10s %-10s %-14s %5s %11s %11s %9s %9s %9s %7s\n",
+           "%-6s %-10s %-10s %-21s %5s %11s %11s %9s %9s %9s %7s\n",
            cp->link_Bps / 1e9, cp->hop_s * 1e6, cp->hbm_Bps / 1e9, "torus", "scenario", "model",
            "algo", "chips", "time(ms)", "busbw(GB/s)", "ovh(%)", "ovh_best", "bound(ms)",
            "x_bound");
@@ -250,8 +253,11 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         const ftm_sweep_row *r = &rows[i];
         char mesh[32];
         snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
-        printf("%-6s %-10s %-10s %-13s%s %5d %11.3f %11.1f %9.2f %9.2f %9.3f %7.3f\n", mesh,
-               r->scenario, r->model, r->algo, r->best ? "*" : " ", r->chips, r->time_s * 1e3,
+        char algo[64]; /* "2d (ring)": another schedule ran */
+        snprintf(algo, sizeof algo, "%s%s%s%s", r->algo, r->fallback ? " (" : "",
+                 r->fallback ? r->schedule : "", r->fallback ? ")" : "");
+        printf("%-6s %-10s %-10s %-20s%s %5d %11.3f %11.1f %9.2f %9.2f %9.3f %7.3f\n", mesh,
+               r->scenario, r->model, algo, r->best ? "*" : " ", r->chips, r->time_s * 1e3,
                r->busbw_GBps, r->overhead_pct, r->overhead_best_pct, r->bound_s * 1e3,
                r->over_bound);
     }

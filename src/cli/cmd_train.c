@@ -135,6 +135,7 @@ typedef struct targs {
     const char *model, *data, *corpus, *fail_during, *trace, *svg;
     int trace_clock;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
+    long resume_step;       /* --resume: the checkpoint's step (0 without) */
     cli_faults f;           /* --kill, --faults, --random-kills */
     ftm_fault_script script;
     int have_script;
@@ -297,8 +298,8 @@ typedef struct train_run {
     int have_mesh, have_result;
     ftm_dataset *ds;
     ftm_train_result r;
-    FILE *tracef;           /* --trace, recorded into a->t.trace */
-    FILE *svgf;             /* --svg, opened before training */
+    cli_out trace;          /* --trace, recorded into a->t.trace */
+    cli_out svg;            /* --svg, opened before training */
 } train_run;
 
 /* The fault script: --kill, --faults, --random-kills and the short form
@@ -316,7 +317,8 @@ static int build_script(targs *a, train_run *x)
     sf.r = ftm_mesh_row(&x->m, a->t.fail_chip);
     sf.c = ftm_mesh_col(&x->m, a->t.fail_chip);
     snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
-    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps, a->o.seed,
+    int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps,
+                              cli_fault_seed(&a->o),
                               short_form ? &sf : NULL, name, &a->script);
     if (rc)
         return rc;
@@ -326,26 +328,57 @@ static int build_script(targs *a, train_run *x)
     return 0;
 }
 
-static int validate(targs *a, train_run *x)
+/* --resume: the file read and matched before anything is printed; its
+ * step is where the run starts (a->resume_step). */
+static int check_resume(targs *a)
 {
-    int rc = check_model_options(a);
-    if (rc || (rc = cli_build_mesh(&a->o, &x->m)))
-        return rc;
-    x->have_mesh = 1;
+    char why[256];
+    a->resume_step = 0;
+    if (!a->t.resume)
+        return 0;
+    int err = ftm_train_resume_step(&a->t, &a->resume_step, why, sizeof why);
+    if (err == FTM_ENOMEM)
+        return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(err));
+    if (err)
+        return cli_usage_error(CMD, "--resume %s: %s", a->t.resume, why[0] ? why : ftm_strerror(err));
+    return 0;
+}
+
+/* --fail-during R,C [--fail-step S]: a chip of the mesh, and a step the
+ * run will reach (from --resume's step to --steps - 1). */
+static int check_fail_during(targs *a, const ftm_mesh *m)
+{
     if (!a->fail_during && a->fail_step_given)
         return cli_usage_error(CMD, "--fail-step needs --fail-during R,C");
     if (!a->fail_step_given)
-        a->t.fail_step = 1; /* the command's default: after one whole step */
-    if (a->fail_during) {
-        if ((rc = cli_fail_during_chip(CMD, &x->m, a->fail_during, &a->t.fail_chip)))
-            return rc;
-        a->t.fail_during = 1;
-    }
+        a->t.fail_step = a->resume_step + 1; /* the default: after one whole step */
+    if (!a->fail_during)
+        return 0;
+    int rc = cli_fail_during_chip(CMD, m, a->fail_during, &a->t.fail_chip);
+    if (rc)
+        return rc;
+    a->t.fail_during = 1;
+    long first = a->resume_step, last = a->t.steps - 1;
+    if (first > last || (a->t.fail_step >= first && a->t.fail_step <= last))
+        return 0; /* nothing left to run is said by the caller */
+    char from[64] = "";
+    if (first)
+        snprintf(from, sizeof from, "--resume starts at step %ld, ", first);
+    return cli_usage_error(CMD, "--fail-step %ld: the run has step%s %ld..%ld (%s--steps %ld); "
+                           "give %s--fail-step in that range", a->t.fail_step,
+                           first == last ? "" : "s", first, last, from, a->t.steps,
+                           a->fail_step_given ? "a " : "more --steps or a ");
+}
+
+/* Every file: --checkpoint's place, --resume, --svg and --trace, checked
+ * or opened before anything runs or prints. */
+static int check_files(targs *a, train_run *x)
+{
+    int rc = 0;
     if (a->t.checkpoint_every && !a->t.checkpoint)
         return cli_usage_error(CMD, "--checkpoint-every needs --checkpoint FILE");
-    if ((rc = build_script(a, x)))
-        return rc;
-    if ((rc = load_data(a, &x->ds)))
+    if (a->t.checkpoint && cli_ranks_me() == 0 &&
+        (rc = cli_out_check(CMD, "--checkpoint", a->t.checkpoint)))
         return rc;
     if (a->trace && cli_ranks_count() > 1)
         return cli_usage_error(CMD, "--trace records the chips of one process: over MPI ranks "
@@ -353,17 +386,34 @@ static int validate(targs *a, train_run *x)
                                "mpirun");
     if (a->svg && cli_ranks_me() != 0)
         a->svg = NULL; /* rank 0 draws it */
-    if (a->svg && !(x->svgf = cli_open_svg(CMD, a->svg)))
-        return CLI_EXIT_USAGE;
+    if (a->svg && (rc = cli_out_open(CMD, &x->svg, "--svg", a->svg)))
+        return rc;
+    if (a->trace && (rc = cli_trace_open(CMD, &x->trace, a->trace, &a->t.trace, x->m.nchips)))
+        return rc;
+    return 0;
+}
+
+static int validate(targs *a, train_run *x)
+{
+    int rc = check_model_options(a);
+    if (rc || (rc = cli_build_mesh(&a->o, &x->m)))
+        return rc;
+    x->have_mesh = 1;
     if (a->t.check && a->t.batch > 4096)
         return cli_usage_error(CMD, "--check: the one-chip reference holds the whole batch; "
                                     "--batch must be <= 4096");
+    if ((rc = load_data(a, &x->ds)))
+        return rc;
     a->t.model.data = x->ds;
     a->t.model.seed = a->o.seed;
     a->t.hang_timeout_s = a->o.hang_timeout_s;
-    if (a->trace && !(x->tracef = cli_trace_open(CMD, a->trace, &a->t.trace, x->m.nchips)))
-        return CLI_EXIT_USAGE;
-    return 0;
+    if ((rc = check_resume(a)) || (rc = check_fail_during(a, &x->m)))
+        return rc;
+    if (a->resume_step >= a->t.steps)
+        return 0; /* nothing to do: no script, no files */
+    if ((rc = build_script(a, x)))
+        return rc;
+    return check_files(a, x);
 }
 
 static void header(const targs *a, const ftm_mesh *m)
@@ -380,10 +430,35 @@ static void header(const targs *a, const ftm_mesh *m)
                "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
                units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, P - units,
                cli_s(P - units), t->batch / P);
+    cli_faults_record_text(&a->o, m);
+    if (t->resume)
+        printf("# resumed from %s at step %ld\n", t->resume, a->resume_step);
     cli_ranks_text(m);
     printf("#%5s %12s %10s %14s %12s\n", "step", "loss", "wall(s)", "modeled_ar(us)",
            "examples/s");
     fflush(stdout);
+}
+
+/* Set by SIGINT or SIGTERM during training: the signal's number. */
+static volatile sig_atomic_t stop_flag;
+
+/* --resume of a checkpoint that holds every step of --steps. */
+static void nothing_to_do(const targs *a)
+{
+    if (!a->o.json) {
+        printf("# nothing to do: the checkpoint is at step %ld (--steps %ld); give more "
+               "--steps to train on\n", a->resume_step, a->t.steps);
+        return;
+    }
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_obj(&j, NULL);
+    cli_json_bool(&j, "summary", 1);
+    cli_json_str(&j, "resumed_from", a->t.resume);
+    cli_json_int(&j, "start_step", a->resume_step);
+    cli_json_int(&j, "steps", a->t.steps);
+    cli_json_bool(&j, "nothing_to_do", 1);
+    cli_json_end(&j);
 }
 
 /* The result: summary (also after a divergence), messages, exit code. */
@@ -418,10 +493,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                          "try a lower --lr (this run used %g)", r->diverged_step,
                          (double)a->t.optim.lr);
     int rc = 0;
-    if (x->svgf) {
-        rc = cli_close_svg(CMD, a->svg, x->svgf, cli_train_svg(x->svgf, &x->m, r, a->t.fail_step));
-        x->svgf = NULL;
-    }
+    if (x->svg.f)
+        rc = cli_out_commit(CMD, &x->svg, cli_train_svg(x->svg.f, &x->m, r, a->t.fail_step));
     if (!r->replicas_equal)
         rc = cli_error(CMD, "replicas differ: chip %d's parameters are not those of the "
                        "lowest chip", r->replica_mismatch_chip);
@@ -432,19 +505,11 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
             printf("# interrupted: stopped after step %ld%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
                    a->t.checkpoint ? a->t.checkpoint : "");
-        rc = CLI_EXIT_INTERRUPTED;
+        rc = stop_flag ? cli_signal_exit(stop_flag) : CLI_EXIT_INTERRUPTED;
     }
     return rc;
 }
 
-/* SIGINT: the trainer finishes the current step, writes the checkpoint if
- * asked, and stops (exit 130). */
-static volatile sig_atomic_t stop_flag;
-static void on_sigint(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
 
 static void on_event(void *ctx, const ftm_train_event *e)
 {
@@ -455,20 +520,17 @@ static void on_event(void *ctx, const ftm_train_event *e)
     }
 }
 
-/* Runs with SIGINT caught, then restores the previous handler. */
+/* Runs with SIGINT and SIGTERM (what batch schedulers send) caught: the
+ * trainer finishes the current step, writes the checkpoint if asked, and
+ * stops (exit 128 + the signal: 130, 143). */
 static int run_train(targs *a, train_run *x, train_out *oc)
 {
     ftm_train_callbacks cb = { train_on_step, train_on_ref, oc, on_event };
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
     stop_flag = 0;
     a->t.stop = &stop_flag;
-    int caught = sigaction(SIGINT, &sa, &old) == 0;
+    cli_signals_graceful(&stop_flag);
     int err = ftm_train_run(&x->m, &a->t, &cb, &x->r);
-    if (caught)
-        sigaction(SIGINT, &old, NULL);
+    cli_signals_graceful(NULL);
     return err;
 }
 
@@ -480,6 +542,7 @@ int cli_train(int argc, char **argv)
     a.kind = FTM_MODEL_RESNET;
     train_run x;
     memset(&x, 0, sizeof x);
+    x.svg.slot = x.trace.slot = -1;
     if (cli_mesh_opts_init(&a.o, CMD, argc))
         return CLI_EXIT_FAIL;
     if (cli_faults_init(&a.f, argc)) {
@@ -495,6 +558,10 @@ int cli_train(int argc, char **argv)
         usage();
     if (rc || (rc = validate(&a, &x)))
         goto out;
+    if (a.t.resume && a.resume_step >= a.t.steps) {
+        nothing_to_do(&a);
+        goto out;
+    }
     train_out oc;
     train_out_init(&oc, a.o.json, a.t.steps, a.t.batch);
     if (cli_ranks_count() > 1)
@@ -505,21 +572,16 @@ int cli_train(int argc, char **argv)
     x.have_result = 1;
     train_clear_bar(&oc);
     rc = report(&a, &x, err, &oc);
-    if (x.tracef) {
+    if (x.trace.f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        if (cli_trace_close(CMD, a.trace, x.tracef, a.t.trace, &x.m, a.trace_clock, &cp) && !rc)
+        if (cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp, NULL, NULL) && !rc)
             rc = CLI_EXIT_FAIL;
-        x.tracef = NULL;
     }
 out:
-    if (x.tracef)
-        fclose(x.tracef);
+    cli_out_discard(&x.trace); /* training failed: no trace, no picture */
     ftm_trace_destroy(a.t.trace);
-    if (x.svgf) { /* training failed: no picture */
-        fclose(x.svgf);
-        remove(a.svg);
-    }
+    cli_out_discard(&x.svg);
     if (x.have_result)
         ftm_train_result_free(&x.r);
     ftm_data_free(x.ds);

@@ -1,5 +1,5 @@
 # cli: the ftmesh command (the only code that prints or exits)
-ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c \
+ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c src/cli/outfile.c src/cli/faults_record.c \
 	src/cli/json.c src/cli/cmd_rings.c src/cli/cmd_allreduce.c src/cli/cmd_sweep.c \
 	src/cli/cmd_train.c src/cli/train_report.c src/cli/train_report.h \
 	src/cli/faults_cli.c src/cli/faults_cli.h src/cli/pictures.c \
@@ -18,3 +18,6 @@ EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo
 EXTRA_DIST += tests/trace_cli.py
 TESTS += tests/faults_cli.sh tests/repair_cli.sh
 EXTRA_DIST += tests/faults_cli.sh tests/repair_cli.sh
+# Output files written whole or not at all, signals, checks before any work
+TESTS += tests/output_cli.sh
+EXTRA_DIST += tests/output_cli.sh

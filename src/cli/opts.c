@@ -22,6 +22,8 @@ const cli_opt cli_mesh_table[] = {
       "repeatable" },
     { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips drawn from --seed" },
     { "seed", "S", CLI_O_SEED, "seed for --random-faults (default 1)" },
+    { "fault-seed", "S", CLI_O_FAULT_SEED,
+      "seed of the random fault draws instead of --seed\n(default: --seed)" },
     { NULL, NULL, 0, NULL },
 };
 
@@ -155,6 +157,11 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tabl
     return rc;
 }
 
+uint64_t cli_fault_seed(const cli_mesh_opts *o)
+{
+    return o->fault_seed_given ? o->fault_seed : o->seed;
+}
+
 int cli_mesh_opts_init(cli_mesh_opts *o, const char *cmd, int argc)
 {
     memset(o, 0, sizeof *o);
@@ -249,10 +256,14 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
         if (cli_parse_int(v, 0, 4095, &n))
             return cli_usage_error(o->cmd, "--random-faults %s: expected a whole number 0..4095", v);
         o->random_faults = (int)n;
+        o->random_faults_given = 1;
         return 0;
     case CLI_O_SEED:
         o->seed_given = 1;
         return parse_seed(o->cmd, v, &o->seed);
+    case CLI_O_FAULT_SEED:
+        o->fault_seed_given = 1;
+        return parse_seed(o->cmd, v, &o->fault_seed);
     case CLI_O_HANG_TIMEOUT:
         if (cli_parse_double(v, 0.01, 3600, &o->hang_timeout_s))
             return cli_usage_error(o->cmd, "--hang-timeout %s: expected seconds between 0.01 and 3600", v);
@@ -308,7 +319,7 @@ static int random_and_connected(const cli_mesh_opts *o, ftm_mesh *m)
 {
     const char *cmd = o->cmd;
     int h = ftm_mesh_healthy_count(m);
-    if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, o->seed))
+    if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, cli_fault_seed(o)))
         return cli_usage_error(cmd, "--random-faults %d: at most %d here (%d healthy chip%s left, "
                                "at least one must survive)", o->random_faults, h - 1, h, cli_s(h));
     int a, b, rc = ftm_mesh_check_connected(m, &a, &b);

@@ -1,4 +1,4 @@
-/* Messages on stderr (always one line), the --svg file, the hang report,
+/* Messages on stderr (always one line), the hang report,
  * and the final check that everything written to stdout got there. */
 #include "cli.h"
 #include "ftmesh/error.h"
@@ -80,23 +80,6 @@ int cli_close_stdout(const char *cmd)
     if (!bad)
         return 0;
     return cli_error(cmd, "cannot write the output to stdout: %s", e ? strerror(e) : "write error");
-}
-
-FILE *cli_open_svg(const char *cmd, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        cli_usage_error(cmd, "--svg %s: cannot create the file: %s", path, strerror(errno));
-    return f;
-}
-
-int cli_close_svg(const char *cmd, const char *path, FILE *f, int err)
-{
-    if (fclose(f) && !err)
-        err = FTM_EIO;
-    if (err)
-        return cli_error(cmd, "--svg %s: %s", path, ftm_strerror(err));
-    return 0;
 }
 
 void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,

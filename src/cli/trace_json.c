@@ -181,6 +181,12 @@ static void write_slice(cli_json *j, const ftm_mesh *m, const ftm_slice *s, int 
 int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
                     const ftm_cost_params *cp)
 {
+    return cli_trace_write_meta(f, tr, m, clock, cp, NULL, NULL);
+}
+
+int cli_trace_write_meta(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
+                         const ftm_cost_params *cp, cli_trace_meta_fn meta_fn, void *ctx)
+{
     ftm_timeline tl;
     int rc = ftm_timeline_build(tr, clock, cp, &tl);
     if (rc)
@@ -202,6 +208,8 @@ int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
     cli_json_num(&j, "span_us", "%.6f", tl.span_s * 1e6);
     cli_json_str(&j, "mesh", mesh);
     cli_json_bool(&j, "torus", m->torus);
+    if (meta_fn)
+        meta_fn(&j, ctx);
     cli_json_end(&j);
     cli_json_begin_arr(&j, "traceEvents");
     cli_json_begin_obj(&j, NULL);
@@ -222,32 +230,25 @@ int cli_trace_write(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int clock,
     return ferror(f) ? FTM_EIO : 0;
 }
 
-FILE *cli_trace_open(const char *cmd, const char *path, ftm_trace **rec, int nchips)
+int cli_trace_open(const char *cmd, cli_out *o, const char *path, ftm_trace **rec, int nchips)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cli_usage_error(cmd, "--trace %s: cannot create the file: %s", path, strerror(errno));
-        return NULL;
-    }
+    int rc = cli_out_open(cmd, o, "--trace", path);
+    if (rc)
+        return rc;
     if (ftm_trace_create(rec, nchips, 0)) {
-        fclose(f);
-        cli_error(cmd, "--trace %s: %s", path, ftm_strerror(FTM_ENOMEM));
-        return NULL;
+        cli_out_discard(o);
+        return cli_error(cmd, "--trace %s: %s", path, ftm_strerror(FTM_ENOMEM));
     }
-    return f;
+    return 0;
 }
 
-int cli_trace_close(const char *cmd, const char *path, FILE *f, const ftm_trace *rec,
-                    const ftm_mesh *m, int clock, const ftm_cost_params *cp)
+int cli_trace_close(const char *cmd, cli_out *o, const ftm_trace *rec, const ftm_mesh *m,
+                    int clock, const ftm_cost_params *cp, cli_trace_meta_fn meta_fn, void *ctx)
 {
-    int err = cli_trace_write(f, rec, m, clock, cp);
+    int err = cli_trace_write_meta(o->f, rec, m, clock, cp, meta_fn, ctx);
     if (!err)
         err = ftm_trace_error(rec);
-    if (fclose(f) && !err)
-        err = FTM_EIO;
-    if (err)
-        return cli_error(cmd, "--trace %s: %s", path, ftm_strerror(err));
-    return 0;
+    return cli_out_commit(cmd, o, err);
 }
 
 int cli_trace_clock(const char *cmd, const char *v, int *clock)
@@ -259,4 +260,27 @@ int cli_trace_clock(const char *cmd, const char *v, int *clock)
     else
         return cli_usage_error(cmd, "--trace-clock %s: expected wall or modeled", v);
     return 0;
+}
+
+/* Bytes of the trace of one execution of s: per chip its execution, its
+ * steps and ops, the forwards of its sends' routes (one per transit chip),
+ * a wait per step, at about 180 bytes of JSON per slice (measured on ring
+ * and 2-D traces). An estimate, meant to stay within a factor of two. */
+double cli_trace_exec_bytes(const ftm_sched *s)
+{
+    double ev = 0;
+    ftm_sched_view v = { 0 };
+    for (int c = 0; c < s->nchips; c++) {
+        ftm_sched_cur cur = { 0 };
+        ev += 1;
+        while (ftm_sched_read_step(s, c, &cur, &v) == 1) {
+            ev += 2 + v.nops;
+            for (int i = 0; i < v.nops; i++)
+                if (v.ops[i].kind == FTM_OP_SEND && v.ops[i].route < (uint64_t)s->nroutes &&
+                    s->routes[v.ops[i].route].nhops > 1)
+                    ev += s->routes[v.ops[i].route].nhops - 1;
+        }
+    }
+    ftm_sched_view_free(&v);
+    return ev * 180;
 }

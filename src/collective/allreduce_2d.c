@@ -53,12 +53,12 @@
  * other columns (each owns 1/U of the half instead of 1/C). A band of two
  * rows owns a column's block with both chips of the column, half each.
  *
- * Partners: phase 2 cuts the half into SEGMENTS at every band's block
- * boundaries; a segment has one owner per band (one column of chips in
+ * Partners: phase 2 cuts the half into SPANS at every band's block
+ * boundaries; a span has one owner per band (one column of chips in
  * the column layout; in the drift layout, used when faults spoil many
  * columns, an owner may sit a column off), and its column ring links those
  * owners top to bottom (the second half: bottom to top) over live paths
- * (a dead chip in the column: a detour through the next column). Every segment's
+ * (a dead chip in the column: a detour through the next column). Every span's
  * ring runs in the same column steps. So every element is summed in its
  * band, then across the bands, then copied back: every healthy chip ends
  * with the sum over all healthy chips, whatever the faults, as long as the
@@ -134,7 +134,7 @@ static int simple_path(const ftm_mesh *m, int a, const unsigned char *dirs, int 
     return ok;
 }
 
-/* Column ring edge a -> b of a segment whose home column is home. The
+/* Column ring edge a -> b of a span whose home column is home. The
  * vertical part of the move stays in the home column (whose links carry
  * that column's traffic anyway) and the sideways part runs in the row of
  * the chip that is off the home column (row links are idle in the column
@@ -183,11 +183,11 @@ static int rc_get(rcache *c, ftm_sched *s, const ftm_mesh *m, int a, int b, int 
     return id;
 }
 
-typedef struct seg {
+typedef struct span {
     size_t first, len; /* elements */
     int *chips;        /* [K] owners in ring order */
     int *route;        /* [K] route ids, chips[i] -> chips[i+1] */
-} seg;
+} span;
 
 typedef struct build {
     ftm_sched *s;
@@ -201,8 +201,8 @@ typedef struct build {
     int *bidx;                   /* [nchips] index of the chip in its band's owners */
     int *broute[2];              /* band ring routes, all bands concatenated */
     int *boff;                   /* [nbands] offset of band b in broute */
-    seg *segs[2];
-    int nsegs[2];
+    span *spans[2];
+    int nspans[2];
     ar2d_colring *cols[2];   /* column layout: [ncols[h]] full-column rings */
     int ncols[2];
     size_t *tf, *tc;             /* scratch ranges */
@@ -211,9 +211,9 @@ typedef struct build {
     unsigned char *tmp;
 } build;
 
-/* Cuts half h wherever some band changes owner; each segment gets its
+/* Cuts half h wherever some band changes owner; each span gets its
  * owners (one per band) and a column ring through them. */
-static int make_segments(build *B, int h)
+static int make_spans(build *B, int h)
 {
     const ftm_plan2d *p = B->p;
     int K = p->nbands;
@@ -233,11 +233,11 @@ static int make_segments(build *B, int h)
         if (u == 0 || cut[i] != cut[u - 1])
             cut[u++] = cut[i];
     cut[u] = B->hfirst[h] + B->hcount[h];
-    B->segs[h] = calloc(u ? u : 1, sizeof(seg));
-    int rc = B->segs[h] ? 0 : FTM_ENOMEM;
+    B->spans[h] = calloc(u ? u : 1, sizeof(span));
+    int rc = B->spans[h] ? 0 : FTM_ENOMEM;
     for (size_t i = 0; i < u && !rc; i++) {
-        seg *g = &B->segs[h][i];
-        B->nsegs[h]++;
+        span *g = &B->spans[h][i];
+        B->nspans[h]++;
         g->first = cut[i];
         g->len = cut[i + 1] - cut[i];
         g->chips = malloc(sizeof(int) * (size_t)K);
@@ -251,7 +251,7 @@ static int make_segments(build *B, int h)
             g->chips[q] = p->bands[b].owners[ar2d_shares_find(&B->sh[h][b], cut[i])];
         }
         /* Home column: the owners' column (column layout) or the column
-         * block the segment falls in (drift layout). */
+         * block the span falls in (drift layout). */
         int home = B->usable ? ftm_mesh_col(B->m, g->chips[0])
                              : ftm_sched_block_of(B->hcount[h], B->m->cols, cut[i] - B->hfirst[h]);
         for (int q = 0; q < K && !rc; q++) {
@@ -338,7 +338,7 @@ static int band_step(build *B, int b, int k)
     return rc;
 }
 
-/* Step k of every segment's column ring, both halves. */
+/* Step k of every span's column ring, both halves. */
 static int column_step(build *B, int k, int K)
 {
     int rc = 0;
@@ -354,8 +354,8 @@ static int column_step(build *B, int k, int K)
                 rc = ftm_allreduce_ring_step(B->s, &r, B->elem, B->red, k);
             }
     for (int h = 0; h < 2 && !rc; h++)
-        for (int i = 0; i < B->nsegs[h] && !rc; i++) {
-            const seg *g = &B->segs[h][i];
+        for (int i = 0; i < B->nspans[h] && !rc; i++) {
+            const span *g = &B->spans[h][i];
             for (int q = 0; q < K; q++) {
                 size_t f, c;
                 ftm_sched_block(g->len, K, q, &f, &c);
@@ -373,11 +373,11 @@ static int column_step(build *B, int k, int K)
 static void build_free(build *B)
 {
     for (int h = 0; h < 2; h++) {
-        for (int i = 0; i < B->nsegs[h]; i++) {
-            free(B->segs[h][i].chips);
-            free(B->segs[h][i].route);
+        for (int i = 0; i < B->nspans[h]; i++) {
+            free(B->spans[h][i].chips);
+            free(B->spans[h][i].route);
         }
-        free(B->segs[h]);
+        free(B->spans[h]);
         for (int i = 0; i < B->ncols[h]; i++)
             ar2d_colring_free(&B->cols[h][i]);
         free(B->cols[h]);
@@ -459,7 +459,7 @@ static int emit_phases(build *B)
     const ftm_plan2d *p = B->p;
     const ftm_mesh *m = B->m;
     int K = p->nbands, rc = 0;
-    /* Column steps: K bands (segments) or the column rings' length. */
+    /* Column steps: K bands (spans) or the column rings' length. */
     int csteps = K > 1 ? ftm_ring_nsteps(K) : 0;
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < B->ncols[h]; i++)
@@ -497,7 +497,7 @@ static int build_all(build *B)
     if (!rc)
         rc = band_routes(B);
     for (int h = 0; h < 2 && !rc && B->p->nbands > 1; h++)
-        rc = B->usable ? make_colrings(B, h) : make_segments(B, h);
+        rc = B->usable ? make_colrings(B, h) : make_spans(B, h);
     if (!rc)
         rc = emit_phases(B);
     return rc;

@@ -18,6 +18,8 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "sched/sched_lib.h"
+#include "costmodel/cost_lib.h"
 #include "allreduce_2d_int.h"
 #include "core/tls_memo.h"
 

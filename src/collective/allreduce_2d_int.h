@@ -55,13 +55,35 @@ int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
 int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-/* 2d-lines (allreduce_2d_lines.c) with k chunks per half; FTM_ENOTSUP
- * when a row's healthy chips are not one ring or one line. */
+/* 2d-lines' own schedule (allreduce_2d_pick.c: the fastest of its
+ * variants) with k chunks per half; FTM_ENOTSUP when a row's healthy
+ * chips are not one ring or one line. */
 int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k);
 /* The algorithms' own schedules (ftm_allreduce_build_own): 2d's
  * row-first scheme (allreduce_2d_conc.c) and 2d-lines' lines. */
 int ar2d_build_own_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
 int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+/* One variant of 2d-lines' own schedule (allreduce_2d_lines.c), and what
+ * its build found out: whether the other variants would differ. */
+typedef struct ar2d_lines_variant {
+    int k;              /* chunks per half (<= 0: chosen from the size) */
+    size_t split;       /* reducing transfers of more elements go as two
+                         * halves (0: none) */
+    int one_way_rows;   /* whole rows may run one-way where it pays */
+    int other_passes;   /* the other row pass count (match_passes) */
+} ar2d_lines_variant;
+typedef struct ar2d_lines_found {
+    int one_way_rows;   /* one-way rows were used (or the build stopped
+                         * before it was known) */
+    int other_passes;   /* there is another pass count to try */
+} ar2d_lines_found;
+/* Builds variant v of 2d-lines into s; found (may be NULL) is set where
+ * the other variants differ. FTM_ENOTSUP where no line layout fits. */
+int ar2d_build_lines_variant(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                             const ar2d_lines_variant *v, ar2d_lines_found *found);
+/* The two-halves threshold of the TPU-v3 defaults: 2 hop x HBM bandwidth,
+ * in elements of elem bytes. */
+size_t ar2d_lines_split_default(size_t elem);
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);

@@ -17,7 +17,24 @@
  * east-side one at step n-1 (one step apart: two sums into one range in
  * one step would race). Its all-gather is the exact time reverse (copies,
  * directions swapped). Per step every directed link carries at most one
- * owner's range.
+ * owner's range. A line of 4 chips ("a>b:k": position a sends b the
+ * partial sum of owner k's range):
+ *
+ *     step   east flow              west flow
+ *      0                                           3>2:0
+ *      1     0>1:3                          2>1:0  3>2:1
+ *      2     0>1:2  1>2:3           1>0:0   2>1:1  3>2:2
+ *      3     0>1:1  1>2:2  2>3:3
+ *
+ * The pipeline, chunk c starting at step c*D (D = P1 + P23 + 1 below):
+ *
+ *     steps     0 .. P1-1   P1 .. D-2    D-1 .. D+P1-2   D+P1-1 ..
+ *     chunk 0   rows RS     columns      rows AG
+ *     chunk 1                            rows RS (from   columns ...
+ *                                        step D)
+ *
+ * so chunk 1's row reduce-scatter step t runs beside chunk 0's row
+ * all-gather step t+1, the pairing the picture above needs.
  *
  * Alone, a line's reduce-scatter is twice as slow as a bidirectional
  * ring's (its end chip sends all but its own share over one link). But
@@ -70,30 +87,6 @@ typedef ar2d_lview view;
 typedef ar2d_lseg seg;
 typedef ar2d_lhalf half;
 typedef ar2d_lown own;
-
-int ar2d_lv_chip(const view *v, int r, int c)
-{
-    return v->tr ? ftm_mesh_chip(v->m, c, r) : ftm_mesh_chip(v->m, r, c);
-}
-
-/* The view's direction d in m (transposed: N <-> W, E <-> S). */
-int ar2d_lv_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
-
-/* Route id of the one-hop route from chip a in m-direction d (cached). */
-int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
-{
-    int *id = &cache[a * FTM_NDIRS + d];
-    if (*id < 0) {
-        unsigned char dir = (unsigned char)d;
-        *id = ftm_sched_route(s, a, ftm_mesh_neighbor(m, a, d), &dir, 1);
-    }
-    return *id;
-}
-
-int ar2d_lv_link(const view *v, int r, int c, int d)
-{
-    return ftm_mesh_link_both(v->m, ar2d_lv_chip(v, r, c), ar2d_lv_dir(v, d), NULL);
-}
 
 /* Chips of line i (a row, or a column if vert) in order, as one run:
  * fills chips[] (n of them) and *ring, and the index in chips[] where
@@ -218,13 +211,6 @@ static int seg_routes(ftm_sched *s, int *cache, const view *v, seg *g, int dE)
     return 0;
 }
 
-/* Reduce-scatter steps of a two-sided ring of n chips (ring2_rs, below). */
-static int ring2_steps(int n)
-{
-    int a = n / 2, b = n - 1 - a, d = 1 + b - a;
-    return a > d + b ? a : d + b;
-}
-
 /* Where some usable columns are rings, the line ones (a torus column cut
  * by a dead link) are dropped, their share adopted: a line's allreduce
  * takes 2R steps, a two-sided ring's R, and every chunk's column phase
@@ -244,7 +230,7 @@ static void cols_drop_lines(half *h)
             g->n = 0;
     }
     h->U = U;
-    h->P23 = 2 * ring2_steps(h->v.rows);
+    h->P23 = 2 * ar2d_ring2_steps(h->v.rows);
 }
 
 /* The usable columns (all chips alive, one ring or line), P23 and uidx. */
@@ -259,7 +245,7 @@ static int cols_find(half *h)
         if (e || h->col[c].n < R)
             h->col[c].n = 0; /* not usable */
         else {
-            int st = h->col[c].ring ? 2 * ring2_steps(R) : 2 * R;
+            int st = h->col[c].ring ? 2 * ar2d_ring2_steps(R) : 2 * R;
             h->P23 = st > h->P23 ? st : h->P23;
             h->ucol[h->U++] = c;
         }
@@ -343,134 +329,6 @@ static int match_passes(half *h, int alt)
     return other;
 }
 
-/* A reducing transfer longer than o->split elements goes as two halves:
- * the first half's reduction then overlaps the second half's transfer, so
- * the step ends half a reduction earlier, for one more hop latency. */
-static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
-{
-    size_t h = red != FTM_RED_COPY && o->split && len > o->split ? len / 2 : 0, e = o->elem;
-    int rc = h ? ftm_sched_xfer(s, route, f * e, f * e, h * e, red) : 0;
-    if (!rc)
-        rc = ftm_sched_xfer(s, route, (f + h) * e, (f + h) * e, (len - h) * e, red);
-    return rc;
-}
-
-/* Everything position j owns (its range and, for segments, its pieces of
- * the foreign share) over route. */
-static int xfer_owned(ftm_sched *s, int route, const own *o, int j, ftm_red red)
-{
-    int rc = xfer(s, route, o->f[j], o->len[j], o, red);
-    for (int q = 0; o->nx && q < 2 && !rc; q++)
-        rc = xfer(s, route, o->xf[2 * j + q], o->xn[2 * j + q], o, red);
-    return rc;
-}
-
-/* Line reduce-scatter step t (0 .. n-1); see the top of the file. */
-int ar2d_line_rs(ftm_sched *s, const seg *g, const own *o, int t)
-{
-    int n = g->n, rc = 0;
-    for (int i = 0; i <= t - 1 && i <= n - 2 && !rc; i++)
-        rc = xfer_owned(s, g->fwd[i], o, n - t + i, o->red);
-    for (int i = n - 1 - t < 1 ? 1 : n - 1 - t; t <= n - 2 && i <= n - 1 && !rc; i++)
-        rc = xfer_owned(s, g->rev[i], o, t + i - n + 1, o->red);
-    return rc;
-}
-
-/* Line all-gather step t (0 .. n-1): line_rs's step n-1-t reversed. */
-int ar2d_line_ag(ftm_sched *s, const seg *g, const own *o, int t)
-{
-    int n = g->n, rc = 0;
-    for (int i = 0; i <= n - 2 - t && !rc; i++)
-        rc = xfer_owned(s, g->rev[i + 1], o, t + 1 + i, FTM_RED_COPY);
-    for (int i = t; t >= 1 && i <= n - 1 && !rc; i++)
-        rc = xfer_owned(s, g->fwd[i - 1], o, i - t, FTM_RED_COPY);
-    return rc;
-}
-
-/* Bidirectional ring step kk (0 .. 2n-3) of g: position i's range o->f/len
- * split in two, the lower part on the forward ring, the upper on the
- * reverse ring (whose position i is g's position n-1-i). uni: one-way,
- * the reduce-scatter all on the forward ring, the all-gather all on the
- * reverse one (after either reduce-scatter each position holds its
- * range's sum, so any mix is exact). */
-static int ring_bidir(ftm_sched *s, const seg *g, own *o, int kk, int uni)
-{
-    int n = g->n, rc = 0;
-    for (int dir = 0; dir < 2 && !rc; dir++) {
-        if (uni && dir != (kk >= n - 1))
-            continue;
-        o->ro[0] = 0;
-        for (int i = 0; i < n; i++) {
-            int p = dir ? n - 1 - i : i;
-            size_t lo = uni ? (dir ? 0 : o->len[p]) : o->len[p] / 2;
-            o->rf[i] = dir ? o->f[p] + lo : o->f[p];
-            o->rn[i] = dir ? o->len[p] - lo : lo;
-            o->ro[i + 1] = o->ro[i] + (o->rn[i] > 0);
-            if (o->rn[i] == 0) /* compact: skip empty ranges */
-                o->rf[i] = 0;
-            o->route[i] = dir ? g->rev[p] : g->fwd[p];
-        }
-        /* rf/rn must be indexed by ro: gather the non-empty ones. */
-        int w = 0;
-        for (int i = 0; i < n; i++)
-            if (o->rn[i]) {
-                o->rf[w] = o->rf[i];
-                o->rn[w++] = o->rn[i];
-            }
-        ftm_ring_owned r = { n, o->route, o->ro, o->rf, o->rn, NULL, NULL };
-        rc = ftm_allreduce_ring_step(s, &r, o->elem, o->red, kk);
-    }
-    return rc;
-}
-
-/* Two-sided ring (the column phase): owner o's range is reduced from both
- * sides at once, from the a = n/2 chips before it (forward flow, steps
- * 0 .. a-1) and the b = n-1-a after it (reverse flow, steps d .. d+b-1,
- * d = 1+b-a, so that the two sums reach o in different steps); its
- * all-gather is the time reverse, copies. Each directed link carries n-1
- * ranges in all, as a bidirectional ring's two half ranges, but in
- * 2 ring2_steps(n) steps instead of 2n-2: half the hop latencies, where
- * the small per-chunk column blocks are latency-bound. Step t of its
- * reduce-scatter, or (ag) the copies that reverse it. */
-static int ring2_rs(ftm_sched *s, const seg *g, const own *o, int t, int ag)
-{
-    int n = g->n, a = n / 2, b = n - 1 - a, d = 1 + b - a, rc = 0;
-    ftm_red red = ag ? FTM_RED_COPY : o->red;
-    for (int p = 0; p < n && !rc; p++) {
-        if (t < a) { /* p -> p+1 (ag: p+1 -> p) carries owner p+a-t */
-            int x = core_mod(p + 1, n);
-            rc = xfer_owned(s, ag ? g->rev[x] : g->fwd[p], o, core_mod(p + a - t, n), red);
-        }
-        if (!rc && t >= d && t < d + b) { /* p -> p-1 carries owner p-b+t-d */
-            int x = core_mod(p - 1, n);
-            rc = xfer_owned(s, ag ? g->fwd[x] : g->rev[p], o, core_mod(p - b + t - d, n), red);
-        }
-    }
-    return rc;
-}
-
-/* Step q (0 .. 2 ring2_steps(n) - 1) of g's two-sided ring allreduce. */
-static int ring2_step(ftm_sched *s, const seg *g, const own *o, int q)
-{
-    int T = ring2_steps(g->n);
-    return q < T ? ring2_rs(s, g, o, q, 0) : ring2_rs(s, g, o, 2 * T - 1 - q, 1);
-}
-
-/* Chunk c's range of half h. */
-void ar2d_lchunk(const half *h, int c, size_t *cf, size_t *cn)
-{
-    ftm_sched_block(h->count, h->k, c, cf, cn);
-    *cf += h->first;
-}
-
-void ar2d_lpart(size_t *f, size_t *n, int q, int nq)
-{
-    size_t pf, pn;
-    ftm_sched_block(*n, nq, q, &pf, &pn);
-    *f += pf;
-    *n = pn;
-}
-
 /* 1 when the whole rows' rings of a chunk of cn elements run one-way
  * (reduce-scatter forward, all-gather backward, whole ranges) rather than
  * as two half rings: pipelined (k > 1), a ring's reduce-scatter step runs
@@ -511,7 +369,7 @@ static int rows_step(ftm_sched *s, const half *h, own *o, int c, int ag, int t)
             ar2d_lpart(&o->f[p], &o->len[p], q, h->np);
         }
         if (g->ring)
-            rc = ring_bidir(s, g, o, ag ? g->n - 1 + t : t, uni);
+            rc = ar2d_ring_bidir(s, g, o, ag ? g->n - 1 + t : t, uni);
         else
             rc = ag ? ar2d_line_ag(s, g, o, t) : ar2d_line_rs(s, g, o, t);
     }
@@ -528,7 +386,7 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
     for (int u = 0; u < h->U && !rc; u++) {
         const seg *g = &h->col[h->ucol[u]];
         int n = g->n;
-        if (n < 2 || q >= (g->ring ? 2 * ring2_steps(n) : 2 * n))
+        if (n < 2 || q >= (g->ring ? 2 * ar2d_ring2_steps(n) : 2 * n))
             continue;
         size_t bf, bn;
         ftm_sched_block(cn, h->U, u, &bf, &bn);
@@ -537,7 +395,7 @@ static int cols_step(ftm_sched *s, const half *h, own *o, int c, int q)
             o->f[i] += cf + bf;
         }
         if (g->ring)
-            rc = ring2_step(s, g, o, q);
+            rc = ar2d_ring2_step(s, g, o, q);
         else
             rc = q < n ? ar2d_line_rs(s, g, o, q) : ar2d_line_ag(s, g, o, q - n);
     }
@@ -592,7 +450,7 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
  * 0.2-1.9% faster in 11 of 12 scenarios, 1.0% slower with a dead link on
  * 16x32; ResNet-50's ranges stay below it (unchanged; splitting them
  * too, 0.9 MB up, was 1.4% slower). */
-static size_t split_default(size_t elem)
+size_t ar2d_lines_split_default(size_t elem)
 {
     ftm_cost_params p;
     ftm_cost_defaults(&p);
@@ -698,16 +556,9 @@ static void split(half *h, size_t count)
     h[1].count = count - ha;
 }
 
-/* Variants of a 2d-lines build: whole rows may run one-way (ring_uni);
- * the other pass count (match_passes). */
-enum { LV_UNI = 1, LV_ALT = 2 };
-
-/* ar2d_build_lines with reducing transfers of more than split_at
- * elements in two halves (0: none), variant var; *got (if not NULL):
- * LV_UNI when one-way rows were used (or the build stopped before it was
- * known), LV_ALT when there is another pass count to try. */
-static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k,
-                       size_t split_at, int var, int *got)
+/* One 2d-lines schedule, of variant v (allreduce_2d_int.h). */
+int ar2d_build_lines_variant(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                             const ar2d_lines_variant *v, ar2d_lines_found *found)
 {
     if (m->rows < 2 || m->cols < 2)
         return FTM_ENOTSUP;
@@ -723,15 +574,15 @@ static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
         memset(&h[1], 0, sizeof h[1]);
     if (!rc) {
         split(h, count);
-        if (match_passes(h, var & LV_ALT) && got)
-            *got |= LV_ALT;
-        h[0].k = h[1].k = k > 0 ? k : pick_chunks(h, count * elem);
+        if (match_passes(h, v->other_passes) && found)
+            found->other_passes = 1;
+        h[0].k = h[1].k = v->k > 0 ? v->k : pick_chunks(h, count * elem);
     }
     int L = m->rows > m->cols ? m->rows : m->cols;
     if (!rc)
         rc = own_init(&o, L, elem, red);
-    o.split = split_at;
-    o.uni = var & LV_UNI;
+    o.split = v->split;
+    o.uni = v->one_way_rows;
     if (!rc) {
         rc = ftm_sched_init(s, "2d-lines", m->nchips, count * elem);
         if (!rc) {
@@ -744,141 +595,11 @@ static int build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
                 ftm_sched_trim(s);
         }
     }
-    if (got && (o.used_uni || rc == FTM_ESTOPPED))
-        *got |= LV_UNI;
+    if (found && (o.used_uni || rc == FTM_ESTOPPED))
+        found->one_way_rows = 1;
     free(o.f);
     free(o.ro);
     half_free(&h[0]);
     half_free(&h[1]);
     return rc;
-}
-
-int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                                   int k)
-{
-    return ar2d_build_lines(s, m, count, red, k);
-}
-
-int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                                       int k, size_t split_at)
-{
-    return build_lines(s, m, count, red, k, split_at, LV_UNI, NULL);
-}
-
-static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
-
-/* The faster of two builds into s (rs and rc their results), where a
- * watched build (sched.h) may have stopped: FTM_ESTOPPED when both did,
- * else the one that did not; the faster when neither did. A stopped
- * build models above the watch's limit, so the fallback's choice
- * (allreduce_2d_fallback.c) is the one it makes with both built. */
-static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh *m)
-{
-    if (!rs && !rc) {
-        if ((rs = keep_faster(s, c, m)))
-            ftm_sched_free(s);
-        return rs;
-    }
-    if (rs == FTM_ESTOPPED && !rc) {
-        *s = *c; /* with its own algo and fallback */
-        return 0;
-    }
-    if (rc == FTM_ESTOPPED && !rs)
-        return 0;
-    if (!rs)
-        ftm_sched_free(s);
-    if (!rc)
-        ftm_sched_free(c);
-    return !rs || rs == FTM_ESTOPPED ? rc : rs; /* an error before a stop */
-}
-
-/* Builds variant var into b and keeps the faster of it and *s (rs: how
- * *s's build ended); *got as build_lines'. */
-static int try_variant(ftm_sched *s, int rs, const ftm_mesh *m, size_t count, ftm_red red, int k,
-                       int var, int *got)
-{
-    if (rs && rs != FTM_ESTOPPED)
-        return rs;
-    ftm_sched b;
-    int rb = build_lines(&b, m, count, red, k, split_default(ftm_red_elem_size(red)), var, got);
-    return keep_built(s, rs, &b, rb, m);
-}
-
-/* With one-way whole rows where they apply, and, if they did, also
- * without, keeping the faster (measured, ResNet-50 size: 32x32 2.4-4.0%
- * faster one-way, 16x32 1-14% slower); and so again with the other pass
- * count where there is one. */
-int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
-{
-    size_t sp = split_default(ftm_red_elem_size(red));
-    int got = 0, alt = 0, rc = build_lines(s, m, count, red, k, sp, LV_UNI, &got);
-    if (got & LV_UNI)
-        rc = try_variant(s, rc, m, count, red, k, 0, NULL);
-    if (got & LV_ALT)
-        rc = try_variant(s, rc, m, count, red, k, LV_UNI | LV_ALT, &alt);
-    if (alt & LV_UNI)
-        rc = try_variant(s, rc, m, count, red, k, LV_ALT, NULL);
-    return rc;
-}
-
-/* Of two built schedules, keeps in *s the one that models faster with
- * the TPU-v3 defaults (ties: *s) and frees the other. In a dry run
- * (sched.h), which knows no times, the larger one: an upper bound. Both
- * are modeled while both are held, so a dry run's peak covers it. */
-static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
-{
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    ftm_cost_result a = { 0 }, b = { 0 };
-    int rc = ftm_cost_sched(s, m, &p, s->dry ? NULL : &a, NULL);
-    if (!rc)
-        rc = ftm_cost_sched(c, m, &p, c->dry ? NULL : &b, NULL);
-    int swap = s->dry ? ftm_sched_mem_bytes(c) > ftm_sched_mem_bytes(s) : b.time_s < a.time_s;
-    if (!rc && swap) {
-        ftm_sched_free(s);
-        *s = *c; /* with its own algo and fallback */
-    } else
-        ftm_sched_free(c);
-    return rc;
-}
-
-/* 2d-lines' own schedule, or 2d-concurrent's (algo "2d-concurrent", its
- * fallback saying why) where that models faster (measured: rows cut twice at ResNet-50 size, 16x32, two
- * hosts in the same rows, 1.957 against 1.581 ms) or where lines do not
- * apply (no usable column, a row whose segments have no helper row, a
- * single row). So 2d-lines is never slower than 2d-concurrent. The
- * concurrent schedule (a fifth of the lines' memory on the pods) is held
- * while the lines' is built: nothing is built twice. Also the
- * fallback's rebuild. */
-static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
-{
-    ftm_sched c;
-    int rc = ar2d_build_concurrent(&c, m, count, red);
-    if (rc && rc != FTM_ESTOPPED)
-        return rc == FTM_ENOTSUP ? ar2d_build_lines(s, m, count, red, 0) : rc;
-    if (!rc)
-        c.fallback = "2d-concurrent's schedule is faster here";
-    int rs = ar2d_build_lines(s, m, count, red, 0);
-    if (rs == FTM_ENOTSUP) {
-        if (!rc) {
-            *s = c;
-            s->fallback = "no line layout fits this mesh";
-        }
-        return rc;
-    }
-    return keep_built(s, rs, &c, rc, m);
-}
-
-/* 2d-lines' own schedule alone (build_k with k chosen): FTM_ENOTSUP where
- * lines do not apply. */
-int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
-{
-    return ar2d_build_lines(s, m, count, red, 0);
-}
-
-/* On small or crowded meshes the 1-D ring's schedule when it models
- * faster (as for 2d). */
-int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
-{
-    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent);
 }

@@ -1,6 +1,7 @@
 /* Internal to 2d-lines: the types shared by allreduce_2d_lines.c (rows,
- * columns, the pipeline) and allreduce_2d_segs.c (rows cut into several
- * segments, folded into a neighbouring row). */
+ * columns, the pipeline), allreduce_2d_segs.c (rows cut into several
+ * segments, folded into a neighbouring row) and their building blocks,
+ * allreduce_2d_line_steps.c (lines, bidirectional and two-sided rings). */
 #ifndef FTMESH_AR2D_LINES_H
 #define FTMESH_AR2D_LINES_H
 
@@ -72,6 +73,14 @@ int ar2d_line_ag(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int t);
 void ar2d_lchunk(const ar2d_lhalf *h, int c, size_t *cf, size_t *cn);
 /* Part q of nq of the range [*f, *f + *n). */
 void ar2d_lpart(size_t *f, size_t *n, int q, int nq);
+/* Reduce-scatter steps of a two-sided ring of n chips. */
+int ar2d_ring2_steps(int n);
+/* Step q (0 .. 2 ar2d_ring2_steps(n) - 1) of g's two-sided ring allreduce
+ * (the column phase) of the ranges o owns. */
+int ar2d_ring2_step(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int q);
+/* Step kk (0 .. 2n-3) of g's ring allreduce, each position's range split
+ * over the forward and reverse rings (uni: one-way; o's scratch used). */
+int ar2d_ring_bidir(ftm_sched *s, const ar2d_lseg *g, ar2d_lown *o, int kk, int uni);
 
 /* allreduce_2d_segs.c. Segment i of a row as its chips (run), appended to
  * h->xs. */

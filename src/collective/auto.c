@@ -56,7 +56,7 @@ static int is_first(const char *name)
     return 0;
 }
 
-int ftm_cost_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
                   const char **name, ftm_cost_result *res)
 {
     const ftm_allreduce_algo *all = ftm_allreduce_algos();

@@ -5,12 +5,14 @@ libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collecti
 	src/collective/tree.c src/collective/trees.c src/collective/trees_balance.c \
 	src/collective/trees_int.h src/collective/auto.c src/collective/sweep.c src/collective/throughput.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
+libftmesh_la_SOURCES += include/ftmesh/test_hooks.h
 
 # the 2-D allreduce family
 libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_share.c src/collective/allreduce_2d_col.c \
 	src/collective/allreduce_2d_conc.c src/collective/allreduce_2d_fallback.c \
-	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_segs.c
+	src/collective/allreduce_2d_lines.c src/collective/allreduce_2d_line_steps.c \
+	src/collective/allreduce_2d_segs.c src/collective/allreduce_2d_pick.c
 noinst_HEADERS += src/collective/allreduce_2d_int.h src/collective/allreduce_2d_lines.h
 
 check_PROGRAMS += tests/test_allreduce

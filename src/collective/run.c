@@ -312,7 +312,7 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
         uint64_t after = b->jobs[0].o->fail_after_pkts;
         if (!after) /* default: halfway through its part of the allreduce */
             after = ftm_sched_chip_packets(b->jobs[0].s, fail, ftm_rt_pkt_bytes(b->rt)) / 2 + 1;
-        rc = ftm_rt_fail_chip_after(b->rt, fail, after);
+        rc = ftm_rt_kill_chip_after(b->rt, fail, after);
     }
     if (!rc && b->rf) {
         ftm_rt_script_rt(b->rf->f, b->rt);

@@ -80,7 +80,10 @@ static int run_row(void *ctx, int i)
     rc = J->af[a](&s, &m, model_params[md], FTM_RED_SUM_F32);
     ftm_cost_result r;
     ftm_cost_bound_parts b;
+    const char *ran = NULL, *why = NULL;
     if (!rc) {
+        ran = s.algo;
+        why = s.fallback;
         rc = ftm_cost_sched(&s, &m, J->p, &r, NULL);
         ftm_sched_free(&s);
     }
@@ -96,6 +99,8 @@ static int run_row(void *ctx, int i)
         w->model = model_name[md];
         w->bytes = model_params[md] * 4;
         w->algo = J->an[a];
+        w->schedule = ran ? ran : w->algo;
+        w->fallback = why;
         w->chips = P;
         w->time_s = r.time_s;
         w->algbw_GBps = (double)w->bytes / r.time_s / 1e9;

@@ -18,6 +18,7 @@
  */
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "cost_lib.h"
 #include "core/tls_memo.h"
 
 #include <stdlib.h>

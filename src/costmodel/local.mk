@@ -1,5 +1,5 @@
 # costmodel: modeled time of a schedule (a deterministic replay)
-libftmesh_la_SOURCES += src/costmodel/costmodel.c src/costmodel/bound.c
+libftmesh_la_SOURCES += src/costmodel/costmodel.c src/costmodel/bound.c src/costmodel/cost_lib.h
 ftmeshinclude_HEADERS += include/ftmesh/costmodel.h
 
 check_PROGRAMS += tests/test_costmodel

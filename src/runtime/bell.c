@@ -82,3 +82,38 @@ void rt_poke(ftm_chip *c, int why)
             return;
         }
 }
+
+/* Deferred pokes (rt_poke_later). */
+/* Transfers smaller than this ring their receiver's bell only when the
+ * sender runs out of work (or returns from ftm_chip_exec): a sender that
+ * goes on posting wakes its neighbour once for many steps, not once per
+ * step. A bigger transfer is worth waking a chip on the other core for
+ * at once. */
+#define RT_DEFER_BYTES ((size_t)64 << 10)
+#define RT_MAX_DEFERRED 256
+
+void rt_poke_flush(ftm_chip *c)
+{
+    for (int i = 0; i < c->ndefer; i++)
+        rt_poke(c->defer_to[i], c->defer_why[i]);
+    c->ndefer = 0;
+    c->deferred = 0;
+}
+
+void rt_poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes)
+{
+    if (bytes >= RT_DEFER_BYTES) {
+        rt_poke(t, why);
+        return;
+    }
+    /* A chip that never runs out of work still rings now and then. */
+    if (c->ndefer == RT_MAX_DEFER || ++c->deferred > RT_MAX_DEFERRED)
+        rt_poke_flush(c);
+    for (int i = 0; i < c->ndefer; i++)
+        if (c->defer_to[i] == t) {
+            c->defer_why[i] |= why;
+            return;
+        }
+    c->defer_to[c->ndefer] = t;
+    c->defer_why[c->ndefer++] = why;
+}

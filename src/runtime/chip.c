@@ -20,7 +20,7 @@
  * step; what keeps the data right is that the sender never writes a range
  * a neighbour may still read: a step whose receives overlap memory not yet
  * read copies that range aside first (the neighbour reads the copy; see
- * expo_bounce_blocking for why it does not wait), and ftm_chip_exec
+ * rt_expo_bounce_blocking for why it does not wait), and ftm_chip_exec
  * returns only when every exposure is read or copied (the caller owns the
  * buffer again); that wait drains and forwards like any other. The schedule's
  * own rule (the writes of a step never touch the ranges it sends) makes
@@ -39,42 +39,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Transfers smaller than this ring their receiver's bell only when the
- * sender runs out of work (or returns from ftm_chip_exec): a sender that
- * goes on posting wakes its neighbour once for many steps, not once per
- * step. A bigger transfer is worth waking a chip on the other core for
- * at once. */
-#define RT_DEFER_BYTES ((size_t)64 << 10)
-#define RT_MAX_DEFERRED 256
-
-static void poke_flush(ftm_chip *c)
-{
-    for (int i = 0; i < c->ndefer; i++)
-        rt_poke(c->defer_to[i], c->defer_why[i]);
-    c->ndefer = 0;
-    c->deferred = 0;
-}
-
-/* c made work of `bytes` for chip t (why: RT_WANT_*): poke it now or when c
- * runs out of work. */
-static void poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes)
-{
-    if (bytes >= RT_DEFER_BYTES) {
-        rt_poke(t, why);
-        return;
-    }
-    /* A chip that never runs out of work still rings now and then. */
-    if (c->ndefer == RT_MAX_DEFER || ++c->deferred > RT_MAX_DEFERRED)
-        poke_flush(c);
-    for (int i = 0; i < c->ndefer; i++)
-        if (c->defer_to[i] == t) {
-            c->defer_why[i] |= why;
-            return;
-        }
-    c->defer_to[c->ndefer] = t;
-    c->defer_why[c->ndefer++] = why;
-}
 
 /* Counts a packet moved, for the watchdog (single writer: no RMW). */
 static void count_moved(ftm_chip *c)
@@ -130,123 +94,18 @@ static void pkt_put(ftm_chip *c, rt_pkt *p)
     c->pool = p;
 }
 
-/* ---- memory exposed by descriptors ---------------------------------- */
+/* ---- memory exposed by descriptors (expo.c) ------------------------ */
 
-static rt_expo *expo_get(ftm_chip *c)
-{
-    rt_expo *e = c->expo_free;
-    if (e)
-        c->expo_free = e->next;
-    else if (!(e = malloc(sizeof *e)))
-        return NULL;
-    atomic_init(&e->state, RT_EXPO_OPEN);
-    e->bounce = NULL;
-    e->next = c->expo_busy;
-    c->expo_busy = e;
-    return e;
-}
-
-/* Recycles records read to the end (and their copies); 1 when none is
- * left that the chip's buffer still backs (a bounced one is backed by
- * its copy). */
-static int expo_reap(ftm_chip *c)
-{
-    int backed = 0;
-    rt_expo **pp = &c->expo_busy;
-    while (*pp) {
-        rt_expo *e = *pp;
-        int st = atomic_load_explicit(&e->state, memory_order_acquire);
-        if (st == RT_EXPO_DONE) {
-            *pp = e->next;
-            free(e->bounce);
-            e->bounce = NULL;
-            e->next = c->expo_free;
-            c->expo_free = e;
-        } else {
-            backed |= st != RT_EXPO_BOUNCED;
-            pp = &e->next;
-        }
-    }
-    return !backed;
-}
-
-/* 1 when exposure e still reads the chip's buffer and x may not write it:
- * any such exposure with HOLD_ALL, else one the step's receives overlap. */
-static int expo_blocks(const exec_ctx *x, const rt_expo *e)
-{
-    int st = atomic_load_explicit(&e->state, memory_order_acquire);
-    if (st == RT_EXPO_DONE || st == RT_EXPO_BOUNCED)
-        return 0;
-    if (x->hold == HOLD_ALL)
-        return 1;
-    for (int i = 0; i < x->step->nops; i++) {
-        const ftm_op *op = &x->ops[i];
-        if (op->kind == FTM_OP_RECV && op->off < e->hi && e->lo < op->off + op->len)
-            return 1;
-    }
-    return 0;
-}
-
-/* The first exposure that blocks x (expo_blocks), or NULL. */
+/* The exposures that block x (rt_expo_blocking's terms). */
 static const rt_expo *expo_blocking(const exec_ctx *x)
 {
-    for (const rt_expo *e = x->chip->expo_busy; e; e = e->next)
-        if (expo_blocks(x, e))
-            return e;
-    return NULL;
+    return rt_expo_blocking(x->chip, x->hold == HOLD_ALL, x->ops, x->step ? x->step->nops : 0);
 }
 
-/* Copies exposure e aside so that its range may be written now; the
- * receiver reads the copy. A receiver already reading it is let finish
- * (it is copying, not waiting for anything). 0 or FTM_ENOMEM. */
-static int expo_bounce(rt_expo *e)
-{
-    size_t n = e->hi - e->lo;
-    unsigned char *b = malloc(n ? n : 1);
-    if (!b)
-        return FTM_ENOMEM;
-    memcpy(b, e->base, n);
-    e->bounce = b;
-    int st = RT_EXPO_OPEN;
-    if (atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_BOUNCED,
-                                                memory_order_acq_rel, memory_order_acquire))
-        return 0;
-    e->bounce = NULL; /* the receiver claimed it first: it reads the buffer */
-    free(b);
-    while (atomic_load_explicit(&e->state, memory_order_acquire) != RT_EXPO_DONE)
-        sched_yield();
-    return 0;
-}
-
-/* Before a step whose receives overlap memory still exposed: the exposed
- * ranges are copied aside rather than waited for. Waiting could close a
- * cycle the schedule does not have: the neighbour may read them only at a
- * later step of its own, after data this chip sends only once this step
- * has run (with packets that data was already in the link). Copies are
- * rare: a ring or tree writes a range it sent only steps later, long
- * after it was read. 0 or FTM_ENOMEM. */
 static int expo_bounce_blocking(exec_ctx *x)
 {
-    expo_reap(x->chip);
-    for (rt_expo *e = x->chip->expo_busy; e; e = e->next)
-        if (expo_blocks(x, e)) {
-            int rc = expo_bounce(e);
-            if (rc)
-                return rc;
-        }
-    return 0;
-}
-
-/* The receiver's side: where to read descriptor h's data (the sender's
- * buffer, or its copy if the sender bounced it). */
-static const unsigned char *expo_claim(const rt_hdr *h)
-{
-    rt_expo *e = h->expo;
-    int st = RT_EXPO_OPEN;
-    if (atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_READING,
-                                                memory_order_acq_rel, memory_order_acquire))
-        return h->data;
-    return e->bounce + (h->data - e->base); /* st == RT_EXPO_BOUNCED */
+    return rt_expo_bounce_blocking(x->chip, x->hold == HOLD_ALL, x->ops,
+                                   x->step ? x->step->nops : 0);
 }
 
 /* The receiver has read a descriptor's memory: the sender may reuse it. */
@@ -254,7 +113,7 @@ static void expo_release(ftm_chip *c, const rt_hdr *h)
 {
     atomic_store_explicit(&h->expo->state, RT_EXPO_DONE, memory_order_release);
     count_moved(c);
-    poke_later(c, &c->rt->chips[h->src], RT_WANT_RELEASE, h->len);
+    rt_poke_later(c, &c->rt->chips[h->src], RT_WANT_RELEASE, h->len);
 }
 
 /* ---- packets -------------------------------------------------------- */
@@ -273,7 +132,7 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
         if (op->kind != FTM_OP_RECV || op->peer != h->src ||
             (x->epoch_tag | op->tag) != h->tag)
             continue;
-        const unsigned char *src = h->expo ? expo_claim(h) : h->data;
+        const unsigned char *src = h->expo ? rt_expo_claim(h) : h->data;
         int rc = ftm_sched_reduce(x->buf + op->off + h->off, src, h->len, (ftm_red)op->red);
         if (h->expo)
             expo_release(x->chip, h);
@@ -311,7 +170,7 @@ static void publish(ftm_chip *c, int d, int payload, size_t bytes)
     if (!mb->local && c->rt->net->pushed)
         c->rt->net->pushed(c->rt, c->id, d);
     else
-        poke_later(c, mb->to, RT_WANT_DATA, bytes);
+        rt_poke_later(c, mb->to, RT_WANT_DATA, bytes);
 }
 
 /* Copies a packet into link d, counting it. Returns 1 on success, 0 if the
@@ -403,7 +262,7 @@ static int drain_inbound(exec_ctx *x)
             if (rc < 0)
                 return rc;
             rt_mbox_pop(mb, payload);
-            poke_later(c, mb->from, RT_WANT_SLOT, len);
+            rt_poke_later(c, mb->from, RT_WANT_SLOT, len);
             moved = 1;
         }
     }
@@ -503,7 +362,7 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
     rt_hdr *h = fill_hdr(x, i, slot, n);
     const unsigned char *data = x->buf + op->off + x->st[i].done;
     if (desc) {
-        rt_expo *e = expo_get(c);
+        rt_expo *e = rt_expo_get(c);
         if (!e)
             return FTM_ENOMEM;
         e->lo = op->off + x->st[i].done;
@@ -664,7 +523,7 @@ static int doze(exec_ctx *x, nap *n, int moved)
 {
     ftm_chip *c = x->chip;
     if (!moved)
-        poke_flush(c); /* out of work: the neighbours' turn */
+        rt_poke_flush(c); /* out of work: the neighbours' turn */
     if (moved || !n->armed) {
         n->armed = !moved;
         if (n->armed)
@@ -697,7 +556,7 @@ static int settle(exec_ctx *x, int hold)
     int rc = 0;
     x->hold = hold;
     for (;;) {
-        expo_reap(c);
+        rt_expo_reap(c);
         if (!expo_blocking(x))
             break;
         x->want = RT_WANT_DATA | RT_WANT_RELEASE;
@@ -779,9 +638,9 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
         rc = run_step(&x);
     }
     /* The caller owns buf again on return: every exposure released. */
-    if (!rc && chip->expo_busy && !expo_reap(chip))
+    if (!rc && chip->expo_busy && !rt_expo_reap(chip))
         rc = settle(&x, HOLD_ALL);
-    poke_flush(chip);
+    rt_poke_flush(chip);
     if (tr && x.step) /* the last step, or (no snapshot) the one an error cut short */
         ftm_trace_step_end(tr, chip->id, rc ? NULL : buf);
     if (tr)
@@ -789,11 +648,9 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     return rc;
 }
 
-/* Forwards transit traffic (and keeps early data) until done(chip, arg)
- * holds or the run is aborted: a chip between programs, in a barrier or
- * finished, still carries other chips' traffic. */
-static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_t arg,
-                      const char *what)
+/* rt_internal.h: forwarding while waiting (barrier.c's waits). */
+int rt_chip_idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_t arg,
+                       const char *what)
 {
     ftm_sched none = { 0 };
     exec_ctx x = { chip, &none, NULL, NULL, NULL, NULL, 0, what, HOLD_NONE, 0 };
@@ -817,69 +674,4 @@ static int idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_
     }
     wake_up(chip, &n);
     return rc;
-}
-
-static int all_finished(ftm_chip *chip, uint64_t unused)
-{
-    (void)unused;
-    return atomic_load(&chip->rt->running) == 0;
-}
-
-static int barrier_passed(ftm_chip *chip, uint64_t gen)
-{
-    return atomic_load(&chip->rt->bar_gen) != gen;
-}
-
-void rt_bar_combine(int64_t *acc, const int64_t *v, int nsum, int nmax)
-{
-    for (int i = 0; i < nsum; i++)
-        acc[i] += v[i];
-    for (int i = nsum; i < nsum + nmax; i++)
-        acc[i] = v[i] > acc[i] ? v[i] : acc[i];
-}
-
-int ftm_chip_barrier_reduce(ftm_chip *chip, int64_t *v, int nsum, int nmax)
-{
-    ftm_rt *rt = chip->rt;
-    int nw = nsum + nmax;
-    if (nsum < 0 || nmax < 0 || nw > FTM_BARRIER_WORDS || (nw && !v))
-        return FTM_EINVAL;
-    pthread_mutex_lock(&rt->bar_mu);
-    uint64_t gen = atomic_load(&rt->bar_gen);
-    int64_t *acc = rt->bar_acc[gen & 1];
-    if (rt->bar_count == 0) { /* the first local arrival of this barrier */
-        if (nw)
-            memcpy(acc, v, sizeof *acc * (size_t)nw);
-        rt->bar_nsum = nsum;
-        rt->bar_nmax = nmax;
-    } else if (nw) {
-        rt_bar_combine(acc, v, nsum, nmax);
-    }
-    int last = ++rt->bar_count == rt->nlocal;
-    if (last) {
-        rt->bar_count = 0;
-        if (!rt->net)
-            atomic_store(&rt->bar_gen, gen + 1);
-    }
-    pthread_mutex_unlock(&rt->bar_mu);
-    if (last && rt->net) /* the transport opens it once every process is in */
-        rt->net->barrier(rt, gen);
-    else if (last)
-        rt_wake_all(rt);
-    int rc = idle_until(chip, barrier_passed, gen, "barrier");
-    if (!rc && nw)
-        memcpy(v, acc, sizeof *acc * (size_t)nw);
-    return rc;
-}
-
-int ftm_chip_barrier(ftm_chip *chip)
-{
-    return ftm_chip_barrier_reduce(chip, NULL, 0, 0);
-}
-
-/* After its program a chip forwards until every chip has finished. */
-int rt_chip_linger(ftm_chip *chip)
-{
-    int rc = idle_until(chip, all_finished, 0, "done");
-    return rc == FTM_EHANG || rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD ? 0 : rc;
 }

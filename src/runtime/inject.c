@@ -59,6 +59,18 @@ int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway)
     return ftm_rt_kill_link(self->rt, chip, dir, oneway);
 }
 
+int ftm_rt_kill_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
+{
+    if (chip < 0 || chip >= rt->mesh.nchips || !ftm_mesh_alive(&rt->mesh, chip))
+        return FTM_EINVAL;
+    ftm_chip *c = &rt->chips[chip];
+    memset(&c->pending, 0, sizeof c->pending);
+    c->pending.nchips = 1;
+    c->pending.chips[0] = chip;
+    c->fail_after = pkts;
+    return 0;
+}
+
 int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n)
 {
     if (pkts < 1 || n < 1 || n > 4)

@@ -1,5 +1,5 @@
 # runtime: chip threads, link mailboxes, forwarding, watchdog
-libftmesh_la_SOURCES += src/runtime/mailbox.c src/runtime/bell.c src/runtime/chip.c src/runtime/runtime.c src/runtime/inject.c src/runtime/script.c src/runtime/rt_internal.h
+libftmesh_la_SOURCES += src/runtime/mailbox.c src/runtime/bell.c src/runtime/chip.c src/runtime/expo.c src/runtime/barrier.c src/runtime/stop.c src/runtime/runtime.c src/runtime/inject.c src/runtime/script.c src/runtime/rt_internal.h
 ftmeshinclude_HEADERS += include/ftmesh/runtime.h
 
 check_PROGRAMS += tests/test_runtime

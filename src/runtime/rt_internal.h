@@ -237,6 +237,10 @@ enum { RT_WANT_DATA = 1, RT_WANT_SLOT = 2, RT_WANT_RELEASE = 4 };
 void rt_wake(ftm_chip *c);
 void rt_wake_all(ftm_rt *rt);
 void rt_poke(ftm_chip *c, int why);
+/* c made work of `bytes` for chip t (why: RT_WANT_*): poke it now if it
+ * is big, else when c runs out of work, rt_poke_flush (bell.c). */
+void rt_poke_later(ftm_chip *c, ftm_chip *t, int why, size_t bytes);
+void rt_poke_flush(ftm_chip *c);
 /* bell.c: the chip's side. rt_bell_arm announces that c would sleep for
  * `want` and returns the bell's value to sleep on; after one more full
  * pass that found nothing, rt_bell_wait(c, seen) sleeps until the bell
@@ -250,5 +254,26 @@ void rt_bar_combine(int64_t *acc, const int64_t *v, int nsum, int nmax);
 /* After its program a chip forwards until every chip has finished;
  * 0 or an error (a hang or a death elsewhere is not this chip's error). */
 int rt_chip_linger(ftm_chip *chip);
+
+/* chip.c: forwards transit traffic (and keeps early data) until
+ * done(chip, arg) holds or the run is aborted: a chip between programs,
+ * in a barrier or finished, still carries other chips' traffic. */
+int rt_chip_idle_until(ftm_chip *chip, int (*done)(ftm_chip *, uint64_t), uint64_t arg,
+                       const char *what);
+
+/* expo.c: memory exposed by descriptors. rt_expo_get opens a record on
+ * c's busy list; rt_expo_reap recycles records read to the end (and
+ * their copies) and returns 1 when none is left that c's buffer still
+ * backs (a bounced one is backed by its copy). An exposure blocks a step
+ * when it still reads the buffer and either hold_all or one of the step's
+ * receives ops[0..nops) overlaps it: rt_expo_blocking returns the first
+ * such (or NULL), rt_expo_bounce_blocking copies them all aside (0 or
+ * FTM_ENOMEM). rt_expo_claim is the receiver's side: where to read
+ * descriptor h's data (the sender's buffer, or its copy). */
+rt_expo *rt_expo_get(ftm_chip *c);
+int rt_expo_reap(ftm_chip *c);
+const rt_expo *rt_expo_blocking(const ftm_chip *c, int hold_all, const ftm_op *ops, int nops);
+int rt_expo_bounce_blocking(ftm_chip *c, int hold_all, const ftm_op *ops, int nops);
+const unsigned char *rt_expo_claim(const rt_hdr *h);
 
 #endif

@@ -186,15 +186,6 @@ const ftm_mesh *ftm_rt_mesh(const ftm_rt *rt) { return &rt->mesh; }
 size_t ftm_rt_pkt_bytes(const ftm_rt *rt) { return rt->pkt_bytes; }
 
 
-void rt_wake_all(ftm_rt *rt)
-{
-    /* Every healthy chip's doorbell exists from ftm_rt_create on, so this
-     * needs no knowledge of which threads have started yet. */
-    for (int c = 0; c < rt->mesh.nchips; c++)
-        if (ftm_mesh_alive(&rt->mesh, c))
-            rt_wake(&rt->chips[c]);
-}
-
 static void *chip_main(void *p)
 {
     ftm_chip *c = p;
@@ -397,28 +388,6 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     return rc ? rc : run_outcome(rt);
 }
 
-int rt_abort_code(const ftm_rt *rt)
-{
-    return atomic_load(&rt->died) >= 0 ? FTM_ECHIPDEAD
-         : atomic_load(&rt->link_seen) ? FTM_ELINKDEAD : FTM_EHANG;
-}
-
-int ftm_rt_fail_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
-{
-    if (chip < 0 || chip >= rt->mesh.nchips || !ftm_mesh_alive(&rt->mesh, chip))
-        return FTM_EINVAL;
-    ftm_chip *c = &rt->chips[chip];
-    memset(&c->pending, 0, sizeof c->pending);
-    c->pending.nchips = 1;
-    c->pending.chips[0] = chip;
-    c->fail_after = pkts;
-    return 0;
-}
-
-int ftm_chip_fail_after(ftm_chip *chip, uint64_t pkts)
-{
-    return ftm_chip_kill_chips_after(chip, pkts, &chip->id, 1);
-}
 
 int ftm_rt_died(const ftm_rt *rt)
 {

@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* This thread's dry run (sched.h): live bytes of its dry schedules. */
-static _Thread_local struct {
-    int on;
-    size_t live, peak;
-} dry;
-
-void ftm_sched_dry_begin(void)
-{
-    dry.on = 1;
-    dry.live = dry.peak = 0;
-}
-
-int ftm_sched_dry_active(void)
-{
-    return dry.on;
-}
-
 /* This thread's watch (ftm_sched_set_watch), or NULL. */
 static _Thread_local const ftm_sched_watch *watch_on;
 
@@ -59,97 +42,6 @@ static int watch_send(ftm_sched *s, const ftm_route *r, size_t len, ftm_red red)
     return wt->limit < (w[0] + w[1]) * (1 - 1e-9);
 }
 
-size_t ftm_sched_dry_end(void)
-{
-    dry.on = 0;
-    return dry.peak;
-}
-
-void ftm_sched_dry_charge(size_t bytes)
-{
-    if (dry.on && dry.live + bytes > dry.peak)
-        dry.peak = dry.live + bytes;
-}
-
-/* This thread's budget (sched.h): live bytes of the schedules initialised
- * under it. gen tells them from schedules of an earlier budget, which
- * must count nothing when freed (0: no budget). */
-static _Thread_local struct {
-    uint64_t gen;
-    size_t limit, live, peak;
-} budget;
-
-void ftm_sched_budget_begin(size_t limit)
-{
-    static _Atomic uint64_t gens;
-    budget.gen = atomic_fetch_add_explicit(&gens, 1, memory_order_relaxed) + 1;
-    budget.limit = limit;
-    budget.live = budget.peak = 0;
-}
-
-size_t ftm_sched_budget_end(void)
-{
-    budget.gen = 0;
-    return budget.peak;
-}
-
-/* live + bytes against the limit; the peak moves even when refused. */
-static int budget_try(size_t bytes)
-{
-    size_t want = budget.live + bytes < budget.live ? SIZE_MAX : budget.live + bytes;
-    if (want > budget.peak)
-        budget.peak = want;
-    return want > budget.limit ? FTM_ENOMEM : 0;
-}
-
-int ftm_sched_budget_charge(size_t bytes)
-{
-    return budget.gen ? budget_try(bytes) : 0;
-}
-
-static int budgeted(const ftm_sched *s)
-{
-    return !s->dry && s->budget && s->budget == budget.gen;
-}
-
-/* Before s's arrays grow by more bytes: FTM_ENOMEM if that would take its
- * budget past the limit (then nothing may be allocated). */
-int sched_room(const ftm_sched *s, size_t more)
-{
-    return budgeted(s) ? budget_try(more) : 0;
-}
-
-/* Counts a change of a dry or budgeted schedule's arrays. */
-void sched_acct(const ftm_sched *s, size_t more, size_t less)
-{
-    size_t *live, *peak;
-    if (s->dry == 1) {
-        live = &dry.live;
-        peak = &dry.peak;
-    } else if (budgeted(s)) {
-        live = &budget.live;
-        peak = &budget.peak;
-    } else {
-        return;
-    }
-    *live += more;
-    *live = *live > less ? *live - less : 0;
-    if (*live > *peak)
-        *peak = *live;
-}
-
-/* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
-void ftm_sched_dry_hide(ftm_sched *s, int hide)
-{
-    if (hide && s->dry == 1) {
-        sched_acct(s, 0, ftm_sched_mem_bytes(s));
-        s->dry = 2;
-    } else if (!hide && s->dry == 2) {
-        s->dry = 1;
-        sched_acct(s, ftm_sched_mem_bytes(s), 0);
-    }
-}
-
 /* Sets *cap to nc elements of size sz (*p reallocated unless store is 0,
  * as for a dry schedule's steps and ops). */
 static int set_cap(const ftm_sched *s, void **p, int *cap, int nc, size_t sz, int store)
@@ -178,51 +70,13 @@ static int grow(const ftm_sched *s, void **p, int *cap, int need, size_t sz, int
     return set_cap(s, p, cap, nc, sz, store);
 }
 
-/* Packed programs: p->code holds at least need bytes (exact: exactly
- * need, else doubled). A dry schedule only counts the capacity. */
-int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact)
-{
-    if (!exact && need <= p->cap_code)
-        return 0;
-    size_t nc = need;
-    if (!exact) {
-        nc = p->cap_code ? p->cap_code : 64;
-        while (nc < need)
-            nc *= 2;
-    }
-    if (nc > p->cap_code && sched_room(s, nc - p->cap_code))
-        return FTM_ENOMEM;
-    if (!s->dry) {
-        unsigned char *q = realloc(p->code, nc ? nc : 1);
-        if (!q)
-            return FTM_ENOMEM;
-        p->code = q;
-    }
-    sched_acct(s, nc > p->cap_code ? nc - p->cap_code : 0, nc < p->cap_code ? p->cap_code - nc : 0);
-    p->cap_code = nc;
-    return 0;
-}
-
-int ftm_sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
-{
-    if (chip < 0 || chip >= s->nchips)
-        return FTM_EINVAL;
-    ftm_chip_prog *p = &s->prog[chip];
-    if (!s->packed || p->ncode + bytes <= p->cap_code)
-        return 0;
-    int rc = sched_pack_grow(s, p, p->ncode + bytes, 1);
-    if (!rc && s->dry) /* a dry run counts the room as used (an upper bound) */
-        p->ncode = p->code_used = p->cap_code;
-    return rc;
-}
-
 int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
 {
     if (nchips < 1 || nchips > FTM_SCHED_MAX_IDS || bytes >= FTM_SCHED_MAX_BYTES)
         return FTM_EINVAL;
     memset(s, 0, sizeof *s);
-    s->dry = dry.on;
-    s->budget = budget.gen;
+    s->dry = ftm_sched_dry_active();
+    s->budget = sched_budget_gen();
     if (sched_room(s, sizeof *s + (size_t)nchips * sizeof *s->prog) ||
         !(s->prog = calloc((size_t)nchips, sizeof *s->prog))) {
         memset(s, 0, sizeof *s);
@@ -232,7 +86,7 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->nchips = nchips;
     s->bytes = bytes;
     s->packed = sched_pack_on();
-    if (watch_on && !dry.on) { /* O(chips), like prog: not worth counting apart */
+    if (watch_on && !s->dry) { /* O(chips), like prog: not worth counting apart */
         if (!(s->wsum = calloc(2 * (size_t)nchips, sizeof *s->wsum))) {
             free(s->prog);
             memset(s, 0, sizeof *s);
@@ -372,7 +226,7 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
     return 0;
 }
 
-int ftm_sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
+int sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
 {
     if (chip < 0 || chip >= s->nchips || op->route >= (unsigned)s->nroutes)
         return FTM_EINVAL;
@@ -433,7 +287,7 @@ void ftm_sched_trim(ftm_sched *s)
     shrink(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs, 1, 1);
 }
 
-int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
+int sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
 {
     if (!s->dry || chip < 0 || chip >= s->nchips || s->prog[chip].nsteps || s->prog[chip].nops ||
         nsteps < 0 || nops < 0 || used < 0 || used > nsteps)
@@ -447,60 +301,11 @@ int ftm_sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
     return rc;
 }
 
-size_t ftm_sched_mem_bytes(const ftm_sched *s)
-{
-    size_t n = sizeof *s + (size_t)s->nchips * sizeof *s->prog;
-    for (int c = 0; c < s->nchips; c++)
-        n += (size_t)s->prog[c].cap_steps * sizeof(ftm_step) +
-             (size_t)s->prog[c].cap_ops * sizeof(ftm_op) + s->prog[c].cap_code;
-    return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs +
-           (size_t)s->cap_phases * sizeof *s->phases;
-}
-
-/* Adds a send's bytes to every link of its route. */
-static void count_send(const ftm_sched *s, const ftm_mesh *m, const ftm_op *op, uint64_t *lb)
-{
-    const ftm_route *r = &s->routes[op->route];
-    int at = r->src;
-    for (int h = 0; h < r->nhops; h++) {
-        int d = s->dirs[r->first + h];
-        lb[at * FTM_NDIRS + d] += op->len;
-        at = ftm_mesh_neighbor(m, at, d);
-    }
-}
-
-void ftm_sched_link_bytes(const ftm_sched *s, const ftm_mesh *m, uint64_t *link_bytes)
-{
-    memset(link_bytes, 0, sizeof(uint64_t) * (size_t)m->nchips * FTM_NDIRS);
-    ftm_sched_view v = { 0 };
-    for (int c = 0; c < s->nchips; c++) {
-        ftm_sched_cur cur = { 0 };
-        while (ftm_sched_read_step(s, c, &cur, &v) > 0)
-            for (int k = 0; k < v.nops; k++)
-                if (v.ops[k].kind == FTM_OP_SEND)
-                    count_send(s, m, &v.ops[k], link_bytes);
-    }
-    ftm_sched_view_free(&v);
-}
-
 void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
 {
     size_t q = count / (size_t)p, r = count % (size_t)p, ub = (size_t)b;
     *n = q + (ub < r ? 1 : 0);
     *first = ub * q + (ub < r ? ub : r);
-}
-
-uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
-{
-    uint64_t n = 0;
-    ftm_sched_view v = { 0 };
-    ftm_sched_cur cur = { 0 };
-    while (ftm_sched_read_step(s, chip, &cur, &v) > 0)
-        for (int k = 0; k < v.nops; k++)
-            if (v.ops[k].kind == FTM_OP_SEND)
-                n += (v.ops[k].len + pkt - 1) / pkt;
-    ftm_sched_view_free(&v);
-    return n;
 }
 
 int ftm_sched_block_of(size_t count, int p, size_t x)

@@ -1,8 +1,12 @@
-/* Internals shared by the schedule's files (sched.c, sched_pack.c). */
+/* Internals shared by the schedule's files: sched_mem.c (dry runs and
+ * budgets) below sched_pack.c (the packed form) below sched.c (building)
+ * below sched_read.c (whole-schedule readers). */
 #ifndef FTMESH_SCHED_INT_H
 #define FTMESH_SCHED_INT_H
 
 #include "ftmesh/sched.h"
+
+#include <stdint.h>
 
 /* Counts a change of a dry or budgeted schedule's arrays: more bytes held,
  * less freed. */
@@ -10,6 +14,26 @@ void sched_acct(const ftm_sched *s, size_t more, size_t less);
 /* Asked before s's arrays grow by more bytes, before allocating: FTM_ENOMEM
  * where a budget (ftm_sched_budget_begin) refuses it, else 0. */
 int sched_room(const ftm_sched *s, size_t more);
+/* This thread's budget generation (0: none), recorded by ftm_sched_init. */
+uint64_t sched_budget_gen(void);
+
+/* For code in src/sched that moves programs between schedules
+ * (sched_merge.c, sched_read.c). */
+/* Appends op (its peer, route, tag, offsets as given) to chip's open step,
+ * in lane (0 or 1; see ftm_sched_codec) -- for code that moves ops between
+ * schedules (2d-concurrent's merge). The peer must be the route's other
+ * end. */
+int sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane);
+
+/* Packed schedules: makes room for bytes more bytes of chip's program
+ * (exactly). No effect on unpacked schedules. */
+int sched_reserve_code(ftm_sched *s, int chip, size_t bytes);
+
+/* Dry schedules only: gives chip's (empty) program nsteps steps and nops
+ * ops, the last step that holds an op being used - 1 (0: none), with
+ * exact capacities, as a builder that reserves exactly and then fills in
+ * would. FTM_EINVAL on a schedule that is not dry or a non-empty program. */
+int sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used);
 
 /* Packed programs (sched_pack.c). */
 int sched_pack_on(void);

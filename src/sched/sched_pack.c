@@ -324,38 +324,40 @@ void ftm_sched_view_free(ftm_sched_view *v)
     memset(v, 0, sizeof *v);
 }
 
-/* Chip c of s into out, step by step. */
-static int unpack_chip(const ftm_sched *s, ftm_sched *out, int c, ftm_sched_view *v)
+/* Packed programs: p->code holds at least need bytes (exact: exactly
+ * need, else doubled). A dry schedule only counts the capacity. */
+int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact)
 {
-    ftm_sched_cur cur = { 0 };
-    int rc = ftm_sched_reserve(out, c, s->prog[c].nsteps, s->prog[c].nops);
-    while (!rc && (rc = ftm_sched_read_step(s, c, &cur, v)) > 0) {
-        rc = ftm_sched_step(out, c, v->phase, v->index);
-        for (int k = 0; k < v->nops && !rc; k++)
-            rc = ftm_sched_put_op(out, c, &v->ops[k], 0);
+    if (!exact && need <= p->cap_code)
+        return 0;
+    size_t nc = need;
+    if (!exact) {
+        nc = p->cap_code ? p->cap_code : 64;
+        while (nc < need)
+            nc *= 2;
     }
-    return rc;
+    if (nc > p->cap_code && sched_room(s, nc - p->cap_code))
+        return FTM_ENOMEM;
+    if (!s->dry) {
+        unsigned char *q = realloc(p->code, nc ? nc : 1);
+        if (!q)
+            return FTM_ENOMEM;
+        p->code = q;
+    }
+    sched_acct(s, nc > p->cap_code ? nc - p->cap_code : 0, nc < p->cap_code ? p->cap_code - nc : 0);
+    p->cap_code = nc;
+    return 0;
 }
 
-int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out)
+int sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
 {
-    int was = ftm_sched_set_packed(0);
-    int rc = ftm_sched_init(out, s->algo, s->nchips, s->bytes);
-    ftm_sched_set_packed(was);
-    if (rc)
-        return rc;
-    out->fallback = s->fallback;
-    ftm_sched_view v = { 0 };
-    for (int i = 0; i < s->nroutes && rc >= 0; i++) {
-        const ftm_route *r = &s->routes[i];
-        rc = ftm_sched_route(out, r->src, r->dst, s->dirs + r->first, r->nhops);
-    }
-    rc = rc < 0 ? rc : 0;
-    for (int c = 0; c < s->nchips && !rc; c++)
-        rc = unpack_chip(s, out, c, &v);
-    ftm_sched_view_free(&v);
-    out->next_tag = s->next_tag;
-    if (rc)
-        ftm_sched_free(out);
+    if (chip < 0 || chip >= s->nchips)
+        return FTM_EINVAL;
+    ftm_chip_prog *p = &s->prog[chip];
+    if (!s->packed || p->ncode + bytes <= p->cap_code)
+        return 0;
+    int rc = sched_pack_grow(s, p, p->ncode + bytes, 1);
+    if (!rc && s->dry) /* a dry run counts the room as used (an upper bound) */
+        p->ncode = p->code_used = p->cap_code;
     return rc;
 }

@@ -37,11 +37,13 @@ typedef struct tr_chip {
     struct { const ftm_sched *p; int id; } cache[TR_CACHE];
     int cache_next;
     int err;
+    int skip;               /* this execution is past max_exec: not recorded */
 } tr_chip;
 
 struct ftm_trace {
     int nchips;
     size_t snap_limit;
+    int max_exec;            /* executions recorded per run (0: all) */
     double t_origin;
     int nruns;               /* written before chip threads start */
     pthread_mutex_t mu;      /* the registry */
@@ -106,6 +108,8 @@ void ftm_trace_destroy(ftm_trace *tr)
 double ftm_trace_now(const ftm_trace *tr) { return mono_s() - tr->t_origin; }
 
 void ftm_trace_begin_run(ftm_trace *tr) { tr->nruns++; }
+
+void ftm_trace_set_max_exec(ftm_trace *tr, int n) { tr->max_exec = n > 0 ? n : 0; }
 
 static int cur_run(const ftm_trace *tr) { return tr->nruns > 0 ? tr->nruns - 1 : 0; }
 
@@ -267,6 +271,12 @@ void ftm_trace_exec_begin(ftm_trace *tr, int chip, const ftm_sched *s, const ftm
                           const void *buf, uint32_t epoch)
 {
     tr_chip *c = &tr->c[chip];
+    c->skip = tr->max_exec && (int)epoch - 1 >= tr->max_exec;
+    if (c->skip) { /* nothing of it is recorded: c->s stays NULL */
+        c->s = NULL;
+        c->exec_ev = c->step_ev = 0;
+        return;
+    }
     c->s = s;
     c->sched = reg_find(tr, s, m);
     if (c->sched < 0)
@@ -365,6 +375,8 @@ void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epo
                        uint32_t tag, int dir, size_t len)
 {
     tr_chip *c = &tr->c[chip];
+    if (tr->max_exec && (int)epoch - 1 >= tr->max_exec)
+        return;
     double now = ftm_trace_now(tr);
     int id = sched_id(tr, c, s);
     size_t last = c->last_fwd[dir & 3];
@@ -391,6 +403,8 @@ void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epo
 void ftm_trace_wait(ftm_trace *tr, int chip, double t0)
 {
     tr_chip *c = &tr->c[chip];
+    if (c->skip && !c->s)
+        return;
     ftm_event e = blank(FTM_EV_WAIT, chip, ftm_trace_now(tr));
     e.t0 = t0;
     e.sched = c->s ? c->sched : -1;

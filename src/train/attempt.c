@@ -14,21 +14,6 @@
 #include "train_int.h"
 #include "trainer.h"
 
-/* Parameters of the configured model (a tiny replica, for a process
- * that runs none of the chips). */
-static int model_nparams(const ftm_train_opts *o, size_t *np)
-{
-    ftm_model_config mc = o->model;
-    mc.max_batch = 1;
-    ftm_model *tmp;
-    int rc = ftm_model_create(&tmp, &mc);
-    if (rc)
-        return rc;
-    *np = ftm_model_nparams(tmp);
-    ftm_model_destroy(tmp);
-    return 0;
-}
-
 /* One chip's replica, optimizer and buffers. */
 static int chip_setup(chip_st *c, const ftm_model_config *mc, const ftm_optim_config *oc, int exact)
 {
@@ -92,7 +77,7 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
         return rc;
     if (t->reporter >= 0)
         res->nparams = ftm_model_nparams(t->cs[t->reporter].m);
-    else if ((rc = model_nparams(o, &res->nparams)))
+    else if ((rc = train_model_nparams(o, &res->nparams)))
         return rc;
     res->micro = t->micro;
     rc = train_build(&t->grad, m, o->algo ? o->algo : "ring", res->nparams,
@@ -299,7 +284,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
                        ftm_mesh *cur, ftm_fault_script *ck)
 {
     size_t np;
-    int rc = model_nparams(o, &np);
+    int rc = train_model_nparams(o, &np);
     if (rc)
         return rc;
     ftm_ckpt_state st;

@@ -19,7 +19,7 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     ftm_cost_defaults(&p);
     ftm_cost_result cr;
     int rc;
-    if (!strcmp(name, "auto") && (rc = ftm_cost_auto(m, count, red, &p, &name, &cr)) != 0)
+    if (!strcmp(name, "auto") && (rc = ftm_allreduce_auto(m, count, red, &p, &name, &cr)) != 0)
         return rc; /* else name: the registered algorithm with the smallest modeled time */
     const ftm_allreduce_algo *a = ftm_allreduce_find(name);
     if (!a)

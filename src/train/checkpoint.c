@@ -580,7 +580,11 @@ int ftm_ckpt_match(const ftm_ckpt_meta *a, const ftm_ckpt_meta *b, char *detail,
     CK_SAME(optim.momentum, "optimizer"); CK_SAME(optim.weight_decay, "optimizer");
     CK_SAME(optim.beta1, "optimizer"); CK_SAME(optim.beta2, "optimizer");
     CK_SAME(optim.eps, "optimizer");
-    CK_SAME(batch, "batch"); CK_SAME(micro, "micro-batch"); CK_SAME(exact, "reduce mode");
+    CK_SAME(batch, "batch"); CK_SAME(micro, "micro-batch");
+    if (a->exact != b->exact)
+        return ck_fail(FTM_ECONFIG, detail, dlen, "made for another reduce mode: %s in the "
+                       "checkpoint, %s in this run", a->exact ? "exact" : "float",
+                       b->exact ? "exact" : "float");
     CK_SAME(data_id, "dataset");
     return 0;
 }

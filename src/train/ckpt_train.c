@@ -24,6 +24,19 @@ void train_ckpt_meta(const ftm_train_opts *o, size_t nparams, ftm_ckpt_meta *mt)
     mt->nparams = nparams;
 }
 
+int train_model_nparams(const ftm_train_opts *o, size_t *np)
+{
+    ftm_model_config mc = o->model;
+    mc.max_batch = 1;
+    ftm_model *tmp;
+    int rc = ftm_model_create(&tmp, &mc);
+    if (rc)
+        return rc;
+    *np = ftm_model_nparams(tmp);
+    ftm_model_destroy(tmp);
+    return 0;
+}
+
 /* The mesh at step `done` (dead links nobody noticed yet included) and
  * the events still to come, into st (freed by the caller: chip_dead,
  * script). */
@@ -99,5 +112,18 @@ int train_ckpt_load(const ftm_train_opts *o, size_t nparams, ftm_ckpt_state *st,
         snprintf(detail, dlen, "the checkpoint is at step %ld, past --steps %ld", st->step, o->steps);
         return FTM_ERANGE;
     }
+    return 0;
+}
+
+int ftm_train_resume_step(const ftm_train_opts *o, long *step, char *detail, size_t dlen)
+{
+    size_t np;
+    ftm_ckpt_state st;
+    detail[0] = 0;
+    int rc = o->resume ? train_model_nparams(o, &np) : FTM_EINVAL;
+    if (rc || (rc = train_ckpt_load(o, np, &st, detail, dlen)))
+        return rc;
+    *step = st.step;
+    ftm_ckpt_state_free(&st);
     return 0;
 }

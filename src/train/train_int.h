@@ -36,6 +36,8 @@ void train_ckpt_meta(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_me
 int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
                     const ftm_train_step *steps, const ftm_mesh *mesh,
                     const ftm_rt_script *f, char *detail, size_t dlen);
+/* Parameters of o's model (a throwaway model of batch 1 counts them). */
+int train_model_nparams(const ftm_train_opts *o, size_t *np);
 /* Loads o->resume, refusing a file made for another configuration. */
 int train_ckpt_load(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_state *st,
                     char *detail, size_t dlen);

@@ -1,0 +1,119 @@
+/* The record of a run's static faults: the dead chips, hosts and links of
+ * the mesh it started on, as flags that rebuild the same mesh (--fail,
+ * --fail-host, --fail-link) in the text header, and as coordinates in
+ * --json ("faults") and the trace's metadata. Random draws are listed as
+ * --fail flags, so the record reproduces the run without --seed. */
+#include "cli.h"
+
+#include <string.h>
+
+/* Dead host k of --fail-host (top-left chip), or -1 when unparsable. */
+static int host_at(const cli_mesh_opts *o, const ftm_mesh *m, int k)
+{
+    int r, c;
+    if (ftm_mesh_parse_coord(o->fail_host[k], &r, &c) || r < 0 || c < 0 || r >= m->rows ||
+        c >= m->cols)
+        return -1;
+    return ftm_mesh_chip(m, r, c);
+}
+
+/* 1 when chip lies in one of the --fail-host blocks. */
+static int in_host(const cli_mesh_opts *o, const ftm_mesh *m, int chip)
+{
+    int r = ftm_mesh_row(m, chip), c = ftm_mesh_col(m, chip);
+    for (int k = 0; k < o->nfail_host; k++) {
+        int h = host_at(o, m, k);
+        if (h < 0)
+            continue;
+        int hr = ftm_mesh_row(m, h), hc = ftm_mesh_col(m, h);
+        if ((r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2)
+            return 1;
+    }
+    return 0;
+}
+
+/* Directed link chip->d is failed (between two live chips) and, when
+ * both directions are, this is the one to list (the lower chip's). */
+static int link_listed(const ftm_mesh *m, int chip, int d, int *nb, int *oneway)
+{
+    *nb = ftm_mesh_neighbor(m, chip, d);
+    if (*nb < 0 || !m->link_dead[chip * FTM_NDIRS + d] || !ftm_mesh_alive(m, chip) ||
+        !ftm_mesh_alive(m, *nb))
+        return 0;
+    int back = m->link_dead[*nb * FTM_NDIRS + ftm_dir_opposite(d)];
+    *oneway = !back;
+    return *oneway || chip < *nb || (chip == *nb && d < ftm_dir_opposite(d));
+}
+
+void cli_faults_record_json(cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m)
+{
+    cli_json_begin_obj(j, "faults");
+    cli_json_begin_arr(j, "chips");
+    for (int c = 0; c < m->nchips; c++)
+        if (!ftm_mesh_alive(m, c) && !in_host(o, m, c))
+            cli_json_chip(j, NULL, m, c);
+    cli_json_end(j);
+    cli_json_begin_arr(j, "hosts");
+    for (int k = 0; k < o->nfail_host; k++)
+        if (host_at(o, m, k) >= 0)
+            cli_json_chip(j, NULL, m, host_at(o, m, k));
+    cli_json_end(j);
+    for (int pass = 0; pass < 2; pass++) { /* both ways, then one way */
+        cli_json_begin_arr(j, pass ? "links_one_way" : "links");
+        for (int c = 0; c < m->nchips; c++)
+            for (int d = 0; d < FTM_NDIRS; d++) {
+                int nb, ow;
+                if (!link_listed(m, c, d, &nb, &ow) || ow != pass)
+                    continue;
+                cli_json_begin_arr(j, NULL);
+                cli_json_chip(j, NULL, m, c);
+                cli_json_chip(j, NULL, m, nb);
+                cli_json_end(j);
+            }
+        cli_json_end(j);
+    }
+    cli_json_end(j);
+}
+
+/* Appends to b (of n bytes) at *u. */
+static void put(char *b, size_t n, size_t *u, const char *fmt, int a, int c, int x, int y)
+{
+    if (*u < n)
+        *u += (size_t)snprintf(b + *u, n - *u, fmt, a, c, x, y);
+}
+
+int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n)
+{
+    size_t u = 0;
+    b[0] = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (!ftm_mesh_alive(m, c) && !in_host(o, m, c))
+            put(b, n, &u, " --fail %d,%d", ftm_mesh_row(m, c), ftm_mesh_col(m, c), 0, 0);
+    for (int k = 0; k < o->nfail_host; k++) {
+        int h = host_at(o, m, k);
+        if (h >= 0)
+            put(b, n, &u, " --fail-host %d,%d", ftm_mesh_row(m, h), ftm_mesh_col(m, h), 0, 0);
+    }
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < FTM_NDIRS; d++) {
+            int nb, ow;
+            if (link_listed(m, c, d, &nb, &ow))
+                put(b, n, &u, ow ? " --fail-link %d,%d>%d,%d" : " --fail-link %d,%d-%d,%d",
+                    ftm_mesh_row(m, c), ftm_mesh_col(m, c), ftm_mesh_row(m, nb),
+                    ftm_mesh_col(m, nb));
+        }
+    return u >= n;
+}
+
+void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
+{
+    char flags[2048];
+    int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
+    if (!flags[0])
+        return;
+    printf("# faults:%s%s", flags + 0, cut ? " ..." : "");
+    if (o->random_faults)
+        printf(" (%d drawn by --random-faults from seed %llu)", o->random_faults,
+               (unsigned long long)cli_fault_seed(o));
+    printf("\n");
+}

@@ -1,0 +1,152 @@
+/* 2d-lines' choice among candidate schedules, by modeled time (TPU-v3
+ * defaults): its own variants (one-way whole rows or not; the other row
+ * pass count where the halves' step ratio is far from an integer), then
+ * the best of them against 2d-concurrent's schedule. The schedule kept
+ * names itself (ftm_sched.algo) and, when it is not 2d-lines' own, says
+ * why (ftm_sched.fallback). The ring check on top is
+ * allreduce_2d_fallback.c's, as for 2d and 2d-concurrent. Each variant is
+ * built by allreduce_2d_lines.c from explicit parameters
+ * (ar2d_lines_variant); nothing here builds transfers. */
+#include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
+#include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
+#include "allreduce_2d_int.h"
+
+#include <string.h>
+
+int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                                   int k)
+{
+    return ar2d_build_lines(s, m, count, red, k);
+}
+
+int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
+                                       int k, size_t split_at)
+{
+    ar2d_lines_variant v = { k, split_at, 1, 0 };
+    return ar2d_build_lines_variant(s, m, count, red, &v, NULL);
+}
+
+static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
+
+/* The faster of two builds into s (rs and rc their results), where a
+ * watched build (sched.h) may have stopped: FTM_ESTOPPED when both did,
+ * else the one that did not; the faster when neither did. A stopped
+ * build models above the watch's limit, so the fallback's choice
+ * (allreduce_2d_fallback.c) is the one it makes with both built. */
+static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh *m)
+{
+    if (!rs && !rc) {
+        if ((rs = keep_faster(s, c, m)))
+            ftm_sched_free(s);
+        return rs;
+    }
+    if (rs == FTM_ESTOPPED && !rc) {
+        *s = *c; /* with its own algo and fallback */
+        return 0;
+    }
+    if (rc == FTM_ESTOPPED && !rs)
+        return 0;
+    if (!rs)
+        ftm_sched_free(s);
+    if (!rc)
+        ftm_sched_free(c);
+    return !rs || rs == FTM_ESTOPPED ? rc : rs; /* an error before a stop */
+}
+
+/* Builds variant v into b and keeps the faster of it and *s (rs: how
+ * *s's build ended); found as ar2d_build_lines_variant's. */
+static int try_variant(ftm_sched *s, int rs, const ftm_mesh *m, size_t count, ftm_red red,
+                       const ar2d_lines_variant *v, ar2d_lines_found *found)
+{
+    if (rs && rs != FTM_ESTOPPED)
+        return rs;
+    ftm_sched b;
+    int rb = ar2d_build_lines_variant(&b, m, count, red, v, found);
+    return keep_built(s, rs, &b, rb, m);
+}
+
+/* With one-way whole rows where they apply, and, if they did, also
+ * without, keeping the faster (measured, ResNet-50 size: 32x32 2.4-4.0%
+ * faster one-way, 16x32 1-14% slower); and so again with the other pass
+ * count where there is one. */
+int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
+{
+    size_t sp = ar2d_lines_split_default(ftm_red_elem_size(red));
+    /* the candidates, in order: each after the first only where the one
+     * before it says it differs */
+    const ar2d_lines_variant one_way = { k, sp, 1, 0 }, two_way = { k, sp, 0, 0 },
+                             other_one_way = { k, sp, 1, 1 }, other_two_way = { k, sp, 0, 1 };
+    ar2d_lines_found got = { 0, 0 }, alt = { 0, 0 };
+    int rc = ar2d_build_lines_variant(s, m, count, red, &one_way, &got);
+    if (got.one_way_rows)
+        rc = try_variant(s, rc, m, count, red, &two_way, NULL);
+    if (got.other_passes)
+        rc = try_variant(s, rc, m, count, red, &other_one_way, &alt);
+    if (alt.one_way_rows)
+        rc = try_variant(s, rc, m, count, red, &other_two_way, NULL);
+    return rc;
+}
+
+/* Of two built schedules, keeps in *s the one that models faster with
+ * the TPU-v3 defaults (ties: *s) and frees the other. In a dry run
+ * (sched.h), which knows no times, the larger one: an upper bound. Both
+ * are modeled while both are held, so a dry run's peak covers it. */
+static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
+{
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result a = { 0 }, b = { 0 };
+    int rc = ftm_cost_sched(s, m, &p, s->dry ? NULL : &a, NULL);
+    if (!rc)
+        rc = ftm_cost_sched(c, m, &p, c->dry ? NULL : &b, NULL);
+    int swap = s->dry ? ftm_sched_mem_bytes(c) > ftm_sched_mem_bytes(s) : b.time_s < a.time_s;
+    if (!rc && swap) {
+        ftm_sched_free(s);
+        *s = *c; /* with its own algo and fallback */
+    } else
+        ftm_sched_free(c);
+    return rc;
+}
+
+/* 2d-lines' own schedule, or 2d-concurrent's (algo "2d-concurrent", its
+ * fallback saying why) where that models faster (measured: rows cut twice at ResNet-50 size, 16x32, two
+ * hosts in the same rows, 1.957 against 1.581 ms) or where lines do not
+ * apply (no usable column, a row whose segments have no helper row, a
+ * single row). So 2d-lines is never slower than 2d-concurrent. The
+ * concurrent schedule (a fifth of the lines' memory on the pods) is held
+ * while the lines' is built: nothing is built twice. Also the
+ * fallback's rebuild. */
+static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    ftm_sched c;
+    int rc = ar2d_build_concurrent(&c, m, count, red);
+    if (rc && rc != FTM_ESTOPPED)
+        return rc == FTM_ENOTSUP ? ar2d_build_lines(s, m, count, red, 0) : rc;
+    if (!rc)
+        c.fallback = "2d-concurrent's schedule is faster here";
+    int rs = ar2d_build_lines(s, m, count, red, 0);
+    if (rs == FTM_ENOTSUP) {
+        if (!rc) {
+            *s = c;
+            s->fallback = "no line layout fits this mesh";
+        }
+        return rc;
+    }
+    return keep_built(s, rs, &c, rc, m);
+}
+
+/* 2d-lines' own schedule alone (build_k with k chosen): FTM_ENOTSUP where
+ * lines do not apply. */
+int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    return ar2d_build_lines(s, m, count, red, 0);
+}
+
+/* On small or crowded meshes the 1-D ring's schedule when it models
+ * faster (as for 2d). */
+int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+{
+    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent);
+}

@@ -1,0 +1,14 @@
+/* Schedule calls for the library's other modules, not exported: not part
+ * of the product's API (include/ftmesh/sched.h). */
+#ifndef FTMESH_SCHED_LIB_H
+#define FTMESH_SCHED_LIB_H
+
+#include "ftmesh/sched.h"
+
+/* A dry schedule set aside: hide 1 stops counting s (as if freed: its
+ * bytes leave the live total and freeing it later counts nothing), hide 0
+ * counts it again. Lets a dry run keep a schedule it would rebuild,
+ * instead of rebuilding it. No effect on schedules built outside dry runs. */
+void ftm_sched_dry_hide(ftm_sched *s, int hide);
+
+#endif

@@ -1,0 +1,201 @@
+#!/bin/sh
+# End-to-end test of what ftmesh writes and when: output files (--svg,
+# --html, --trace) are written whole or not at all (a refused, failed or
+# interrupted run leaves the old file as it was and no temporary file);
+# every output path is checked before any work; SIGTERM and SIGINT; train
+# checks --fail-step, --resume and --checkpoint before printing anything;
+# a finished checkpoint; sizes past the limit; --trace's size bound.
+# FTMESH is the binary.
+set -u
+FTMESH=${FTMESH:-./ftmesh}
+fail=0
+tmp=$(mktemp -d)
+out=$tmp/out
+trap 'rm -rf "$tmp"' EXIT
+TO="timeout 120"
+
+expect() { # code description command...
+    want=$1; what=$2; shift 2
+    $TO "$@" >"$out" 2>"$out.err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
+    fi
+}
+
+# err_is TEXT...: stderr is one line containing every TEXT
+err_is() {
+    lines=$(wc -l <"$out.err")
+    [ "$lines" -eq 1 ] || { echo "FAIL: want one line on stderr, got:"; cat "$out.err"; fail=1; return; }
+    for t in "$@"; do
+        grep -qF -- "$t" "$out.err" || { echo "FAIL: stderr lacks '$t':"; cat "$out.err"; fail=1; }
+    done
+}
+no_stdout() { [ ! -s "$out" ] || { echo "FAIL: $1: printed on stdout:"; head -5 "$out"; fail=1; }; }
+# same FILE COPY: FILE is unchanged (equal to COPY)
+same() { cmp -s "$1" "$2" || { echo "FAIL: $3: $1 changed"; fail=1; }; }
+no_tmp() {
+    if ls "$tmp"/d | grep -q tmp-; then echo "FAIL: $1: temporary files left:"; ls "$tmp"/d; fail=1; fi
+}
+mkdir "$tmp/d"
+d=$tmp/d
+
+# ---- a refused run creates or changes no file
+expect 0 "demo page" "$FTMESH" demo --html "$d/lesson.html"
+cp "$d/lesson.html" "$tmp/lesson.copy"
+expect 2 "demo, bad trace path" "$FTMESH" demo --html "$d/lesson.html" --trace /nonexistent/t.json
+err_is "--trace /nonexistent/t.json"
+no_stdout "demo refused"
+same "$d/lesson.html" "$tmp/lesson.copy" "demo refused"
+expect 0 "allreduce svg" "$FTMESH" allreduce --mesh 4x4 --size 4K --iters 1 --svg "$d/heat.svg"
+cp "$d/heat.svg" "$tmp/heat.copy"
+expect 2 "allreduce, bad trace path" "$FTMESH" allreduce --mesh 4x4 --size 4K --svg "$d/heat.svg" \
+    --trace /no/x.json
+err_is "--trace /no/x.json" "cannot create"
+same "$d/heat.svg" "$tmp/heat.copy" "allreduce refused"
+expect 2 "refused after the paths" "$FTMESH" allreduce --mesh 4x4 --svg "$d/new.svg" --trace "$d/new.json" \
+    --model-only
+[ ! -e "$d/new.svg" ] && [ ! -e "$d/new.json" ] || { echo "FAIL: a refused run created a file"; fail=1; }
+expect 2 "a directory" "$FTMESH" allreduce --mesh 4x4 --svg "$d"
+err_is "--svg $d" "directory"
+expect 2 "rings, bad svg path" "$FTMESH" rings --mesh 4x4 --svg /nonexistent/r.svg
+err_is "--svg /nonexistent/r.svg"
+no_tmp "refusals"
+
+# ---- interrupted: the old file stays, no temporary file; SIGTERM 143
+echo old >"$d/t.json"
+cp "$d/t.json" "$tmp/t.copy"
+ar_long="allreduce --mesh 8x8 --size 8M --iters 100000 --trace $d/t.json --trace-iters 1 --svg $d/s.svg"
+# shellcheck disable=SC2086
+$TO "$FTMESH" $ar_long >"$out" 2>"$out.err" &
+pid=$!
+i=0
+while [ $i -lt 200 ] && ! ls "$d" | grep -q "t.json.tmp-"; do sleep 0.05; i=$((i + 1)); done
+sleep 0.5
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$got" -eq 143 ] || { echo "FAIL: allreduce SIGTERM: exit $got, expected 143"; cat "$out.err"; fail=1; }
+same "$d/t.json" "$tmp/t.copy" "allreduce SIGTERM"
+[ ! -e "$d/s.svg" ] || { echo "FAIL: allreduce SIGTERM: s.svg written"; fail=1; }
+no_tmp "allreduce SIGTERM"
+# SIGINT: a background job of a script starts with SIGINT ignored (and a
+# signal ignored at start stays ignored); env --default-signal resets it
+if env --default-signal=INT true 2>/dev/null; then
+    # shellcheck disable=SC2086
+    $TO env --default-signal=INT "$FTMESH" $ar_long >"$out" 2>"$out.err" &
+    pid=$!
+    i=0
+    while [ $i -lt 200 ] && ! ls "$d" | grep -q "t.json.tmp-"; do sleep 0.05; i=$((i + 1)); done
+    sleep 0.5
+    pkill -INT -P $pid ftmesh 2>/dev/null || pkill -INT -P $pid 2>/dev/null
+    wait $pid
+    got=$?
+    [ "$got" -eq 130 ] || { echo "FAIL: allreduce SIGINT: exit $got, expected 130"; cat "$out.err"; fail=1; }
+    same "$d/t.json" "$tmp/t.copy" "allreduce SIGINT"
+    no_tmp "allreduce SIGINT"
+fi
+
+# ---- train: everything checked before anything is printed
+T="$FTMESH train --mesh 3x3 --batch 9 --reduce exact"
+expect 2 "fail-step past the run" $T --steps 2 --fail-during 1,1 --fail-step 5
+err_is "--fail-step 5" "0..1"
+no_stdout "fail-step"
+if grep -q "@" "$out.err"; then echo "FAIL: fail-step names the --kill form"; fail=1; fi
+expect 2 "missing resume file" $T --steps 2 --resume "$tmp/none.ckpt"
+err_is "--resume $tmp/none.ckpt"
+no_stdout "resume"
+expect 2 "checkpoint dir" $T --steps 2 --checkpoint /nonexistent/dir/c.ckpt
+err_is "--checkpoint /nonexistent/dir/c.ckpt"
+no_stdout "checkpoint"
+ck=$d/run.ckpt
+expect 0 "checkpoint" $T --steps 2 --checkpoint "$ck"
+expect 0 "finished checkpoint" $T --steps 2 --resume "$ck"
+grep -q "nothing to do: the checkpoint is at step 2" "$out" || { echo "FAIL: finished checkpoint:"; cat "$out"; fail=1; }
+if grep -q "nan\|inf" "$out"; then echo "FAIL: finished checkpoint prints nan/inf"; fail=1; fi
+expect 0 "resumed" $T --steps 3 --resume "$ck"
+grep -q "^# resumed from $ck at step 2" "$out" || { echo "FAIL: no resumed-from line"; fail=1; }
+expect 2 "fail-step before the resume step" $T --steps 4 --resume "$ck" --fail-during 1,1 --fail-step 1
+err_is "--fail-step 1" "2..3"
+expect 2 "other reduce mode" "$FTMESH" train --mesh 3x3 --batch 9 --steps 3 --resume "$ck"
+err_is "exact in the checkpoint, float in this run"
+
+# SIGTERM: train finishes the step, writes the checkpoint, exits 143
+$TO "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$d/term.ckpt" >"$out" 2>"$out.err" &
+pid=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q "^ *1 " "$out"; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$got" -eq 143 ] || { echo "FAIL: train SIGTERM: exit $got, expected 143"; cat "$out.err"; fail=1; }
+grep -q "interrupted: stopped after step" "$out" || { echo "FAIL: train SIGTERM: no message"; fail=1; }
+[ -s "$d/term.ckpt" ] || { echo "FAIL: train SIGTERM: no checkpoint"; fail=1; }
+no_tmp "train SIGTERM"
+
+# ---- sizes, warnings
+expect 2 "size past the limit" "$FTMESH" allreduce --mesh 2x2 --model-only --size 1024G
+err_is "--size 1024G" "1099511627772"
+expect 0 "size at the limit" "$FTMESH" allreduce --mesh 2x2 --model-only --size 1099511627772
+expect 0 "random-faults 0" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 1 --random-faults 0 --seed 5
+[ ! -s "$out.err" ] || { echo "FAIL: --random-faults 0 --seed warns:"; cat "$out.err"; fail=1; }
+
+# ---- --trace keeps to a bound: --trace-iters, a note, refusal of a huge one
+expect 0 "trace-iters" "$FTMESH" allreduce --mesh 4x4 --size 16K --iters 5 --trace "$d/ti.json" --trace-iters 2
+grep -q "^# trace: the first 2 of 5 iterations" "$out" || { echo "FAIL: no trace note"; cat "$out"; fail=1; }
+python3 - "$d/ti.json" <<'EOF' || { echo "FAIL: trace-iters trace"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["otherData"]
+assert o["iterations"] == 5 and o["iterations_traced"] == 2 and "note" in o, o
+ex = {e["args"]["exec"] for e in d["traceEvents"] if e["ph"] == "X" and "exec" in e["args"]}
+assert ex == {0, 1}, ex
+EOF
+expect 2 "huge trace" "$FTMESH" allreduce --mesh 32x32 --size 64K --iters 2 --trace "$d/huge.json"
+err_is "--trace" "--trace-iters 1"
+[ ! -e "$d/huge.json" ] || { echo "FAIL: refused trace written"; fail=1; }
+no_tmp "trace bound"
+
+# ---- a run records its static faults; given back as flags they reproduce it
+A="allreduce --mesh 6x6 --size 4K --iters 1 --model-only"
+# shellcheck disable=SC2086
+expect 0 "random faults" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5
+flags=$(sed -n 's/^# faults:\(.*\) (2 drawn by --random-faults from seed 3)$/\1/p' "$out")
+echo "$flags" | grep -q -- "--fail-link 4,4>4,5" || { echo "FAIL: no faults line: $flags"; cat "$out"; fail=1; }
+# shellcheck disable=SC2086
+expect 0 "faults json" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5 --json
+cp "$out" "$tmp/f1.json"
+# shellcheck disable=SC2086
+expect 0 "faults given back" "$FTMESH" $A $flags --json
+python3 - "$tmp/f1.json" "$out" <<'EOF2' || { echo "FAIL: the faults record does not reproduce the run"; fail=1; }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["faults"] == b["faults"] and a["modeled_s"] == b["modeled_s"] and a["chips"] == b["chips"], (a, b)
+assert len(a["faults"]["chips"]) == 2 and a["faults"]["hosts"] == [[2, 2]], a["faults"]
+assert a["faults"]["links_one_way"] == [[[4, 4], [4, 5]]], a["faults"]
+EOF2
+
+# --fault-seed draws the random faults apart from --seed (default: --seed)
+fs() { "$FTMESH" allreduce --mesh 6x6 --size 4K --model-only --random-faults 3 "$@" | grep "^# faults:" | sed 's/ (.*//'; }
+[ "$(fs --seed 5)" = "$(fs --seed 7 --fault-seed 5)" ] || { echo "FAIL: --fault-seed 5 differs from --seed 5"; fail=1; }
+[ "$(fs --seed 5)" != "$(fs --seed 5 --fault-seed 6)" ] || { echo "FAIL: --fault-seed has no effect"; fail=1; }
+expect 0 "train faults line" "$FTMESH" train --mesh 3x3 --steps 1 --batch 9 --fail 1,1
+grep -q "^# faults: --fail 1,1$" "$out" || { echo "FAIL: train header lacks the faults"; fail=1; }
+
+# ---- reports name the schedule that ran
+expect 0 "fallback" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['algo'] == '2d' and j['schedule'] == 'ring' and j['fallback'], j
+" "$out" || { echo "FAIL: allreduce --json: no schedule/fallback"; cat "$out"; fail=1; }
+expect 0 "fallback text" "$FTMESH" allreduce --mesh 8x8 --torus --fail-host 2,2 --algo 2d --size 64K --model-only
+grep -q "^#   schedule run: ring (" "$out" || { echo "FAIL: text header lacks the schedule"; fail=1; }
+expect 0 "own schedule" "$FTMESH" allreduce --mesh 8x8 --torus --algo 2d --size 64K --model-only --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['schedule'] == '2d' and 'fallback' not in j, j
+" "$out" || { echo "FAIL: allreduce --json: own schedule"; cat "$out"; fail=1; }
+
+exit $fail
