@@ -1,5 +1,5 @@
 #!/bin/sh
-# Data-parallel training benchmark (issue 5): on an 8x8 mesh, the default
+# Data-parallel training benchmark: on an 8x8 mesh, the default
 # ResNet (depth 8) at global batch 256, the share of wall time spent outside
 # forward/backward math (allreduce, synchronisation, waiting); goal < 25%.
 # Also exact vs float reduce, healthy vs faulty. Usage: bench/train.sh BUILD_DIR

@@ -13,6 +13,7 @@
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
 #include "ftmesh/test_hooks.h"
+#include "test_util.h"
 
 /* Small integers: every float sum over <= 4096 chips is exact. */
 static float input(int chip, size_t k) { return (float)((int)((chip * 13 + (int)(k % 1000) * 7) % 9) - 4); }
@@ -90,12 +91,6 @@ static void check_exact(const ftm_mesh *m, const ftm_sched *s, float **b, size_t
     }
 }
 
-static int sanitizer_scale(void)
-{
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    return e && strcmp(e, "sanitizer") == 0;
-}
-
 /* Sweep mesh i through "2d" (conc 0) or "2d-concurrent" (conc 1). */
 static void sweep_one(int i, int conc)
 {
@@ -136,7 +131,7 @@ static void sweep_one(int i, int conc)
 START_TEST(test_sweep_exact)
 {
     for (int j = 0; j < 7; j++)
-        if (!sanitizer_scale() || j == 3)
+        if (!small_scale() || j == 3)
             for (int conc = 0; conc < 2; conc++)
                 sweep_one(_i * 7 + j, conc);
 }
@@ -181,7 +176,7 @@ static int sweep_lines(int i, int k)
 START_TEST(test_lines_sweep_exact)
 {
     for (int j = 0; j < 7; j++)
-        if (!sanitizer_scale() || j == 3) {
+        if (!small_scale() || j == 3) {
             int i = _i * 7 + j, built = sweep_lines(i, 1 + (_i + j) % 4);
             if ((i / 98) % 5 == 0)
                 ck_assert_msg(built, "sweep mesh %d (healthy) refused", i);
@@ -289,7 +284,9 @@ START_TEST(test_lines_torus_faults)
      * its row phase as 2 and 3 passes (match_passes); 9x7 and 7x11: two
      * pass counts are candidates (1 or 2 for both), the faster is kept */
     static const int dims[][2] = { { 8, 8 }, { 6, 10 }, { 9, 7 }, { 6, 16 }, { 7, 11 } };
-    for (int f = 0; f < 11; f++)
+    /* make check: every third fault position */
+    int fstep = quick_scale() ? 3 : 1;
+    for (int f = 0; f < 11; f += fstep)
         for (int k = 1; k <= 5; k++)
             lines_case(dims[_i][0], dims[_i][1], f, k, k == 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32);
 }
@@ -469,7 +466,7 @@ START_TEST(test_dead_host_target)
 {
     static const int rows[] = { 16, 32, 32 };
     static const size_t count[] = { 25600000, 25600000, 340000000 };
-    if (_i > 0 && sanitizer_scale())
+    if (_i > 0 && small_scale())
         return; /* the 16x32 case still runs */
     int R = rows[_i], C = 32;
     ftm_mesh h, m;
@@ -518,10 +515,10 @@ static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
     return model_built(&s, m);
 }
 
-/* Issue 11 at pod scale (what ftmesh sweep shows): with one dead host,
+/* The pod scale (what ftmesh sweep shows): with one dead host,
  * chip or link, 2d-lines against the best healthy time (its own, at most
  * 2d-concurrent's) stays within the bounds it
- * meets today -- NOT the issue's 10%, see the README -- and no link
+ * meets today -- NOT the 10% goal, see doc/results.md -- and no link
  * carries more than 10% over the healthy busiest link (15% with two
  * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
 START_TEST(test_lines_pod_bounds)
@@ -536,7 +533,7 @@ START_TEST(test_lines_pod_bounds)
     int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
     int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
     double b = two ? two_hosts[_i - 12] : bound[mi][md];
-    if (_i != 4 && sanitizer_scale())
+    if (_i != 4 && (sanitizer_scale() || (small_scale() && _i != 12)))
         return;
     ftm_mesh h, m;
     ck_assert_int_eq(ftm_mesh_init(&h, R, 32, 1), 0);
@@ -637,7 +634,7 @@ START_TEST(test_within_2x_ring)
 {
     for (int j = 0; j < 7; j++) {
         int i = _i * 7 + j;
-        if (sanitizer_scale() && j != 3)
+        if (small_scale() && j != 3)
             continue;
         ftm_mesh m;
         if (sweep_mesh(i, &m)) {
@@ -663,7 +660,7 @@ START_TEST(test_crowded_degrades_gracefully)
 {
     static const int cfg[][4] = { /* rows, cols, torus, random dead chips */
         { 16, 16, 1, 2 }, { 16, 16, 1, 40 }, { 12, 12, 0, 20 }, { 16, 16, 0, 60 } };
-    if (_i > 0 && sanitizer_scale())
+    if (_i > 0 && small_scale())
         return;
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, cfg[_i][0], cfg[_i][1], cfg[_i][2]), 0);
@@ -879,9 +876,5 @@ Suite *twod_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(twod_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(twod_suite());
 }

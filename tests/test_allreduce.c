@@ -13,6 +13,7 @@
 #include "ftmesh/rng.h"
 #include "ftmesh/error.h"
 #include "ftmesh/faults.h"
+#include "test_util.h"
 
 /* Fault set `kind` on m: 0 none, 1 a few chips, 2 a host and links,
  * 3 one-way links and a chip. Deterministic in (rows, cols, torus, kind). */
@@ -116,9 +117,9 @@ static void check_mesh(const ftm_mesh *m, const size_t *counts, int ncounts, int
 /* _i encodes rows, cols, torus: one loop iteration per mesh shape. */
 START_TEST(test_sweep)
 {
-    /* Under the sanitizers (10x slower) every fifth shape is enough. */
-    const char *scale = getenv("FTMESH_TEST_SCALE");
-    if (scale && strcmp(scale, "sanitizer") == 0 && _i % 5)
+    /* Under the sanitizers (10x slower) every fifth shape is enough;
+     * make check takes every third, check-full all. */
+    if (sanitizer_scale() ? _i % 5 : small_scale() && _i % 3)
         return;
     int rows = 2 + _i % 7, cols = 2 + (_i / 7) % 7, torus = _i / 49;
     for (int kind = 0; kind < 4; kind++) {
@@ -302,9 +303,5 @@ int main(void)
     tcase_add_test(tc, test_unknown_algo);
     tcase_add_test(tc, test_mem_estimate);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "../src/runtime/rt_internal.h"
+#include "test_util.h"
 
 static ftm_rt rt;
 static ftm_chip chip;
@@ -67,8 +68,7 @@ static int round_ok(uint64_t i, unsigned stale)
 
 START_TEST(test_no_lost_wakeup)
 {
-    const char *scale = getenv("FTMESH_TEST_SCALE");
-    uint64_t rounds = scale && strcmp(scale, "sanitizer") == 0 ? 20000 : 300000;
+    uint64_t rounds = sanitizer_scale() ? 20000 : 300000;
     memset(&rt, 0, sizeof rt);
     memset(&chip, 0, sizeof chip);
     chip.rt = &rt;
@@ -96,9 +96,5 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_no_lost_wakeup);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -12,6 +12,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "ftmesh/rng.h"
+#include "test_util.h"
 
 /* 1e6 floats: M / B = 40 us at the defaults (100 GB/s, 1 us a hop). */
 static const size_t M = 4000000;
@@ -278,8 +279,7 @@ static void check_sweep_mesh(int i)
   * sanitizer: every 24th). */
 START_TEST(test_no_algorithm_below)
 {
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    int step = e && strcmp(e, "full") == 0 ? 1 : e && strcmp(e, "sanitizer") == 0 ? 24 : 6;
+    int step = full_scale() ? 1 : sanitizer_scale() ? 24 : 6;
     for (int j = _i; j < 768; j += 8 * step)
         check_sweep_mesh(j * 37 % 768); /* 37: spread over sizes and kinds */
 }
@@ -309,9 +309,5 @@ Suite *bound_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(bound_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(bound_suite());
 }

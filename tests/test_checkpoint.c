@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "ftmesh/checkpoint.h"
 #include "ftmesh/error.h"
+#include "test_util.h"
 
 START_TEST(test_crc32c)
 {
@@ -331,9 +332,5 @@ static Suite *checkpoint_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(checkpoint_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(checkpoint_suite());
 }

@@ -9,6 +9,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "ftmesh/throughput.h"
+#include "test_util.h"
 
 static const double HOP = 1e-6, LINK = 100e9, HBM = 900e9;
 
@@ -566,7 +567,8 @@ START_TEST(test_auto_bounded)
         ftm_cost_defaults(&cp);
     static const size_t COUNTS[3] = { 100, 262144, 4000000 };
     static const int BIG[4] = { 18, 18, 1, 2 }; /* > 256 chips, few faults: no fallback */
-    for (int i = 0; i < 6; i++)
+    /* make check: not the big torus */
+    for (int i = 0; i < (quick_scale() ? 5 : 6); i++)
         for (int k = 0; k < 3; k++) {
             const int *d = i < 5 ? FB_MESH[i] : BIG;
             ftm_mesh m;
@@ -667,6 +669,8 @@ static void pk_same_model(const ftm_sched *u, const ftm_sched *p, const ftm_mesh
 
 START_TEST(test_packed_same)
 {
+    if (quick_scale() && _i == 3) /* make check: not the biggest mesh */
+        return;
     ftm_mesh m;
     pk_mesh(&m, _i);
     size_t counts[3] = { 5, 1000, 100003 };
@@ -935,14 +939,19 @@ END_TEST
 /* The paper's metric on the 512- and 1024-chip tori with the default
  * compute model: one dead host, chip or link costs at most 10% of the
  * training throughput, two dead hosts at most 20%, and no fault helps.
- * Model only (40 schedules); skipped under sanitizers (minutes there). */
+ * Model only (40 schedules); skipped under sanitizers (minutes there).
+ * make check takes the one candidate "2d" (seconds), check-full all of
+ * the default candidates. */
 START_TEST(test_tput_minimal_impact)
 {
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    if (e && strcmp(e, "sanitizer") == 0)
+    if (sanitizer_scale())
         return;
     ftm_tput_params p;
     ftm_tput_defaults(&p);
+    if (small_scale()) {
+        p.algos[0] = "2d";
+        p.nalgos = 1;
+    }
     ftm_tput_row *rows = NULL;
     int n = 0;
     ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), 0);
@@ -996,9 +1005,5 @@ Suite *costmodel_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(costmodel_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(costmodel_suite());
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
+#include "test_util.h"
 
 static ftm_fault_event parse_ok(const char *s, int mode)
 {
@@ -414,9 +415,5 @@ static Suite *faults_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(faults_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(faults_suite());
 }

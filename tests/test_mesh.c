@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/error.h"
+#include "test_util.h"
 
 START_TEST(test_neighbors_open_and_torus)
 {
@@ -180,9 +181,5 @@ int main(void)
     tcase_add_test(tc, test_strerror);
     tcase_add_test(tc, test_detour_bound);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

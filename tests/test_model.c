@@ -10,6 +10,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/model.h"
 #include "test_nn_util.h"
+#include "test_util.h"
 
 void add_data_tests(Suite *s);
 
@@ -517,9 +518,5 @@ int main(void)
     tcase_add_loop_test(tc, train_few_steps, 0, 2);
     suite_add_tcase(s, tc);
     add_data_tests(s);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

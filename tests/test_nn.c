@@ -18,6 +18,7 @@
 #include "ftmesh/nn.h"
 #include "ftmesh/rng.h"
 #include "test_nn_util.h"
+#include "test_util.h"
 
 #define REF_TOL 1e-5
 #define FD_ATOL 2e-3
@@ -408,9 +409,5 @@ static Suite *nn_suite(void)
 int main(void)
 {
     ftm_nn_init();
-    SRunner *sr = srunner_create(nn_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(nn_suite());
 }

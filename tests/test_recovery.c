@@ -15,6 +15,7 @@
 #include "ftmesh/checkpoint.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
+#include "test_util.h"
 
 static void tiny_opts(ftm_train_opts *o, int kind)
 {
@@ -33,12 +34,6 @@ static void tiny_opts(ftm_train_opts *o, int kind)
     o->micro = 2;
     o->exact = 1;
     o->hang_timeout_s = 20;
-}
-
-static int sanitizer_scale(void)
-{
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    return e && !strcmp(e, "sanitizer");
 }
 
 /* Counts reports per step: each must come exactly once. */
@@ -319,9 +314,5 @@ int main(void)
     tcase_add_test(tc, partition_refused);
     tcase_add_loop_test(tc, checkpoint_resume_bitwise, 0, 2);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
+#include "test_util.h"
 
 static void tiny_opts(ftm_train_opts *o, int kind)
 {
@@ -34,12 +35,6 @@ static void tiny_opts(ftm_train_opts *o, int kind)
     o->micro = 2;
     o->exact = 1;
     o->hang_timeout_s = 20;
-}
-
-static const char *scale(void)
-{
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    return e ? e : "";
 }
 
 typedef struct seen {
@@ -334,7 +329,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, scripted, 0, 4);
     tcase_add_test(tc, dies_twice);
     tcase_add_test(tc, checkpoint_keeps_mesh_and_script);
-    int n = !strcmp(scale(), "full") ? 40 : !strcmp(scale(), "sanitizer") ? 2 : 6;
+    int n = full_scale() ? 40 : sanitizer_scale() ? 2 : 6;
     tcase_add_loop_test(tc, fuzzed, 0, n);
     suite_add_tcase(s, tc);
     return s;
@@ -342,9 +337,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(suite());
 }

@@ -12,6 +12,7 @@
 #include "ftmesh/router.h"
 #include "ftmesh/error.h"
 #include "ftmesh/rng.h"
+#include "test_util.h"
 
 /* ---- independent checker -------------------------------------------- */
 
@@ -341,12 +342,6 @@ END_TEST
 
 /* ---- scattered dead chips ---------------------------------------------- */
 
-static int sanitizer_scale(void)
-{
-    const char *e = getenv("FTMESH_TEST_SCALE");
-    return e && strcmp(e, "sanitizer") == 0;
-}
-
 /* Scattered single dead chips on tori with even sides: the colour gap is
  * the least number of detours. Detour pairing walks opposite-colour
  * detours together and cancels them, so each ring stays within one
@@ -672,9 +667,5 @@ int main(void)
     tcase_add_test(tc, test_quality_line);
     tcase_add_test(tc, test_ring_memo);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -7,6 +7,7 @@
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
 #include "ftmesh/collective.h"
+#include "test_util.h"
 
 typedef struct job {
     const ftm_sched *s;
@@ -588,9 +589,5 @@ int main(void)
     tcase_add_test(tc, test_many_threads);
     tcase_add_test(tc, test_overwrite_before_read);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -9,6 +9,7 @@
 #include "ftmesh/plan2d.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
+#include "test_util.h"
 
 /* Returns 1 if s is well-formed enough: every tag closed in order,
  * attributes name="value", entities known, one root element. */
@@ -301,9 +302,5 @@ Suite *svg_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(svg_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(svg_suite());
 }

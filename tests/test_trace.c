@@ -10,6 +10,7 @@
 #include "ftmesh/runtime.h"
 #include "ftmesh/timeline.h"
 #include "ftmesh/trace.h"
+#include "test_util.h"
 
 typedef struct job {
     const ftm_sched *s;
@@ -307,9 +308,5 @@ static Suite *trace_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(trace_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(trace_suite());
 }

@@ -15,6 +15,7 @@
 #include "ftmesh/train.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
+#include "test_util.h"
 
 /* ---- the split ---------------------------------------------------------- */
 
@@ -455,9 +456,5 @@ static Suite *train_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(train_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(train_suite());
 }

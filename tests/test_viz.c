@@ -6,6 +6,7 @@
 #include <string.h>
 #include "ftmesh/viz.h"
 #include "ftmesh/error.h"
+#include "test_util.h"
 
 /* Legend lines, as viz.h's marks (packed into lines of at most 80). */
 #define L_EDGE "--> <-- v ^ one-hop edge, arrow: the way data goes"
@@ -385,9 +386,5 @@ int main(void)
     tcase_add_test(tc, test_sched);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "ftmesh/xsum.h"
+#include "test_util.h"
 
 #define W FTM_XSUM_WORDS
 
@@ -175,9 +176,5 @@ int main(void)
     tcase_add_test(tc, range);
     tcase_add_test(tc, arrays);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(s);
 }

@@ -40,7 +40,7 @@ err_is() {
     fi
 }
 
-# one chip, as issue 4 runs it
+# one chip
 expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 4 --seed 3
 
 # faulty mesh, exact mode, --check, JSON

@@ -45,5 +45,9 @@ typedef struct ftm_sweep_row {
  * (builders and the cost model are reentrant); the call itself is
  * reentrant. Returns 0 or an error (then nothing is allocated). */
 FTM_EXTERN int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows);
+/* As ftm_sweep_run, on one of its two meshes only: rows x cols 16x32 or
+ * 32x32 (0x0: both, as ftm_sweep_run). FTM_EINVAL for another mesh. */
+FTM_EXTERN int ftm_sweep_run_mesh(const ftm_cost_params *p, int rows, int cols,
+                                  ftm_sweep_row **out, int *nrows);
 
 #endif

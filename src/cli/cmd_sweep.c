@@ -8,8 +8,11 @@
 #include <string.h>
 #include <stdlib.h>
 
+/* Below O_TPUT: sweep_opt passes the ids above it to the throughput. */
+enum { O_POD = CLI_O_CMD - 1 };
 static const cli_opt sweep_table[] = {
     { "json", NULL, CLI_O_JSON, "one JSON object: {\"rows\":[{...}, ...]}" },
+    { "pod", "RxC", O_POD, "only this torus: 16x32 or 32x32 (default both)" },
     { NULL, NULL, 0, NULL },
 };
 enum {
@@ -35,7 +38,7 @@ static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, tput
 
 static void usage(void)
 {
-    printf("usage: ftmesh sweep [--json] [--link-GBps X] [--hop-us X] [--hbm-GBps X]\n"
+    printf("usage: ftmesh sweep [--json] [--pod RxC] [--link-GBps X] [--hop-us X] [--hbm-GBps X]\n"
            "       ftmesh sweep --throughput [--json] [throughput options] [cost options]\n"
            "\n"
            "The scenario of Kumar & Jouppi (2020), modeled on TPU-v3 links: 16x32 and\n"
@@ -69,6 +72,7 @@ typedef struct sweep_args {
     const char *tput_only;   /* a throughput option given (its name) */
     ftm_tput_params tp;
     char *algos;             /* --algos copy, the names point into it */
+    int mrows, mcols;        /* --pod (0: both) */
 } sweep_args;
 
 static int sweep_opt(void *ctx, int id, const char *name, const char *val)
@@ -76,6 +80,13 @@ static int sweep_opt(void *ctx, int id, const char *name, const char *val)
     sweep_args *a = ctx;
     if (id == CLI_O_JSON) {
         a->json = 1;
+        return 0;
+    }
+    if (id == O_POD) {
+        char end;
+        if (sscanf(val, "%dx%d%c", &a->mrows, &a->mcols, &end) != 2 || a->mcols != 32 ||
+            (a->mrows != 16 && a->mrows != 32))
+            return cli_usage_error("sweep", "--pod %s: want 16x32 or 32x32", val);
         return 0;
     }
     if (id == O_TPUT) {
@@ -116,7 +127,7 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_end(j);
 }
 
-/* Issue 11's goals for the paper's "minimal impact": one dead host, chip
+/* The goals for the paper's "minimal impact": one dead host, chip
  * or link costs the best algorithm at most 10% over the best healthy
  * time; two or four dead hosts at most 20%. */
 static const double GOAL_PCT = 10.0, GOAL_HOSTS_PCT = 20.0;
@@ -184,7 +195,7 @@ static int text_goal_rows(const ftm_sweep_row *rows, int n, int multi, int *all,
 }
 
 /* How far each faulty case's best algorithm is from its goal, and why
- * (measured in the README, "The paper's scenario"). */
+ * (measured in doc/results.md). */
 static void text_goal(const ftm_sweep_row *rows, int n)
 {
     int all, ring;
@@ -196,11 +207,11 @@ static void text_goal(const ftm_sweep_row *rows, int n)
                       : " Why not: next to a hole 2d-lines runs broken rows as\n"
                         "# pipelined lines, which pay their pipeline's fill and drain, an idle step\n"
                         "# per slot and longer hops, and the column phase waits on them; the\n"
-                        "# breakdown, what was tried and its numbers: README, issue 11. The trees\n"
+                        "# breakdown and its numbers: doc/results.md. The trees\n"
                         "# cost little more than on the healthy torus, but pay there their fill and\n"
                         "# drain (twice the depth in steps of a full chunk) and the reductions\n"
                         "# (doc/trees.md).");
-    printf("# goal (issue 11): two or four dead hosts cost the best algorithm at most %.0f%%\n"
+    printf("# goal (more faults): two or four dead hosts cost the best algorithm at most %.0f%%\n"
            "# over the best healthy time\n", GOAL_HOSTS_PCT);
     met = text_goal_rows(rows, n, 1, &all, &ring);
     printf("# %d of %d cases meet it.%s%s\n", met, all,
@@ -208,7 +219,7 @@ static void text_goal(const ftm_sweep_row *rows, int n)
                       : " Why not: as above, and each host cuts more rows and columns\n"
                         "# into lines; a row cut twice (four hosts) runs as segments folded into a\n"
                         "# helper row: two more pipeline slots, and the helper row adds the\n"
-                        "# segments' adopted shares (README, \"The paper's scenario\").",
+                        "# segments' adopted shares (doc/results.md).",
            met == all || !ring ? ""
                                : " Where that costs\n"
                                  "# more than a 1-D ring, the ring is fastest: holes cost it next to\n"
@@ -263,6 +274,8 @@ int cli_sweep(int argc, char **argv)
         usage();
     else if (!rc && a.tput_only && !a.throughput)
         rc = cli_usage_error("sweep", "--%s needs --throughput", a.tput_only);
+    else if (!rc && a.mrows && a.throughput)
+        rc = cli_usage_error("sweep", "--pod is not a --throughput option: drop one of them");
     else if (!rc && a.throughput) {
         a.tp.cost = a.cp;
         rc = cli_sweep_throughput(&a.tp, a.json);
@@ -273,7 +286,7 @@ int cli_sweep(int argc, char **argv)
     if (rc || a.throughput)
         return rc;
     ftm_sweep_row *rows = NULL;
-    int n = 0, err = ftm_sweep_run(&a.cp, &rows, &n);
+    int n = 0, err = ftm_sweep_run_mesh(&a.cp, a.mrows, a.mcols, &rows, &n);
     if (err)
         return cli_error("sweep", "%s", ftm_strerror(err));
     report(&a, rows, n);

@@ -29,7 +29,7 @@ tests_test_2d_SOURCES = tests/test_2d.c
 tests_test_2d_CFLAGS = $(TEST_CFLAGS)
 tests_test_2d_LDADD = $(TEST_LIBS)
 
-# Issue 11's bounds at pod scale and graceful degradation (model only).
+# The pod-scale bounds and graceful degradation (model only).
 check_PROGRAMS += tests/test_pod
 TESTS += tests/test_pod
 tests_test_pod_SOURCES = tests/test_pod.c

@@ -19,7 +19,7 @@ static const char *const scen[NSCEN] = { "healthy",   "dead-host", "dead-chip",
 /* One fault near the middle of the torus (on a torus every place is
  * alike). Two hosts half a torus apart (no row or column cut twice), and
  * four of which two share rows (cut twice: the segments' case): the
- * positions of the README's table of issue 11's goals and tests/test_pod.c,
+ * positions of doc/results.md's goals table and tests/test_pod.c,
  * so the rows can be compared. fault_txt must say what make_mesh does. */
 static const char *const fault_txt[NMESH][NSCEN] = {
     { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
@@ -62,6 +62,7 @@ typedef struct job {
     const char *const *an;
     const ftm_allreduce_build_fn *af;
     int na;
+    int mesh0;                /* index of the first mesh run */
     ftm_sweep_row *rows;
 } job;
 
@@ -70,7 +71,7 @@ static int run_row(void *ctx, int i)
 {
     const job *J = ctx;
     int a = i % J->na, md = (i / J->na) % NMODEL, sc = (i / J->na / NMODEL) % NSCEN,
-        mi = i / J->na / NMODEL / NSCEN;
+        mi = J->mesh0 + i / J->na / NMODEL / NSCEN;
     ftm_mesh m;
     int rc = make_mesh(&m, mi, sc);
     if (rc)
@@ -112,8 +113,23 @@ static int run_row(void *ctx, int i)
     return rc;
 }
 
-int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
+int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows)
 {
+    return ftm_sweep_run_mesh(p, 0, 0, out, nrows);
+}
+
+int ftm_sweep_run_mesh(const ftm_cost_params *pp, int mrows, int mcols, ftm_sweep_row **out,
+                       int *nrows)
+{
+    int mesh0 = 0, nmesh = NMESH;
+    if (mrows || mcols) {
+        for (mesh0 = 0; mesh0 < NMESH; mesh0++)
+            if (mesh_rc[mesh0][0] == mrows && mesh_rc[mesh0][1] == mcols)
+                break;
+        if (mesh0 == NMESH)
+            return FTM_EINVAL;
+        nmesh = 1;
+    }
     ftm_cost_params p;
     if (pp)
         p = *pp;
@@ -126,11 +142,11 @@ int ftm_sweep_run(const ftm_cost_params *pp, ftm_sweep_row **out, int *nrows)
         an[na] = a->name;
         af[na++] = a->build;
     }
-    int total = NMESH * NSCEN * NMODEL * na, n = total, rc = 0;
+    int total = nmesh * NSCEN * NMODEL * na, n = total, rc = 0;
     ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);
     if (!rows)
         return FTM_ENOMEM;
-    job J = { &p, an, af, na, rows };
+    job J = { &p, an, af, na, mesh0, rows };
     rc = coll_rows_run(total, run_row, &J);
     /* Overheads against the healthy rows of the same mesh and model, and
      * the fastest algorithm of each group. */
