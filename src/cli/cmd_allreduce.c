@@ -11,6 +11,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/trace.h"
 #include "trace_json.h"
+#include "allreduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,19 +86,6 @@ static void usage(void)
     printf("  %-20s %s\n\n", "auto", "the algorithm with the lowest modeled time (printed)");
     cli_print_opts(stdout, "Mesh and faults", ar_tables, 2, 3);
 }
-
-typedef struct ar_args {
-    cli_mesh_opts o;
-    const char *algo, *svg, *fail_during, *trace;
-    int trace_clock;
-    size_t bytes;
-    long iters, fail_after, trace_iters;
-    int model_only, iters_given, packets_only;
-    ftm_cost_params cp;
-    cli_faults f;              /* --kill, --faults, --random-kills */
-    ftm_fault_script script;
-    int have_script;
-} ar_args;
 
 static int ar_opt(void *ctx, int id, const char *name, const char *v)
 {
@@ -544,120 +532,6 @@ static void trace_meta(cli_json *j, void *ctx)
                                 "recorded (ftmesh allreduce --trace-iters N for more)");
 }
 
-/* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound) and
- * the modeled time as a multiple of it; 0 when it has none (one chip). */
-static double bound_of(const ar_args *a, const ftm_mesh *m, ftm_cost_bound_parts *b)
-{
-    if (ftm_cost_bound(m, a->bytes, FTM_RED_SUM_F32, &a->cp, b) || b->time_s <= 0)
-        return 0;
-    return b->time_s;
-}
-
-static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
-                       const ftm_cost_result *cost)
-{
-    ftm_cost_bound_parts b;
-    if (bound_of(a, m, &b) <= 0)
-        return;
-    cli_json_num(j, "bound_s", "%.9g", b.time_s);
-    cli_json_num(j, "over_bound", "%.6f", cost->time_s / b.time_s);
-    cli_json_str(j, "bound_term", b.binding);
-}
-
-static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_result *cost)
-{
-    ftm_cost_bound_parts b;
-    if (bound_of(a, m, &b) <= 0)
-        return;
-    printf("# lower bound %.1f us (%s: no allreduce of %zu B on this mesh models faster);"
-           " model = %.3f x bound\n", b.time_s * 1e6,
-           !strcmp(b.binding, "links") ? "link bytes" : b.binding, a->bytes,
-           cost->time_s / b.time_s);
-}
-
-static void report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
-                        const ftm_sched *sched, const ftm_allreduce_result *r,
-                        const ftm_cost_result *cost)
-{
-    int P = r->chips;
-    double f = P > 1 ? 2.0 * (P - 1) / P : 0;
-    double algbw = r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : 0;
-    double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : 0;
-    char mesh[32];
-    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
-    cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_obj(&j, NULL);
-    cli_json_str(&j, "algo", algo);
-    cli_json_str(&j, "schedule", sched && sched->algo ? sched->algo : algo);
-    if (sched && sched->fallback)
-        cli_json_str(&j, "fallback", sched->fallback);
-    cli_json_str(&j, "mesh", mesh);
-    cli_json_bool(&j, "torus", m->torus);
-    cli_json_int(&j, "chips", P);
-    cli_json_u64(&j, "bytes", a->bytes);
-    cli_json_u64(&j, "count", a->bytes / 4);
-    cli_json_bool(&j, "model_only", a->model_only);
-    cli_json_num(&j, "modeled_s", "%.9g", cost->time_s);
-    cli_json_num(&j, "modeled_algbw_GBps", "%.6g", m_algbw);
-    cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
-    cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
-    bound_json(&j, a, m, cost);
-    if (!a->model_only) {
-        cli_json_int(&j, "iters", a->iters);
-        cli_json_num(&j, "wall_s", "%.9g", r->wall_s);
-        cli_json_num(&j, "wall_min_s", "%.9g", r->wall_min_s);
-        cli_json_num(&j, "wall_max_s", "%.9g", r->wall_max_s);
-        cli_json_num(&j, "algbw_GBps", "%.6g", algbw);
-        cli_json_num(&j, "busbw_GBps", "%.6g", algbw * f);
-        cli_json_u64(&j, "max_link_bytes", r->max_link_bytes);
-        cli_json_u64(&j, "total_link_bytes", r->total_link_bytes);
-        cli_json_bool(&j, "links_match_schedule", r->links_match_sched);
-        cli_json_u64(&j, "wrong", r->wrong);
-        cli_json_chip(&j, "died_during_run", m, r->died_chip);
-        cli_faults_json(&j, r->events, r->nevents);
-    }
-    cli_faults_record_json(&j, &a->o, m0);
-    cli_ranks_json(&j, m);
-    cli_json_end(&j);
-}
-
-static void report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
-                        const ftm_sched *sched, const ftm_allreduce_result *r,
-                        const ftm_cost_result *cost)
-{
-    int P = r->chips, mo = a->model_only;
-    size_t bytes = a->bytes;
-    double f = P > 1 ? 2.0 * (P - 1) / P : 0;
-    double algbw = r->wall_s > 0 ? (double)bytes / r->wall_s / 1e9 : 0;
-    double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
-    printf("# ftmesh allreduce: %dx%d %s, %d healthy chip%s, algo %s%s\n", m->rows, m->cols,
-           m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
-    if (sched && sched->fallback)
-        printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
-    if (!mo)
-        printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
-    cli_faults_record_text(&a->o, m0);
-    cli_ranks_text(m);
-    printf("#%13s %12s %7s %12s %11s %11s %12s %11s %11s %14s %8s\n", "size(B)", "count", "type",
-           "wall(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "algbw(GB/s)", "busbw(GB/s)",
-           "maxlink(B)", "#wrong");
-    char wall[3][32] = { "-", "-", "-" }, wrong[32] = "-";
-    if (!mo) {
-        snprintf(wall[0], sizeof wall[0], "%.1f", r->wall_s * 1e6);
-        snprintf(wall[1], sizeof wall[1], "%.3f", algbw);
-        snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
-        snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r->wrong);
-    }
-    printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
-           "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
-           (unsigned long long)cost->max_link_bytes, wrong);
-    bound_text(a, m, cost);
-    if (!mo)
-        printf("# %s: every element of every chip %s the exact sum\n",
-               r->wrong ? "FAILED" : "verified", r->wrong ? "does not equal" : "equals");
-}
-
 /* The picture: link heat, and the schedule's routes (for ring and bidir
  * all of them, for the others the detours only, to stay legible). */
 static int write_svg(const ar_args *a, const char *algo, ar_run *x)
@@ -702,7 +576,7 @@ int cli_allreduce(int argc, char **argv)
     } else if (err) {
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     } else {
-        (a.o.json ? report_json : report_text)(&a, &x.m0, &x.m, algo, x.have_sched ? &x.sched : NULL,
+        (a.o.json ? cli_ar_report_json : cli_ar_report_text)(&a, &x.m0, &x.m, algo, x.have_sched ? &x.sched : NULL,
                                                  &x.r, &x.cost);
         rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
         if (x.svg.f && write_svg(&a, algo, &x))
