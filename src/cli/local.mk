@@ -13,7 +13,7 @@ EXTRA_DIST += tests/cli.sh
 ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c src/cli/demo.h \
 	src/cli/demo_text.c src/cli/demo_story.c
 TESTS += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh
-EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py \
+EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py tests/demo_order.py \
 	tests/demo_html.py
 EXTRA_DIST += tests/trace_cli.py
 TESTS += tests/faults_cli.sh tests/repair_cli.sh
