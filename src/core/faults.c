@@ -2,6 +2,7 @@
  * (see include/ftmesh/faults.h). */
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 #include "ftmesh/rng.h"
 
 #include <errno.h>
@@ -17,20 +18,6 @@ static const char *const phase_names_[FTM_FAULT_NPHASES] = {
 const char *ftm_fault_phase_name(int phase)
 {
     return phase >= 0 && phase < FTM_FAULT_NPHASES ? phase_names_[phase] : "?";
-}
-
-/* Writes the detail line (if the caller gave a buffer) and returns rc. */
-static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-{
-    if (detail && dlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(detail, dlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
 }
 
 void ftm_fault_script_init(ftm_fault_script *s, int mode)
@@ -116,17 +103,17 @@ static int fs_what(const char **p, ftm_fault_event *ev, char *detail, size_t dle
     const char *what = ev->kind == FTM_FAULT_LINK ? "link:R,C-R2,C2 or link:R,C>R2,C2"
                      : ev->kind == FTM_FAULT_HOST ? "host:R,C" : "R,C";
     if (fs_coord(p, &ev->r, &ev->c))
-        return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
     if (ev->kind == FTM_FAULT_LINK) {
         if (**p != '-' && **p != '>')
-            return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
         ev->oneway = **p == '>';
         (*p)++;
         if (fs_coord(p, &ev->r2, &ev->c2))
-            return fs_fail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "expected %s before '@'", what);
     }
     if (**p != '@')
-        return fs_fail(FTM_EINVAL, detail, dlen, "expected '@' after %s", what);
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected '@' after %s", what);
     (*p)++;
     return 0;
 }
@@ -137,7 +124,7 @@ static int fs_when_train(const char *p, ftm_fault_event *ev, char *detail, size_
     if (!*p)
         return 0;
     if (*p++ != ':')
-        return fs_fail(FTM_EINVAL, detail, dlen, "expected STEP, STEP:PHASE or STEP:allreduce:N after '@'");
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected STEP, STEP:PHASE or STEP:allreduce:N after '@'");
     for (int ph = FTM_PHASE_FORWARD; ph < FTM_FAULT_NPHASES; ph++) {
         const char *q = p;
         if (!fs_prefix(&q, phase_names_[ph]) || (*q && *q != ':'))
@@ -148,14 +135,14 @@ static int fs_when_train(const char *p, ftm_fault_event *ev, char *detail, size_
         long long n;
         q++;
         if (ph != FTM_PHASE_ALLREDUCE)
-            return fs_fail(FTM_EINVAL, detail, dlen, "a packet count goes only after 'allreduce'");
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "a packet count goes only after 'allreduce'");
         if (fs_num(&q, FTM_FAULT_MAX_PKTS, &n) || *q)
-            return fs_fail(FTM_EINVAL, detail, dlen, "expected a packet count 0..%lld after 'allreduce:'",
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "expected a packet count 0..%lld after 'allreduce:'",
                            (long long)FTM_FAULT_MAX_PKTS);
         ev->pkts = n;
         return 0;
     }
-    return fs_fail(FTM_EINVAL, detail, dlen,
+    return core_fail_detail(FTM_EINVAL, detail, dlen,
                    "unknown phase after STEP: (forward, backward, allreduce or optimizer)");
 }
 
@@ -170,7 +157,7 @@ static int fs_when_iter(const char *p, ftm_fault_event *ev, char *detail, size_t
         return 0;
     p += *p == ':';
     if (p[-1] != ':' || fs_num(&p, FTM_FAULT_MAX_PKTS, &n) || *p)
-        return fs_fail(FTM_EINVAL, detail, dlen,
+        return core_fail_detail(FTM_EINVAL, detail, dlen,
                        "expected ITER, ITER:N (packets sent) or ITER:allreduce after '@'");
     ev->pkts = n;
     return 0;
@@ -186,7 +173,7 @@ int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev, char *detai
     if (rc)
         return rc;
     if (fs_num(&p, FTM_FAULT_MAX_WHEN, &when))
-        return fs_fail(FTM_EINVAL, detail, dlen, "expected a %s number 0..%ld after '@'",
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected a %s number 0..%ld after '@'",
                        mode == FTM_FAULT_TRAIN ? "step" : "iteration", FTM_FAULT_MAX_WHEN);
     ev->when = (long)when;
     return mode == FTM_FAULT_TRAIN ? fs_when_train(p, ev, detail, dlen)
@@ -200,7 +187,7 @@ int ftm_fault_parse_repair(const char *text, int mode, ftm_fault_event *ev, char
     if (rc)
         return rc;
     if (ev->phase != FTM_PHASE_START)
-        return fs_fail(FTM_EINVAL, detail, dlen, "a repair takes effect at the start of a%s %s: "
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "a repair takes effect at the start of a%s %s: "
                        "write WHAT@%s", mode == FTM_FAULT_TRAIN ? "" : "n",
                        mode == FTM_FAULT_TRAIN ? "step" : "iteration",
                        mode == FTM_FAULT_TRAIN ? "STEP" : "ITER");
@@ -215,7 +202,7 @@ int ftm_fault_parse_line(const char *text, int mode, ftm_fault_event *ev, char *
     int repair = fs_prefix(&p, "repair");
     if (repair || fs_prefix(&p, "kill")) {
         if (*p != ' ' && *p != '\t')
-            return fs_fail(FTM_EINVAL, detail, dlen, "expected a blank after '%s'",
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "expected a blank after '%s'",
                            repair ? "repair" : "kill");
         p += strspn(p, " \t");
     }
@@ -261,7 +248,7 @@ int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t le
         long used = fs_line(text, len, buf);
         line++;
         if (used < 0) {
-            rc = fs_fail(FTM_EFORMAT, detail, dlen, "line %d: not a text line of at most %d characters",
+            rc = core_fail_detail(FTM_EFORMAT, detail, dlen, "line %d: not a text line of at most %d characters",
                          line, FS_LINE_MAX - 1);
             break;
         }
@@ -271,7 +258,7 @@ int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t le
             continue;
         ftm_fault_event ev;
         if (ftm_fault_parse_line(buf, s->mode, &ev, why, sizeof why)) {
-            rc = fs_fail(FTM_EFORMAT, detail, dlen, "line %d: '%.60s': %s", line, buf, why);
+            rc = core_fail_detail(FTM_EFORMAT, detail, dlen, "line %d: '%.60s': %s", line, buf, why);
             break;
         }
         ev.origin = origin;
@@ -288,7 +275,7 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fs_fail(FTM_EIO, detail, dlen, "cannot open: %s", strerror(errno));
+        return core_fail_detail(FTM_EIO, detail, dlen, "cannot open: %s", strerror(errno));
     size_t cap = 4096, len = 0;
     char *text = malloc(cap);
     int rc = text ? 0 : FTM_ENOMEM;
@@ -296,7 +283,7 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
         if (len == cap) {
             char *t = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
             if (!t) {
-                rc = fs_fail(t || cap < (64u << 20) ? FTM_ENOMEM : FTM_EFORMAT, detail, dlen,
+                rc = core_fail_detail(t || cap < (64u << 20) ? FTM_ENOMEM : FTM_EFORMAT, detail, dlen,
                              "file too large for a fault script");
                 break;
             }
@@ -309,7 +296,7 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
             break;
     }
     if (!rc && ferror(f))
-        rc = fs_fail(FTM_EIO, detail, dlen, "read error");
+        rc = core_fail_detail(FTM_EIO, detail, dlen, "read error");
     fclose(f);
     if (!rc)
         rc = ftm_fault_script_parse_text(s, text, len, origin, detail, dlen);
@@ -496,15 +483,15 @@ int ftm_fault_format(const ftm_fault_event *ev, int mode, char *buf, size_t len)
 static int fs_refuse_apply(int rc, const char *ev, const ftm_mesh *m, char *detail, size_t dlen)
 {
     if (rc == FTM_ERANGE)
-        return fs_fail(rc, detail, dlen, "%s: outside the %dx%d %s (or the 2x2 host does not fit)",
+        return core_fail_detail(rc, detail, dlen, "%s: outside the %dx%d %s (or the 2x2 host does not fit)",
                        ev, m->rows, m->cols, m->torus ? "torus" : "mesh");
     if (rc == FTM_ENOTNEIGHBOR)
-        return fs_fail(rc, detail, dlen, "%s: the two chips are not neighbours, so no link joins them", ev);
+        return core_fail_detail(rc, detail, dlen, "%s: the two chips are not neighbours, so no link joins them", ev);
     if (rc == FTM_EINVAL)
-        return fs_fail(rc, detail, dlen, strncmp(ev, "repair ", 7)
+        return core_fail_detail(rc, detail, dlen, strncmp(ev, "repair ", 7)
                        ? "%s: nothing left to kill: what it names is already dead by then"
                        : "%s: nothing to repair: what it names is alive at that time", ev);
-    return fs_fail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
+    return core_fail_detail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
 }
 
 /* Applies the events [i, j) of one instant to t; 0 or the refusal. */
@@ -517,7 +504,7 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
         ftm_fault_format(e, s->mode, txt, sizeof txt);
         v->event = k;
         if (horizon > 0 && e->when >= horizon)
-            return fs_fail(FTM_ERANGE, detail, dlen, "%s: the run has only %ld %s (0..%ld)", txt,
+            return core_fail_detail(FTM_ERANGE, detail, dlen, "%s: the run has only %ld %s (0..%ld)", txt,
                            horizon, s->mode == FTM_FAULT_TRAIN ? "steps" : "iterations", horizon - 1);
         int rc = ftm_fault_apply(t, e);
         if (rc)
@@ -525,13 +512,13 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
     }
     int rc = ftm_mesh_check_connected(t, &v->a, &v->b);
     if (rc == FTM_EALLDEAD)
-        return fs_fail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
+        return core_fail_detail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
     if (rc == FTM_EPARTITION)
-        return fs_fail(rc, detail, dlen, "%s cuts the healthy chips apart: (%d,%d) cannot reach (%d,%d) "
+        return core_fail_detail(rc, detail, dlen, "%s cuts the healthy chips apart: (%d,%d) cannot reach (%d,%d) "
                        "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
                        ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
     if (rc)
-        return fs_fail(rc, detail, dlen, "%s", ftm_strerror(rc));
+        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     v->event = -1;
     return 0;
 }
@@ -547,7 +534,7 @@ int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
     ftm_fault_script_sort(s);
     int rc = ftm_mesh_copy(&t, m);
     if (rc)
-        return fs_fail(rc, detail, dlen, "%s", ftm_strerror(rc));
+        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     for (int i = 0, j; i < s->n && !rc; i = j) {
         for (j = i + 1; j < s->n && fs_same_time(&s->ev[i], &s->ev[j]); j++)
             ;

@@ -2,25 +2,13 @@
  * include/ftmesh/faults.h). */
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 #include "ftmesh/rng.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fs_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-{
-    if (detail && dlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(detail, dlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 static int fs_qcmp(const void *a, const void *b)
 {
@@ -120,7 +108,7 @@ static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed
         while (a < FS_TRIES && fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
             a++;
         if (a == FS_TRIES)
-            rc = fs_fail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
+            rc = core_fail_detail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
                          "kinds can die without cutting the healthy chips apart; ask for fewer kills",
                          i + 1, k);
         else
@@ -136,7 +124,7 @@ int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint6
                             char *detail, size_t dlen)
 {
     if (k < 0 || horizon < 1 || !(kinds & FTM_FAULT_KINDS_ALL))
-        return fs_fail(FTM_EINVAL, detail, dlen, "need kills >= 0, a run of at least one step "
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "need kills >= 0, a run of at least one step "
                        "and at least one kind of fault");
     if (k == 0)
         return 0;

@@ -4,7 +4,9 @@
 #ifndef FTMESH_CORE_UTIL_H
 #define FTMESH_CORE_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 /* Seconds on the monotonic clock (differences only). */
@@ -29,6 +31,21 @@ static inline int core_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Writes a one-line detail (when the caller gave a buffer) and returns rc:
+ * the library's errors are codes, the detail says which input and why. */
+static inline int core_fail_detail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int core_fail_detail(int rc, char *detail, size_t dlen, const char *fmt, ...)
+{
+    if (detail && dlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, dlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
 }
 
 #endif

@@ -2,6 +2,7 @@
  * include/ftmesh/checkpoint.h for the layout and the checksum). */
 #include "ftmesh/checkpoint.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,19 +17,6 @@ static const unsigned char ck_magic_[8] = { 'F', 'T', 'M', 'C', 'K', 'P', 'T', 0
 /* Fixed part after the magic, and the bytes of the serialised meta. */
 #define CK_HEAD (8 + 4 + 4 + 8 + 4)
 #define CK_META_LEN (21 * 4 + 4 * 8)
-
-static int ck_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int ck_fail(int rc, char *detail, size_t dlen, const char *fmt, ...)
-{
-    if (detail && dlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(detail, dlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n)
 {
@@ -312,7 +300,7 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
     size_t len;
     int rc = ftm_ckpt_encode(mt, st, &buf, &len);
     if (rc)
-        return ck_fail(rc, detail, dlen, "%s", rc == FTM_EINVAL ? "the state does not fit its "
+        return core_fail_detail(rc, detail, dlen, "%s", rc == FTM_EINVAL ? "the state does not fit its "
                        "configuration" : ftm_strerror(rc));
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 16);
@@ -341,7 +329,7 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
         }
     }
     if (what)
-        rc = ck_fail(FTM_EIO, detail, dlen, "%s: cannot %s: %s", path, what, strerror(errno));
+        rc = core_fail_detail(FTM_EIO, detail, dlen, "%s: cannot %s: %s", path, what, strerror(errno));
     free(tmp);
     free(buf);
     return rc;
@@ -395,22 +383,22 @@ typedef struct ck_layout {
 static int ck_parse_mesh(ck_r *r, ck_layout *l, uint64_t left, char *detail, size_t dlen)
 {
     if (left < 16)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
     l->rows = ck_g32(r);
     l->cols = ck_g32(r);
     l->torus = ck_g32(r);
     uint64_t nc = (uint64_t)l->rows * l->cols;
     if ((l->rows == 0) != (l->cols == 0) || nc > FTM_CKPT_MAX_CHIPS || l->torus > 1 ||
         left - 16 < 5 * nc)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad mesh section");
     l->mesh = r->pos;
     for (uint64_t i = 0; i < 5 * nc; i++)
         if (r->p[r->pos + i] > 1)
-            return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section: dead flags not 0 or 1");
+            return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad mesh section: dead flags not 0 or 1");
     r->pos += 5 * nc;
     l->script_len = ck_g32(r);
     if (l->script_len > FTM_CKPT_MAX_SCRIPT || left - 16 - 5 * nc != l->script_len)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "bad mesh section: script of a bad length");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad mesh section: script of a bad length");
     return 0;
 }
 
@@ -419,11 +407,11 @@ static int ck_parse(ck_r *r, ftm_ckpt_meta *mt, ck_layout *l, char *desc, char *
 {
     r->pos = CK_HEAD - 4;
     if (ck_g32(r) != CK_META_LEN)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "configuration section of the wrong size");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "configuration section of the wrong size");
     ck_get_meta(r, mt);
     uint32_t dn = ck_g32(r);
     if (dn >= FTM_CKPT_DESC_MAX || r->bad || r->len - r->pos < dn)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "description of a bad length (%u)", dn);
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "description of a bad length (%u)", dn);
     memcpy(desc, r->p + r->pos, dn);
     desc[dn] = 0;
     r->pos += dn;
@@ -437,17 +425,17 @@ static int ck_parse(ck_r *r, ftm_ckpt_meta *mt, ck_layout *l, char *desc, char *
     if (r->bad || (mt->model.kind != FTM_MODEL_RESNET && mt->model.kind != FTM_MODEL_BERT) ||
         nm == 0 || l->nmoments != (uint32_t)nm || mt->batch < 1 || mt->batch > (1L << 30) ||
         mt->micro < 1)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "bad model, optimizer or batch in the header");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad model, optimizer or batch in the header");
     if (l->nparams == 0 || l->nparams != (uint64_t)mt->nparams || l->step > (1ULL << 40) ||
         l->examples != l->step * (uint64_t)mt->batch || (l->nlosses && l->nlosses != l->step))
-        return ck_fail(FTM_EFORMAT, detail, dlen, "inconsistent step, data position or sizes");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "inconsistent step, data position or sizes");
     /* What is left must be exactly the arrays and the checksum. */
     if (r->len - r->pos < 4)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
     uint64_t left = r->len - r->pos - 4, per = 4 * (1 + (uint64_t)nm);
     if (l->nparams > left / per || l->nlosses > (left - l->nparams * per) / 8 ||
         (l->version == 1 && l->nparams * per + l->nlosses * 8 != left))
-        return ck_fail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "array sizes do not match the file length");
     if (l->version == 1)
         return 0;
     left -= l->nparams * per + l->nlosses * 8;
@@ -506,26 +494,26 @@ static int ck_envelope(const unsigned char *p, size_t len, uint32_t *vers, char 
                        size_t dlen)
 {
     if (len < 8 || memcmp(p, ck_magic_, 8))
-        return ck_fail(FTM_EFORMAT, detail, dlen, "not an ftmesh checkpoint (%s)",
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "not an ftmesh checkpoint (%s)",
                        len < 8 ? "too short" : "no FTMCKPT magic at the start");
     ck_r r = { p, len, 8, 0 };
     uint32_t version = ck_g32(&r), flags = ck_g32(&r);
     uint64_t total = ck_g64(&r);
     if (r.bad)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes, not even a header", len);
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes, not even a header", len);
     if (version < 1 || version > FTM_CKPT_VERSION || flags)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "format version %u (flags %u); this ftmesh "
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "format version %u (flags %u); this ftmesh "
                        "reads versions 1 to %d", version, flags, FTM_CKPT_VERSION);
     *vers = version;
     if (total != len)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "%s: %zu bytes, the header says %llu",
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "%s: %zu bytes, the header says %llu",
                        len < total ? "truncated" : "wrong length", len, (unsigned long long)total);
     if (len < CK_HEAD + CK_META_LEN + 4)
-        return ck_fail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes", len);
+        return core_fail_detail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes", len);
     r.pos = len - 4;
     uint32_t want = ck_g32(&r), got = ftm_crc32c(0, p, len - 4);
     if (want != got)
-        return ck_fail(FTM_ECORRUPT, detail, dlen, "damaged: CRC-32C is %08x, the file says %08x",
+        return core_fail_detail(FTM_ECORRUPT, detail, dlen, "damaged: CRC-32C is %08x, the file says %08x",
                        got, want);
     return 0;
 }
@@ -546,7 +534,7 @@ int ftm_ckpt_decode(const void *buf, size_t len, const ftm_ckpt_meta *expect,
     if (expect && (rc = ftm_ckpt_match(&mt, expect, detail, dlen)))
         return rc;
     if ((rc = ck_fill(&r, &l, st)))
-        return ck_fail(rc, detail, dlen, "%s", ftm_strerror(rc));
+        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     memcpy(st->desc, desc, sizeof desc);
     if (meta)
         *meta = mt;
@@ -557,14 +545,14 @@ int ftm_ckpt_decode(const void *buf, size_t len, const ftm_ckpt_meta *expect,
 
 #define CK_SAME(field, what)                                                         \
     if (a->field != b->field)                                                         \
-        return ck_fail(FTM_ECONFIG, detail, dlen, "made for another %s: %s %g in the " \
+        return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another %s: %s %g in the " \
                        "checkpoint, %g in this run", what, #field, (double)a->field,  \
                        (double)b->field)
 
 int ftm_ckpt_match(const ftm_ckpt_meta *a, const ftm_ckpt_meta *b, char *detail, size_t dlen)
 {
     if (a->model.kind != b->model.kind)
-        return ck_fail(FTM_ECONFIG, detail, dlen, "made for another model: %s, this run trains %s",
+        return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another model: %s, this run trains %s",
                        a->model.kind == FTM_MODEL_RESNET ? "resnet" : "bert",
                        b->model.kind == FTM_MODEL_RESNET ? "resnet" : "bert");
     CK_SAME(model.depth, "model"); CK_SAME(model.heads, "model"); CK_SAME(model.width, "model");
@@ -574,7 +562,7 @@ int ftm_ckpt_match(const ftm_ckpt_meta *a, const ftm_ckpt_meta *b, char *detail,
     CK_SAME(model.seed, "seed");
     CK_SAME(nparams, "model size");
     if (a->optim.kind != b->optim.kind)
-        return ck_fail(FTM_ECONFIG, detail, dlen, "made for another optimizer: %s, this run uses %s",
+        return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another optimizer: %s, this run uses %s",
                        ck_optim_name(a->optim.kind), ck_optim_name(b->optim.kind));
     CK_SAME(optim.lr, "optimizer"); CK_SAME(optim.warmup, "optimizer");
     CK_SAME(optim.momentum, "optimizer"); CK_SAME(optim.weight_decay, "optimizer");
@@ -582,7 +570,7 @@ int ftm_ckpt_match(const ftm_ckpt_meta *a, const ftm_ckpt_meta *b, char *detail,
     CK_SAME(optim.eps, "optimizer");
     CK_SAME(batch, "batch"); CK_SAME(micro, "micro-batch");
     if (a->exact != b->exact)
-        return ck_fail(FTM_ECONFIG, detail, dlen, "made for another reduce mode: %s in the "
+        return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another reduce mode: %s in the "
                        "checkpoint, %s in this run", a->exact ? "exact" : "float",
                        b->exact ? "exact" : "float");
     CK_SAME(data_id, "dataset");
@@ -600,17 +588,17 @@ int ftm_ckpt_load(const char *path, const ftm_ckpt_meta *expect, ftm_ckpt_meta *
         int e = errno;
         if (fd >= 0)
             close(fd);
-        return ck_fail(FTM_EIO, detail, dlen, "cannot open: %s", strerror(e));
+        return core_fail_detail(FTM_EIO, detail, dlen, "cannot open: %s", strerror(e));
     }
     size_t len = (size_t)sb.st_size, got = 0;
     unsigned char *buf = malloc(len ? len : 1);
-    int rc = buf ? 0 : ck_fail(FTM_ENOMEM, detail, dlen, "%zu bytes: %s", len, ftm_strerror(FTM_ENOMEM));
+    int rc = buf ? 0 : core_fail_detail(FTM_ENOMEM, detail, dlen, "%zu bytes: %s", len, ftm_strerror(FTM_ENOMEM));
     while (!rc && got < len) {
         ssize_t k = read(fd, buf + got, len - got);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            rc = ck_fail(FTM_EIO, detail, dlen, "read error: %s", k ? strerror(errno) : "file shrank");
+            rc = core_fail_detail(FTM_EIO, detail, dlen, "read error: %s", k ? strerror(errno) : "file shrank");
         else
             got += (size_t)k;
     }
