@@ -215,7 +215,7 @@ START_TEST(test_svg_detour_and_curve)
     unsigned char dirs[] = { FTM_DIR_E, FTM_DIR_E, FTM_DIR_W, FTM_DIR_W };
     ftm_ring r = { 3, chips, off, dirs };
     double loss[] = { 2.5, 2.0, 1.75, 1.5 };
-    ftm_svg_event ev[] = { { 2, "chip (0,1) dies" } };
+    ftm_svg_event ev[] = { { .step = 2, .label = "chip (0,1) dies" } };
     ftm_svg_picture q = { .title = "t", .rings = &r, .nrings = 1, .loss = loss, .nloss = 4,
                           .events = ev, .nevents = 1 };
     char *svg = draw_pic(&m, &q, 0);

@@ -214,7 +214,7 @@ START_TEST(test_hole_structure)
     int nl = split_lines(pic, lines, 64);
     ck_assert_str_eq(lines[0], "    0   1   2   3   4   5   6   7");
     for (int r = 0; r < 8; r++) {
-        char label[8];
+        char label[16];
         snprintf(label, sizeof label, "%2d  ", r);
         ck_assert(strncmp(lines[1 + 2 * r], label, 4) == 0);
         for (int c = 0; c < 8; c++) {
