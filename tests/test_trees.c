@@ -91,7 +91,7 @@ START_TEST(test_trees_exact)
             size_t count = v == 1 ? 5 : 97 + (size_t)(_i * 6 + j);
             ftm_red red = (v + j) % 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
             ftm_sched s;
-            int rc = ftm_allreduce_trees_build_kc(&s, &m, count, red, KC[v][0], KC[v][1]);
+            int rc = ftm_allreduce_trees_build_kc(&s, NULL, &m, count, red, KC[v][0], KC[v][1]);
             if (rc == FTM_ENOTSUP && (_i * 6 + j) / 12 % 7 == 4)
                 continue;
             ck_assert_msg(rc == 0, "mesh %d v %d: %s", _i * 6 + j, v, ftm_strerror(rc));
@@ -124,7 +124,7 @@ START_TEST(test_trees_threads_int64)
     make_mesh(12 + 13 * _i, &m);
     size_t count = 301;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_I64, 5, 3), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, FTM_RED_SUM_I64, 5, 3), 0);
     void **b = calloc((size_t)m.nchips, sizeof(void *));
     int64_t cs = 0, nh = 0;
     for (int c = 0; c < m.nchips; c++) {
@@ -174,7 +174,7 @@ START_TEST(test_trees_balanced)
         ftm_mesh_fail_chip(&m, 3, 4);
     size_t count = 8 * 1000;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_F32, 8, 4), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, FTM_RED_SUM_F32, 8, 4), 0);
     uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4), mx = 0;
     ftm_sched_link_bytes(&s, &m, lb);
     for (int l = 0; l < m.nchips * 4; l++)

@@ -490,7 +490,7 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
             return cli_error(CMD, "%s", ftm_strerror(rc));
         if (pass)
             t.chip_dead[victim] = 1;
-        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t, algo), FTM_RED_SUM_I64);
+        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, lesson_count(&t, algo), FTM_RED_SUM_I64);
         ftm_mesh_free(&t);
         if (!rc)
             ftm_sched_free(&s);

@@ -424,8 +424,8 @@ static int pick_chunks(const tset *T, size_t bytes, int live)
 }
 
 /* nc 0: pick_chunks. */
-int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                                 int k, int nc)
+int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                 size_t count, ftm_red red, int k, int nc)
 {
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
@@ -450,7 +450,7 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, 
     if (!rc && !nc)
         T.nc = pick_chunks(&T, count * ftm_red_elem_size(red), live);
     if (!rc)
-        rc = ftm_sched_init(s, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
+        rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
     if (!rc) {
         rc = emit(s, &T, m, count, red);
         if (rc)
@@ -462,19 +462,21 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, 
     return rc;
 }
 
-int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                  size_t count, ftm_red red)
 {
-    return ftm_allreduce_trees_build_kc(s, m, count, red, TR_TREES, 0);
+    return ftm_allreduce_trees_build_kc(s, ctx, m, count, red, TR_TREES, 0);
 }
 
 /* Where a live chip is reachable only over a one-way link (no tree edge
  * reaches it both ways), the ring's schedule, which routes round it. */
-int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_trees_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                              size_t count, ftm_red red)
 {
-    int rc = ftm_allreduce_trees_build_own(s, m, count, red);
+    int rc = ftm_allreduce_trees_build_own(s, ctx, m, count, red);
     if (rc != FTM_ENOTSUP)
         return rc;
-    rc = ftm_allreduce_ring_build(s, m, count, red);
+    rc = ftm_allreduce_ring_build(s, ctx, m, count, red);
     if (!rc)
         s->fallback = "a chip is reachable only over a one-way link";
     return rc;
