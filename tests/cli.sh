@@ -218,7 +218,7 @@ fi
 
 # A chip dies mid-allreduce: recovery on the chips left, still verified.
 expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
-json "$tmp/out" 'j["died_during_run"] == [2, 2] and j["chips"] == 35 and j["wrong"] == 0'
+json "$tmp/out" 'j["died_during_run"] == [[2, 2]] and j["chips"] == 35 and j["wrong"] == 0'
 expect 2 allreduce --mesh 6x6 --fail 2,2 --fail-during 2,2
 expect 2 allreduce --fail-during 1,1 --model-only
 # --fail-during on the only healthy chip: both commands refuse it alike.
