@@ -48,7 +48,7 @@ page ring 4 4 "1,1" --algo ring
 # the whole lesson: every part at its last step (#part=P&step=N, clamped),
 # the chip that dies marked dead in part 4, verified sums said at the end
 "$ftmesh" demo --html "$tmp/all.html" >/dev/null || bad "demo --html"
-for p in "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1"; do
+for p in "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1" "6 - 1"; do
     set -- $p
     browse --dump-dom "file://$tmp/all.html#part=$1&step=999" >"$tmp/all.$1.dom" ||
         bad "chromium failed at part $1"
@@ -58,6 +58,10 @@ done
 "$ftmesh" demo --algo ring --fail-during 2,2 --html "$tmp/fd.html" >/dev/null || bad "fail-during page"
 browse --dump-dom "file://$tmp/fd.html#part=3&step=999" >"$tmp/fd.dom" || bad "chromium: fd"
 python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during page"
+# ... and comes back in the last part: alive, every chip verified
+browse --dump-dom "file://$tmp/fd.html#part=5&step=999" >"$tmp/fd5.dom" || bad "chromium: fd part 5"
+python3 "$here/demo_html.py" part "$tmp/fd5.dom" 5 - 1 || bad "--fail-during page: the chip back"
+python3 "$here/demo_html.py" dom "$tmp/fd5.dom" 4 4 "1,1" last || bad "--fail-during page: part 5 sums"
 # a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
 # both borders (part 2 at step 1 draws all three)
 "$ftmesh" demo --algo ring --mesh 6x6 --torus --fail-host 2,2 --html "$tmp/t6.html" >/dev/null ||
