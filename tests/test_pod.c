@@ -5,7 +5,7 @@
  * bounded by what is achieved today plus 2 points, so that a regression
  * fails; and the graceful-degradation bound (2d, 2d-concurrent and
  * 2d-lines at most 2x the 1-D ring) on crowded meshes bigger than
- * test_2d's. NOT the goals (10% and 20%): see doc/results.md. */
+ * test_2d's. NOT the goals (5%/2% and 8%/4%): see doc/results.md. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

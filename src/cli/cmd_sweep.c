@@ -51,8 +51,10 @@ static void usage(void)
            "allreduce of those bytes on that mesh can model below (bound, see\n"
            "doc/bound.md) and the time as a multiple of it. '*' marks the fastest\n"
            "algorithm of each (mesh, scenario, model). Last, each faulty case's fastest\n"
-           "against its goal (overhead vs the best healthy time): 10%% for one fault,\n"
-           "20%% for two or four hosts; met or not, and why not (--json: \"goal\").\n"
+           "against its goal (overhead vs the best healthy time): 5%% (ResNet-50) and\n"
+           "2%% (BERT-large) for one fault, 8%% and 4%% for two or four hosts; and the\n"
+           "best healthy time against 1.05 x its bound; met or not, and why not\n"
+           "(--json: \"goal\").\n"
            "No data moves: it takes half a minute to two minutes on two cores.\n"
            "\n"
            "With --throughput: the training step per mesh, model and scenario (also two\n"
@@ -124,13 +126,17 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_bool(j, "best", r->best);
     cli_json_num(j, "bound_s", "%.9g", r->bound_s);
     cli_json_num(j, "over_bound", "%.6f", r->over_bound);
+    cli_faults_record_json_flags(j, r->fault, r->rows, r->cols, 1);
     cli_json_end(j);
 }
 
-/* The goals for the paper's "minimal impact": one dead host, chip
- * or link costs the best algorithm at most 10% over the best healthy
- * time; two or four dead hosts at most 20%. */
-static const double GOAL_PCT = 10.0, GOAL_HOSTS_PCT = 20.0;
+/* The goals for the paper's "minimal impact", per model (the larger
+ * buffer amortises latency better): one dead host, chip or link costs
+ * the best algorithm at most 5% (ResNet-50) or 2% (BERT-large) over the
+ * best healthy time; two or four dead hosts at most 8% or 4%. The best
+ * healthy time itself within 5% of the healthy bound. */
+static const double GOAL_PCT[2] = { 5.0, 2.0 }, GOAL_HOSTS_PCT[2] = { 8.0, 4.0 };
+static const double GOAL_HEALTHY_BOUND = 1.05;
 
 static int multi_host(const ftm_sweep_row *r)
 {
@@ -139,7 +145,8 @@ static int multi_host(const ftm_sweep_row *r)
 
 static double goal_pct(const ftm_sweep_row *r)
 {
-    return multi_host(r) ? GOAL_HOSTS_PCT : GOAL_PCT;
+    int bert = strcmp(r->model, "resnet50") != 0;
+    return multi_host(r) ? GOAL_HOSTS_PCT[bert] : GOAL_PCT[bert];
 }
 
 static int goal_row(const ftm_sweep_row *r)
@@ -194,25 +201,50 @@ static int text_goal_rows(const ftm_sweep_row *rows, int n, int multi, int *all,
     return met;
 }
 
+/* The best healthy rows against GOAL_HEALTHY_BOUND times their bound. */
+static void text_goal_healthy(const ftm_sweep_row *rows, int n)
+{
+    int met = 0, all = 0;
+    printf("# goal (near the optimum): the best healthy time at most %.2f x the bound\n",
+           GOAL_HEALTHY_BOUND);
+    for (int i = 0; i < n; i++) {
+        const ftm_sweep_row *r = &rows[i];
+        if (!r->best || strcmp(r->scenario, "healthy") != 0)
+            continue;
+        all++;
+        met += r->over_bound <= GOAL_HEALTHY_BOUND;
+        printf("#   %dx%-3d %-10s %-10s %-13s %7.3f x  %s\n", r->rows, r->cols, r->scenario,
+               r->model, r->algo, r->over_bound,
+               r->over_bound <= GOAL_HEALTHY_BOUND ? "met" : "not met");
+    }
+    printf("# %d of %d cases meet it.%s\n", met, all,
+           met == all ? ""
+                      : " Why not: each step pays a hop's latency (about 4 x 31\n"
+                        "# steps for the 2-D rings) and every summing step the reduction at\n"
+                        "# HBM speed (+11% of its transfer): doc/bound.md.");
+}
+
 /* How far each faulty case's best algorithm is from its goal, and why
- * (measured in doc/results.md). */
+ * (measured in doc/results.md and doc/trees.md). */
 static void text_goal(const ftm_sweep_row *rows, int n)
 {
     int all, ring;
+    text_goal_healthy(rows, n);
     printf("# goal (the paper's \"minimal impact\"): one dead host, chip or link costs the best\n"
-           "# algorithm at most %.0f%% over the best healthy time\n", GOAL_PCT);
+           "# algorithm at most %.0f%% (ResNet-50) or %.0f%% (BERT-large) over the best healthy\n"
+           "# time\n", GOAL_PCT[0], GOAL_PCT[1]);
     int met = text_goal_rows(rows, n, 0, &all, &ring);
     printf("# %d of %d cases meet it.%s\n", met, all,
            met == all ? ""
                       : " Why not: next to a hole 2d-lines runs broken rows as\n"
                         "# pipelined lines, which pay their pipeline's fill and drain, an idle step\n"
-                        "# per slot and longer hops, and the column phase waits on them; the\n"
-                        "# breakdown and its numbers: doc/results.md. The trees\n"
-                        "# cost little more than on the healthy torus, but pay there their fill and\n"
-                        "# drain (twice the depth in steps of a full chunk) and the reductions\n"
-                        "# (doc/trees.md).");
-    printf("# goal (more faults): two or four dead hosts cost the best algorithm at most %.0f%%\n"
-           "# over the best healthy time\n", GOAL_HOSTS_PCT);
+                        "# per slot and longer hops, and the column phase waits on them\n"
+                        "# (doc/results.md). The trees cost little more than on the healthy torus,\n"
+                        "# but pay there their pipeline's fill and drain, a hop's latency per\n"
+                        "# chunk and the reductions (doc/trees.md).");
+    printf("# goal (more faults): two or four dead hosts cost the best algorithm at most\n"
+           "# %.0f%% (ResNet-50) or %.0f%% (BERT-large) over the best healthy time\n",
+           GOAL_HOSTS_PCT[0], GOAL_HOSTS_PCT[1]);
     met = text_goal_rows(rows, n, 1, &all, &ring);
     printf("# %d of %d cases meet it.%s%s\n", met, all,
            met == all ? ""

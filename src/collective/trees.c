@@ -52,11 +52,14 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Trees: measured 4 to 256 on the 32x32 and 64x64 tori (a dead host,
- * 100 MB and 1.36 GB); 16 was fastest faulty. More trees balance the
- * links finer (the busiest carries ceil(K (N'-1)/E') of K) but the list
- * schedule then leaves more idle slots. */
-#define TR_TREES 16
+/* Tree counts: measured 4 to 256 on the 32x32 and 64x64 tori (healthy
+ * and a dead host, 100 MB and 1.36 GB): 16 to 33 are best. The busiest
+ * link carries ceil(K (N'-1)/E') of the K trees (E' live links), so 16
+ * trees balance a healthy torus exactly but put 9 of 16 (+12%) on some
+ * link once a chip is missing; 23 then carry 12 of 23 (+4%). More trees
+ * cost more idle slots in the list schedule. pick_trees takes the count
+ * of these two that loads the busiest link least. */
+static const int TR_COUNTS[] = { 16, 23 };
 #define TR_ROUNDS 2  /* rebuilds of every tree against the others' loads */
 static const char *const PH_TREES = "trees";
 
@@ -282,13 +285,18 @@ static int entry_ready(const tset *T, const tr_entry *e, int c, int st)
     return DNAT(T, e->t, p, c) >= 0 && DNAT(T, e->t, p, c) < st;
 }
 
-/* Longest chain of sends left after entry e's chunk c: its hops to the
- * tree's end and the chunks behind it on the same edge. */
+/* How long a chain of steps entry e's chunk c holds up: its hops to the
+ * tree's end, and the chunks behind it on the same edge, each weighted
+ * TR_BEHIND steps: a chunk behind it waits on this link, shared by many
+ * trees, for more than one step. Measured 1 to 20 on the 16x32, 32x32
+ * and 64x64 tori: 1 (the plain chain length) leaves about 2H idle steps
+ * on the busiest link, 6 about H/2 (-10% to -20% of the time). */
+#define TR_BEHIND 6
 static int entry_rank(const tset *T, const tr_entry *e, int c)
 {
     size_t i = (size_t)e->t * T->n + e->x;
     int hops = e->up ? T->dep[i] + T->maxdep[e->t] : T->hgt[i] + 1;
-    return hops + T->nc - 1 - c;
+    return hops + TR_BEHIND * (T->nc - 1 - c);
 }
 
 /* One step: every directed link sends at most one chunk, the ready one
@@ -462,9 +470,33 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count, 
     return rc;
 }
 
+/* The tree count of TR_COUNTS whose busiest link carries the least share
+ * when perfectly balanced: ceil(K (N'-1)/E') / K (E' links live both
+ * ways); the first on ties. */
+static int pick_trees(const ftm_mesh *m)
+{
+    long live = ftm_mesh_healthy_count(m), links = 0;
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < 4; d++) {
+            int v;
+            links += ftm_mesh_alive(m, c) && ftm_mesh_link_both(m, c, d, &v);
+        }
+    links /= 2;
+    int best = TR_COUNTS[0];
+    double share = 2.0;
+    for (size_t i = 0; links > 0 && i < sizeof TR_COUNTS / sizeof TR_COUNTS[0]; i++) {
+        long k = TR_COUNTS[i], most = (k * (live - 1) + links - 1) / links;
+        if ((double)most / (double)k < share - 1e-12) {
+            share = (double)most / (double)k;
+            best = (int)k;
+        }
+    }
+    return best;
+}
+
 int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
 {
-    return ftm_allreduce_trees_build_kc(s, m, count, red, TR_TREES, 0);
+    return ftm_allreduce_trees_build_kc(s, m, count, red, pick_trees(m), 0);
 }
 
 /* Where a live chip is reachable only over a one-way link (no tree edge
