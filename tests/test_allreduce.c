@@ -169,6 +169,10 @@ START_TEST(test_chip_dies_during_run)
         int rc = ftm_allreduce_run(&m, &o, &r);
         ck_assert_msg(rc == 0, "%s: %s", a->name, ftm_strerror(rc));
         ck_assert_int_eq(r.died_chip, victim);
+        ck_assert_int_eq(r.ndied, 1);
+        ck_assert_int_eq(r.died[0], victim);
+        ck_assert_int_eq(r.nevents, 1); /* the record a script's kill gets */
+        ck_assert_int_eq(r.events[0].noticed, 1);
         ck_assert_int_eq(r.chips, 19);
         ck_assert_uint_eq(r.wrong, 0);
         ck_assert_int_eq(r.links_match_sched, 1);

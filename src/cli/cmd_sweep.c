@@ -126,6 +126,7 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_bool(j, "best", r->best);
     cli_json_num(j, "bound_s", "%.9g", r->bound_s);
     cli_json_num(j, "over_bound", "%.6f", r->over_bound);
+    cli_faults_record_json_flags(j, r->fault, r->rows, r->cols, 1);
     cli_json_end(j);
 }
 
