@@ -4,7 +4,7 @@
 # page contract and the sums (computed in tests/demo_html.py, not read from
 # the page); every part of the whole lesson at its last step
 # (#part=P&step=N: the dead chip, the verified sums), the --fail-during
-# chip, a torus' wraps as stubs; screenshots at the first and last step
+# chip, a torus' wraps as stubs, the tree's root and bidir's two rings; screenshots at the first and last step
 # must be neither blank nor identical. Skips (77) when Chromium is not
 # installed.
 set -u
@@ -65,6 +65,18 @@ python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during pa
 for h in "part=2&step=1"; do
     browse --dump-dom "file://$tmp/t6.html#$h" >"$tmp/t6.dom" || bad "chromium: torus"
     python3 "$here/demo_html.py" wraps "$tmp/t6.dom" || bad "torus wraps at $h"
+done
+# the tree's root (the healthy chip nearest the centre, ties: the lowest
+# number) and bidir's two rings, each marked; neither on the ring's page
+for m in "tree 1,2 0" "tree 2,1 0 --mesh 4x3 --fail 1,1" "bidir - 1" "ring - 0"; do
+    # shellcheck disable=SC2086 # m is several words
+    set -- $m
+    algo=$1 root=$2 two=$3
+    shift 3
+    "$ftmesh" demo --algo "$algo" "$@" --html "$tmp/m.html" >/dev/null ||
+        { bad "demo --algo $algo $*"; continue; }
+    browse --dump-dom "file://$tmp/m.html#part=2&step=1" >"$tmp/m.dom" || bad "chromium: $algo"
+    python3 "$here/demo_html.py" marks "$tmp/m.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
 # screenshots of the ring page at its first and last step
 steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/ring.0.dom")
