@@ -27,7 +27,7 @@ for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"
 done
-for algo in 2d 2d-concurrent; do
+for algo in 2d 2d-concurrent trees; do
     "$ftmesh" demo --algo $algo --mesh 4x4 --torus --fail-host 2,2 >"$tmp/out" ||
         bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "2,2;2,3;3,2;3,3" || bad "demo --algo $algo sums"
@@ -49,6 +49,8 @@ done <<EOF
 --algo 2d-concurrent --mesh 6x6 --torus --fail-host 2,2
 --algo 2d-lines --mesh 8x8 --torus --fail-host 2,2
 --algo 2d-lines --mesh 6x4
+--algo trees --mesh 6x6 --torus --fail-host 2,2
+--algo trees --mesh 5x5 --fail 2,2 --fail-during 0,1
 --mesh 3x5 --fail 1,2
 EOF
 for algo in ring bidir tree; do
