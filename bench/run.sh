@@ -3,7 +3,8 @@
 # these machines are noisy). Not part of make check.
 #   1. one-chip training vs PyTorch (bench/vs_torch.sh)
 #   2. memory floor and allreduce vs MPI_Allreduce (bench/vs_mpi.sh)
-#   3. the emulator's own benchmarks: allreduce on 8x8, sgemm, training
+#   3. the emulator's own benchmarks: allreduce on 8x8, sgemm, training,
+#      the allreduce against its lower bound (bench/bound.sh)
 # BENCH=quick stops after 2. Usage: bench/run.sh BUILD_DIR
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,3 +18,4 @@ echo "# ftmesh bench $(cd "$here" && git describe --always --dirty 2>/dev/null |
 "$here/allreduce.sh" "$build"
 "$here/nn.sh" "$build"
 "$here/train.sh" "$build"
+"$here/bound.sh" "$build"

@@ -218,7 +218,7 @@ fi
 
 # A chip dies mid-allreduce: recovery on the chips left, still verified.
 expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
-json "$tmp/out" 'j["died_during_run"] == [2, 2] and j["chips"] == 35 and j["wrong"] == 0'
+json "$tmp/out" 'j["died_during_run"] == [[2, 2]] and j["chips"] == 35 and j["wrong"] == 0'
 expect 2 allreduce --mesh 6x6 --fail 2,2 --fail-during 2,2
 expect 2 allreduce --fail-during 1,1 --model-only
 # --fail-during on the only healthy chip: both commands refuse it alike.
@@ -234,9 +234,23 @@ expect 0 train --mesh 3x3 --fail-during 1,1 --fail-step 1 --steps 3 --batch 12 -
 json "$tmp/out" 'j["summary"] and j["died_chip"] == [1, 1] and j["bitwise_equal"] is True and j["chips"] == 8 and j["diverged_step"] is None'
 expect 2 train --mesh 3x3 --fail-during 3,3
 
+# train --json records its static faults as allreduce does: the hosts,
+# the chips outside them, the links (both ways, then one way).
+expect 0 train --mesh 4x4 --fail 0,3 --fail-host 2,2 --fail-link 0,0-0,1 --fail-link "1,0>1,1" \
+    --steps 1 --batch 8 --json
+json "$tmp/out" 'j["summary"] and j["faults"] == {"chips": [[0, 3]], "hosts": [[2, 2]], "links": [[[0, 0], [0, 1]]], "links_one_way": [[[1, 0], [1, 1]]]}'
+train_faults=$(python3 -c "import json; print(json.dumps([l for l in map(json.loads, open('$tmp/out'))][-1]['faults']))")
+expect 0 allreduce --mesh 4x4 --fail 0,3 --fail-host 2,2 --fail-link 0,0-0,1 --fail-link "1,0>1,1" \
+    --size 4K --iters 1 --json
+json "$tmp/out" "j['faults'] == $train_faults"
+
+# A scenario's "faults" (sweep rows): what its "fault" flags say.
+fx='(lambda f: (lambda w: {"chips": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail"], "hosts": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail-host"], "links": [[[int(x) for x in e.split(",")] for e in v.split("-")] for k, v in w if k == "--fail-link"], "links_one_way": []})(list(zip(f.split()[::2], f.split()[1::2]))))'
+
 # Training throughput at pod scale: 20 rows with the documented keys.
 expect 0 sweep --throughput --algos 2d --json
 json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "model", "scenario", "chips", "global_batch", "compute_s", "allreduce_s", "step_s", "examples_per_s", "impact_pct")) for r in j["rows"])'
+json "$tmp/out" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and sum(len(r['faults']['hosts']) for r in j['rows']) > 0"
 
 # sweep: every faulty case against its goal (one fault: 5% ResNet-50, 2%
 # BERT-large; two or four dead hosts: 8% and 4%), once each, its fastest row, met exactly when
@@ -253,6 +267,7 @@ expect 0 sweep $sweep_mesh --json
 cp "$tmp/out" "$tmp/sweep.json"
 faults='{("16x32", "two-hosts"): "--fail-host 4,8 --fail-host 12,24", ("16x32", "four-hosts"): "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28", ("32x32", "two-hosts"): "--fail-host 8,8 --fail-host 24,24", ("32x32", "four-hosts"): "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26"}'
 json "$tmp/sweep.json" "len(j['rows']) == $nrows and all(r['fault'] == $faults[(r['mesh'], r['scenario'])] for r in j['rows'] if r['scenario'] in ('two-hosts', 'four-hosts'))"
+json "$tmp/sweep.json" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and {len(r['faults']['hosts']) for r in j['rows']} == {0, 1, 2, 4}"
 # every row names the schedule that ran; another one only with its reason
 json "$tmp/sweep.json" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any('fallback' in r for r in j['rows'])"
 case_rows='[r for r in j["rows"] if (r["mesh"], r["scenario"], r["model"]) == (g["mesh"], g["scenario"], g["model"])]'
@@ -271,7 +286,7 @@ EOF
 while read -r algo bytes t fault <&3; do
     # shellcheck disable=SC2086 # fault is several options
     expect 0 allreduce --mesh 16x32 --torus $fault --algo "$algo" --size "$bytes" --model-only --json
-    json "$tmp/out" "abs(j['modeled_s'] / $t - 1) < 1e-6"
+    json "$tmp/out" "abs(j['modeled_s'] / $t - 1) < 1e-6 and j['faults'] == $fx('$fault')"
 done 3<"$tmp/repro"
 if [ "${FTMESH_TEST_SCALE:-}" = full ]; then # a minute more: check-full only
     # shellcheck disable=SC2086

@@ -10,7 +10,11 @@ part FILE P DEAD(r,c or -) VERIFIED(0/1): the DOM at part P's last step:
   #part is P, #step equals #steps, #parts at least P; chip DEAD (if any) has
   class dead; a verified part's caption says every chip holds the same sums.
 wraps FILE: no line of the picture (links, ring, arrows) spans more than
-  half of the picture: torus wraps are stubs at both borders."""
+  half of the picture: torus wraps are stubs at both borders.
+marks FILE ROOT(r,c or -) BIDIR(0/1): the DOM of a part at step 1: the
+  tree's root (one box of class root, one "root" label at data-row/data-col
+  ROOT; none when -); bidir's two rings (as many ring segments of class r1
+  as of r2, arrows of both at this step; no r2 anywhere when 0)."""
 import re
 import struct
 import sys
@@ -32,12 +36,14 @@ class Dom(HTMLParser):
         self.lines = []
         self.viewbox = None
         self.stack = []
+        self.all = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag in ("br", "img", "meta", "input", "link"):
             return
         cls = (a.get("class") or "").split()
+        self.all.append((tag, cls, a))
         key = None
         if "chip" in cls:
             key = ("chip", (int(a["data-row"]), int(a["data-col"])))
@@ -191,7 +197,28 @@ def check_wraps(path):
     print("ok: %d lines, %d wrap stubs, none across the mesh" % (len(d.lines), wraps))
 
 
-if sys.argv[1] == "part":
+def check_marks(path, root, bidir):
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    labels = [(int(a["data-row"]), int(a["data-col"])) for _, c, a in d.all if "rootlabel" in c]
+    boxes = [a.get("id") for t, c, a in d.all if t == "rect" and "box" in c and "root" in c]
+    want = [] if root == "-" else [tuple(map(int, root.split(",")))]
+    if labels != want or len(boxes) != len(want):
+        fail("%s: root labels %r and boxes %r, want %r" % (path, labels, boxes, want))
+    rings = {k: sum(1 for t, c, _ in d.all if t == "line" and "ring" in c and k in c)
+             for k in ("r1", "r2")}
+    arrows = {k: sum(1 for t, c, _ in d.all if t == "line" and "arrow" in c and k in c)
+              for k in ("r1", "r2")}
+    if bidir == "1" and not (rings["r1"] == rings["r2"] > 0 and arrows["r1"] and arrows["r2"]):
+        fail("%s: bidir's two rings: segments %r, arrows %r" % (path, rings, arrows))
+    if bidir == "0" and any("r2" in c for _, c, _ in d.all):
+        fail("%s: a second ring drawn" % path)
+    print("ok: root %r, ring segments %r, arrows %r" % (labels, rings, arrows))
+
+
+if sys.argv[1] == "marks":
+    check_marks(sys.argv[2], sys.argv[3], sys.argv[4])
+elif sys.argv[1] == "part":
     check_part(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
 elif sys.argv[1] == "wraps":
     check_wraps(sys.argv[2])

@@ -4,7 +4,7 @@
 # page contract and the sums (computed in tests/demo_html.py, not read from
 # the page); every part of the whole lesson at its last step
 # (#part=P&step=N: the dead chip, the verified sums), the --fail-during
-# chip, a torus' wraps as stubs; screenshots at the first and last step
+# chip, a torus' wraps as stubs, the tree's root and bidir's two rings; screenshots at the first and last step
 # must be neither blank nor identical. Skips (77) when Chromium is not
 # installed.
 set -u
@@ -45,19 +45,32 @@ page() { # NAME ROWS COLS DEAD DEMO-ARGS...
 }
 
 page ring 4 4 "1,1" --algo ring
+# Each browser run costs a second or two of CPU: make check loads the
+# parts that differ most (the dead chip, the end) and the torus, check-full
+# (FTMESH_TEST_SCALE=full) every part and the --fail-during page too.
+full=; [ "${FTMESH_TEST_SCALE:-}" = full ] && full=1
 # the whole lesson: every part at its last step (#part=P&step=N, clamped),
 # the chip that dies marked dead in part 4, verified sums said at the end
+# (part 6: the chip back)
 "$ftmesh" demo --html "$tmp/all.html" >/dev/null || bad "demo --html"
-for p in "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1"; do
+if [ -n "$full" ]; then set -- "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1" "6 - 1"; else set -- "4 3,3 0" "6 - 1"; fi
+for p in "$@"; do
     set -- $p
     browse --dump-dom "file://$tmp/all.html#part=$1&step=999" >"$tmp/all.$1.dom" ||
         bad "chromium failed at part $1"
     python3 "$here/demo_html.py" part "$tmp/all.$1.dom" "$1" "$2" "$3" || bad "part $1"
 done
 # --fail-during: that chip dies in the page's failure part (part 3 with --algo)
-"$ftmesh" demo --algo ring --fail-during 2,2 --html "$tmp/fd.html" >/dev/null || bad "fail-during page"
-browse --dump-dom "file://$tmp/fd.html#part=3&step=999" >"$tmp/fd.dom" || bad "chromium: fd"
-python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during page"
+if [ -n "$full" ]; then
+    "$ftmesh" demo --algo ring --fail-during 2,2 --html "$tmp/fd.html" >/dev/null ||
+        bad "fail-during page"
+    browse --dump-dom "file://$tmp/fd.html#part=3&step=999" >"$tmp/fd.dom" || bad "chromium: fd"
+    python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during page"
+    # ... and comes back in the last part: alive, every chip verified
+    browse --dump-dom "file://$tmp/fd.html#part=5&step=999" >"$tmp/fd5.dom" || bad "chromium: fd 5"
+    python3 "$here/demo_html.py" part "$tmp/fd5.dom" 5 - 1 || bad "--fail-during page: chip back"
+    python3 "$here/demo_html.py" dom "$tmp/fd5.dom" 4 4 "1,1" last || bad "--fail-during: part 5 sums"
+fi
 # a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
 # both borders (part 2 at step 1 draws all three)
 "$ftmesh" demo --algo ring --mesh 6x6 --torus --fail-host 2,2 --html "$tmp/t6.html" >/dev/null ||
@@ -65,6 +78,21 @@ python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during pa
 for h in "part=2&step=1"; do
     browse --dump-dom "file://$tmp/t6.html#$h" >"$tmp/t6.dom" || bad "chromium: torus"
     python3 "$here/demo_html.py" wraps "$tmp/t6.dom" || bad "torus wraps at $h"
+done
+# the tree's root (the healthy chip nearest the centre, ties: the lowest
+# number) and bidir's two rings, each marked; neither on the ring's page
+# (check-full: another tree and the ring too)
+set -- "tree 1,2 0" "bidir - 1"
+[ -n "$full" ] && set -- "$@" "tree 2,1 0 --mesh 4x3 --fail 1,1" "ring - 0"
+for m in "$@"; do
+    # shellcheck disable=SC2086 # m is several words
+    set -- $m
+    algo=$1 root=$2 two=$3
+    shift 3
+    "$ftmesh" demo --algo "$algo" "$@" --html "$tmp/m.html" >/dev/null ||
+        { bad "demo --algo $algo $*"; continue; }
+    browse --dump-dom "file://$tmp/m.html#part=2&step=1" >"$tmp/m.dom" || bad "chromium: $algo"
+    python3 "$here/demo_html.py" marks "$tmp/m.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
 # screenshots of the ring page at its first and last step
 steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/ring.0.dom")

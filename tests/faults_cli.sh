@@ -83,6 +83,45 @@ expect 0 "allreduce kills" "$FTMESH" allreduce --mesh 4x4 --kill link:0,0-0,1@0:
     --size 64K --iters 3 --json
 json 'j["wrong"] == 0 and j["chips"] == 15 and len(j["events"]) == 2 and j["events"][0]["chips_after"] == 16'
 
+# --fail-during R,C [--fail-after N] is the --kill R,C@0:allreduce (R,C@0:N)
+# it names: the same log line, JSON event, died_during_run and trace events
+# (fail, recover); only the wall times differ.
+same_event() { # description short-form-flags kill-form-flags
+    A="$FTMESH allreduce --mesh 4x4 --size 64K --iters 2"
+    for form in short kill; do
+        [ $form = short ] && f=$2 || f=$3
+        expect 0 "$1 ($form)" $A $f --trace "$tmp/$form.trace"
+        grep '^# iteration' "$out" | sed 's/lost [^ ]* s wall/lost - s wall/' >"$tmp/$form.log"
+        expect 0 "$1 ($form, json)" $A $f --json
+        python3 - "$out" "$tmp/$form.trace" >"$tmp/$form.ev" <<'EOF2'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for e in j["events"]:
+    e.pop("lost_wall_s")
+t = json.load(open(sys.argv[2]))["traceEvents"]
+cats = sorted((e["cat"], e["tid"]) for e in t if e.get("cat") in ("fail", "recover"))
+print(json.dumps([j["events"], j["died_during_run"], j["chips"], j["wrong"], cats]))
+EOF2
+    done
+    [ -s "$tmp/short.log" ] && cmp -s "$tmp/short.log" "$tmp/kill.log" ||
+        { echo "FAIL: $1: log lines differ:"; cat "$tmp/short.log" "$tmp/kill.log"; fail=1; }
+    grep -q '"kind": "kill"' "$tmp/short.ev" && grep -q '"fail"' "$tmp/short.ev" &&
+        grep -q '"recover"' "$tmp/short.ev" && cmp -s "$tmp/short.ev" "$tmp/kill.ev" ||
+        { echo "FAIL: $1: events differ:"; cat "$tmp/short.ev" "$tmp/kill.ev"; fail=1; }
+}
+same_event "--fail-during" "--fail-during 2,2" "--kill 2,2@0:allreduce"
+same_event "--fail-after" "--fail-during 1,2 --fail-after 5" "--kill 1,2@0:5"
+
+# Every chip that died, in the order they died: a chip, a host, a chip.
+expect 0 "three deaths" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 3 --json \
+    --kill 2,2@0:allreduce --kill host:0,0@1 --kill 3,0@2:5
+json 'j["died_during_run"] == [[2, 2], [0, 0], [0, 1], [1, 0], [1, 1], [3, 0]] and j["chips"] == 10 and j["wrong"] == 0'
+expect 0 "two kills" "$FTMESH" allreduce --mesh 6x6 --size 16K --iters 4 --json \
+    --kill 1,1@0 --kill 4,4@2:allreduce
+json 'j["died_during_run"] == [[1, 1], [4, 4]] and j["chips"] == 34'
+expect 0 "no death" "$FTMESH" allreduce --mesh 3x3 --size 16K --iters 1 --json
+json 'j["died_during_run"] is None and j["events"] == []'
+
 # Checkpoints: stop at 2, resume to 4 on another mesh: the same parameters
 # (exact mode), the same losses; a damaged or foreign file is refused.
 ck=$tmp/run.ckpt

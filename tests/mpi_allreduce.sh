@@ -41,7 +41,7 @@ mpi 2 "$tmp/m.json" allreduce $mid && ok || bad "mid-run death: $(tail -5 "$tmp/
 python3 -c "
 import json, sys
 j = json.load(open('$tmp/m.json'))
-sys.exit(0 if j['died_during_run'] == [2, 4] and j['wrong'] == 0 and j['links_match_schedule'] else 1)" \
+sys.exit(0 if j['died_during_run'] == [[2, 4]] and j['wrong'] == 0 and j['links_match_schedule'] else 1)" \
     && ok || bad "mid-run death on rank 1: $(cat "$tmp/m.json")"
 same "$tmp/s.json" "$tmp/m.json" && ok || bad "mid-run death differs from one process"
 

@@ -224,11 +224,11 @@ static void run_case(const tcase_def *d, int exact, const char *algo, ftm_train_
 }
 
 /* Exact mode: bitwise equal to one chip, for every mesh, fault set and
- * algorithm (the i-th case with ring, bidir and 2d). */
+ * algorithm (the i-th case with ring, bidir, 2d and trees). */
 START_TEST(exact_bitwise)
 {
     const tcase_def *d = &exact_cases[_i % NEXACT];
-    static const char *algos[] = { NULL, "ring", "bidir", "2d" };
+    static const char *algos[] = { NULL, "ring", "bidir", "2d", "trees" };
     const char *algo = _i < NEXACT ? d->algo : algos[_i / NEXACT];
     ftm_train_result r;
     run_case(d, 1, algo, &r);
@@ -276,13 +276,14 @@ END_TEST
 /* A chip dies in the middle of a step's gradient allreduce: training
  * recovers on the chips left and, in exact mode, still ends bitwise equal
  * to one chip. _i: 0 ResNet ring, 1 ResNet tree (some chips may finish
- * the step first), 2 BERT 2d. */
+ * the step first), 2 BERT 2d, 3 BERT trees. */
 START_TEST(chip_dies_during_training)
 {
     static const struct { int kind; const char *algo; int victim; long step; } c[] = {
         { FTM_MODEL_RESNET, "ring", 4, 1 },
         { FTM_MODEL_RESNET, "tree", 0, 2 },
         { FTM_MODEL_BERT, "2d", 5, 0 },
+        { FTM_MODEL_BERT, "trees", 4, 1 },
     };
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
@@ -443,11 +444,11 @@ static Suite *train_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("run");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, exact_bitwise, 0, NEXACT * 4);
+    tcase_add_loop_test(tc, exact_bitwise, 0, NEXACT * 5);
     tcase_add_loop_test(tc, float_within_tol, 0, NEXACT);
     tcase_add_loop_test(tc, healthy_faulty_one_chip, 0, 4);
     tcase_add_loop_test(tc, exact_loss_across_meshes, 0, 2);
-    tcase_add_loop_test(tc, chip_dies_during_training, 0, 3);
+    tcase_add_loop_test(tc, chip_dies_during_training, 0, 4);
     tcase_add_test(tc, check_can_fail);
     tcase_add_test(tc, callbacks_and_bad_input);
     suite_add_tcase(s, tc);

@@ -69,10 +69,14 @@ typedef struct ftm_allreduce_opts {
     double hang_timeout_s;     /* 0: runtime default */
     size_t pkt_bytes;          /* 0: runtime default */
     int packets_only;          /* ftm_rt_config.packets_only */
-    int fail_during;           /* 1: chip fail_chip dies during the first run */
+    int fail_during;           /* 1: chip fail_chip dies during the first run:
+                                * the fault script of the one event
+                                * fail_chip@0:N (same run, records and trace) */
     int fail_chip;
     uint64_t fail_after_pkts;  /* ... after sending this many packets (0: half
-                                * of its packets of one allreduce) */
+                                * of its packets of one allreduce, plus one;
+                                * a chip that sends fewer dies when its first
+                                * allreduce ends) */
     const ftm_sched *sched;    /* optional: algo's schedule for this mesh and
                                 * count, already built (the caller modeled
                                 * it); NULL: built here */
@@ -107,7 +111,12 @@ typedef struct ftm_allreduce_result {
     int nstuck;
     int died_chip;             /* chip that died during the run (then the
                                 * figures are those of the recovery run on
-                                * the mesh without it), or -1 */
+                                * the mesh without it), or -1; the first */
+    int *died;                 /* [ndied] every chip that died during the
+                                * run, in the order they died (those of one
+                                * failure in row-major order; a chip that
+                                * came back and died again: each time) */
+    int ndied;
     struct ftm_fault_record *events; /* with faults: [nevents], in order */
     int nevents;
     char detail[256];          /* a refused script: why */
@@ -121,7 +130,8 @@ typedef struct ftm_allreduce_result {
  * index), and checks every element of every chip against the exact sum.
  * With fail_during, the chip dies mid-allreduce; the run stops with
  * FTM_ECHIPDEAD and is redone on the mesh without it (rings rebuilt around
- * the new hole), and the result describes that recovery run.
+ * the new hole), and the result describes that recovery run, with the
+ * event's record (events) as a fault script gives it.
  * Returns 0 (even if wrong > 0), or an error: FTM_EINVAL (unknown algo),
  * FTM_EALLDEAD, FTM_EPARTITION (also when the dead chip cuts the mesh),
  * FTM_EHANG (res->stuck says who), ... Reentrant (each call has its own

@@ -141,7 +141,12 @@ typedef struct ftm_lesson_part {
  * holds the current step, #steps the part's number of steps, #part the
  * part's number (from 1), #parts the number of parts; the fragment
  * #part=P&step=N opens part P at step N, #step=N alone step N of part
- * main_part (from 1). Returns 0, FTM_EINVAL or FTM_EIO. */
+ * main_part (from 1). A tree's root (the one healthy chip that sends no
+ * partial sum) has a box of class "root" and a "root" label (class
+ * rootlabel, data-row data-col); bidir's two rings are drawn in two
+ * colours, its segments and the arrows of each direction of class "r1"
+ * (the ring's order) or "r2" (the other way). Returns 0, FTM_EINVAL or
+ * FTM_EIO. */
 FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
                                      const char *title);
 

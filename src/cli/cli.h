@@ -126,6 +126,9 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
  * CLI_EXIT_USAGE on any bad input (also when healthy chips are cut apart
  * or all dead), else 0 with m initialised. */
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
+/* The same without splitting the chips over MPI ranks: a mesh only
+ * described, never run. */
+int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m);
 
 /* ---- the record of a run's static faults (faults_record.c) ----------------
  * Every dead chip (those of --fail-host blocks as hosts), host and failed
@@ -139,6 +142,12 @@ int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, 
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
 struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
+/* The same "faults" record for a scenario given as flags (" --fail R,C
+ * --fail-host R,C ...", as sweep rows name them) on a rows x cols mesh
+ * (torus: 1); "faults": null if they do not parse (never for the
+ * program's own scenarios). */
+void cli_faults_record_json_flags(struct cli_json *j, const char *flags, int rows, int cols,
+                                  int torus);
 
 /* ---- runs over MPI (mpi_cli.c; a build without MPI has one rank) --------
  * cli_mpi_begin (main): under an MPI launcher, starts MPI; ranks other

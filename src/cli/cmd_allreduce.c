@@ -203,9 +203,8 @@ static void ar_free(ar_run *x)
 
 /* The fault script, checked before the run: --kill, --faults,
  * --random-kills, and --fail-during R,C [--fail-after N] as the event
- * R,C@0:N (R,C@0:allreduce without --fail-after). Alone, --fail-during
- * keeps its own path (a chip that sends fewer than N packets survives);
- * it is checked all the same. */
+ * R,C@0:N (R,C@0:allreduce without --fail-after): it runs as that --kill
+ * does, with the same record, log line and trace. */
 static int build_script(ar_args *a, ar_run *x)
 {
     ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .phase = FTM_PHASE_ALLREDUCE,
@@ -227,10 +226,6 @@ static int build_script(ar_args *a, ar_run *x)
     if (rc)
         return rc;
     a->have_script = 1;
-    if (!cli_faults_any(&a->f)) { /* checked; --fail-during runs as before */
-        ftm_fault_script_free(&a->script);
-        a->have_script = 0;
-    }
     return 0;
 }
 
@@ -377,7 +372,6 @@ static int model_schedule(const ar_args *a, const char *algo, ar_run *x);
 static int run_script(const ar_args *a, const char *algo, ftm_allreduce_opts *ao, ar_run *x)
 {
     model_ctx mc = { a, algo };
-    ao->fail_during = 0;
     ao->faults = &a->script;
     ao->modeled_s = modeled;
     ao->modeled_ctx = &mc;
@@ -497,26 +491,11 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
         return err;
     ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,
-                              .packets_only = a->packets_only,
-                              .fail_during = x->fail_chip >= 0, .fail_chip = x->fail_chip,
-                              .fail_after_pkts = (uint64_t)a->fail_after, .sched = &x->sched,
+                              .packets_only = a->packets_only, .sched = &x->sched,
                               .trace = x->rec };
-    if (a->have_script)
+    if (a->have_script) /* --fail-during too: one of its events */
         return run_script(a, *algo, &ao, x);
-    err = ftm_allreduce_run(&x->m, &ao, &x->r);
-    int fr = ftm_mesh_row(&x->m, x->fail_chip), fc = ftm_mesh_col(&x->m, x->fail_chip);
-    if (x->r.died_chip >= 0) {
-        ftm_mesh_fail_chip_id(&x->m, x->r.died_chip);
-        if (!err)
-            err = model_schedule(a, *algo, x);
-        if (!a->o.json)
-            printf("# chip (%d,%d) died during the first allreduce; rings rebuilt around it;\n"
-                   "# the figures below are from the recovery run over the %d chip%s left\n",
-                   fr, fc, ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
-    } else if (x->fail_chip >= 0 && !a->o.json) {
-        printf("# chip (%d,%d) finished before its failure point (--fail-after)\n", fr, fc);
-    }
-    return err;
+    return ftm_allreduce_run(&x->m, &ao, &x->r);
 }
 
 /* What the reports read: the options and the run. */

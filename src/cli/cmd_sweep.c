@@ -31,7 +31,7 @@ static const cli_opt tput_table[] = {
     { "resnet50-batch-1024", "N", O_RB1024, "ResNet-50 global batch on 1024 chips (default 32768)" },
     { "bert-batch-512", "N", O_BB512, "BERT-large global batch on 512 chips (default 4096)" },
     { "bert-batch-1024", "N", O_BB1024, "BERT-large global batch on 1024 chips (default 8192)" },
-    { "algos", "A,B", O_ALGOS, "allreduce candidates, the fastest is used\n(default 2d,2d-concurrent,2d-lines)" },
+    { "algos", "A,B", O_ALGOS, "allreduce candidates, the fastest is used\n(default 2d,2d-concurrent,2d-lines,trees)" },
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, tput_table, NULL };
@@ -126,6 +126,7 @@ static void json_row(cli_json *j, const ftm_sweep_row *r)
     cli_json_bool(j, "best", r->best);
     cli_json_num(j, "bound_s", "%.9g", r->bound_s);
     cli_json_num(j, "over_bound", "%.6f", r->over_bound);
+    cli_faults_record_json_flags(j, r->fault, r->rows, r->cols, 1);
     cli_json_end(j);
 }
 

@@ -486,7 +486,7 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     else if (!err && a->fail_during && !a->o.json)
         printf("# --fail-during: step %ld never came; nothing failed\n", a->t.fail_step);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
-                              err ? r->diverged_step : -1 };
+                              err ? r->diverged_step : -1, &a->o };
     train_summary(r, &x->m, &in, oc);
     if (err)
         return cli_error(CMD, "training diverged: the loss is not finite at step %ld; "

@@ -117,3 +117,36 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
                (unsigned long long)cli_fault_seed(o));
     printf("\n");
 }
+
+static int flag_opt(void *ctx, int id, const char *name, const char *val)
+{
+    return cli_mesh_set(ctx, id, name, val);
+}
+
+/* A scenario's flags (a sweep row's " --fail-host 8,16 ...") read as the
+ * command line reads them, on the mesh they name: the same record. */
+void cli_faults_record_json_flags(struct cli_json *j, const char *flags, int rows, int cols,
+                                  int torus)
+{
+    char buf[512], spec[32], *argv[64] = { "sweep" };
+    int argc = 1, ok = 0;
+    snprintf(buf, sizeof buf, "%s", flags ? flags : "");
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+        argv[argc++] = t;
+    cli_mesh_opts o;
+    ftm_mesh m;
+    const cli_opt *const tables[] = { cli_mesh_table, NULL };
+    if (!cli_mesh_opts_init(&o, "sweep", argc)) {
+        snprintf(spec, sizeof spec, "%dx%d", rows, cols);
+        o.mesh_spec = spec;
+        o.torus = torus;
+        ok = !cli_parse("sweep", argc, argv, tables, flag_opt, &o) && !cli_build_mesh_only(&o, &m);
+        if (ok) {
+            cli_faults_record_json(j, &o, &m);
+            ftm_mesh_free(&m);
+        }
+        cli_mesh_opts_free(&o);
+    }
+    if (!ok)
+        cli_json_null(j, "faults");
+}

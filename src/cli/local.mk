@@ -5,14 +5,14 @@ ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c s
 	src/cli/faults_cli.c src/cli/faults_cli.h src/cli/pictures.c \
 	src/cli/sweep_tput.c src/cli/mpi_cli.c
 
-# End-to-end runs of the command (exit codes, errors, JSON keys).
-TESTS += tests/cli.sh
+# End-to-end runs of the command (exit codes, errors, JSON keys); cli.sh
+# and demo_html.sh are in TESTS from Makefile.am (the longest first).
 EXTRA_DIST += tests/cli.sh
 
 # Watching a run: --trace (Chrome trace JSON) and ftmesh demo
 ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c src/cli/demo.h \
-	src/cli/demo_text.c src/cli/demo_story.c
-TESTS += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh
+	src/cli/demo_text.c src/cli/demo_story.c src/cli/demo_repair.c
+TESTS += tests/trace_cli.sh tests/demo_cli.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py tests/demo_order.py \
 	tests/demo_html.py
 EXTRA_DIST += tests/trace_cli.py

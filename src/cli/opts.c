@@ -334,6 +334,14 @@ static int random_and_connected(const cli_mesh_opts *o, ftm_mesh *m)
 
 int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
 {
+    int rc = cli_build_mesh_only(o, m);
+    if (!rc && (rc = cli_ranks_setup(o, m)))
+        ftm_mesh_free(m);
+    return rc;
+}
+
+int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
+{
     int rows, cols;
     if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
         return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
@@ -345,8 +353,6 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
         rc = fail_links(o, m);
     if (!rc)
         rc = random_and_connected(o, m);
-    if (!rc)
-        rc = cli_ranks_setup(o, m);
     if (rc)
         ftm_mesh_free(m);
     return rc;

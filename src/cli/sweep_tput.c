@@ -86,6 +86,7 @@ static void json_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
         cli_json_num(&j, "step_s", "%.9g", r->step_s);
         cli_json_num(&j, "examples_per_s", "%.9g", r->examples_per_s);
         cli_json_num(&j, "impact_pct", "%.4f", r->impact_pct);
+        cli_faults_record_json_flags(&j, r->fault, r->rows, r->cols, 1);
         cli_json_end(&j);
     }
     cli_json_end(&j);

@@ -301,6 +301,8 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
         cli_json_null(&j, "diverged_step");
     if (r->checked)
         json_check(&j, r, f->n);
+    if (in->o)
+        cli_faults_record_json(&j, in->o, m);
     cli_ranks_json(&j, m); /* every rank calls it: the figures are summed */
     cli_json_end(&j);
 }

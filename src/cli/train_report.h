@@ -3,6 +3,7 @@
 #ifndef FTMESH_CLI_TRAIN_REPORT_H
 #define FTMESH_CLI_TRAIN_REPORT_H
 
+#include "cli.h"
 #include "ftmesh/train.h"
 
 typedef struct train_out {
@@ -20,6 +21,7 @@ typedef struct train_summary_info {
     int bn;              /* the model has batch norm */
     int exact;
     long diverged_step;  /* -1, or the step whose loss was not finite */
+    const cli_mesh_opts *o; /* the mesh options: the JSON "faults" record */
 } train_summary_info;
 
 void train_out_init(train_out *c, int json, long steps, long batch);

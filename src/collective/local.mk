@@ -22,8 +22,7 @@ tests_test_allreduce_SOURCES = tests/test_allreduce.c
 tests_test_allreduce_CFLAGS = $(TEST_CFLAGS)
 tests_test_allreduce_LDADD = $(TEST_LIBS)
 
-check_PROGRAMS += tests/test_2d
-TESTS += tests/test_2d
+check_PROGRAMS += tests/test_2d # in TESTS from Makefile.am (the longest first)
 THREADED_TESTS += tests/test_2d
 tests_test_2d_SOURCES = tests/test_2d.c
 tests_test_2d_CFLAGS = $(TEST_CFLAGS)

@@ -153,6 +153,9 @@ void ftm_allreduce_result_free(ftm_allreduce_result *res)
     free(res->events);
     res->events = NULL;
     res->nevents = 0;
+    free(res->died);
+    res->died = NULL;
+    res->ndied = 0;
     if (res->have_mesh_after)
         ftm_mesh_free(&res->mesh_after);
     res->have_mesh_after = 0;
@@ -304,16 +307,10 @@ static int note_failure(ar_batch *b, ftm_allreduce_result *res)
     return 0;
 }
 
-/* Runs the batch's jobs on rt (chip fail >= 0 dies during the first job). */
-static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
+/* Runs the batch's jobs on rt. */
+static int run_batch(ar_batch *b, ftm_allreduce_result *res)
 {
     int rc = alloc_bufs(b);
-    if (!rc && fail >= 0) {
-        uint64_t after = b->jobs[0].o->fail_after_pkts;
-        if (!after) /* default: halfway through its part of the allreduce */
-            after = ftm_sched_chip_packets(b->jobs[0].s, fail, ftm_rt_pkt_bytes(b->rt)) / 2 + 1;
-        rc = ftm_rt_kill_chip_after(b->rt, fail, after);
-    }
     if (!rc && b->rf) {
         ftm_rt_script_rt(b->rf->f, b->rt);
         ftm_rt_script_attempt(b->rf->f, b->m);
@@ -347,18 +344,20 @@ static int run_batch(ar_batch *b, int fail, ftm_allreduce_result *res)
 }
 
 /* n allreduces o[0..n) on m in one run of rt (NULL: a runtime made here
- * from o[0]'s packet size and timeout); chip fail >= 0 dies during the
- * first. */
-static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, int n, int fail,
+ * from o[0]'s packet size and timeout). */
+static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, int n,
                    ftm_allreduce_result *res, run_fault *rf)
 {
     for (int i = 0; i < n; i++) {
         /* a script's records are kept across its runs (rf: res is set) */
         ftm_fault_record *events = rf ? res[i].events : NULL;
-        int nevents = rf ? res[i].nevents : 0;
+        int nevents = rf ? res[i].nevents : 0, *died = rf ? res[i].died : NULL;
+        int ndied = rf ? res[i].ndied : 0;
         memset(&res[i], 0, sizeof res[i]);
         res[i].events = events;
         res[i].nevents = nevents;
+        res[i].died = died;
+        res[i].ndied = ndied;
         res[i].died_chip = -1;
     }
     for (int i = 0; i < n; i++)
@@ -383,7 +382,7 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
     if (!rc && !rt && o[0].trace)
         rc = ftm_rt_set_trace(b.rt, o[0].trace);
     if (!rc)
-        rc = run_batch(&b, fail, res);
+        rc = run_batch(&b, res);
     if (b.rt != rt)
         ftm_rt_destroy(b.rt);
     for (int i = 0; i < n; i++)
@@ -398,7 +397,7 @@ int ftm_allreduce_run_batch(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_o
     for (int i = 0; i < n; i++)
         if (o[i].fail_during || o[i].faults)
             return FTM_EINVAL;
-    return run_set(m, rt, o, n, -1, res, NULL);
+    return run_set(m, rt, o, n, res, NULL);
 }
 
 /* The figures of one failure's records, once the next run is built. */
@@ -460,6 +459,39 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
     return rc;
 }
 
+/* Each survivor's RECOVER event: the rings are rebuilt from here. */
+static void note_recovery(ftm_trace *tr, const ftm_mesh *m)
+{
+    double t = ftm_trace_now(tr);
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c))
+            continue;
+        ftm_event e = { .kind = FTM_EV_RECOVER, .dir = -1, .chip = c, .peer = -1, .sched = -1,
+                        .step = -1, .op = -1, .t0 = t, .t1 = t, .name = "recovery: rings rebuilt" };
+        ftm_trace_add(tr, &e);
+    }
+}
+
+/* After a failure on cur, with next the mesh left: the chips that died
+ * (alive in cur, dead in next; a host's in row-major order) appended to
+ * res->died, and each survivor's RECOVER event in the trace. */
+static int note_deaths(ftm_allreduce_result *res, const ftm_mesh *cur, const ftm_mesh *next,
+                       ftm_trace *tr)
+{
+    for (int c = 0; c < cur->nchips; c++) {
+        if (!ftm_mesh_alive(cur, c) || ftm_mesh_alive(next, c))
+            continue;
+        int *d = realloc(res->died, sizeof *d * (size_t)(res->ndied + 1));
+        if (!d)
+            return FTM_ENOMEM;
+        res->died = d;
+        res->died[res->ndied++] = c;
+    }
+    if (tr)
+        note_recovery(tr, next);
+    return 0;
+}
+
 /* Runs until one run ends without a failure; each failure's recovery
  * gives the next run its mesh, with new rings; a repair stops the run at
  * its iteration, the mesh grows, and all the iterations run again. */
@@ -489,7 +521,7 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
             break;
         oc.sched = at ? NULL : oc.sched; /* grown: new rings */
         memcpy(detail, res->detail, sizeof detail);
-        rc = run_set(&cur, NULL, &oc, 1, -1, res, &rf);
+        rc = run_set(&cur, NULL, &oc, 1, res, &rf);
         memcpy(res->detail, detail, sizeof detail);
         died = died < 0 ? res->died_chip : died;
         at = rc == AR_REPAIR_STOP ? (int)f.until : 0;
@@ -498,6 +530,8 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rf.have_next || k > 2 * f.script.n + 2)
             break;
         finish_records(res, o, &rf, &rf.next, t0);
+        if ((rc = note_deaths(res, &cur, &rf.next, o->trace)))
+            break;
         ftm_mesh_free(&cur);
         cur = rf.next;
         rf.have_next = 0;
@@ -522,17 +556,29 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     return rc;
 }
 
-/* Each survivor's RECOVER event: the rings are rebuilt from here. */
-static void note_recovery(ftm_trace *tr, const ftm_mesh *m)
+/* fail_during is the script of one event, fail_chip@0:N (N the
+ * fail_after_pkts, or the middle of its packets): the same run, records
+ * and trace as that script. */
+static int run_fail_during(const ftm_mesh *m, const ftm_allreduce_opts *o,
+                           ftm_allreduce_result *res)
 {
-    double t = ftm_trace_now(tr);
-    for (int c = 0; c < m->nchips; c++) {
-        if (!ftm_mesh_alive(m, c))
-            continue;
-        ftm_event e = { .kind = FTM_EV_RECOVER, .dir = -1, .chip = c, .peer = -1, .sched = -1,
-                        .step = -1, .op = -1, .t0 = t, .t1 = t, .name = "recovery: rings rebuilt" };
-        ftm_trace_add(tr, &e);
-    }
+    memset(res, 0, sizeof *res);
+    res->died_chip = -1;
+    if (o->fail_chip < 0 || o->fail_chip >= m->nchips || !ftm_mesh_alive(m, o->fail_chip))
+        return FTM_EINVAL;
+    ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
+                          .c = ftm_mesh_col(m, o->fail_chip), .phase = FTM_PHASE_ALLREDUCE,
+                          .pkts = o->fail_after_pkts ? (int64_t)o->fail_after_pkts
+                                                     : FTM_FAULT_MID };
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    int rc = ftm_fault_script_add(&s, &e);
+    ftm_allreduce_opts os = *o;
+    os.fail_during = 0;
+    os.faults = &s;
+    rc = rc ? rc : run_script(m, &os, res);
+    ftm_fault_script_free(&s);
+    return rc;
 }
 
 int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
@@ -545,31 +591,8 @@ int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     if (o->faults)
         return run_script(m, o, res);
     if (!o->fail_during)
-        return run_set(m, NULL, o, 1, -1, res, NULL);
-    memset(res, 0, sizeof *res);
-    res->died_chip = -1;
-    if (o->fail_chip < 0 || o->fail_chip >= m->nchips || !ftm_mesh_alive(m, o->fail_chip))
-        return FTM_EINVAL;
-    int rc = run_set(m, NULL, o, 1, o->fail_chip, res, NULL);
-    if (rc != FTM_ECHIPDEAD)
-        return rc; /* it finished before the failure point, or broke otherwise */
-    /* Recovery: the mesh without the dead chip, new rings, a new runtime,
-     * and the allreduce again over the chips that are left. */
-    int died = res->died_chip;
-    ftm_mesh m2;
-    rc = ftm_mesh_copy(&m2, m);
-    if (rc)
-        return rc;
-    ftm_mesh_fail_chip_id(&m2, died);
-    ftm_allreduce_result_free(res);
-    if (o->trace)
-        note_recovery(o->trace, &m2);
-    ftm_allreduce_opts o2 = *o;
-    o2.sched = NULL; /* the mesh changed: new rings */
-    rc = run_set(&m2, NULL, &o2, 1, -1, res, NULL);
-    res->died_chip = died;
-    ftm_mesh_free(&m2);
-    return rc;
+        return run_set(m, NULL, o, 1, res, NULL);
+    return run_fail_during(m, o, res);
 }
 
 size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o,

@@ -53,7 +53,8 @@ void ftm_tput_defaults(ftm_tput_params *p)
     p->algos[0] = "2d";
     p->algos[1] = "2d-concurrent";
     p->algos[2] = "2d-lines";
-    p->nalgos = 3;
+    p->algos[3] = "trees";
+    p->nalgos = 4;
 }
 
 void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)

@@ -95,6 +95,28 @@ static void xfer_data(FILE *f, const ftm_lesson_xfer *x)
     fprintf(f, "\"}");
 }
 
+/* The tree's root as the run shows it: the one healthy chip that sends
+ * no partial sum (every other chip sends its subtree's up); -1 when the
+ * part is not a tree's or no single chip fits. */
+static int tree_root(const ftm_lesson *l)
+{
+    if (!l->algo || strcmp(l->algo, "tree") || l->nframes < 2)
+        return -1;
+    int root = -1;
+    for (int c = 0; c < l->mesh.nchips; c++) {
+        int sends = 0;
+        for (int k = 1; k < l->nframes && !sends; k++)
+            for (int i = 0; i < l->frame[k].nx && !sends; i++)
+                sends = l->frame[k].x[i].src == c && l->frame[k].x[i].red != FTM_RED_COPY;
+        if (!ftm_mesh_alive(&l->mesh, c) || sends)
+            continue;
+        if (root >= 0)
+            return -1;
+        root = c;
+    }
+    return root;
+}
+
 static void part_data(FILE *f, const ftm_lesson_part *p)
 {
     const ftm_lesson *l = p->l;
@@ -106,9 +128,10 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     mesh_data(f, &l->mesh);
     fputc(',', f);
     ring_data(f, p->ring);
-    fprintf(f, ",chess:%d,verified:%d,count:%zu,steps:%d,died:%d,diedStep:%d,\ninputs:",
-            p->chessboard, p->verified, l->count, p->picture ? 0 : l->nframes - 1, l->died,
-            l->died >= 0 ? l->died_step + 1 : -1);
+    fprintf(f, ",chess:%d,verified:%d,count:%zu,steps:%d,died:%d,diedStep:%d,root:%d,bidir:%d,"
+               "\ninputs:", p->chessboard, p->verified, l->count, p->picture ? 0 : l->nframes - 1,
+            l->died, l->died >= 0 ? l->died_step + 1 : -1, p->picture ? -1 : tree_root(l),
+            p->ring && !p->picture && l->algo && !strcmp(l->algo, "bidir"));
     ints(f, l->frame[0].vals, (size_t)l->mesh.nchips * l->count);
     fprintf(f, ",\nexpect:[");
     for (size_t i = 0; i < l->count; i++)
