@@ -104,6 +104,31 @@ START_TEST(test_trees_exact)
 }
 END_TEST
 
+/* Chunks big enough (over 5 hop latencies of transfer) that the sums go
+ * up in smaller chunks than the copies come down (5 down, 6 up): exact
+ * on a torus with a dead chip and a mesh with a dead link, float and
+ * int64; the root copies a down chunk only once every up chunk under it
+ * is summed in. */
+START_TEST(test_trees_split_chunks)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 3, !_i), 0);
+    ck_assert_int_eq(_i ? ftm_mesh_fail_link(&m, 0, 1, 1, 1, 0) : ftm_mesh_fail_chip(&m, 0, 1), 0);
+    size_t count = 630000 + 7 * (size_t)_i;
+    ftm_red red = _i ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, red, 1, 5), 0);
+    int ops = 0;
+    for (int c = 0; c < m.nchips; c++)
+        ops += (int)s.prog[c].nops;
+    check_sched(&m, &s, count, red);
+    ftm_sched_free(&s);
+    /* (live - 1) tree edges x (6 up + 5 down) transfers, each a send and a receive */
+    ck_assert_int_eq(ops, (ftm_mesh_healthy_count(&m) - 1) * (6 + 5) * 2);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 typedef struct job {
     const ftm_sched *s;
     void **bufs;
@@ -222,6 +247,7 @@ static Suite *trees_suite(void)
     tcase_add_loop_test(tc, test_trees_threads_int64, 0, 6);
     tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
     tcase_add_loop_test(tc, test_trees_near_bound, 0, 2);
+    tcase_add_loop_test(tc, test_trees_split_chunks, 0, 2);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     return su;
