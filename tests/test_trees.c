@@ -117,7 +117,7 @@ START_TEST(test_trees_split_chunks)
     size_t count = 630000 + 7 * (size_t)_i;
     ftm_red red = _i ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, red, 1, 5), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, red, 1, 5), 0);
     int ops = 0;
     for (int c = 0; c < m.nchips; c++)
         ops += (int)s.prog[c].nops;
