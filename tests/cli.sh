@@ -103,7 +103,22 @@ for cmd in rings allreduce sweep train; do
     dups=$(grep -oE '^  --[A-Za-z0-9-]+' "$tmp/out" | sort | uniq -d)
     [ -z "$dups" ] && ok || bad "$cmd --help lists twice: $dups"
     grep -q -- '--help' "$tmp/out" && ok || bad "$cmd --help does not list --help"
+    long=$(awk 'length > 80' "$tmp/out")
+    [ -z "$long" ] && ok || bad "$cmd --help: over 80 columns: $long"
 done
+expect 0 allreduce --help
+tr "\n" " " <"$tmp/out" | grep -q -- "--random-kills K *K more events drawn from --fault-seed" &&
+    ok || bad "allreduce --help: --random-kills not drawn from --fault-seed"
+expect 0 sweep --help
+grep -q '"2d (ring)"' "$tmp/out" && ok || bad "sweep --help does not explain the (ring) tag"
+# an error names the option the user typed
+for cmd in allreduce train; do
+    expect 2 $cmd --fault-seed x --random-faults 1
+    grep -q -- "--fault-seed x:" "$tmp/err" && ok || bad "$cmd --fault-seed x: $(cat "$tmp/err")"
+done
+expect 2 allreduce --random-kills 2 --model-only
+grep -q -- "--random-kills needs chips running" "$tmp/err" && ok ||
+    bad "allreduce --random-kills --model-only: $(cat "$tmp/err")"
 expect 0 rings --help
 expect 0 sweep --throughput --help
 grep -q -- "--overlap" "$tmp/out" && ok || bad "sweep --help lacks the throughput options"
