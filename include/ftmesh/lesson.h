@@ -150,7 +150,4 @@ typedef struct ftm_lesson_part {
 FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
                                      const char *title);
 
-/* The page of one lesson alone: ftm_lesson_html_parts with one part. */
-FTM_EXTERN int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
-
 #endif
