@@ -12,13 +12,14 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# the whole lesson (parts 1-4); --step and a long --delay must not wait
+# the whole lesson (parts 1-6); --step and a long --delay must not wait
 start=$(date +%s)
 "$ftmesh" demo --step --delay 30 </dev/null >"$tmp/out" || bad "demo exited $?"
 [ $(( $(date +%s) - start )) -lt 30 ] || bad "demo waited with stdout not a terminal"
 python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo sums"
 for part in "1. The mesh and its hole" "2. ring allreduce" "3. The 2-D algorithm" \
-            "4. A chip dies in the middle" "dies at the start of this step" "The recovery run"; do
+            "4. A chip dies in the middle" "dies at the start of this step" "The recovery run" \
+            "6. The chip comes back" "Chip (3,3) is repaired"; do
     grep -q "$part" "$tmp/out" || bad "demo: no '$part'"
 done
 tr "\n" " " <"$tmp/out" | grep -q "Here 7 B and 8 w: 1 ring edge must join" || bad "demo: no two-colour argument"

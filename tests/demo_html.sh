@@ -51,8 +51,9 @@ page ring 4 4 "1,1" --algo ring
 full=; [ "${FTMESH_TEST_SCALE:-}" = full ] && full=1
 # the whole lesson: every part at its last step (#part=P&step=N, clamped),
 # the chip that dies marked dead in part 4, verified sums said at the end
+# (part 6: the chip back)
 "$ftmesh" demo --html "$tmp/all.html" >/dev/null || bad "demo --html"
-if [ -n "$full" ]; then set -- "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1"; else set -- "4 3,3 0" "5 - 1"; fi
+if [ -n "$full" ]; then set -- "1 - 0" "2 - 1" "3 - 1" "4 3,3 0" "5 - 1" "6 - 1"; else set -- "4 3,3 0" "6 - 1"; fi
 for p in "$@"; do
     set -- $p
     browse --dump-dom "file://$tmp/all.html#part=$1&step=999" >"$tmp/all.$1.dom" ||
@@ -65,6 +66,10 @@ if [ -n "$full" ]; then
         bad "fail-during page"
     browse --dump-dom "file://$tmp/fd.html#part=3&step=999" >"$tmp/fd.dom" || bad "chromium: fd"
     python3 "$here/demo_html.py" part "$tmp/fd.dom" 3 2,2 0 || bad "--fail-during page"
+    # ... and comes back in the last part: alive, every chip verified
+    browse --dump-dom "file://$tmp/fd.html#part=5&step=999" >"$tmp/fd5.dom" || bad "chromium: fd 5"
+    python3 "$here/demo_html.py" part "$tmp/fd5.dom" 5 - 1 || bad "--fail-during page: chip back"
+    python3 "$here/demo_html.py" dom "$tmp/fd5.dom" 4 4 "1,1" last || bad "--fail-during: part 5 sums"
 fi
 # a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
 # both borders (part 2 at step 1 draws all three)
@@ -76,7 +81,10 @@ for h in "part=2&step=1"; do
 done
 # the tree's root (the healthy chip nearest the centre, ties: the lowest
 # number) and bidir's two rings, each marked; neither on the ring's page
-for m in "tree 1,2 0" "tree 2,1 0 --mesh 4x3 --fail 1,1" "bidir - 1" "ring - 0"; do
+# (check-full: another tree and the ring too)
+set -- "tree 1,2 0" "bidir - 1"
+[ -n "$full" ] && set -- "$@" "tree 2,1 0 --mesh 4x3 --fail 1,1" "ring - 0"
+for m in "$@"; do
     # shellcheck disable=SC2086 # m is several words
     set -- $m
     algo=$1 root=$2 two=$3

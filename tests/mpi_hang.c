@@ -26,7 +26,7 @@ static int chip_fn(ftm_chip *chip, void *arg)
 static int build(ftm_sched *s)
 {
     const unsigned char dirs[2] = { FTM_DIR_E, FTM_DIR_E };
-    int rc = ftm_sched_init(s, "test", 3, sizeof bufs[0]);
+    int rc = ftm_sched_init(s, NULL, "test", 3, sizeof bufs[0]);
     int r = rc ? rc : ftm_sched_route(s, 0, 2, dirs, 2);
     if (r < 0)
         return r;

@@ -98,8 +98,8 @@ static void sweep_one(int i, int conc)
     int conn = sweep_mesh(i, &m);
     ftm_sched s;
     size_t count = 1 + (size_t)(i * 37) % 300; /* includes count < chips */
-    int rc = conc ? ftm_allreduce_2d_concurrent_build(&s, &m, count, FTM_RED_SUM_F32)
-                  : ftm_allreduce_2d_build(&s, &m, count, FTM_RED_SUM_F32);
+    int rc = conc ? ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32)
+                  : ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32);
     if (conn) {
         ck_assert(rc == FTM_EPARTITION || rc == FTM_EALLDEAD);
         ftm_mesh_free(&m);
@@ -148,7 +148,7 @@ static int sweep_lines(int i, int k)
     ftm_sched s;
     size_t count = 1 + (size_t)(i * 37) % 300;
     size_t split = i % 3 ? 1 + (size_t)i % 4 : 0;
-    int rc = ftm_allreduce_2d_lines_build_split(&s, &m, count, FTM_RED_SUM_F32, k, split);
+    int rc = ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, FTM_RED_SUM_F32, k, split);
     if (conn || rc == FTM_ENOTSUP) {
         ck_assert(rc == FTM_ENOTSUP || rc == FTM_EPARTITION || rc == FTM_EALLDEAD);
         ftm_mesh_free(&m);
@@ -238,8 +238,8 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
     size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
     ftm_sched s;
     /* k 2 (int64) and 3: reducing transfers of more than 5 elements in two halves */
-    int rc = k == 2 || k == 3 ? ftm_allreduce_2d_lines_build_split(&s, &m, count, red, k, 5)
-                              : ftm_allreduce_2d_lines_build_k(&s, &m, count, red, k);
+    int rc = k == 2 || k == 3 ? ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, red, k, 5)
+                              : ftm_allreduce_2d_lines_build_k(&s, NULL, &m, count, red, k);
     ck_assert_msg(rc == 0, "%dx%d fault %d k %d: %s", R, C, f, k, ftm_strerror(rc));
     char **b = calloc((size_t)m.nchips, sizeof(char *));
     for (int c = 0; c < m.nchips; c++) {
@@ -300,7 +300,7 @@ START_TEST(test_int64_exact)
     ck_assert_int_eq(ftm_mesh_fail_host(&m, 4, 4), 0); /* wraps around */
     ftm_sched s;
     size_t count = 211;
-    ck_assert_int_eq(ftm_allreduce_2d_build(&s, &m, count, FTM_RED_SUM_I64), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_I64), 0);
     int64_t **b = calloc((size_t)m.nchips, sizeof(int64_t *));
     for (int c = 0; c < m.nchips; c++) {
         b[c] = malloc(count * sizeof(int64_t));
@@ -335,7 +335,7 @@ START_TEST(test_closed_form_healthy_torus)
     ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
     size_t count = (size_t)(2 * R * C) * 1000;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_build(&s, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
     ftm_cost_params p = { 100e9, 1e-6, 900e9 };
     ftm_cost_result r;
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
@@ -362,7 +362,7 @@ START_TEST(test_closed_form_concurrent)
     ck_assert_int_eq(ftm_mesh_init(&m, n, n, 1), 0);
     size_t count = (size_t)(4 * n * n) * 1000;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_concurrent_build(&s, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
     ftm_cost_params p = { 100e9, 1e-6, 900e9 };
     ftm_cost_result r;
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
@@ -395,8 +395,8 @@ START_TEST(test_pod_busbw)
     ftm_cost_defaults(&p);
     for (int conc = 0; conc < 2; conc++) {
         ftm_sched s;
-        ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, &m, count, FTM_RED_SUM_F32)
-                              : ftm_allreduce_2d_build(&s, &m, count, FTM_RED_SUM_F32), 0);
+        ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32)
+                              : ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
         ftm_cost_result r;
         ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
         double pod = (double)count * 4 / r.time_s * 2 * 1023 / 1024 * 1024; /* B/s */
@@ -414,7 +414,7 @@ END_TEST
 static double model(const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, m, count, FTM_RED_SUM_F32), 0);
     ftm_cost_params p;
     ftm_cost_defaults(&p);
     ftm_cost_result r;
@@ -498,7 +498,7 @@ static ftm_cost_result model_built(ftm_sched *s, const ftm_mesh *m)
 static ftm_cost_result model_full(const char *name, const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, NULL, m, count, FTM_RED_SUM_F32), 0);
     return model_built(&s, m);
 }
 
@@ -512,7 +512,7 @@ static double model_algo(const char *name, const ftm_mesh *m, size_t count)
 static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, m, count, FTM_RED_SUM_F32, 0), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, NULL, m, count, FTM_RED_SUM_F32, 0), 0);
     return model_built(&s, m);
 }
 
@@ -694,8 +694,8 @@ static void built(const char *algo, int own, const ftm_mesh *m, int want_rc, con
                   int want_reason)
 {
     ftm_sched s;
-    int rc = own ? ftm_allreduce_build_own(algo, &s, m, 25000, FTM_RED_SUM_F32)
-                 : ftm_allreduce_find(algo)->build(&s, m, 25000, FTM_RED_SUM_F32);
+    int rc = own ? ftm_allreduce_build_own(algo, &s, NULL, m, 25000, FTM_RED_SUM_F32)
+                 : ftm_allreduce_find(algo)->build(&s, NULL, m, 25000, FTM_RED_SUM_F32);
     ck_assert_msg(rc == want_rc, "%s%s on %dx%d: %s", algo, own ? " (own)" : "", m->rows, m->cols,
                   ftm_strerror(rc));
     if (rc)
@@ -754,8 +754,8 @@ START_TEST(test_threads_exact)
     }
     size_t count = 4099;
     ftm_sched s;
-    ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, &m, count, FTM_RED_SUM_F32)
-                          : ftm_allreduce_2d_build(&s, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32)
+                          : ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
     float **b = calloc((size_t)m.nchips, sizeof(float *));
     for (int c = 0; c < m.nchips; c++) {
         b[c] = malloc(count * sizeof(float));
@@ -809,7 +809,7 @@ START_TEST(test_lines_threads)
     size_t count = 4099;
     ftm_sched s;
     /* odd cases: reducing transfers of more than 100 elements in two halves */
-    ck_assert_int_eq(ftm_allreduce_2d_lines_build_split(&s, &m, count, FTM_RED_SUM_F32, 3,
+    ck_assert_int_eq(ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, FTM_RED_SUM_F32, 3,
                                                         _i % 2 ? 100 : 0), 0);
     float **b = calloc((size_t)m.nchips, sizeof(float *));
     for (int c = 0; c < m.nchips; c++) {

@@ -276,7 +276,7 @@ START_TEST(test_mem_estimate)
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 1), 0);
     ftm_mesh_fail_chip(&m, 1, 2);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_find("bidir")->build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_find("bidir")->build(&s, NULL, &m, 1000, FTM_RED_SUM_F32), 0);
     size_t held = 0;
     for (int c = 0; c < s.nchips; c++)
         held += (size_t)s.prog[c].nops * sizeof(ftm_op) + (size_t)s.prog[c].nsteps * sizeof(ftm_step);

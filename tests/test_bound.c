@@ -258,7 +258,7 @@ static void check_sweep_mesh(int i)
             ck_assert_int_eq(ftm_cost_bound(&m, counts[k] * 4, FTM_RED_SUM_F32, &p, &b), 0);
             for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
                 ftm_sched s;
-                if (a->build(&s, &m, counts[k], FTM_RED_SUM_F32))
+                if (a->build(&s, NULL, &m, counts[k], FTM_RED_SUM_F32))
                     continue; /* refused (e.g. no ring on this mesh) */
                 ftm_cost_result r;
                 ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);

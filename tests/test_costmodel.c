@@ -32,7 +32,7 @@ static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int b
     size_t *rf[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
     size_t *rn[2] = { malloc(sizeof(size_t) * (size_t)P), malloc(sizeof(size_t) * (size_t)P) };
     unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
-    ck_assert_int_eq(ftm_sched_init(s, "test-ring", m->nchips, count * 4), 0);
+    ck_assert_int_eq(ftm_sched_init(s, NULL, "test-ring", m->nchips, count * 4), 0);
     for (int i = 0; i < P; i++) {
         re[i] = ftm_sched_route(s, i, (i + 1) % P, &e, 1);
         int cw = P - 1 - i;
@@ -89,7 +89,7 @@ START_TEST(test_contention_serialises)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 4, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "t", 4, 4000), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 4, 4000), 0);
     unsigned char ee[2] = { FTM_DIR_E, FTM_DIR_E };
     int r02 = ftm_sched_route(&s, 0, 2, ee, 2), r12 = ftm_sched_route(&s, 1, 2, ee, 1);
     for (int c = 0; c < 3; c++)
@@ -107,7 +107,7 @@ START_TEST(test_contention_serialises)
     ftm_sched_free(&s);
     /* Same transfers on disjoint links (1 -> 2 replaced by 3 -> 2): parallel. */
     unsigned char w = FTM_DIR_W;
-    ck_assert_int_eq(ftm_sched_init(&s, "t", 4, 4000), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 4, 4000), 0);
     r02 = ftm_sched_route(&s, 0, 2, ee, 2);
     int r32 = ftm_sched_route(&s, 3, 2, &w, 1);
     for (int c = 0; c < 4; c++)
@@ -128,7 +128,7 @@ START_TEST(test_reduction_and_local_copy)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 8000), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 2, 8000), 0);
     unsigned char e = FTM_DIR_E;
     int self = ftm_sched_route(&s, 0, 0, NULL, 0), r01 = ftm_sched_route(&s, 0, 1, &e, 1);
     ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
@@ -199,7 +199,7 @@ START_TEST(test_exec_data_int64_overflow)
     for (int sign = 0; sign < 2; sign++) {
         for (int over = 0; over < 2; over++) {
             ftm_sched s;
-            ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+            ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 2, 16), 0);
             int r01 = ftm_sched_route(&s, 0, 1, &e, 1);
             ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
             ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
@@ -246,7 +246,7 @@ START_TEST(test_rejects_races_and_hangs)
     ftm_cost_result r;
     /* Race: chip 1 receives into [0,8) while sending [4,12) in one step. */
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 2, 16), 0);
     int r01 = ftm_sched_route(&s, 0, 1, &e, 1), r10 = ftm_sched_route(&s, 1, 0, &w, 1);
     ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
     ck_assert_int_eq(ftm_sched_step(&s, 1, "t", 0), 0);
@@ -256,7 +256,7 @@ START_TEST(test_rejects_races_and_hangs)
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0); /* timing is fine */
     ftm_sched_free(&s);
     /* Deadlock: each chip first waits for what the other sends second. */
-    ck_assert_int_eq(ftm_sched_init(&s, "t", 2, 16), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 2, 16), 0);
     r01 = ftm_sched_route(&s, 0, 1, &e, 1);
     r10 = ftm_sched_route(&s, 1, 0, &w, 1);
     ck_assert_int_eq(ftm_sched_step(&s, 0, "t", 0), 0);
@@ -296,8 +296,8 @@ START_TEST(test_determinism_and_link_bytes)
     const char *names[] = { "2d", "bidir", "ring" };
     for (int a = 0; a < 3; a++) {
         ftm_sched s;
-        int rc = a == 0 ? ftm_allreduce_2d_build(&s, &m, 100003, FTM_RED_SUM_F32)
-                        : ftm_allreduce_find(names[a])->build(&s, &m, 100003, FTM_RED_SUM_F32);
+        int rc = a == 0 ? ftm_allreduce_2d_build(&s, NULL, &m, 100003, FTM_RED_SUM_F32)
+                        : ftm_allreduce_find(names[a])->build(&s, NULL, &m, 100003, FTM_RED_SUM_F32);
         ck_assert_int_eq(rc, 0);
         ftm_cost_params p = params();
         ftm_cost_result r1, r2;
@@ -333,7 +333,7 @@ START_TEST(test_auto_picks_fastest)
     for (int k = 0; k < 2; k++) {
         const char *name = NULL;
         ftm_cost_result best;
-        ck_assert_int_eq(ftm_allreduce_auto(&m, counts[k], FTM_RED_SUM_F32, &p, &name, &best), 0);
+        ck_assert_int_eq(ftm_allreduce_auto(NULL, &m, counts[k], FTM_RED_SUM_F32, &p, &name, &best), 0);
         ck_assert_ptr_nonnull(name);
         int found = 0;
         const ftm_allreduce_algo *a = ftm_allreduce_algos();
@@ -341,7 +341,7 @@ START_TEST(test_auto_picks_fastest)
             const char *nm = a[i].name ? a[i].name : "2d";
             ftm_allreduce_build_fn fn = a[i].name ? a[i].build : ftm_allreduce_2d_build;
             ftm_sched s;
-            ck_assert_int_eq(fn(&s, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(fn(&s, NULL, &m, counts[k], FTM_RED_SUM_F32), 0);
             ftm_cost_result r;
             ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
             ck_assert_double_le(best.time_s, r.time_s);
@@ -378,10 +378,10 @@ START_TEST(test_dry_run_counts)
     for (int k = 0; k < 2; k++)
         for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
             size_t peak, sb;
-            ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, counts[k], FTM_RED_SUM_F32,
+            ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, a->name, &m, counts[k], FTM_RED_SUM_F32,
                                                     &peak, &sb), 0);
             ftm_sched s;
-            ck_assert_int_eq(a->build(&s, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(a->build(&s, NULL, &m, counts[k], FTM_RED_SUM_F32), 0);
             size_t real = ftm_sched_mem_bytes(&s), model = ftm_cost_mem_bytes(&s, &m);
             if ((_i == 1 && strcmp(a->name, "2d-lines") != 0) || strncmp(a->name, "2d", 2) != 0)
                 ck_assert_uint_eq(sb, real);
@@ -391,11 +391,11 @@ START_TEST(test_dry_run_counts)
             ftm_sched_free(&s);
         }
     size_t pa, sa, pr, sr;
-    ck_assert_int_eq(ftm_allreduce_plan_mem("auto", &m, 1000, FTM_RED_SUM_F32, &pa, &sa), 0);
-    ck_assert_int_eq(ftm_allreduce_plan_mem("bidir", &m, 1000, FTM_RED_SUM_F32, &pr, &sr), 0);
+    ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, "auto", &m, 1000, FTM_RED_SUM_F32, &pa, &sa), 0);
+    ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, "bidir", &m, 1000, FTM_RED_SUM_F32, &pr, &sr), 0);
     ck_assert_uint_ge(pa, pr);
     ck_assert_uint_ge(sa, sr);
-    ck_assert_int_eq(ftm_allreduce_plan_mem("nope", &m, 1000, FTM_RED_SUM_F32, &pa, &sa),
+    ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, "nope", &m, 1000, FTM_RED_SUM_F32, &pa, &sa),
                      FTM_EINVAL);
     ftm_mesh_free(&m);
 }
@@ -463,7 +463,7 @@ static const struct {
 START_TEST(test_fallback_same)
 {
     ftm_cost_params cp = params();
-    ftm_sched_set_packed(_i);
+    const ftm_sched_ctx ctx = { .packed = _i };
     for (size_t i = 0; i < sizeof FB_WANT / sizeof FB_WANT[0]; i++) {
         /* make check: each recorded row built one way, packed or not */
         if (small_scale() && FB_WANT[i].mesh % 2 != _i)
@@ -475,7 +475,7 @@ START_TEST(test_fallback_same)
         ftm_sched s;
         ftm_cost_result r;
         double lb, exact;
-        ck_assert_int_eq(ftm_allreduce_find(FB_WANT[i].algo)->build(&s, &m, FB_WANT[i].count,
+        ck_assert_int_eq(ftm_allreduce_find(FB_WANT[i].algo)->build(&s, &ctx, &m, FB_WANT[i].count,
                                                                      FTM_RED_SUM_F32), 0);
         ck_assert_int_eq(ftm_cost_lower_bound(&s, &m, &cp, &lb), 0);
         ck_assert_int_eq(ftm_cost_sched(&s, &m, &cp, &r, NULL), 0);
@@ -494,7 +494,6 @@ START_TEST(test_fallback_same)
         ftm_sched_free(&s);
         ftm_mesh_free(&m);
     }
-    ftm_sched_set_packed(0);
 }
 END_TEST
 
@@ -507,13 +506,12 @@ END_TEST
  * 2d-concurrent and 2d-lines builds on meshes 1-4 stop where the ring
  * wins). */
 static int w_build(const char *algo, const ftm_mesh *m, size_t count, double limit,
-                   ftm_sched *s, const ftm_cost_params *cp)
+                   ftm_sched *s, const ftm_cost_params *cp, ftm_sched_ctx ctx)
 {
     ftm_sched_watch w = { ftm_cost_watch_floor, cp, limit };
-    const ftm_sched_watch *was = ftm_sched_set_watch(&w);
-    ck_assert_ptr_null(was);
-    int rc = ftm_allreduce_find(algo)->build(s, m, count, FTM_RED_SUM_F32);
-    ck_assert_ptr_eq(ftm_sched_set_watch(NULL), &w);
+    ctx.watch = &w;
+    int rc = ftm_allreduce_find(algo)->build(s, &ctx, m, count, FTM_RED_SUM_F32);
+    ck_assert(rc || s->watch == (ctx.dry ? NULL : &w));
     return rc;
 }
 
@@ -521,7 +519,7 @@ START_TEST(test_watch_bound)
 {
     static const char *const ALGOS[] = { "ring", "bidir", "tree" };
     ftm_cost_params cp = params();
-    ftm_sched_set_packed(_i);
+    const ftm_sched_ctx ctx = { .packed = _i };
     for (int i = 0; i < 5; i++)
         for (int a = 0; a < 3; a++) {
             const int *d = FB_MESH[i];
@@ -529,7 +527,7 @@ START_TEST(test_watch_bound)
             ck_assert_int_eq(ftm_mesh_init(&m, d[0], d[1], d[2]), 0);
             ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + i), 0);
             ftm_sched s;
-            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, HUGE_VAL, &s, &cp), 0);
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, HUGE_VAL, &s, &cp, ctx), 0);
             ck_assert_ptr_nonnull(s.wsum);
             double most = 0, lb;
             for (int c = 0; c < m.nchips; c++)
@@ -540,17 +538,21 @@ START_TEST(test_watch_bound)
             ck_assert_msg(lb > 0 && most * (1 - 1e-9) == lb, "%s mesh %d: %a vs %a", ALGOS[a], i,
                           most * (1 - 1e-9), lb);
             ftm_sched_free(&s);
-            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb * (1 - 1e-6), &s, &cp), FTM_ESTOPPED);
-            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb, &s, &cp), 0);
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb * (1 - 1e-6), &s, &cp, ctx),
+                             FTM_ESTOPPED);
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, lb, &s, &cp, ctx), 0);
             ftm_sched_free(&s);
-            ftm_sched_dry_begin();
-            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, 0, &s, &cp), 0);
+            ftm_sched_meter meter = { 0 };
+            ftm_sched_ctx dry = ctx;
+            dry.dry = 1;
+            dry.meter = &meter;
+            ck_assert_int_eq(w_build(ALGOS[a], &m, 5000, 0, &s, &cp, dry), 0);
             ck_assert_ptr_null(s.wsum);
             ftm_sched_free(&s);
-            ck_assert_uint_gt(ftm_sched_dry_end(), 0);
+            ck_assert_uint_gt(meter.peak, 0);
+            ck_assert_uint_eq(meter.live, 0);
             ftm_mesh_free(&m);
         }
-    ftm_sched_set_packed(0);
 }
 END_TEST
 
@@ -585,7 +587,7 @@ START_TEST(test_auto_bounded)
             for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
                 ftm_sched s;
                 ftm_cost_result r;
-                int rc = a->build(&s, &m, COUNTS[k], FTM_RED_SUM_F32);
+                int rc = a->build(&s, NULL, &m, COUNTS[k], FTM_RED_SUM_F32);
                 if (rc == FTM_ENOTSUP)
                     continue;
                 ck_assert_int_eq(rc, 0);
@@ -597,7 +599,7 @@ START_TEST(test_auto_bounded)
                 }
             }
             ftm_cost_result best;
-            ck_assert_int_eq(ftm_allreduce_auto(&m, COUNTS[k], FTM_RED_SUM_F32, &cp, &got, &best), 0);
+            ck_assert_int_eq(ftm_allreduce_auto(NULL, &m, COUNTS[k], FTM_RED_SUM_F32, &cp, &got, &best), 0);
             ck_assert_msg(strcmp(got, want) == 0 && best.time_s == tw,
                           "mesh %d count %zu: auto %s %a, want %s %a", i, COUNTS[k], got,
                           best.time_s, want, tw);
@@ -680,15 +682,13 @@ START_TEST(test_packed_same)
     ftm_mesh m;
     pk_mesh(&m, _i);
     size_t counts[3] = { 5, 1000, 100003 };
+    const ftm_sched_ctx packed = { .packed = 1 };
     /* make check: the crowded mesh at the largest count only */
     for (int k = small_scale() && _i == 2 ? 2 : 0; k < 3; k++)
         for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
             ftm_sched u, p, back;
-            ck_assert_int_eq(ftm_sched_set_packed(0), 0);
-            ck_assert_int_eq(a->build(&u, &m, counts[k], FTM_RED_SUM_F32), 0);
-            ck_assert_int_eq(ftm_sched_set_packed(1), 0);
-            ck_assert_int_eq(a->build(&p, &m, counts[k], FTM_RED_SUM_F32), 0);
-            ck_assert_int_eq(ftm_sched_set_packed(0), 1);
+            ck_assert_int_eq(a->build(&u, NULL, &m, counts[k], FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(a->build(&p, &packed, &m, counts[k], FTM_RED_SUM_F32), 0);
             ck_assert(!u.packed && p.packed && u.prog[0].code == NULL && p.prog[0].ops == NULL);
             pk_same_ops(&u, &p);
             pk_same_model(&u, &p, &m);
@@ -704,10 +704,8 @@ START_TEST(test_packed_same)
     ftm_cost_params cp = params();
     const char *nu = NULL, *np = NULL;
     ftm_cost_result ru, rp;
-    ck_assert_int_eq(ftm_allreduce_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &nu, &ru), 0);
-    ftm_sched_set_packed(1);
-    ck_assert_int_eq(ftm_allreduce_auto(&m, 100003, FTM_RED_SUM_F32, &cp, &np, &rp), 0);
-    ftm_sched_set_packed(0);
+    ck_assert_int_eq(ftm_allreduce_auto(NULL, &m, 100003, FTM_RED_SUM_F32, &cp, &nu, &ru), 0);
+    ck_assert_int_eq(ftm_allreduce_auto(&packed, &m, 100003, FTM_RED_SUM_F32, &cp, &np, &rp), 0);
     ck_assert_str_eq(nu, np);
     ck_assert(memcmp(&ru.time_s, &rp.time_s, sizeof(double)) == 0);
     ftm_mesh_free(&m);
@@ -729,12 +727,12 @@ START_TEST(test_packed_exec_and_dry)
                 for (size_t i = 0; i < count; i++)
                     b[c][i] = (float)((c * 7 + (int)i) % 13);
             }
-            ftm_sched_set_packed(pk);
+            const ftm_sched_ctx ctx = { .packed = pk };
             ftm_sched s;
-            ck_assert_int_eq(a->build(&s, &m, count, FTM_RED_SUM_F32), 0);
+            ck_assert_int_eq(a->build(&s, &ctx, &m, count, FTM_RED_SUM_F32), 0);
             size_t peak, sb;
-            ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, count, FTM_RED_SUM_F32, &peak, &sb), 0);
-            ftm_sched_set_packed(0);
+            ck_assert_int_eq(ftm_allreduce_plan_mem(&ctx, a->name, &m, count, FTM_RED_SUM_F32,
+                                                    &peak, &sb), 0);
             if (strncmp(a->name, "2d", 2) != 0) /* the 2-D fallback keeps the larger */
                 ck_assert_uint_eq(sb, ftm_sched_mem_bytes(&s));
             else
@@ -771,21 +769,22 @@ END_TEST
  * peak; with live0, *live0 whether the live bytes were back to 0 after
  * freeing (a charge of the whole limit fits only then; it moves the peak
  * to the limit). */
-static int budget_build(ftm_allreduce_build_fn fn, const ftm_mesh *m, size_t count,
+static int budget_build(ftm_allreduce_build_fn fn, int packed, const ftm_mesh *m, size_t count,
                         size_t limit, size_t *peak, int *live0)
 {
     ftm_cost_params p = params();
     ftm_cost_result r;
     ftm_sched s;
-    ftm_sched_budget_begin(limit);
-    int rc = fn(&s, m, count, FTM_RED_SUM_F32);
+    ftm_sched_meter meter = { .limit = limit };
+    const ftm_sched_ctx ctx = { .packed = packed, .meter = &meter };
+    int rc = fn(&s, &ctx, m, count, FTM_RED_SUM_F32);
     if (!rc) {
         rc = ftm_cost_sched(&s, m, &p, &r, NULL);
         ftm_sched_free(&s);
     }
     if (live0)
-        *live0 = ftm_sched_budget_charge(limit) == 0;
-    *peak = ftm_sched_budget_end();
+        *live0 = meter.live == 0;
+    *peak = meter.peak;
     return rc;
 }
 
@@ -812,67 +811,78 @@ START_TEST(test_budget_build)
     if (crowded)
         ck_assert_int_eq(ftm_mesh_fail_random(&m, 15, 5), 0);
     size_t count = 100000;
-    ftm_sched_set_packed(packed);
+    const ftm_sched_ctx ctx = { .packed = packed };
     for (int k = 0; k < 4; k++) {
         const ftm_allreduce_algo *a = ftm_allreduce_find(algos[k]);
         size_t dry, sb, peak;
         int live0;
-        ck_assert_int_eq(ftm_allreduce_plan_mem(a->name, &m, count, FTM_RED_SUM_F32, &dry, &sb), 0);
-        ck_assert_int_eq(budget_build(a->build, &m, count, dry, &peak, NULL), 0);
+        ck_assert_int_eq(ftm_allreduce_plan_mem(&ctx, a->name, &m, count, FTM_RED_SUM_F32, &dry,
+                                                &sb), 0);
+        ck_assert_int_eq(budget_build(a->build, packed, &m, count, dry, &peak, NULL), 0);
         if (k < 2 || (!crowded && !(packed && k == 3)))
             ck_assert_uint_eq(peak, dry);
         else
             ck_assert_uint_le(peak, dry);
-        ck_assert_int_eq(budget_build(a->build, &m, count, dry, &peak, &live0), 0);
+        ck_assert_int_eq(budget_build(a->build, packed, &m, count, dry, &peak, &live0), 0);
         ck_assert(live0);
         /* half of what the build keeps (on the crowded mesh the 2-D
          * fallbacks keep the ring and stop the 2-D build early, so that
          * is less than the dry run's schedule) */
         ftm_sched s;
-        ck_assert_int_eq(a->build(&s, &m, count, FTM_RED_SUM_F32), 0);
+        ck_assert_int_eq(a->build(&s, &ctx, &m, count, FTM_RED_SUM_F32), 0);
         size_t held = ftm_sched_mem_bytes(&s);
         ck_assert_uint_le(held, sb);
         ftm_sched_free(&s);
-        ck_assert_int_eq(budget_build(a->build, &m, count, held / 2, &peak, &live0), FTM_ENOMEM);
+        ck_assert_int_eq(budget_build(a->build, packed, &m, count, held / 2, &peak, &live0),
+                         FTM_ENOMEM);
         ck_assert(live0);
         /* the refused growth, past the limit by at most one array's
          * growth: it stopped before the schedule was all there */
         ck_assert_uint_gt(peak, held / 2);
         ck_assert_uint_lt(peak, held);
     }
-    ftm_sched_set_packed(0);
     ftm_mesh_free(&m);
 }
 END_TEST
 
-/* A dry run inside a budget counts toward the dry peak only; schedules
- * built under an earlier budget count nothing when freed later; outside
- * a budget a charge is always let through. */
+/* Each context counts on its own meter: a dry run made while a budgeted
+ * schedule is held counts only its own schedules (the same peak as
+ * alone), the budget's peak is the same with the dry run made meanwhile,
+ * and a schedule counts its free on the meter it was built under; a
+ * charge past the limit is refused (moving the peak to it), one on a
+ * schedule without a meter always let through. */
 START_TEST(test_budget_nesting)
 {
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 1), 0);
     ck_assert_int_eq(ftm_mesh_fail_chip(&m, 2, 3), 0);
-    size_t dry, sb, dry_in, sb_in, alone;
-    ck_assert_int_eq(ftm_allreduce_plan_mem("ring", &m, 1000, FTM_RED_SUM_F32, &dry, &sb), 0);
+    size_t dry, sb, dry_in, sb_in;
+    ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, "ring", &m, 1000, FTM_RED_SUM_F32, &dry, &sb), 0);
     ftm_sched s;
-    ftm_sched_budget_begin(dry);
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    ftm_sched_meter alone = { .limit = dry }, in = { .limit = dry };
+    ftm_sched_ctx ctx = { .meter = &alone };
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &ctx, &m, 1000, FTM_RED_SUM_F32), 0);
     ftm_sched_free(&s);
-    alone = ftm_sched_budget_end();
-    ck_assert_uint_ge(alone, sb);
-    ftm_sched_budget_begin(dry);
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
-    ck_assert_int_eq(ftm_allreduce_plan_mem("ring", &m, 1000, FTM_RED_SUM_F32, &dry_in, &sb_in), 0);
+    ck_assert_uint_ge(alone.peak, sb);
+    ck_assert_uint_eq(alone.live, 0);
+    ctx.meter = &in;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &ctx, &m, 1000, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_plan_mem(NULL, "ring", &m, 1000, FTM_RED_SUM_F32, &dry_in,
+                                            &sb_in), 0);
     ck_assert_uint_eq(dry_in, dry);
     ck_assert_uint_eq(sb_in, sb);
-    ck_assert_uint_eq(ftm_sched_budget_end(), alone);
-    ftm_sched_budget_begin(10);
-    ftm_sched_free(&s); /* built under the budget before: not this one's */
-    ck_assert_int_eq(ftm_sched_budget_charge(10), 0);
-    ck_assert_int_eq(ftm_sched_budget_charge(11), FTM_ENOMEM);
-    ck_assert_uint_eq(ftm_sched_budget_end(), 11);
-    ck_assert_int_eq(ftm_sched_budget_charge((size_t)1 << 50), 0);
+    ck_assert_uint_eq(in.peak, alone.peak);
+    ck_assert_uint_eq(in.live, ftm_sched_mem_bytes(&s));
+    in.limit = in.live + 10;
+    in.peak = in.live;
+    ck_assert_int_eq(ftm_sched_charge(&s, 10), 0);
+    ck_assert_int_eq(ftm_sched_charge(&s, 11), FTM_ENOMEM);
+    ck_assert_uint_eq(in.peak, in.live + 11);
+    ftm_sched_free(&s);
+    ck_assert_uint_eq(in.live, 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "t", 2, 16), 0);
+    ck_assert_int_eq(ftm_sched_charge(&s, (size_t)1 << 50), 0);
+    ftm_sched_free(&s);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -887,7 +897,7 @@ START_TEST(test_model_only_speed)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_build(&s, &m, 100000000, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, &m, 100000000, FTM_RED_SUM_F32), 0);
     ftm_cost_params p = params();
     ftm_cost_result r;
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);

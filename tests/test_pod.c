@@ -18,7 +18,7 @@
 static double model(const char *name, const ftm_mesh *m, size_t count)
 {
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_find(name)->build(&s, NULL, m, count, FTM_RED_SUM_F32), 0);
     ftm_cost_params p;
     ftm_cost_defaults(&p);
     ftm_cost_result r;

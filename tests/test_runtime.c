@@ -50,7 +50,7 @@ START_TEST(test_multi_hop_forwarding)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, n, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", n, bytes), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", n, bytes), 0);
     unsigned char dirs[16];
     memset(dirs, FTM_DIR_E, sizeof dirs);
     int r = ftm_sched_route(&s, 0, n - 1, dirs, n - 1);
@@ -102,7 +102,7 @@ START_TEST(test_crossing_traffic_sums)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", n, 2 * count * 4), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", n, 2 * count * 4), 0);
     for (int c = 0; c < n; c++)
         ck_assert_int_eq(ftm_sched_step(&s, c, "cross", 0), 0);
     for (int c = 0; c < n; c++) {
@@ -146,7 +146,7 @@ START_TEST(test_hang_detected)
     /* chip 0: [recv tag0 from 1] then [send tag1 to 1]
      * chip 1: [recv tag1 from 0] then [send tag0 to 0] */
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", 3, 64), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", 3, 64), 0);
     unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
     int r01 = ftm_sched_route(&s, 0, 1, &e, 1), r10 = ftm_sched_route(&s, 1, 0, &w, 1);
     ck_assert_int_eq(ftm_sched_step(&s, 0, "wait-first", 0), 0);
@@ -200,7 +200,7 @@ START_TEST(test_dead_link_route_refused)
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 0, 0, 0, 1, 1), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", 2, 8), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", 2, 8), 0);
     unsigned char e = FTM_DIR_E;
     int r = ftm_sched_route(&s, 0, 1, &e, 1);
     ftm_sched_step(&s, 0, "x", 0);
@@ -225,7 +225,7 @@ START_TEST(test_route_passes_destination)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", 3, 4096), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", 3, 4096), 0);
     unsigned char dirs[3] = { FTM_DIR_E, FTM_DIR_E, FTM_DIR_W }; /* 0 -> 1 -> 2 -> 1 */
     int r = ftm_sched_route(&s, 0, 1, dirs, 3);
     ftm_sched_step(&s, 0, "x", 0);
@@ -258,7 +258,7 @@ START_TEST(test_chip_dies_mid_run)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 4096, FTM_RED_SUM_F32), 0);
     ftm_rt *rt;
     ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
@@ -301,7 +301,7 @@ START_TEST(test_link_dies_noticed_by_its_ends)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 4096, FTM_RED_SUM_F32), 0);
     ftm_rt *rt;
     ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
     unsigned char **b = alloc_bufs(16, 4096 * 4);
@@ -367,7 +367,7 @@ START_TEST(test_host_and_link_die_mid_run)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4096, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 4096, FTM_RED_SUM_F32), 0);
     ftm_rt *rt;
     ftm_rt_config cfg = { .pkt_bytes = 256, .hang_timeout_s = 60 };
     unsigned char **b = alloc_bufs(16, 4096 * 4);
@@ -403,7 +403,7 @@ START_TEST(test_int_sum_overflow_is_error)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 4, FTM_RED_SUM_I64), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 4, FTM_RED_SUM_I64), 0);
     ftm_rt *rt;
     ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
     unsigned char **b = alloc_bufs(2, 32);
@@ -478,7 +478,7 @@ START_TEST(test_many_threads)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, R, C, 1), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", n, 4096), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", n, 4096), 0);
     for (int c = 0; c < n; c++)
         ftm_sched_step(&s, c, "east", 0);
     unsigned char e = FTM_DIR_E;
@@ -534,7 +534,7 @@ START_TEST(test_overwrite_before_read)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "test", 2, 256), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", 2, 256), 0);
     unsigned char e = FTM_DIR_E, w = FTM_DIR_W;
     int ab = ftm_sched_route(&s, 0, 1, &e, 1), ba = ftm_sched_route(&s, 1, 0, &w, 1);
     for (int c = 0; c < 2; c++)

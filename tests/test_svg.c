@@ -130,7 +130,7 @@ START_TEST(test_svg_well_formed)
     ftm_plan2d p;
     ck_assert_int_eq(ftm_plan2d_build(&m, &p), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_2d_build(&s, &m, 1000, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, &m, 1000, FTM_RED_SUM_F32), 0);
     uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
     ftm_sched_link_bytes(&s, &m, lb);
     char *svg = render(&m, &p, lb, "2d <allreduce> & \"holes\"");
@@ -251,7 +251,7 @@ START_TEST(test_svg_sched)
     ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
     ck_assert_int_eq(ftm_mesh_fail_chip(&m, 1, 1), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 15 * 8, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 15 * 8, FTM_RED_SUM_F32), 0);
     int one = 0, multi = 0;
     for (int r = 0; r < s.nroutes; r++) {
         one += s.routes[r].nhops == 1;

@@ -51,7 +51,7 @@ static void setup_run(fixture *f, const char *algo, int torus, size_t count, int
     ck_assert_int_eq(ftm_mesh_init(&f->m, 4, 4, torus), 0);
     ck_assert_int_eq(ftm_mesh_fail_chip(&f->m, 1, 1), 0);
     f->count = count;
-    ck_assert_int_eq(ftm_allreduce_find(algo)->build(&f->s, &f->m, count, FTM_RED_SUM_I64), 0);
+    ck_assert_int_eq(ftm_allreduce_find(algo)->build(&f->s, NULL, &f->m, count, FTM_RED_SUM_I64), 0);
     ck_assert_int_eq(ftm_trace_create(&f->tr, f->m.nchips, snap_limit), 0);
     for (int c = 0; c < f->m.nchips; c++)
         f->bufs[c] = calloc(count, sizeof(int64_t));
@@ -262,7 +262,7 @@ START_TEST(test_fail_event)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_ring_build(&s, &m, 900, FTM_RED_SUM_I64), 0);
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 900, FTM_RED_SUM_I64), 0);
     ftm_trace *tr;
     ck_assert_int_eq(ftm_trace_create(&tr, m.nchips, 0), 0);
     int64_t *bufs[9];

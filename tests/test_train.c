@@ -108,7 +108,7 @@ START_TEST(tree_sums)
     ftm_sched s;
     const ftm_allreduce_algo *tree = ftm_allreduce_find("tree");
     ck_assert_ptr_nonnull(tree);
-    ck_assert_int_eq(tree->build(&s, &m, n, FTM_RED_SUM_I64), 0);
+    ck_assert_int_eq(tree->build(&s, NULL, &m, n, FTM_RED_SUM_I64), 0);
     ftm_cost_params cp;
     ftm_cost_defaults(&cp);
     ftm_cost_result cr;

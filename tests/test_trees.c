@@ -91,7 +91,7 @@ START_TEST(test_trees_exact)
             size_t count = v == 1 ? 5 : 97 + (size_t)(_i * 6 + j);
             ftm_red red = (v + j) % 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
             ftm_sched s;
-            int rc = ftm_allreduce_trees_build_kc(&s, &m, count, red, KC[v][0], KC[v][1]);
+            int rc = ftm_allreduce_trees_build_kc(&s, NULL, &m, count, red, KC[v][0], KC[v][1]);
             if (rc == FTM_ENOTSUP && (_i * 6 + j) / 12 % 7 == 4)
                 continue;
             ck_assert_msg(rc == 0, "mesh %d v %d: %s", _i * 6 + j, v, ftm_strerror(rc));
@@ -101,6 +101,31 @@ START_TEST(test_trees_exact)
         }
         ftm_mesh_free(&m);
     }
+}
+END_TEST
+
+/* Chunks big enough (over 5 hop latencies of transfer) that the sums go
+ * up in smaller chunks than the copies come down (5 down, 6 up): exact
+ * on a torus with a dead chip and a mesh with a dead link, float and
+ * int64; the root copies a down chunk only once every up chunk under it
+ * is summed in. */
+START_TEST(test_trees_split_chunks)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 3, !_i), 0);
+    ck_assert_int_eq(_i ? ftm_mesh_fail_link(&m, 0, 1, 1, 1, 0) : ftm_mesh_fail_chip(&m, 0, 1), 0);
+    size_t count = 630000 + 7 * (size_t)_i;
+    ftm_red red = _i ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, red, 1, 5), 0);
+    int ops = 0;
+    for (int c = 0; c < m.nchips; c++)
+        ops += (int)s.prog[c].nops;
+    check_sched(&m, &s, count, red);
+    ftm_sched_free(&s);
+    /* (live - 1) tree edges x (6 up + 5 down) transfers, each a send and a receive */
+    ck_assert_int_eq(ops, (ftm_mesh_healthy_count(&m) - 1) * (6 + 5) * 2);
+    ftm_mesh_free(&m);
 }
 END_TEST
 
@@ -124,7 +149,7 @@ START_TEST(test_trees_threads_int64)
     make_mesh(12 + 13 * _i, &m);
     size_t count = 301;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_I64, 5, 3), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, FTM_RED_SUM_I64, 5, 3), 0);
     void **b = calloc((size_t)m.nchips, sizeof(void *));
     int64_t cs = 0, nh = 0;
     for (int c = 0; c < m.nchips; c++) {
@@ -174,7 +199,7 @@ START_TEST(test_trees_balanced)
         ftm_mesh_fail_chip(&m, 3, 4);
     size_t count = 8 * 1000;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, &m, count, FTM_RED_SUM_F32, 8, 4), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, FTM_RED_SUM_F32, 8, 4), 0);
     uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4), mx = 0;
     ftm_sched_link_bytes(&s, &m, lb);
     for (int l = 0; l < m.nchips * 4; l++)
@@ -198,7 +223,7 @@ START_TEST(test_trees_near_bound)
     ck_assert_int_eq(ftm_mesh_fail_host(&m, 4, 8), 0);
     size_t count = (size_t)(MB[_i] * 1048576.0) / 4;
     ftm_sched s;
-    ck_assert_int_eq(ftm_allreduce_trees_build_own(&s, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_allreduce_trees_build_own(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
     ck_assert_str_eq(s.algo, "trees");
     ftm_cost_params p;
     ftm_cost_defaults(&p);
@@ -222,6 +247,7 @@ static Suite *trees_suite(void)
     tcase_add_loop_test(tc, test_trees_threads_int64, 0, 6);
     tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
     tcase_add_loop_test(tc, test_trees_near_bound, 0, 2);
+    tcase_add_loop_test(tc, test_trees_split_chunks, 0, 2);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     return su;

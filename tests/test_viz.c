@@ -312,7 +312,7 @@ START_TEST(test_sched)
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
     ftm_sched s;
-    ck_assert_int_eq(ftm_sched_init(&s, "hand", 3, 16), 0);
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "hand", 3, 16), 0);
     const unsigned char e = E, ww[] = { W, W };
     int r01 = ftm_sched_route(&s, 0, 1, &e, 1), r12 = ftm_sched_route(&s, 1, 2, &e, 1);
     int r20 = ftm_sched_route(&s, 2, 0, ww, 2);

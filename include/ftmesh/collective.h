@@ -24,11 +24,13 @@
 struct ftm_rt; /* runtime.h */
 
 /* Builds an allreduce of count elements of type red (FTM_RED_SUM_F32: float,
- * FTM_RED_SUM_I64: int64) into s (initialised here; free with
- * ftm_sched_free). Returns 0, FTM_EALLDEAD, FTM_EPARTITION, FTM_ENOMEM,
- * FTM_ENOTSUP, or FTM_ESTOPPED when built under a watch
- * (ftm_sched_set_watch) whose limit the schedule's bound passes. */
-typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+ * FTM_RED_SUM_I64: int64) into s (initialised here as ctx says, NULL: a
+ * plain build; free with ftm_sched_free). Returns 0, FTM_EALLDEAD,
+ * FTM_EPARTITION, FTM_ENOMEM (also a budget's refusal), FTM_ENOTSUP, or
+ * FTM_ESTOPPED when built under a watch (ftm_sched_ctx.watch) whose limit
+ * the schedule's bound passes. */
+typedef int (*ftm_allreduce_build_fn)(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                      size_t count, ftm_red red);
 
 typedef struct ftm_allreduce_algo {
     const char *name;           /* "ring", "bidir", "2d", "2d-concurrent", "2d-lines", "tree", "trees" */
@@ -56,8 +58,8 @@ FTM_EXTERN const ftm_allreduce_algo *ftm_allreduce_find(const char *name);
  * (2d-lines: no line layout fits its holes) -- or FTM_EINVAL for an
  * unknown name. Modeled times of the own schedule may be worse than
  * build's. */
-FTM_EXTERN int ftm_allreduce_build_own(const char *name, ftm_sched *s, const ftm_mesh *m,
-                                       size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_build_own(const char *name, ftm_sched *s, const ftm_sched_ctx *ctx,
+                                       const ftm_mesh *m, size_t count, ftm_red red);
 
 /* Runs an allreduce on the emulator and verifies it. */
 typedef struct ftm_allreduce_opts {
@@ -160,23 +162,31 @@ FTM_EXTERN float ftm_allreduce_input(int chip, size_t k);
 FTM_EXTERN double ftm_allreduce_expected(const ftm_mesh *m, size_t k);
 
 /* The algorithms. */
-FTM_EXTERN int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_ring_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                        size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                         size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                      size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                                 const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                            const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_tree_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                        size_t count, ftm_red red);
 /* "trees" (trees.c): k shares, each reduced up and broadcast down its own
  * shortest-path spanning tree, in nc pipelined chunks. build_own picks k
  * and nc; build_kc takes them (k is capped at the live chips; nc 0:
  * chosen from the size); both FTM_ENOTSUP where a live chip is reachable
  * only over one-way links, where build (the registry's) runs the ring's
  * schedule instead. */
-FTM_EXTERN int ftm_allreduce_trees_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-FTM_EXTERN int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                             ftm_red red);
-FTM_EXTERN int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                            ftm_red red, int k, int nc);
+FTM_EXTERN int ftm_allreduce_trees_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                         size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                             const ftm_mesh *m, size_t count, ftm_red red);
+FTM_EXTERN int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                            const ftm_mesh *m, size_t count, ftm_red red, int k,
+                                            int nc);
 
 /* Building block shared by the algorithms: one step of a ring allreduce
  * (reduce-scatter, then all-gather) over a ring of n positions, described
@@ -208,20 +218,25 @@ static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
 
 /* --algo auto (src/collective/auto.c: it uses the registry, so it sits
  * above the cost model): builds every registered allreduce algorithm for
- * (m, count, red), models each with p and reports the fastest: *name (a
+ * (m, count, red) as ctx says (NULL: plain; its watch is replaced by
+ * auto's own), models each with p and reports the fastest: *name (a
  * static string from the registry) and *res. Algorithms that fail to build
  * with FTM_ENOTSUP are skipped. Returns 0 or the first other error. */
-FTM_EXTERN int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
-                  const char **name, ftm_cost_result *res);
+FTM_EXTERN int ftm_allreduce_auto(const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                                  ftm_red red, const ftm_cost_params *p, const char **name,
+                                  ftm_cost_result *res);
 
 /* What building algo's schedule (a registry name, or "auto": every
- * algorithm in turn, as ftm_allreduce_auto does, then the winner again) and
- * modeling it will hold, found BEFORE building by a dry run of the
- * builders (sched.h: counts, no steps or ops stored): *peak, the most
- * bytes held at once by schedules and replays; *sched_bytes, the built
- * schedule's ftm_sched_mem_bytes (for auto, the largest algorithm's).
- * Returns 0, FTM_EINVAL (unknown algo), FTM_ENOTSUP or a builder's error. */
-FTM_EXTERN int ftm_allreduce_plan_mem(const char *algo, const ftm_mesh *m, size_t count, ftm_red red,
-                                      size_t *peak, size_t *sched_bytes);
+ * algorithm in turn, as ftm_allreduce_auto does, then the winner again) in
+ * the form ctx asks (packed or not; NULL: unpacked) and modeling it will
+ * hold, found BEFORE building by a dry run of the builders (sched.h:
+ * counts, no steps or ops stored; ctx's own dry, watch and meter are not
+ * used): *peak, the most bytes held at once by schedules and replays;
+ * *sched_bytes, the built schedule's ftm_sched_mem_bytes (for auto, the
+ * largest algorithm's). Returns 0, FTM_EINVAL (unknown algo), FTM_ENOTSUP
+ * or a builder's error. */
+FTM_EXTERN int ftm_allreduce_plan_mem(const ftm_sched_ctx *ctx, const char *algo,
+                                      const ftm_mesh *m, size_t count, ftm_red red, size_t *peak,
+                                      size_t *sched_bytes);
 
 #endif

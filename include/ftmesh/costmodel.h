@@ -53,9 +53,10 @@ FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
  * charged per directed link (nchips * 4 entries, chip * 4 + dir; equal to
  * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
  * with no matching send, a route through a missing link), FTM_EHANG (the
- * schedule deadlocks) or FTM_ENOMEM. A dry schedule (sched.h) is not
- * replayed: its replay's memory is charged to the dry run, the result and
- * link_bytes are zeros and 0 is returned. Under a budget (sched.h) a
+ * schedule deadlocks) or FTM_ENOMEM. A dry schedule (sched.h:
+ * ftm_sched_ctx) is not replayed: its replay's memory is charged to its
+ * meter, the result and link_bytes are zeros and 0 is returned. Under a
+ * budget (the meter of the schedule's build context has a limit) a
  * replay is charged to it first: FTM_ENOMEM, before allocating, if it
  * would not fit (an answer from the memo, ftm_cost_memo_put, charges
  * nothing: it replays nothing). */
@@ -97,7 +98,7 @@ FTM_EXTERN int ftm_cost_lower_bound(const ftm_sched *s, const ftm_mesh *m,
  * parameters ctx points to (a ftm_cost_params; a 0-hop send: a memory
  * copy), plus its own reduction when self_sum (a 0-hop send summed into
  * its own chip): the term ftm_cost_lower_bound sums, in the form of a
- * build watch's floor (sched.h: ftm_sched_set_watch). */
+ * build watch's floor (sched.h: ftm_sched_ctx.watch). */
 FTM_EXTERN double ftm_cost_watch_floor(const void *ctx, int nhops, size_t len, int self_sum);
 
 /* A lower bound on the modeled time (ftm_cost_sched) of every allreduce of

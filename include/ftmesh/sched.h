@@ -96,7 +96,7 @@ typedef struct ftm_chip_prog {
     int cur_nops;         /* ops in the open step */
 } ftm_chip_prog;
 
-/* A watch on builds (ftm_sched_set_watch): floor(ctx, ...) gives the
+/* A watch on builds (ftm_sched_ctx.watch): floor(ctx, ...) gives the
  * least time a send of nhops hops and len bytes can take (plus its own
  * reduction when self_sum: a 0-hop send that sums into its own chip). */
 typedef struct ftm_sched_watch {
@@ -104,6 +104,70 @@ typedef struct ftm_sched_watch {
     const void *ctx;
     double limit;          /* stop once a chip's bound passes it */
 } ftm_sched_watch;
+
+/* The bytes of memory the schedules built under one context hold
+ * (ftm_sched_ctx.meter; zero it to start): live is what they hold now
+ * (ftm_sched_mem_bytes of each not yet freed), peak the most live ever
+ * was, with the moments charged on top (ftm_sched_charge). */
+typedef struct ftm_sched_meter {
+    size_t limit;          /* 0: none; else a budget (see ftm_sched_ctx) */
+    size_t live, peak;
+} ftm_sched_meter;
+
+/* How a schedule is built: the caller's choice, passed to the builder
+ * (ftm_sched_init and every allreduce builder take one; NULL or a zeroed
+ * context is a plain build). Builders hand it on to the schedules they
+ * build inside (parts, variants, fallbacks), changing only the watch.
+ *
+ * dry: a dry run, the memory a build would take, found by running the
+ *   builder without storing its steps and ops. A dry schedule keeps its
+ *   routes and, per chip, its step and op counts and the capacities the
+ *   arrays would have (the same growth and trimming), but no step or op
+ *   arrays (steps and ops are NULL: nothing may read them; the cost model
+ *   only charges its replay's memory, ftm_cost_sched). With a meter, the
+ *   peak is what a build and its replay will hold -- in O(chips) memory,
+ *   in about the time of counting the transfers -- so a caller can refuse
+ *   before anything big is allocated. A dry run is never refused.
+ * packed: programs stored packed, a few bytes per op instead of 24 (a
+ *   64x64 ring's 27 M transfers take 0.11 GiB instead of 2 GB), for
+ *   schedules that are only modeled (dry ones then count the packed
+ *   bytes). A packed schedule keeps steps and ops NULL (nsteps, nops and
+ *   the routes as usual): read it with ftm_sched_read_step. The cost
+ *   model, ftm_sched_link_bytes, ftm_sched_chip_packets,
+ *   ftm_sched_exec_data and ftm_sched_mem_bytes read both forms; the
+ *   runtime, trace and pictures need the unpacked form (FTM_EINVAL where
+ *   they check).
+ * watch: early stop (not in dry runs). The schedule keeps, per chip, the
+ *   running sum over its steps of each step's longest send as
+ *   watch->floor times it: the bound of the cost model's
+ *   ftm_cost_lower_bound, summed as the build goes (a prefix of the same
+ *   sum, so never above it). Once some chip's sum s has
+ *   watch->limit < s * (1 - 1e-9), that bound's own margin, ftm_sched_xfer
+ *   returns FTM_ESTOPPED and the builder fails with it: the schedule's
+ *   modeled time is above the limit (the 2-D fallback sets the limit to
+ *   the ring's modeled time, so a 2-D schedule that cannot beat the ring
+ *   is not finished). The caller keeps the watch alive until it calls
+ *   ftm_sched_unwatch on the schedule (which frees the sums).
+ * meter: counts every schedule built under the context (NULL: none),
+ *   through growth, packed code, trimming and freeing; the cost model's
+ *   replay of one is charged to it (ftm_cost_sched). With meter->limit,
+ *   a budget: any growth of a schedule's arrays (ftm_sched_init
+ *   included) that would take live past it fails with FTM_ENOMEM before
+ *   allocating, and so does the replay; the builder then returns
+ *   FTM_ENOMEM and frees what it built, as on a failed malloc. A refused
+ *   growth moves the peak too, to what live would have reached, so a peak
+ *   above the limit says the budget refused something. Where nothing is
+ *   refused the peak is what a dry run of the same calls counts
+ *   (ftm_allreduce_plan_mem) or less: a dry run knows no times, and where
+ *   a builder picks the faster of two schedules it counts the larger.
+ *   The meter must outlive the schedules built under it (they count their
+ *   frees). One build at a time per meter: it is not locked. */
+typedef struct ftm_sched_ctx {
+    int dry;
+    int packed;
+    const ftm_sched_watch *watch;
+    ftm_sched_meter *meter;
+} ftm_sched_ctx;
 
 typedef struct ftm_sched {
     const char *algo;      /* static name of the algorithm whose schedule this
@@ -123,7 +187,7 @@ typedef struct ftm_sched {
     uint32_t next_tag;
     int dry;               /* built in a dry run: counts and capacities only
                             * (2: set aside, sched/sched_lib.h) */
-    int packed;            /* programs stored packed (ftm_sched_set_packed) */
+    int packed;            /* programs stored packed (ftm_sched_ctx) */
     const char **phases;   /* packed: the step phases, by id */
     int nphases, cap_phases;
     int max_step_ops;      /* ops in the largest step of any chip */
@@ -132,26 +196,11 @@ typedef struct ftm_sched {
                             * cost model's memo of its last replay is keyed
                             * by serial and nchange: code that edits programs
                             * in place must bump it) */
-    const ftm_sched_watch *watch; /* the watch it was built under, or NULL */
+    const ftm_sched_watch *watch; /* the watch it is built under, or NULL */
     double *wsum;          /* watched: [2 * nchips] per chip the sum of its
                             * closed steps' longest sends, its open step's */
-    uint64_t budget;       /* the budget it was initialised under (0: none;
-                            * ftm_sched_budget_begin) */
+    ftm_sched_meter *meter; /* the meter it counts to, or NULL (ftm_sched_ctx) */
 } ftm_sched;
-
-/* Packed schedules: the same programs in a few bytes per op instead of
- * 24 (a step header of 1 byte, an op of 1-2 when it is predicted from the
- * chip's previous step, ftm_sched_codec; the peer implied by the route).
- * For schedules that are only modeled: a 64x64 ring's 27 M transfers take
- * 0.11 GiB instead of 2 GB. While ftm_sched_set_packed(1) is in force,
- * every schedule this thread initialises is packed (dry ones too, which
- * then count the packed bytes); it returns the previous setting, so calls
- * nest. A packed schedule keeps steps and ops NULL (nsteps, nops and the
- * routes as usual): read it with ftm_sched_read_step. The cost model,
- * ftm_sched_link_bytes, ftm_sched_chip_packets, ftm_sched_exec_data and
- * ftm_sched_mem_bytes read both forms; the runtime, trace and pictures
- * need the unpacked form (FTM_EINVAL where they check). */
-FTM_EXTERN int ftm_sched_set_packed(int on);
 
 /* A reader's place in one chip's program (zero it to start). */
 typedef struct ftm_sched_cur {
@@ -184,86 +233,38 @@ FTM_EXTERN void ftm_sched_view_free(ftm_sched_view *v);
  * b's step j of chip b_chip[c] (b was built on a relabelled mesh: its chip
  * b_chip[c] is out's chip c, its direction d is out's dir_of[d]; its
  * routes, peers and tags are renumbered). Consumes both parts' programs
- * as it goes (their routes stay; free both after); in whichever form the
- * parts were built (unpacked, packed or dry, as this thread's settings
- * make out). Every transfer of a and b must sit at the same step index on
- * both its ends, so the merged steps pair up as the parts' did. Returns 0,
- * FTM_EINVAL or FTM_ENOMEM (out then holds nothing). */
+ * as it goes (their routes stay; free both after). out is built as a was
+ * (unpacked, packed or dry; a's watch and meter), and b must have been
+ * built the same way, so no builder needs to know the form. Every
+ * transfer of a and b must sit at the same step index on both its ends,
+ * so the merged steps pair up as the parts' did. Returns 0, FTM_EINVAL or
+ * FTM_ENOMEM (out then holds nothing). */
 FTM_EXTERN int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b,
                                const int *b_chip, const unsigned char *dir_of);
 
 /* Copies s into out in the unpacked form (the same programs op for op,
- * the same routes and tags). out is unpacked whatever the setting. */
+ * the same routes and tags). out is built plain (unpacked, no watch, no
+ * meter). */
 FTM_EXTERN int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out);
 
 
-/* Dry runs: the memory a build would take, found by running the builder
- * without storing its steps and ops. Between ftm_sched_dry_begin and
- * ftm_sched_dry_end, every schedule this thread initialises is dry: it
- * keeps its routes and, per chip, its step and op counts and the
- * capacities the arrays would have (the same growth and trimming), but no
- * step or op arrays (steps and ops are NULL: nothing may read them; the
- * cost model only charges its replay's memory, ftm_cost_sched). Live bytes
- * (ftm_sched_mem_bytes of every dry schedule not yet freed, plus transient
- * charges) are tracked and their peak is returned by ftm_sched_dry_end.
- * So a caller can learn what a build and its replay will hold -- in
- * O(chips) memory, in about the time of counting the transfers -- and
- * refuse before anything big is allocated. Per thread; not nested. */
-FTM_EXTERN void ftm_sched_dry_begin(void);
-FTM_EXTERN size_t ftm_sched_dry_end(void);
-/* Charges bytes held only for a moment on top of the live ones (the peak
- * moves if live + bytes exceeds it). No effect outside a dry run. */
-FTM_EXTERN void ftm_sched_dry_charge(size_t bytes);
-/* Budgets: a real build that stops before it grows past a limit, instead
- * of a dry run first. Between ftm_sched_budget_begin and
- * ftm_sched_budget_end, every schedule this thread initialises (not dry
- * ones) is counted as a dry one is -- ftm_sched_mem_bytes of each not yet
- * freed, through the same growth, packed code, trimming and freeing --
- * and any growth of its arrays (ftm_sched_init included) that would take
- * the live bytes past limit fails with FTM_ENOMEM before allocating; so
- * does the cost model's replay of a budgeted build (ftm_cost_sched
- * charges ftm_cost_mem_bytes with ftm_sched_budget_charge). The builder
- * then returns FTM_ENOMEM and frees what it built, as on a failed malloc.
- * ftm_sched_budget_end returns the peak of the live bytes (with charges);
- * a refused growth or charge moves it too, to what the live bytes would
- * have reached, so a peak above limit says the budget refused something.
- * Where nothing is refused the peak is what a dry run of the same calls
- * counts (ftm_allreduce_plan_mem) or less: a dry run knows no times, and
- * where a builder picks the faster of two schedules it counts the larger.
- * A dry run may run inside a budget: its schedules count toward the dry
- * peak only. Schedules outliving the budget count nothing when freed.
- * Per thread; not nested. */
-FTM_EXTERN void ftm_sched_budget_begin(size_t limit);
-FTM_EXTERN size_t ftm_sched_budget_end(void);
-/* Charges bytes held only for a moment on top of the live ones: FTM_ENOMEM
- * if live + bytes exceeds the limit, else 0 (the peak moves in both
- * cases). 0 and no effect outside a budget. */
-FTM_EXTERN int ftm_sched_budget_charge(size_t bytes);
+/* Charges bytes held only for a moment (the cost model's replay) on top
+ * of the live bytes of s's meter: the peak moves if live + bytes exceeds
+ * it; FTM_ENOMEM if s is not dry and that passes the meter's limit, else
+ * 0. No effect without a meter. */
+FTM_EXTERN int ftm_sched_charge(const ftm_sched *s, size_t bytes);
 /* Frees chip's program (steps and ops) of s; the chip's step and op counts
  * become 0. Dry schedules too. */
 FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);
 
-/* 1 between ftm_sched_dry_begin and ftm_sched_dry_end on this thread. */
-FTM_EXTERN int ftm_sched_dry_active(void);
-
-/* Early stop. While a watch is set on this thread (w not NULL; the
- * previous setting is returned, so calls nest), every schedule it
- * initialises outside a dry run keeps, per chip, the running sum over its
- * steps of each step's longest send as w->floor times it: the bound of
- * the cost model's ftm_cost_lower_bound, summed as the build goes (a
- * prefix of the same sum, so never above it). Once some chip's sum s has
- * w->limit < s * (1 - 1e-9), that bound's own margin, ftm_sched_xfer
- * returns FTM_ESTOPPED and the builder fails with it: the schedule's
- * modeled time is above the limit. The 2-D fallback sets the limit to the
- * ring's modeled time, so a 2-D schedule that cannot beat the ring is not
- * finished. A schedule reads its watch (which the caller keeps alive while
- * it is set) only while that watch is this thread's;
- * ftm_sched_unwatch frees the sums. */
-FTM_EXTERN const ftm_sched_watch *ftm_sched_set_watch(const ftm_sched_watch *w);
+/* The build is over: s forgets its watch (ftm_sched_ctx) and frees the
+ * watch's sums. */
 FTM_EXTERN void ftm_sched_unwatch(ftm_sched *s);
 
-/* On error nothing is allocated. */
-FTM_EXTERN int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes);
+/* A schedule for nchips chips of bytes each, built as ctx says (NULL: a
+ * plain build). On error nothing is allocated. */
+FTM_EXTERN int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char *algo, int nchips,
+                              size_t bytes);
 FTM_EXTERN void ftm_sched_free(ftm_sched *s);
 
 /* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its

@@ -11,12 +11,13 @@
  * the buffer size), no 2d-concurrent, no ring: FTM_ENOTSUP
  * where no column is whole or a segment of a row cut twice has no whole
  * row beside it (tests use it). */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                              ftm_red red, int k);
+FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                              const ftm_mesh *m, size_t count, ftm_red red, int k);
 /* The same with reducing transfers of more than split elements sent as two
  * halves (0: none; build_k's: 2 hop x HBM bandwidth of the TPU-v3
  * defaults, 1.8 MB), so tests can run that path on small buffers. */
-FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count,
-                                                  ftm_red red, int k, size_t split);
+FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                                  const ftm_mesh *m, size_t count, ftm_red red,
+                                                  int k, size_t split);
 
 #endif

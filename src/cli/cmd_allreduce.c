@@ -179,6 +179,8 @@ typedef struct ar_run {
     ftm_trace *rec;          /* --trace: what every chip did */
     long traced;             /* --trace: iterations recorded per run */
     ftm_sched sched;
+    ftm_sched_ctx ctx;       /* how schedules are built (packed with --model-only) */
+    ftm_sched_meter meter;   /* model_budgeted's budget */
     ftm_cost_result cost;
     uint64_t *link_bytes;
     ftm_allreduce_result r;
@@ -306,7 +308,8 @@ static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, doub
 {
     double G = 1 << 30;
     size_t peak, sb;
-    int err = ftm_allreduce_plan_mem(algo, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &peak, &sb);
+    int err = ftm_allreduce_plan_mem(&x->ctx, algo, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &peak,
+                                     &sb);
     if (err)
         return err;
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
@@ -333,7 +336,8 @@ static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
     if (x->have_sched)
         ftm_sched_free(&x->sched);
     x->have_sched = 0;
-    int err = ftm_allreduce_find(algo)->build(&x->sched, &x->m, a->bytes / 4, FTM_RED_SUM_F32);
+    int err = ftm_allreduce_find(algo)->build(&x->sched, &x->ctx, &x->m, a->bytes / 4,
+                                              FTM_RED_SUM_F32);
     if (err)
         return err;
     x->have_sched = 1;
@@ -353,7 +357,7 @@ static double modeled(void *ctx, const ftm_sched *s, const ftm_mesh *m)
     const model_ctx *mc = ctx;
     ftm_sched own;
     ftm_cost_result c;
-    if (!s && ftm_allreduce_find(mc->algo)->build(&own, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
+    if (!s && ftm_allreduce_find(mc->algo)->build(&own, NULL, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
         return 0;
     int err = ftm_cost_sched(s ? s : &own, m, &mc->a->cp, &c, NULL);
     if (!s)
@@ -403,10 +407,8 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x);
  * the cost model reads the packed form op for op the same. */
 static int run(const ar_args *a, const char **algo, ar_run *x)
 {
-    int was = ftm_sched_set_packed(a->model_only);
-    int err = run_chips(a, algo, x);
-    ftm_sched_set_packed(was);
-    return err;
+    x->ctx.packed = a->model_only;
+    return run_chips(a, algo, x);
 }
 
 /* auto's pick, then the schedule, built and modeled. */
@@ -414,7 +416,8 @@ static int pick_and_model(const ar_args *a, const char **algo, ar_run *x)
 {
     int err;
     if (strcmp(*algo, "auto") == 0) {
-        if ((err = ftm_allreduce_auto(&x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo, &x->cost)))
+        if ((err = ftm_allreduce_auto(&x->ctx, &x->m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, algo,
+                                      &x->cost)))
             return err;
         if (!a->o.json)
             printf("# auto: picked %s (lowest modeled time)\n", *algo);
@@ -439,9 +442,11 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
     if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > 0.75 * have)
         return refuse_plan(a, asked, x, have, 0);
     size_t limit = (size_t)(0.75 * have);
-    ftm_sched_budget_begin(limit);
+    x->meter = (ftm_sched_meter){ .limit = limit };
+    x->ctx.meter = &x->meter; /* x->sched, built under it, counts its free there */
     int err = pick_and_model(a, algo, x);
-    size_t peak = ftm_sched_budget_end();
+    x->ctx.meter = NULL;
+    size_t peak = x->meter.peak;
     if (err != FTM_ENOMEM || peak <= limit)
         return err; /* not the budget's refusal: reported as it is */
     if (x->have_sched)

@@ -55,8 +55,9 @@ static void usage(void)
            "real allreduce of small integers told step by step from what the chips\n"
            "recorded (what each chip sends and receives and its sums as they grow),\n"
            "then the 2-D allreduce around a dead host, then a chip dying in the\n"
-           "middle of an allreduce and the recovery. --html: the same parts as one\n"
-           "page. Default mesh: 4x4 without chip (1,1). Meshes up to %dx%d.\n\n",
+           "middle of an allreduce, the recovery, and the chip coming back. --html:\n"
+           "the same parts as one page. Default mesh: 4x4 without chip (1,1). Meshes\n"
+           "up to %dx%d.\n\n",
            DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
@@ -173,18 +174,10 @@ static void lines_owners(const ftm_mesh *m, char *b, size_t n)
         snprintf(b + u, n - u, ". Every chip owns a share.");
 }
 
-/* Numbers per chip: one block per chip and ring direction (bidir runs two
- * rings, each on half of the buffer: with one number per chip each ring
- * would get half a block per chip and half the chips would idle). */
-static size_t lesson_count(const ftm_mesh *m, const char *algo)
-{
-    return (size_t)ftm_mesh_healthy_count(m) * (strcmp(algo, "bidir") ? 1 : 2);
-}
-
 /* Records algo on m into a new recorder *tr and reads its first run. */
 static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l)
 {
-    size_t count = lesson_count(m, algo);
+    size_t count = demo_lesson_count(m, algo);
     int rc = ftm_trace_create(tr, m->nchips, FTM_LESSON_MAX_BYTES);
     if (rc)
         return rc;
@@ -199,7 +192,7 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
                      ftm_lesson *l, long *wrong)
 {
     printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
-           "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), lesson_count(m, algo),
+           "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), demo_lesson_count(m, algo),
            m->cols);
     int rc = record(m, algo, tr, l);
     if (rc)
@@ -297,7 +290,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     ftm_ring ring = { 0 };
     int have_ring = ftm_router_ring(&m2, &ring) == 0;
     demo_mesh(o, &m2, have_ring ? &ring : NULL);
-    rc = ftm_lesson_run(&m2, algo, lesson_count(&m2, algo), tr, NULL);
+    rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
@@ -359,7 +352,7 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
              "transfers from, to or through it in that step are lost. The health monitor "
              "tells every chip at once and they stop; their buffers are half-done and the "
              "dead chip's numbers are gone, so the survivors start over on the chips left "
-             "(the next part). The lesson does not show a chip coming back.",
+             "(the next part); then the chip comes back (the part after).",
              algo, vr, vc, round, nsent / 2 + 1, nsent, before);
     if (!rc && round < 1)
         printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
@@ -382,8 +375,8 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         tell_behind(o, &l1, round);
         printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
                "chip's numbers are gone, so the survivors start the allreduce over on the\n"
-               "chips left, its schedule rebuilt around the new hole. (The lesson does\n"
-               "not show a chip coming back.)\n");
+               "chips left, its schedule rebuilt around the new hole; then the chip\n"
+               "comes back.\n");
         if (demo_story_add(st, title, &l1, NULL, NULL))
             snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
         char h[80];
@@ -392,8 +385,10 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         rc = tell_recovery(o, m, algo, victim, tr, st, wrong);
         if (!rc && st->n)
             snprintf(st->title[st->n - 1], sizeof st->title[0], "%s", h);
+        if (!rc)
+            rc = demo_tell_repair(o, m, algo, victim, tr, 2, st, wrong);
         if (!rc && st->n && st->tr[st->n - 1] == NULL) {
-            st->tr[st->n - 1] = tr; /* the recovery's part owns the recorder */
+            st->tr[st->n - 1] = tr; /* the last part owns the recorder */
             tr = NULL;
         }
     }
@@ -490,7 +485,8 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
             return cli_error(CMD, "%s", ftm_strerror(rc));
         if (pass)
             t.chip_dead[victim] = 1;
-        rc = ftm_allreduce_build_own(algo, &s, &t, lesson_count(&t, algo), FTM_RED_SUM_I64);
+        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, demo_lesson_count(&t, algo),
+                                     FTM_RED_SUM_I64);
         ftm_mesh_free(&t);
         if (!rc)
             ftm_sched_free(&s);
@@ -572,7 +568,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
                  "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
                  "position #i. Each step is one round of one global order: a transfer is in "
                  "step n when the last transfer it waits for is in step n - 1.",
-                 algo_story(algo), lesson_count(m, algo), m->cols);
+                 algo_story(algo), demo_lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");

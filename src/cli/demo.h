@@ -67,5 +67,15 @@ void demo_steps_from(const demo_out *o, const ftm_lesson *l, int first);
 /* The final check: every healthy chip holds the exact sum. Returns the
  * number of wrong elements. */
 long demo_check(const demo_out *o, const ftm_lesson *l);
+/* Numbers per chip of algo's lesson on m: one block per chip and ring
+ * direction (bidir runs two rings, each on half of the buffer: with one
+ * number per chip each ring would get half a block per chip and half the
+ * chips would idle). */
+size_t demo_lesson_count(const ftm_mesh *m, const char *algo);
+/* The failure story's end (demo_repair.c): the dead chip `victim` of m
+ * comes back; algo runs again on m, recorded into tr as its run `run`,
+ * told in the text and added as a part (verified). 0 or an error. */
+int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
+                     ftm_trace *tr, int run, demo_story *st, long *wrong);
 
 #endif

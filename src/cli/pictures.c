@@ -121,7 +121,7 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     /* Enough elements that every block of every ring is non-empty. */
     size_t count = (size_t)m->nchips * (size_t)m->nchips * 2;
     ftm_sched s;
-    int err = a->build(&s, m, count, FTM_RED_SUM_F32);
+    int err = a->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
     int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter") &&
@@ -155,7 +155,7 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
     if (!a)
         return FTM_EINVAL;
     ftm_sched s;
-    int err = a->build(&s, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
+    int err = a->build(&s, NULL, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
     if (err)
         return err;
     const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
@@ -222,7 +222,7 @@ int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long f
     int *chips = malloc(sizeof *chips * (size_t)n);
     ftm_sched s;
     const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
-    int have = lb && loss && a && a->build(&s, &m, r->nparams, FTM_RED_SUM_F32) == 0;
+    int have = lb && loss && a && a->build(&s, NULL, &m, r->nparams, FTM_RED_SUM_F32) == 0;
     if (have)
         ftm_sched_link_bytes(&s, &m, lb);
     for (long i = 0; loss && secs && chips && i < r->steps; i++) {

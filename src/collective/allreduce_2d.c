@@ -503,15 +503,15 @@ static int build_all(build *B)
     return rc;
 }
 
-int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
-                         size_t total, ftm_red red, const char *algo)
+int ar2d_build_range(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t first,
+                     size_t count, size_t total, ftm_red red, const char *algo)
 {
     ftm_plan2d p;
     int rc = ftm_plan2d_build(m, &p);
     if (rc)
         return rc;
     size_t elem = ftm_red_elem_size(red);
-    rc = ftm_sched_init(s, algo, m->nchips, total * elem);
+    rc = ftm_sched_init(s, ctx, algo, m->nchips, total * elem);
     if (rc) {
         ftm_plan2d_free(&p);
         return rc;

@@ -72,7 +72,8 @@ static int merge(ftm_sched *out, const ftm_mesh *m, ftm_sched *a, ftm_sched *b,
     return rc;
 }
 
-int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ar2d_build_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                          ftm_red red)
 {
     ftm_mesh t;
     int rc = transpose(m, &t);
@@ -80,9 +81,9 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
         return rc;
     size_t ha = (count + 1) / 2;
     ftm_sched a, b;
-    rc = ar2d_build_range(&a, m, 0, ha, count, red, "2d");
+    rc = ar2d_build_range(&a, ctx, m, 0, ha, count, red, "2d");
     if (!rc) {
-        rc = ar2d_build_range(&b, &t, ha, count - ha, count, red, "2d");
+        rc = ar2d_build_range(&b, ctx, &t, ha, count - ha, count, red, "2d");
         if (!rc) {
             rc = merge(s, m, &a, &b, &t);
             ftm_sched_free(&b);
@@ -94,19 +95,22 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red
 }
 
 /* The row-first scheme alone: 2d's own schedule (the fallback's rebuild). */
-int ar2d_build_own_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ar2d_build_own_2d(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                      ftm_red red)
 {
-    return ar2d_build_range(s, m, 0, count, count, red, "2d");
+    return ar2d_build_range(s, ctx, m, 0, count, count, red, "2d");
 }
 
 /* Both entry points fall back to the 1-D ring on crowded meshes when it
  * models faster (allreduce_2d_fallback.c). */
-int ftm_allreduce_2d_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_2d_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                           ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, ar2d_build_own_2d);
+    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_own_2d);
 }
 
-int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                      size_t count, ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, ar2d_build_concurrent);
+    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_concurrent);
 }

@@ -75,14 +75,14 @@ static const char *ring_reason(const ftm_mesh *m)
 
 /* A dry run (sched.h) knows no times: it keeps the larger schedule, and
  * sets the 2-D one aside rather than rebuilding it (same counts). */
-static int dry_fallback(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                        const ftm_cost_params *p)
+static int dry_fallback(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                        ftm_red red, const ftm_cost_params *p)
 {
     ftm_sched ring;
     int rc = ftm_cost_sched(s, m, p, NULL, NULL);
     ftm_sched_dry_hide(s, 1); /* freed, as below */
     if (!rc)
-        rc = ftm_allreduce_ring_build(&ring, m, count, red);
+        rc = ftm_allreduce_ring_build(&ring, ctx, m, count, red);
     if (!rc)
         rc = ftm_cost_sched(&ring, m, p, NULL, NULL);
     if (rc)
@@ -158,11 +158,11 @@ static int rmemo_fill(const ftm_sched *s, const ftm_mesh *m, size_t count, ftm_r
     return 0;
 }
 
-/* Builds the ring into s and models it into *b. */
-static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                        const ftm_cost_params *p, ftm_cost_result *b)
+/* Builds the ring into s (as ctx says) and models it into *b. */
+static int ring_modeled(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                        ftm_red red, const ftm_cost_params *p, ftm_cost_result *b)
 {
-    int rc = ftm_allreduce_ring_build(s, m, count, red);
+    int rc = ftm_allreduce_ring_build(s, ctx, m, count, red);
     if (rc)
         return rc;
     if (!rmemo_hit(m, count, red, p))
@@ -173,29 +173,37 @@ static int ring_modeled(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red r
 }
 
 /* s := the ring, modeled into *b, saying why it ran instead. */
-static int ring_kept(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                     const ftm_cost_params *p, ftm_cost_result *b)
+static int ring_kept(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                     ftm_red red, const ftm_cost_params *p, ftm_cost_result *b)
 {
     memset(s, 0, sizeof *s);
-    int rc = ring_modeled(s, m, count, red, p, b);
+    int rc = ring_modeled(s, ctx, m, count, red, p, b);
     if (!rc)
         s->fallback = ring_reason(m);
     return rc;
 }
 
-/* The 2-D schedule, built under a watch whose limit is the ring's modeled
- * time b: FTM_ESTOPPED when its bound passes it. */
-static int build_watched(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                         ftm_allreduce_build_fn build, const ftm_cost_params *p, double ring_s)
+/* build under watch w (NULL: none) in the context base (unwatched). */
+static int build_under(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
+                       ftm_red red, ftm_allreduce_build_fn build, const ftm_sched_watch *w)
 {
-    ftm_sched_watch w = { ftm_cost_watch_floor, p, ring_s };
-    const ftm_sched_watch *was = ftm_sched_set_watch(&w);
+    ftm_sched_ctx c = *base;
+    c.watch = w;
     memset(s, 0, sizeof *s);
-    int rc = build(s, m, count, red);
-    ftm_sched_set_watch(was);
+    int rc = build(s, &c, m, count, red);
     if (!rc)
         ftm_sched_unwatch(s);
     return rc;
+}
+
+/* The 2-D schedule, built under a watch whose limit is the ring's modeled
+ * time b: FTM_ESTOPPED when its bound passes it. */
+static int build_watched(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
+                         ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p,
+                         double ring_s)
+{
+    ftm_sched_watch w = { ftm_cost_watch_floor, p, ring_s };
+    return build_under(s, base, m, count, red, build, &w);
 }
 
 /* The ring is modeled first (once per mesh and size on this thread, see
@@ -209,23 +217,23 @@ static int build_watched(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red 
  * replay of both would make. One schedule at a time: the peak is the
  * larger of the two, not their sum; builds are deterministic, so a
  * rebuild has the same bits. */
-static int checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                   ftm_allreduce_build_fn build, const ftm_cost_params *p)
+static int checked(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
+                   ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p)
 {
     ftm_cost_result a, b;
-    int rc = ring_kept(s, m, count, red, p, &b);
+    int rc = ring_kept(s, base, m, count, red, p, &b);
     ftm_sched_free(s);
     if (!rc)
-        rc = build_watched(s, m, count, red, build, p, b.time_s);
+        rc = build_watched(s, base, m, count, red, build, p, b.time_s);
     if (rc)
-        return rc == FTM_ESTOPPED ? ring_kept(s, m, count, red, p, &b) : rc;
+        return rc == FTM_ESTOPPED ? ring_kept(s, base, m, count, red, p, &b) : rc;
     double bound;
     if ((rc = ftm_cost_lower_bound(s, m, p, &bound)))
         return rc;
     if (!(b.time_s < bound) && ((rc = ftm_cost_sched(s, m, p, &a, NULL)) || !(b.time_s < a.time_s)))
         return rc;
     ftm_sched_free(s); /* the ring after all: built again */
-    return ring_kept(s, m, count, red, p, &b);
+    return ring_kept(s, base, m, count, red, p, &b);
 }
 
 /* Under a watch from the caller (auto's limit L, auto.c) with the same
@@ -236,23 +244,22 @@ static int checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
  * the ring (its time below L, so below the 2-D's: the choice checked()
  * would make). *done = 0 when this does not decide (the 2-D schedule fit
  * under L: s is empty, and checked() builds it again). */
-static int under_limit(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build, const ftm_cost_params *p,
+static int under_limit(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
+                       ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p,
                        const ftm_sched_watch *outer, int *done)
 {
     ftm_cost_result b;
-    ftm_sched_set_watch(outer);
+    ftm_sched_ctx c = *base;
+    c.watch = outer;
     memset(s, 0, sizeof *s);
-    int rc = build(s, m, count, red);
+    int rc = build(s, &c, m, count, red);
     if (rc != FTM_ESTOPPED) { /* within L (or failed): not decided here */
-        ftm_sched_set_watch(NULL);
         if (!rc)
             ftm_sched_free(s);
         *done = rc != 0;
         return rc;
     }
-    rc = ring_kept(s, m, count, red, p, &b);
-    ftm_sched_set_watch(NULL);
+    rc = ring_kept(s, &c, m, count, red, p, &b);
     *done = 1;
     if (!rc && b.time_s > outer->limit)
         rc = FTM_ESTOPPED;
@@ -267,44 +274,33 @@ static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
     return w && w->floor == ftm_cost_watch_floor && memcmp(w->ctx, p, sizeof *p) == 0;
 }
 
-/* The plain build, under w. */
-static int build_under(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build, const ftm_sched_watch *w)
-{
-    ftm_sched_set_watch(w);
-    int rc = build(s, m, count, red);
-    ftm_sched_set_watch(NULL);
-    if (!rc)
-        ftm_sched_unwatch(s);
-    return rc;
-}
-
 /* The builders choose between their own variants (2d-lines: one-way rows
  * or not, lines or 2d-concurrent) and the fallback between 2-D and ring by
  * the defaults; a caller's watch with other parameters could stop the
  * variant they would keep and so change the schedule, so it is taken off
  * (auto with other cost parameters builds such candidates in full). */
-int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build)
+int ar2d_build_checked(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                       ftm_red red, ftm_allreduce_build_fn build)
 {
     ftm_cost_params p;
     ftm_cost_defaults(&p);
-    const ftm_sched_watch *outer = ftm_sched_set_watch(NULL);
-    const ftm_sched_watch *w = same_params(outer, &p) ? outer : NULL;
+    ftm_sched_ctx base = ctx ? *ctx : (ftm_sched_ctx){ 0 };
+    const ftm_sched_watch *w = same_params(base.watch, &p) ? base.watch : NULL;
+    base.watch = NULL;
     int done = 0, rc = 0;
     if (!worth_checking(m)) {
-        rc = build_under(s, m, count, red, build, w);
-    } else if (ftm_sched_dry_active()) {
-        if (!(rc = build(s, m, count, red)) && (rc = dry_fallback(s, m, count, red, &p)))
+        rc = build_under(s, &base, m, count, red, build, w);
+    } else if (base.dry) {
+        rc = build(s, &base, m, count, red);
+        if (!rc && (rc = dry_fallback(s, &base, m, count, red, &p)))
             ftm_sched_free(s);
     } else {
         if (w)
-            rc = under_limit(s, m, count, red, build, &p, w, &done);
+            rc = under_limit(s, &base, m, count, red, build, &p, w, &done);
         if (!rc && !done)
-            rc = checked(s, m, count, red, build, &p);
+            rc = checked(s, &base, m, count, red, build, &p);
         if (rc)
             ftm_sched_free(s);
     }
-    ftm_sched_set_watch(outer);
     return rc;
 }

@@ -50,19 +50,23 @@ void ar2d_colring_free(ar2d_colring *cr);
 /* The row-first 2-D allreduce (allreduce_2d.c) of elements [first, first
  * + count) of a buffer of total elements, into s (initialised here, name
  * algo). Every transfer leaves and arrives at the same step index. */
-int ar2d_build_range(ftm_sched *s, const ftm_mesh *m, size_t first, size_t count,
-                         size_t total, ftm_red red, const char *algo);
+int ar2d_build_range(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t first,
+                     size_t count, size_t total, ftm_red red, const char *algo);
 /* The concurrent variant (allreduce_2d_conc.c): half the buffer
  * row-first, half column-first, in the same steps. */
-int ar2d_build_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ar2d_build_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                          ftm_red red);
 /* 2d-lines' own schedule (allreduce_2d_pick.c: the fastest of its
  * variants) with k chunks per half; FTM_ENOTSUP when a row's healthy
  * chips are not one ring or one line. */
-int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k);
+int ar2d_build_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                     ftm_red red, int k);
 /* The algorithms' own schedules (ftm_allreduce_build_own): 2d's
  * row-first scheme (allreduce_2d_conc.c) and 2d-lines' lines. */
-int ar2d_build_own_2d(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
-int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red);
+int ar2d_build_own_2d(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                      ftm_red red);
+int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                         ftm_red red);
 /* One variant of 2d-lines' own schedule (allreduce_2d_lines.c), and what
  * its build found out: whether the other variants would differ. */
 typedef struct ar2d_lines_variant {
@@ -79,8 +83,9 @@ typedef struct ar2d_lines_found {
 } ar2d_lines_found;
 /* Builds variant v of 2d-lines into s; found (may be NULL) is set where
  * the other variants differ. FTM_ENOTSUP where no line layout fits. */
-int ar2d_build_lines_variant(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                             const ar2d_lines_variant *v, ar2d_lines_found *found);
+int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                             size_t count, ftm_red red, const ar2d_lines_variant *v,
+                             ar2d_lines_found *found);
 /* The two-halves threshold of the TPU-v3 defaults: 2 hop x HBM bandwidth,
  * in elements of elem bytes. */
 size_t ar2d_lines_split_default(size_t elem);
@@ -90,10 +95,10 @@ int ar2d_crowded(const ftm_mesh *m);
 /* build (a 2-D builder without the fallback) into s; on a crowded, small
  * or thin mesh the 1-D ring's schedule instead (algo "ring", fallback the
  * reason) when that models faster (allreduce_2d_fallback.c). A build
- * watched there may fail with FTM_ESTOPPED (sched.h: ftm_sched_set_watch):
+ * watched there may fail with FTM_ESTOPPED (sched.h: ftm_sched_ctx.watch):
  * it could not have been kept. Returns 0 or an error (s then holds
  * nothing). */
-int ar2d_build_checked(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       ftm_allreduce_build_fn build);
+int ar2d_build_checked(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                       ftm_red red, ftm_allreduce_build_fn build);
 
 #endif

@@ -558,8 +558,9 @@ static void split(half *h, size_t count)
 }
 
 /* One 2d-lines schedule, of variant v (allreduce_2d_int.h). */
-int ar2d_build_lines_variant(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                             const ar2d_lines_variant *v, ar2d_lines_found *found)
+int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                             size_t count, ftm_red red, const ar2d_lines_variant *v,
+                             ar2d_lines_found *found)
 {
     if (m->rows < 2 || m->cols < 2)
         return FTM_ENOTSUP;
@@ -585,7 +586,7 @@ int ar2d_build_lines_variant(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_
     o.split = v->split;
     o.uni = v->one_way_rows;
     if (!rc) {
-        rc = ftm_sched_init(s, "2d-lines", m->nchips, count * elem);
+        rc = ftm_sched_init(s, ctx, "2d-lines", m->nchips, count * elem);
         if (!rc) {
             rc = halves_routes(s, m, h);
             if (!rc)

@@ -15,17 +15,17 @@
 
 #include <string.h>
 
-int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                                   int k)
+int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                   size_t count, ftm_red red, int k)
 {
-    return ar2d_build_lines(s, m, count, red, k);
+    return ar2d_build_lines(s, ctx, m, count, red, k);
 }
 
-int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                                       int k, size_t split_at)
+int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                       size_t count, ftm_red red, int k, size_t split_at)
 {
     ar2d_lines_variant v = { k, split_at, 1, 0 };
-    return ar2d_build_lines_variant(s, m, count, red, &v, NULL);
+    return ar2d_build_lines_variant(s, ctx, m, count, red, &v, NULL);
 }
 
 static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
@@ -57,13 +57,14 @@ static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh
 
 /* Builds variant v into b and keeps the faster of it and *s (rs: how
  * *s's build ended); found as ar2d_build_lines_variant's. */
-static int try_variant(ftm_sched *s, int rs, const ftm_mesh *m, size_t count, ftm_red red,
-                       const ar2d_lines_variant *v, ar2d_lines_found *found)
+static int try_variant(ftm_sched *s, int rs, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                       size_t count, ftm_red red, const ar2d_lines_variant *v,
+                       ar2d_lines_found *found)
 {
     if (rs && rs != FTM_ESTOPPED)
         return rs;
     ftm_sched b;
-    int rb = ar2d_build_lines_variant(&b, m, count, red, v, found);
+    int rb = ar2d_build_lines_variant(&b, ctx, m, count, red, v, found);
     return keep_built(s, rs, &b, rb, m);
 }
 
@@ -71,7 +72,8 @@ static int try_variant(ftm_sched *s, int rs, const ftm_mesh *m, size_t count, ft
  * without, keeping the faster (measured, ResNet-50 size: 32x32 2.4-4.0%
  * faster one-way, 16x32 1-14% slower); and so again with the other pass
  * count where there is one. */
-int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red, int k)
+int ar2d_build_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                     ftm_red red, int k)
 {
     size_t sp = ar2d_lines_split_default(ftm_red_elem_size(red));
     /* the candidates, in order: each after the first only where the one
@@ -79,13 +81,13 @@ int ar2d_build_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
     const ar2d_lines_variant one_way = { k, sp, 1, 0 }, two_way = { k, sp, 0, 0 },
                              other_one_way = { k, sp, 1, 1 }, other_two_way = { k, sp, 0, 1 };
     ar2d_lines_found got = { 0, 0 }, alt = { 0, 0 };
-    int rc = ar2d_build_lines_variant(s, m, count, red, &one_way, &got);
+    int rc = ar2d_build_lines_variant(s, ctx, m, count, red, &one_way, &got);
     if (got.one_way_rows)
-        rc = try_variant(s, rc, m, count, red, &two_way, NULL);
+        rc = try_variant(s, rc, ctx, m, count, red, &two_way, NULL);
     if (got.other_passes)
-        rc = try_variant(s, rc, m, count, red, &other_one_way, &alt);
+        rc = try_variant(s, rc, ctx, m, count, red, &other_one_way, &alt);
     if (alt.one_way_rows)
-        rc = try_variant(s, rc, m, count, red, &other_two_way, NULL);
+        rc = try_variant(s, rc, ctx, m, count, red, &other_two_way, NULL);
     return rc;
 }
 
@@ -118,15 +120,16 @@ static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
  * concurrent schedule (a fifth of the lines' memory on the pods) is held
  * while the lines' is built: nothing is built twice. Also the
  * fallback's rebuild. */
-static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+static int build_lines_or_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                     size_t count, ftm_red red)
 {
     ftm_sched c;
-    int rc = ar2d_build_concurrent(&c, m, count, red);
+    int rc = ar2d_build_concurrent(&c, ctx, m, count, red);
     if (rc && rc != FTM_ESTOPPED)
-        return rc == FTM_ENOTSUP ? ar2d_build_lines(s, m, count, red, 0) : rc;
+        return rc == FTM_ENOTSUP ? ar2d_build_lines(s, ctx, m, count, red, 0) : rc;
     if (!rc)
         c.fallback = "2d-concurrent's schedule is faster here";
-    int rs = ar2d_build_lines(s, m, count, red, 0);
+    int rs = ar2d_build_lines(s, ctx, m, count, red, 0);
     if (rs == FTM_ENOTSUP) {
         if (!rc) {
             *s = c;
@@ -139,14 +142,16 @@ static int build_lines_or_concurrent(ftm_sched *s, const ftm_mesh *m, size_t cou
 
 /* 2d-lines' own schedule alone (build_k with k chosen): FTM_ENOTSUP where
  * lines do not apply. */
-int ar2d_build_own_lines(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                         ftm_red red)
 {
-    return ar2d_build_lines(s, m, count, red, 0);
+    return ar2d_build_lines(s, ctx, m, count, red, 0);
 }
 
 /* On small or crowded meshes the 1-D ring's schedule when it models
  * faster (as for 2d). */
-int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                 size_t count, ftm_red red)
 {
-    return ar2d_build_checked(s, m, count, red, build_lines_or_concurrent);
+    return ar2d_build_checked(s, ctx, m, count, red, build_lines_or_concurrent);
 }

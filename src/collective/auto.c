@@ -13,18 +13,20 @@ typedef struct best {
     ftm_cost_result res;
 } best;
 
-/* One candidate, built under a watch (sched.h) whose limit is the best
- * time so far: a build that stops (FTM_ESTOPPED) would model above it, so
- * it is dropped unfinished. Kept if fastest; ties go to the earlier
- * algorithm of the registry, whatever the order tried. */
-static int try_algo(const ftm_allreduce_algo *a, int idx, const ftm_mesh *m, size_t count,
-                    ftm_red red, const ftm_cost_params *p, best *b)
+/* One candidate, built in the caller's context under a watch (sched.h)
+ * whose limit is the best time so far: a build that stops (FTM_ESTOPPED)
+ * would model above it, so it is dropped unfinished. Kept if fastest;
+ * ties go to the earlier algorithm of the registry, whatever the order
+ * tried. */
+static int try_algo(const ftm_allreduce_algo *a, int idx, const ftm_sched_ctx *ctx,
+                    const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
+                    best *b)
 {
     ftm_sched s;
     ftm_sched_watch w = { ftm_cost_watch_floor, p, b->res.time_s };
-    const ftm_sched_watch *was = ftm_sched_set_watch(b->have ? &w : NULL);
-    int rc = a->build(&s, m, count, red);
-    ftm_sched_set_watch(was);
+    ftm_sched_ctx c = ctx ? *ctx : (ftm_sched_ctx){ 0 };
+    c.watch = b->have ? &w : NULL;
+    int rc = a->build(&s, &c, m, count, red);
     if (rc == FTM_ENOTSUP || rc == FTM_ESTOPPED)
         return 0;
     if (rc)
@@ -56,8 +58,8 @@ static int is_first(const char *name)
     return 0;
 }
 
-int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p,
-                  const char **name, ftm_cost_result *res)
+int ftm_allreduce_auto(const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count, ftm_red red,
+                       const ftm_cost_params *p, const char **name, ftm_cost_result *res)
 {
     const ftm_allreduce_algo *all = ftm_allreduce_algos();
     int n = 0, rc = 0;
@@ -67,10 +69,10 @@ int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_c
     for (int f = 0; f < NFIRST && !rc; f++)
         for (int i = 0; i < n && !rc; i++)
             if (strcmp(all[i].name, FIRST[f]) == 0)
-                rc = try_algo(&all[i], i, m, count, red, p, &b);
+                rc = try_algo(&all[i], i, ctx, m, count, red, p, &b);
     for (int i = 0; i < n && !rc; i++)
         if (!is_first(all[i].name))
-            rc = try_algo(&all[i], i, m, count, red, p, &b);
+            rc = try_algo(&all[i], i, ctx, m, count, red, p, &b);
     if (rc)
         return rc;
     if (!b.have)
@@ -80,37 +82,40 @@ int ftm_allreduce_auto(const ftm_mesh *m, size_t count, ftm_red red, const ftm_c
     return 0;
 }
 
-/* One algorithm's dry run: its build, then the replay the caller makes. */
-static int dry_one(ftm_allreduce_build_fn fn, const ftm_mesh *m, size_t count, ftm_red red,
-                   size_t *peak, size_t *sched_bytes)
+/* One algorithm's dry run: its build (packed or not), then the replay
+ * the caller makes. */
+static int dry_one(ftm_allreduce_build_fn fn, int packed, const ftm_mesh *m, size_t count,
+                   ftm_red red, size_t *peak, size_t *sched_bytes)
 {
     ftm_cost_params p;
     ftm_cost_defaults(&p);
     ftm_sched s;
-    ftm_sched_dry_begin();
-    int rc = fn(&s, m, count, red);
+    ftm_sched_meter meter = { 0 };
+    ftm_sched_ctx dry = { .dry = 1, .packed = packed, .meter = &meter };
+    int rc = fn(&s, &dry, m, count, red);
     if (!rc) {
         *sched_bytes = ftm_sched_mem_bytes(&s);
         rc = ftm_cost_sched(&s, m, &p, NULL, NULL);
         ftm_sched_free(&s);
     }
-    *peak = ftm_sched_dry_end();
+    *peak = meter.peak;
     return rc;
 }
 
-int ftm_allreduce_plan_mem(const char *algo, const ftm_mesh *m, size_t count, ftm_red red,
-                           size_t *peak, size_t *sched_bytes)
+int ftm_allreduce_plan_mem(const ftm_sched_ctx *ctx, const char *algo, const ftm_mesh *m,
+                           size_t count, ftm_red red, size_t *peak, size_t *sched_bytes)
 {
+    int packed = ctx && ctx->packed;
     *peak = *sched_bytes = 0;
     if (strcmp(algo, "auto") != 0) {
         const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-        return a ? dry_one(a->build, m, count, red, peak, sched_bytes) : FTM_EINVAL;
+        return a ? dry_one(a->build, packed, m, count, red, peak, sched_bytes) : FTM_EINVAL;
     }
     /* auto holds one candidate (and its replay) at a time */
     int rc = 0, any = 0;
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && !rc; a++) {
         size_t pk = 0, sb = 0;
-        rc = dry_one(a->build, m, count, red, &pk, &sb);
+        rc = dry_one(a->build, packed, m, count, red, &pk, &sb);
         if (rc == FTM_ENOTSUP) {
             rc = 0;
             continue;

@@ -36,11 +36,11 @@ const ftm_allreduce_algo *ftm_allreduce_find(const char *name)
     return NULL;
 }
 
-int ftm_allreduce_build_own(const char *name, ftm_sched *s, const ftm_mesh *m, size_t count,
-                            ftm_red red)
+int ftm_allreduce_build_own(const char *name, ftm_sched *s, const ftm_sched_ctx *ctx,
+                            const ftm_mesh *m, size_t count, ftm_red red)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(name);
     if (!a)
         return FTM_EINVAL;
-    return (a->own ? a->own : a->build)(s, m, count, red);
+    return (a->own ? a->own : a->build)(s, ctx, m, count, red);
 }

@@ -95,14 +95,14 @@ static int open_steps(ftm_sched *s, const ftm_ring *r, int k)
 /* Builds ring (nrings == 1) or bidir (nrings == 2: the buffer's first half
  * on the forward ring, the second half on the counter-rotating ring, in the
  * same steps so both directions of every link carry data at once). */
-static int build_rings(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                       int nrings, const char *algo)
+static int build_rings(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                       ftm_red red, int nrings, const char *algo)
 {
     ftm_ring ring[2] = { { 0 } };
     int *route[2] = { NULL, NULL }, *ro[2] = { NULL, NULL };
     size_t *rf[2] = { NULL, NULL }, *rn[2] = { NULL, NULL };
     size_t elem = ftm_red_elem_size(red);
-    int rc = ftm_sched_init(s, algo, m->nchips, count * elem);
+    int rc = ftm_sched_init(s, ctx, algo, m->nchips, count * elem);
     if (rc)
         return rc;
     rc = ftm_router_ring(m, &ring[0]);
@@ -145,12 +145,14 @@ static int build_rings(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red re
     return rc;
 }
 
-int ftm_allreduce_ring_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_ring_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                             size_t count, ftm_red red)
 {
-    return build_rings(s, m, count, red, 1, "ring");
+    return build_rings(s, ctx, m, count, red, 1, "ring");
 }
 
-int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_bidir_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                              size_t count, ftm_red red)
 {
-    return build_rings(s, m, count, red, 2, "bidir");
+    return build_rings(s, ctx, m, count, red, 2, "bidir");
 }

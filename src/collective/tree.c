@@ -61,13 +61,14 @@ static int add_edge_routes(ftm_sched *s, const ftm_mesh *m, int child, int paren
     return up[child] < 0 ? up[child] : down[child] < 0 ? down[child] : 0;
 }
 
-int ftm_allreduce_tree_build(ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red)
+int ftm_allreduce_tree_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                             size_t count, ftm_red red)
 {
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
         return rc;
     size_t len = count * ftm_red_elem_size(red);
-    rc = ftm_sched_init(s, "tree", m->nchips, len);
+    rc = ftm_sched_init(s, ctx, "tree", m->nchips, len);
     if (rc)
         return rc;
     int n = m->nchips;

@@ -3,6 +3,8 @@
 #ifndef FTMESH_TREES_INT_H
 #define FTMESH_TREES_INT_H
 
+#include <stddef.h>
+
 /* A directed link's use by one tree: chip x's chunks up to its parent
  * (up), or down from its parent to x. */
 typedef struct tr_entry {
@@ -10,7 +12,9 @@ typedef struct tr_entry {
 } tr_entry;
 
 typedef struct tset {
-    int n, k, nc;      /* chips, trees, chunks */
+    int n, k, nc;      /* chips, trees, chunks copied down each share */
+    int ncu;           /* chunks summed up each share (trees.c: up_chunks) */
+    size_t count;      /* elements in the buffer */
     int round;         /* the balancing round (tie_hash) */
     int *nbr;          /* [n*4] neighbour over a link live both ways, or -1 */
     int *root;         /* [k] */

@@ -1,5 +1,5 @@
-/* Per-thread memos: one slot table per thread, one key for all slots
- * (tls_memo.h says why). */
+/* Per-thread memos, pure caches: one slot table per thread, one key for
+ * all slots (tls_memo.h says why). */
 #include "core/tls_memo.h"
 
 #include <pthread.h>

@@ -6,7 +6,11 @@
  * 2-D fallback's ring model, the router's last two rings) without locks.
  * A thread-local pointer alone would leak its object when the thread
  * ends; one pthread key, whose destructor frees every slot's object at
- * thread exit, keeps ASan's and TSan's leak checks clean. */
+ * thread exit, keeps ASan's and TSan's leak checks clean.
+ *
+ * Pure caches only: a memo changes how soon an answer comes, never the
+ * answer. What a build does is never set per thread (sched.h: the build
+ * context, ftm_sched_ctx, is passed to the builders). */
 #ifndef FTMESH_CORE_TLS_MEMO_H
 #define FTMESH_CORE_TLS_MEMO_H
 

@@ -397,9 +397,10 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
     if (!s || !m || s->nchips != m->nchips || p->link_Bps <= 0 || p->hbm_Bps <= 0 ||
         p->hop_s < 0 || s->dry)
         return FTM_EINVAL;
-    /* under a budget (sched.h) the replay's arrays must fit beside the
-     * schedules, as a dry run counts them */
-    int rc = ftm_sched_budget_charge(ftm_cost_mem_bytes(s, m));
+    /* under a budget (sched.h: the meter of the schedule's build context)
+     * the replay's arrays must fit beside the schedules, as a dry run
+     * counts them */
+    int rc = ftm_sched_charge(s, ftm_cost_mem_bytes(s, m));
     if (rc)
         return rc;
     replay r;
@@ -543,7 +544,7 @@ int ftm_cost_sched(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_params 
                    ftm_cost_result *res, uint64_t *link_bytes)
 {
     if (s && m && s->dry) { /* a dry run (sched.h): only the replay's memory */
-        ftm_sched_dry_charge(ftm_cost_mem_bytes(s, m));
+        (void)ftm_sched_charge(s, ftm_cost_mem_bytes(s, m)); /* never refused */
         if (res)
             memset(res, 0, sizeof *res);
         if (link_bytes)

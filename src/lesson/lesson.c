@@ -38,7 +38,7 @@ static int lesson_chip(ftm_chip *chip, void *arg)
 /* The algorithm's own schedule: never another algorithm's in its place. */
 static int build_own(ftm_sched *s, const ftm_mesh *m, const char *algo, size_t count)
 {
-    return ftm_allreduce_build_own(algo, s, m, count, FTM_RED_SUM_I64);
+    return ftm_allreduce_build_own(algo, s, NULL, m, count, FTM_RED_SUM_I64);
 }
 
 int ftm_lesson_run(const ftm_mesh *m, const char *algo, size_t count, ftm_trace *tr,

@@ -10,16 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* This thread's watch (ftm_sched_set_watch), or NULL. */
-static _Thread_local const ftm_sched_watch *watch_on;
-
-const ftm_sched_watch *ftm_sched_set_watch(const ftm_sched_watch *w)
-{
-    const ftm_sched_watch *was = watch_on;
-    watch_on = w;
-    return was;
-}
-
 void ftm_sched_unwatch(ftm_sched *s)
 {
     free(s->wsum);
@@ -28,13 +18,11 @@ void ftm_sched_unwatch(ftm_sched *s)
 }
 
 /* Chip's bound with a send of route r and len bytes in its open step: 1
- * once it passes the watch's limit. The watch is read only while it is
- * still this thread's (its caller keeps it alive until then). */
+ * once it passes the watch's limit (the caller keeps the watch alive
+ * until it unwatches s). */
 static int watch_send(ftm_sched *s, const ftm_route *r, size_t len, ftm_red red)
 {
     const ftm_sched_watch *wt = s->watch;
-    if (wt != watch_on)
-        return 0;
     double d = wt->floor(wt->ctx, r->nhops, len, r->src == r->dst && red != FTM_RED_COPY);
     double *w = &s->wsum[2 * r->src];
     if (d > w[1])
@@ -70,13 +58,17 @@ static int grow(const ftm_sched *s, void **p, int *cap, int need, size_t sz, int
     return set_cap(s, p, cap, nc, sz, store);
 }
 
-int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
+int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char *algo, int nchips,
+                   size_t bytes)
 {
     if (nchips < 1 || nchips > FTM_SCHED_MAX_IDS || bytes >= FTM_SCHED_MAX_BYTES)
         return FTM_EINVAL;
+    static const ftm_sched_ctx plain = { 0 };
+    if (!ctx)
+        ctx = &plain;
     memset(s, 0, sizeof *s);
-    s->dry = ftm_sched_dry_active();
-    s->budget = sched_budget_gen();
+    s->dry = ctx->dry != 0;
+    s->meter = ctx->meter;
     if (sched_room(s, sizeof *s + (size_t)nchips * sizeof *s->prog) ||
         !(s->prog = calloc((size_t)nchips, sizeof *s->prog))) {
         memset(s, 0, sizeof *s);
@@ -85,19 +77,25 @@ int ftm_sched_init(ftm_sched *s, const char *algo, int nchips, size_t bytes)
     s->algo = algo;
     s->nchips = nchips;
     s->bytes = bytes;
-    s->packed = sched_pack_on();
-    if (watch_on && !s->dry) { /* O(chips), like prog: not worth counting apart */
+    s->packed = ctx->packed != 0;
+    if (ctx->watch && !s->dry) { /* O(chips), like prog: not worth counting apart */
         if (!(s->wsum = calloc(2 * (size_t)nchips, sizeof *s->wsum))) {
             free(s->prog);
             memset(s, 0, sizeof *s);
             return FTM_ENOMEM;
         }
-        s->watch = watch_on;
+        s->watch = ctx->watch;
     }
     static _Atomic uint64_t serials;
     s->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     sched_acct(s, sizeof *s + (size_t)nchips * sizeof *s->prog, 0);
     return 0;
+}
+
+ftm_sched_ctx sched_ctx_of(const ftm_sched *s)
+{
+    return (ftm_sched_ctx){ .dry = s->dry != 0, .packed = s->packed, .watch = s->watch,
+                            .meter = s->meter };
 }
 
 void ftm_sched_clear_chip(ftm_sched *s, int chip)

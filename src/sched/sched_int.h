@@ -8,14 +8,15 @@
 
 #include <stdint.h>
 
-/* Counts a change of a dry or budgeted schedule's arrays: more bytes held,
+/* Counts a change of a schedule's arrays on its meter: more bytes held,
  * less freed. */
 void sched_acct(const ftm_sched *s, size_t more, size_t less);
 /* Asked before s's arrays grow by more bytes, before allocating: FTM_ENOMEM
- * where a budget (ftm_sched_budget_begin) refuses it, else 0. */
+ * where its meter's limit (ftm_sched_ctx) refuses it, else 0. */
 int sched_room(const ftm_sched *s, size_t more);
-/* This thread's budget generation (0: none), recorded by ftm_sched_init. */
-uint64_t sched_budget_gen(void);
+/* The context s is built in (its form, watch and meter), for the
+ * schedules built from it (ftm_sched_merge). */
+ftm_sched_ctx sched_ctx_of(const ftm_sched *s);
 
 /* For code in src/sched that moves programs between schedules
  * (sched_merge.c, sched_read.c). */
@@ -36,7 +37,6 @@ int sched_reserve_code(ftm_sched *s, int chip, size_t bytes);
 int sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used);
 
 /* Packed programs (sched_pack.c). */
-int sched_pack_on(void);
 int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index);
 int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane);
 int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact);

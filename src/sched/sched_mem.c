@@ -1,111 +1,51 @@
 /* What schedules hold, for the callers that must know before they build:
- * dry runs (counts and capacities, no steps or ops) and budgets (a limit
- * on the bytes the schedules initialised under it may take); sched.h
- * says how to use them. The accounting hooks (sched_room, sched_acct)
- * are called by sched.c and sched_pack.c as arrays grow and shrink. */
+ * the meter of a build context (sched.h: ftm_sched_ctx) counts dry runs
+ * (counts and capacities, no steps or ops) and budgets (a limit on the
+ * bytes the schedules built under it may take). The accounting hooks
+ * (sched_room, sched_acct) are called by sched.c and sched_pack.c as
+ * arrays grow and shrink. */
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
 #include "sched_lib.h"
 #include "sched_int.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-/* This thread's dry run (sched.h): live bytes of its dry schedules. */
-static _Thread_local struct {
-    int on;
-    size_t live, peak;
-} dry;
-
-void ftm_sched_dry_begin(void)
+/* live + bytes on mt: the peak moves even when refused; FTM_ENOMEM past
+ * the limit where may_refuse. */
+static int meter_try(ftm_sched_meter *mt, size_t bytes, int may_refuse)
 {
-    dry.on = 1;
-    dry.live = dry.peak = 0;
+    size_t want = mt->live + bytes < mt->live ? SIZE_MAX : mt->live + bytes;
+    if (want > mt->peak)
+        mt->peak = want;
+    return may_refuse && mt->limit && want > mt->limit ? FTM_ENOMEM : 0;
 }
 
-int ftm_sched_dry_active(void)
+int ftm_sched_charge(const ftm_sched *s, size_t bytes)
 {
-    return dry.on;
-}
-
-size_t ftm_sched_dry_end(void)
-{
-    dry.on = 0;
-    return dry.peak;
-}
-
-void ftm_sched_dry_charge(size_t bytes)
-{
-    if (dry.on && dry.live + bytes > dry.peak)
-        dry.peak = dry.live + bytes;
-}
-
-/* This thread's budget (sched.h): live bytes of the schedules initialised
- * under it. gen tells them from schedules of an earlier budget, which
- * must count nothing when freed (0: no budget). */
-static _Thread_local struct {
-    uint64_t gen;
-    size_t limit, live, peak;
-} budget;
-
-void ftm_sched_budget_begin(size_t limit)
-{
-    static _Atomic uint64_t gens;
-    budget.gen = atomic_fetch_add_explicit(&gens, 1, memory_order_relaxed) + 1;
-    budget.limit = limit;
-    budget.live = budget.peak = 0;
-}
-
-size_t ftm_sched_budget_end(void)
-{
-    budget.gen = 0;
-    return budget.peak;
-}
-
-/* live + bytes against the limit; the peak moves even when refused. */
-static int budget_try(size_t bytes)
-{
-    size_t want = budget.live + bytes < budget.live ? SIZE_MAX : budget.live + bytes;
-    if (want > budget.peak)
-        budget.peak = want;
-    return want > budget.limit ? FTM_ENOMEM : 0;
-}
-
-int ftm_sched_budget_charge(size_t bytes)
-{
-    return budget.gen ? budget_try(bytes) : 0;
-}
-
-static int budgeted(const ftm_sched *s)
-{
-    return !s->dry && s->budget && s->budget == budget.gen;
+    return s->meter ? meter_try(s->meter, bytes, !s->dry) : 0;
 }
 
 /* Before s's arrays grow by more bytes: FTM_ENOMEM if that would take its
- * budget past the limit (then nothing may be allocated). */
+ * meter past the limit (then nothing may be allocated). Dry runs are
+ * counted, never refused. */
 int sched_room(const ftm_sched *s, size_t more)
 {
-    return budgeted(s) ? budget_try(more) : 0;
+    return s->meter && !s->dry ? meter_try(s->meter, more, 1) : 0;
 }
 
-/* Counts a change of a dry or budgeted schedule's arrays. */
+/* Counts a change of s's arrays on its meter (a hidden dry schedule,
+ * ftm_sched_dry_hide, counts nothing). */
 void sched_acct(const ftm_sched *s, size_t more, size_t less)
 {
-    size_t *live, *peak;
-    if (s->dry == 1) {
-        live = &dry.live;
-        peak = &dry.peak;
-    } else if (budgeted(s)) {
-        live = &budget.live;
-        peak = &budget.peak;
-    } else {
+    ftm_sched_meter *mt = s->meter;
+    if (!mt || s->dry == 2)
         return;
-    }
-    *live += more;
-    *live = *live > less ? *live - less : 0;
-    if (*live > *peak)
-        *peak = *live;
+    mt->live += more;
+    mt->live = mt->live > less ? mt->live - less : 0;
+    if (mt->live > mt->peak)
+        mt->peak = mt->live;
 }
 
 /* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
@@ -128,9 +68,4 @@ size_t ftm_sched_mem_bytes(const ftm_sched *s)
              (size_t)s->prog[c].cap_ops * sizeof(ftm_op) + s->prog[c].cap_code;
     return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs +
            (size_t)s->cap_phases * sizeof *s->phases;
-}
-
-uint64_t sched_budget_gen(void)
-{
-    return budget.gen;
 }

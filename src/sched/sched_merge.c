@@ -131,7 +131,8 @@ int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b
         return FTM_EINVAL;
     if ((uint64_t)a->next_tag + b->next_tag >= UINT32_MAX)
         return FTM_ENOMEM;
-    int n = a->nchips, rc = ftm_sched_init(out, algo, n, a->bytes);
+    ftm_sched_ctx ctx = sched_ctx_of(a);
+    int n = a->nchips, rc = ftm_sched_init(out, &ctx, algo, n, a->bytes);
     if (rc)
         return rc;
     int *out_chip = malloc(sizeof(int) * (size_t)n);

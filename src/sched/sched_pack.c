@@ -1,4 +1,4 @@
-/* Packed programs (sched.h: ftm_sched_set_packed).
+/* Packed programs (sched.h: ftm_sched_ctx.packed).
  *
  * A chip's program is one byte string of step headers and ops. The first
  * byte tells them apart (bit 0: 1 header, 0 op).
@@ -24,21 +24,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* This thread's setting (ftm_sched_set_packed). */
-static _Thread_local int pack_on;
-
-int ftm_sched_set_packed(int on)
-{
-    int was = pack_on;
-    pack_on = on != 0;
-    return was;
-}
-
-int sched_pack_on(void)
-{
-    return pack_on;
-}
 
 enum { H_STEP = 1, H_SAME = 2, O_KIND = 2, O_LANE = 4, O_RED_SHIFT = 3, O_LEN_SAME = 32,
        O_ROUTE_SAME = 64, O_ON_STRIDE = 128, MAX_OP_BYTES = 1 + 10 + 10 + 10 + 10, MAX_HDR_BYTES = 1 + 5 + 5 };

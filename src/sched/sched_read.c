@@ -64,9 +64,7 @@ static int unpack_chip(const ftm_sched *s, ftm_sched *out, int c, ftm_sched_view
 
 int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out)
 {
-    int was = ftm_sched_set_packed(0);
-    int rc = ftm_sched_init(out, s->algo, s->nchips, s->bytes);
-    ftm_sched_set_packed(was);
+    int rc = ftm_sched_init(out, NULL, s->algo, s->nchips, s->bytes);
     if (rc)
         return rc;
     out->fallback = s->fallback;

@@ -171,7 +171,7 @@ static ftm_event blank(int kind, int chip, double t)
 /* Deep copy of a schedule (routes, programs); the phase strings are static. */
 static int sched_copy(ftm_sched *d, const ftm_sched *s)
 {
-    int rc = ftm_sched_init(d, s->algo, s->nchips, s->bytes);
+    int rc = ftm_sched_init(d, NULL, s->algo, s->nchips, s->bytes);
     if (rc)
         return rc;
     d->fallback = s->fallback;

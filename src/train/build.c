@@ -19,15 +19,16 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     ftm_cost_defaults(&p);
     ftm_cost_result cr;
     int rc;
-    if (!strcmp(name, "auto") && (rc = ftm_allreduce_auto(m, count, red, &p, &name, &cr)) != 0)
+    if (!strcmp(name, "auto") &&
+        (rc = ftm_allreduce_auto(NULL, m, count, red, &p, &name, &cr)) != 0)
         return rc; /* else name: the registered algorithm with the smallest modeled time */
     const ftm_allreduce_algo *a = ftm_allreduce_find(name);
     if (!a)
         return FTM_EINVAL;
-    rc = a->build(s, m, count, red);
+    rc = a->build(s, NULL, m, count, red);
     if (rc == FTM_ENOTSUP && strcmp(name, "ring")) {
         a = ftm_allreduce_find("ring"); /* e.g. 2d on a shape it does not cover */
-        rc = a ? a->build(s, m, count, red) : FTM_EINVAL;
+        rc = a ? a->build(s, NULL, m, count, red) : FTM_EINVAL;
     }
     if (rc)
         return rc;

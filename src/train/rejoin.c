@@ -203,7 +203,7 @@ int train_rejoin_build(trainer *t)
     r->bytes = sizeof(float) * state_floats(t, tmp, mom);
     ftm_optim_destroy(tmp);
     unsigned char *opened = calloc((size_t)m->nchips, 1);
-    if (!opened || (rc = ftm_sched_init(&r->s, "rejoin", m->nchips, r->bytes))) {
+    if (!opened || (rc = ftm_sched_init(&r->s, NULL, "rejoin", m->nchips, r->bytes))) {
         free(opened);
         return rc ? rc : FTM_ENOMEM;
     }
