@@ -689,7 +689,7 @@ START_TEST(test_packed_same)
             ftm_sched u, p, back;
             ck_assert_int_eq(a->build(&u, NULL, &m, counts[k], FTM_RED_SUM_F32), 0);
             ck_assert_int_eq(a->build(&p, &packed, &m, counts[k], FTM_RED_SUM_F32), 0);
-            ck_assert(!u.packed && p.packed && u.prog[0].code == NULL && p.prog[0].ops == NULL);
+            ck_assert(!u.packed && p.packed && p.prog[0].steps == NULL && p.prog[0].ops == NULL);
             pk_same_ops(&u, &p);
             pk_same_model(&u, &p, &m);
             ck_assert_int_eq(ftm_sched_unpack(&p, &back), 0);

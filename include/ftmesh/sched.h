@@ -61,25 +61,10 @@ typedef struct ftm_route {
     int first;         /* dirs[first .. first + nhops) */
 } ftm_route;
 
-/* A packed program's running values (sched_pack.c): op k of a step is
- * predicted from op k of the chip's previous step (its slot: the offset
- * and tag moved on by the same stride again, the same length and route),
- * and only what differs is stored. Lane 0 holds every op a builder adds;
- * lane 1 the second part of a merged schedule (2d-concurrent), so each
- * part keeps its own slots. Ops past the last slot share it. */
-#define FTM_SCHED_SLOTS 4
-typedef struct ftm_sched_slot {
-    uint64_t off, len;
-    int64_t doff;          /* the last offset stride */
-    uint32_t route, tag;
-    int32_t dtag;          /* the last tag stride */
-} ftm_sched_slot;
-
-typedef struct ftm_sched_codec {
-    ftm_sched_slot slot[2][FTM_SCHED_SLOTS]; /* [lane][op of the step] */
-    int at[2];             /* [lane] ops of the current step so far */
-    int phase, index;      /* the last step header (phase id, index) */
-} ftm_sched_codec;
+/* Words of state the packed form (ftm_sched_ctx.packed) keeps per chip
+ * program and per reader: opaque here, their layout is src/sched's. */
+#define FTM_SCHED_PROG_WORDS 49
+#define FTM_SCHED_CUR_WORDS 43
 
 typedef struct ftm_chip_prog {
     ftm_step *steps;
@@ -87,13 +72,9 @@ typedef struct ftm_chip_prog {
     ftm_op *ops;
     int nops, cap_ops;
     int dry_used;      /* dry run: 1 + the last step that got an op (else 0) */
-    /* packed schedules only (steps and ops stay NULL): */
-    unsigned char *code;  /* the program's bytes: step headers and ops */
-    size_t ncode, cap_code;
-    size_t code_used;     /* ncode just after the last op (trim cuts there) */
-    ftm_sched_codec enc;  /* the encoder's running values */
-    int used_phase, used_index, used_at[2]; /* enc's header values just after the last op */
-    int cur_nops;         /* ops in the open step */
+    /* packed schedules only (steps and ops stay NULL): the program's
+     * bytes and its encoder's state, read and written by src/sched alone */
+    uint64_t packed[FTM_SCHED_PROG_WORDS];
 } ftm_chip_prog;
 
 /* A watch on builds (ftm_sched_ctx.watch): floor(ctx, ...) gives the
@@ -205,8 +186,8 @@ typedef struct ftm_sched {
 /* A reader's place in one chip's program (zero it to start). */
 typedef struct ftm_sched_cur {
     int step;              /* steps read */
-    size_t pos;            /* packed: bytes read */
-    ftm_sched_codec dec;   /* packed: the decoder's running values */
+    uint64_t state[FTM_SCHED_CUR_WORDS]; /* packed: the reader's place and running
+                                          * values, src/sched's alone */
 } ftm_sched_cur;
 
 /* One step as read: ops[0 .. nops) in program order. For a packed

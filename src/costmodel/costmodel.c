@@ -19,6 +19,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "cost_lib.h"
+#include "sched/sched_lib.h"
 #include "core/tls_memo.h"
 
 #include <stdlib.h>
@@ -128,9 +129,10 @@ static void prefetch_step(const replay *r, int c)
 {
     const ftm_chip_prog *pg = &r->s->prog[c];
     const chip_st *cs = &r->st[c];
-    if (r->s->packed) {
-        PREFETCH(pg->code + cs->rd.pos);
-        PREFETCH(pg->code + cs->rd.pos + 32);
+    const unsigned char *code = ftm_sched_code_at(r->s, c, &cs->rd);
+    if (code) { /* packed */
+        PREFETCH(code);
+        PREFETCH(code + 32);
         return;
     }
     /* ops are stored step after step */

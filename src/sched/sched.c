@@ -3,6 +3,7 @@
 #include "ftmesh/mesh.h"
 #include "ftmesh/error.h"
 #include "sched_int.h"
+#include "sched_code.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -105,10 +106,10 @@ void ftm_sched_clear_chip(ftm_sched *s, int chip)
         s->wsum[2 * chip] = s->wsum[2 * chip + 1] = 0;
     ftm_chip_prog *p = &s->prog[chip];
     sched_acct(s, 0, (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op) +
-                         p->cap_code);
+                         SCHED_CODE(p)->cap_code);
     free(p->steps);
     free(p->ops);
-    free(p->code);
+    free(SCHED_CODE(p)->code);
     memset(p, 0, sizeof *p);
 }
 
@@ -119,7 +120,7 @@ void ftm_sched_free(ftm_sched *s)
         for (int i = 0; i < s->nchips; i++) {
             free(s->prog[i].steps);
             free(s->prog[i].ops);
-            free(s->prog[i].code);
+            free(SCHED_CODE(&s->prog[i])->code);
         }
     }
     free(s->prog);
@@ -206,8 +207,8 @@ static int add_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
     if (s->packed) {
         int rc = sched_pack_op(s, chip, op, lane);
         p->nops += !rc;
-        if (!rc && p->cur_nops > s->max_step_ops)
-            s->max_step_ops = p->cur_nops;
+        if (!rc && SCHED_CODE(p)->cur_nops > s->max_step_ops)
+            s->max_step_ops = SCHED_CODE(p)->cur_nops;
         return rc;
     }
     if (grow(s, (void **)&p->ops, &p->cap_ops, p->nops + 1, sizeof *p->ops, !s->dry))

@@ -21,7 +21,7 @@ ftm_sched_ctx sched_ctx_of(const ftm_sched *s);
 /* For code in src/sched that moves programs between schedules
  * (sched_merge.c, sched_read.c). */
 /* Appends op (its peer, route, tag, offsets as given) to chip's open step,
- * in lane (0 or 1; see ftm_sched_codec) -- for code that moves ops between
+ * in lane (0 or 1; see sched_code.h) -- for code that moves ops between
  * schedules (2d-concurrent's merge). The peer must be the route's other
  * end. */
 int sched_put_op(ftm_sched *s, int chip, const ftm_op *op, int lane);

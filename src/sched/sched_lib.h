@@ -11,4 +11,8 @@
  * instead of rebuilding it. No effect on schedules built outside dry runs. */
 void ftm_sched_dry_hide(ftm_sched *s, int hide);
 
+/* Where chip's packed program goes on after cur (for a reader that
+ * prefetches the next step), or NULL when s is not packed. */
+const void *ftm_sched_code_at(const ftm_sched *s, int chip, const ftm_sched_cur *cur);
+
 #endif

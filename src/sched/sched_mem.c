@@ -8,6 +8,7 @@
 #include "ftmesh/error.h"
 #include "sched_lib.h"
 #include "sched_int.h"
+#include "sched_code.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,9 +64,11 @@ void ftm_sched_dry_hide(ftm_sched *s, int hide)
 size_t ftm_sched_mem_bytes(const ftm_sched *s)
 {
     size_t n = sizeof *s + (size_t)s->nchips * sizeof *s->prog;
-    for (int c = 0; c < s->nchips; c++)
-        n += (size_t)s->prog[c].cap_steps * sizeof(ftm_step) +
-             (size_t)s->prog[c].cap_ops * sizeof(ftm_op) + s->prog[c].cap_code;
+    for (int c = 0; c < s->nchips; c++) {
+        const ftm_chip_prog *p = &s->prog[c];
+        n += (size_t)p->cap_steps * sizeof(ftm_step) + (size_t)p->cap_ops * sizeof(ftm_op) +
+             SCHED_CODE(p)->cap_code;
+    }
     return n + (size_t)s->cap_routes * sizeof *s->routes + (size_t)s->cap_dirs +
            (size_t)s->cap_phases * sizeof *s->phases;
 }

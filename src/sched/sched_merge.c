@@ -5,6 +5,7 @@
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
 #include "sched_int.h"
+#include "sched_code.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ static int merge_packed(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *
                         int tb, int ns)
 {
     ftm_chip_prog *pa = &a->prog[c], *pp = &b->prog[tb];
-    int rc = sched_reserve_code(out, c, pa->ncode + pp->ncode + 48);
+    int rc = sched_reserve_code(out, c, SCHED_CODE(pa)->ncode + SCHED_CODE(pp)->ncode + 48);
     if (out->dry || rc)
         return rc ? rc : sched_dry_fill(out, c, ns, pa->nops + pp->nops,
                                             pa->dry_used > pp->dry_used ? pa->dry_used : pp->dry_used);

@@ -12,7 +12,7 @@
  *           route's difference from the slot's (unless the same)
  *
  * The prediction of op k of a step is op k of the previous step (its
- * slot, ftm_sched_codec) moved on by the same offset and tag strides: a
+ * slot, sched_codec) moved on by the same offset and tag strides: a
  * ring's steps send the next block over the same route, so most ops are
  * the flag byte alone. The peer is the route's other end. A ring step
  * (header, receive, send) takes about 4 bytes instead of 72 (a step
@@ -21,6 +21,8 @@
 #include "ftmesh/sched.h"
 #include "ftmesh/error.h"
 #include "sched_int.h"
+#include "sched_lib.h"
+#include "sched_code.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,15 +71,15 @@ static int get_varint(const unsigned char *code, size_t n, size_t *pos, uint64_t
 /* Appends len bytes to chip's program (a dry schedule only counts them). */
 static int emit(const ftm_sched *s, ftm_chip_prog *p, const unsigned char *b, int len)
 {
-    if (p->ncode + (size_t)len > p->cap_code) {
-        int rc = sched_pack_grow(s, p, p->ncode + (size_t)len, 0);
+    if (SCHED_CODE(p)->ncode + (size_t)len > SCHED_CODE(p)->cap_code) {
+        int rc = sched_pack_grow(s, p, SCHED_CODE(p)->ncode + (size_t)len, 0);
         if (rc)
             return rc;
     }
     if (!s->dry) /* a few bytes: a loop, not a call */
         for (int i = 0; i < len; i++)
-            p->code[p->ncode + (size_t)i] = b[i];
-    p->ncode += (size_t)len;
+            SCHED_CODE(p)->code[SCHED_CODE(p)->ncode + (size_t)i] = b[i];
+    SCHED_CODE(p)->ncode += (size_t)len;
     return 0;
 }
 
@@ -110,7 +112,7 @@ int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index)
         return id;
     unsigned char b[MAX_HDR_BYTES];
     int n = 1;
-    if (p->nsteps > 0 && id == p->enc.phase && index == p->enc.index + 1) {
+    if (p->nsteps > 0 && id == SCHED_CODE(p)->enc.phase && index == SCHED_CODE(p)->enc.index + 1) {
         b[0] = H_STEP | H_SAME;
     } else {
         b[0] = H_STEP;
@@ -120,23 +122,23 @@ int sched_pack_step(ftm_sched *s, int chip, const char *phase, int index)
     int rc = emit(s, p, b, n);
     if (rc)
         return rc;
-    p->enc.phase = id;
-    p->enc.index = index;
-    p->enc.at[0] = p->enc.at[1] = 0;
+    SCHED_CODE(p)->enc.phase = id;
+    SCHED_CODE(p)->enc.index = index;
+    SCHED_CODE(p)->enc.at[0] = SCHED_CODE(p)->enc.at[1] = 0;
     p->nsteps++;
-    p->cur_nops = 0;
+    SCHED_CODE(p)->cur_nops = 0;
     return 0;
 }
 
 /* The slot op k of lane's step is predicted from (and then becomes). */
-static ftm_sched_slot *slot_of(ftm_sched_codec *c, int lane)
+static sched_slot *slot_of(sched_codec *c, int lane)
 {
     int k = c->at[lane]++;
-    return &c->slot[lane][k < FTM_SCHED_SLOTS ? k : FTM_SCHED_SLOTS - 1];
+    return &c->slot[lane][k < SCHED_SLOTS ? k : SCHED_SLOTS - 1];
 }
 
 /* Moves slot q on to op's values. */
-static void slot_set(ftm_sched_slot *q, uint64_t off, uint64_t len, uint32_t route, uint32_t tag)
+static void slot_set(sched_slot *q, uint64_t off, uint64_t len, uint32_t route, uint32_t tag)
 {
     q->doff = (int64_t)(off - q->off);
     q->dtag = (int32_t)(tag - q->tag);
@@ -147,9 +149,9 @@ static void slot_set(ftm_sched_slot *q, uint64_t off, uint64_t len, uint32_t rou
 }
 
 /* Encodes op into b with the running values c (updated); returns its size. */
-static int encode_op(ftm_sched_codec *c, const ftm_op *op, int lane, unsigned char *b)
+static int encode_op(sched_codec *c, const ftm_op *op, int lane, unsigned char *b)
 {
-    ftm_sched_slot *q = slot_of(c, lane);
+    sched_slot *q = slot_of(c, lane);
     uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len;
     uint32_t route = (uint32_t)op->route, tag = op->tag;
     int64_t roff = (int64_t)(off - (q->off + (uint64_t)q->doff));
@@ -174,17 +176,17 @@ int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
 {
     ftm_chip_prog *p = &s->prog[chip];
     unsigned char b[MAX_OP_BYTES];
-    int n = encode_op(&p->enc, op, lane ? 1 : 0, b);
+    int n = encode_op(&SCHED_CODE(p)->enc, op, lane ? 1 : 0, b);
     int rc = emit(s, p, b, n);
     if (rc)
         return rc;
-    p->code_used = p->ncode;
+    SCHED_CODE(p)->code_used = SCHED_CODE(p)->ncode;
     p->dry_used = p->nsteps;
-    p->used_phase = p->enc.phase;
-    p->used_index = p->enc.index;
-    p->used_at[0] = p->enc.at[0];
-    p->used_at[1] = p->enc.at[1];
-    p->cur_nops++;
+    SCHED_CODE(p)->used_phase = SCHED_CODE(p)->enc.phase;
+    SCHED_CODE(p)->used_index = SCHED_CODE(p)->enc.index;
+    SCHED_CODE(p)->used_at[0] = SCHED_CODE(p)->enc.at[0];
+    SCHED_CODE(p)->used_at[1] = SCHED_CODE(p)->enc.at[1];
+    SCHED_CODE(p)->cur_nops++;
     return 0;
 }
 
@@ -193,13 +195,13 @@ int sched_pack_op(ftm_sched *s, int chip, const ftm_op *op, int lane)
 void sched_pack_trim(const ftm_sched *s, ftm_chip_prog *p)
 {
     p->nsteps = p->dry_used;
-    p->ncode = p->code_used;
-    p->enc.phase = p->used_phase;
-    p->enc.index = p->used_index;
-    p->enc.at[0] = p->used_at[0];
-    p->enc.at[1] = p->used_at[1];
-    if (p->ncode < p->cap_code)
-        (void)sched_pack_grow(s, p, p->ncode, 1);
+    SCHED_CODE(p)->ncode = SCHED_CODE(p)->code_used;
+    SCHED_CODE(p)->enc.phase = SCHED_CODE(p)->used_phase;
+    SCHED_CODE(p)->enc.index = SCHED_CODE(p)->used_index;
+    SCHED_CODE(p)->enc.at[0] = SCHED_CODE(p)->used_at[0];
+    SCHED_CODE(p)->enc.at[1] = SCHED_CODE(p)->used_at[1];
+    if (SCHED_CODE(p)->ncode < SCHED_CODE(p)->cap_code)
+        (void)sched_pack_grow(s, p, SCHED_CODE(p)->ncode, 1);
 }
 
 /* Decodes one op at cur (its first byte b0 already read). */
@@ -207,17 +209,17 @@ static int decode_op(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *
                      ftm_op *op)
 {
     int lane = (b0 & O_LANE) ? 1 : 0, rc = 0;
-    ftm_sched_slot *q = slot_of(&cur->dec, lane);
+    sched_slot *q = slot_of(&SCHED_DEC(cur)->dec, lane);
     uint64_t off = q->off + (uint64_t)q->doff, len = q->len, v = 0, w = 0;
     uint32_t route = q->route, tag = q->tag + (uint32_t)q->dtag;
-    if (!(b0 & O_ON_STRIDE) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)) &&
-        !(rc = get_varint(p->code, p->ncode, &cur->pos, &w))) {
+    if (!(b0 & O_ON_STRIDE) && !(rc = get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &v)) &&
+        !(rc = get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &w))) {
         off += (uint64_t)unzigzag(v);
         tag += (uint32_t)unzigzag(w);
     }
     if (!rc && !(b0 & O_LEN_SAME))
-        rc = get_varint(p->code, p->ncode, &cur->pos, &len);
-    if (!rc && !(b0 & O_ROUTE_SAME) && !(rc = get_varint(p->code, p->ncode, &cur->pos, &v)))
+        rc = get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &len);
+    if (!rc && !(b0 & O_ROUTE_SAME) && !(rc = get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &v)))
         route = (uint32_t)((int64_t)route + unzigzag(v));
     if (rc || route >= (uint32_t)s->nroutes)
         return FTM_EINVAL;
@@ -234,16 +236,16 @@ static int decode_op(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *
 static int decode_header(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur *cur,
                          ftm_sched_view *v)
 {
-    if (cur->pos >= p->ncode || !(p->code[cur->pos] & H_STEP))
+    if (SCHED_DEC(cur)->pos >= SCHED_CODE(p)->ncode || !(SCHED_CODE(p)->code[SCHED_DEC(cur)->pos] & H_STEP))
         return FTM_EINVAL;
-    int b0 = p->code[cur->pos++];
-    ftm_sched_codec *c = &cur->dec;
+    int b0 = SCHED_CODE(p)->code[SCHED_DEC(cur)->pos++];
+    sched_codec *c = &SCHED_DEC(cur)->dec;
     if (b0 & H_SAME) {
         c->index++;
     } else {
         uint64_t id, ix;
-        if (get_varint(p->code, p->ncode, &cur->pos, &id) ||
-            get_varint(p->code, p->ncode, &cur->pos, &ix) || id >= (uint64_t)s->nphases)
+        if (get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &id) ||
+            get_varint(SCHED_CODE(p)->code, SCHED_CODE(p)->ncode, &SCHED_DEC(cur)->pos, &ix) || id >= (uint64_t)s->nphases)
             return FTM_EINVAL;
         c->phase = (int)id;
         c->index = (int)(uint32_t)ix;
@@ -271,8 +273,8 @@ static int read_packed(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur
                        ftm_sched_view *v)
 {
     int rc = decode_header(s, p, cur, v), n = 0;
-    while (!rc && cur->pos < p->ncode && !(p->code[cur->pos] & H_STEP)) {
-        int b0 = p->code[cur->pos++];
+    while (!rc && SCHED_DEC(cur)->pos < SCHED_CODE(p)->ncode && !(SCHED_CODE(p)->code[SCHED_DEC(cur)->pos] & H_STEP)) {
+        int b0 = SCHED_CODE(p)->code[SCHED_DEC(cur)->pos++];
         if (!(rc = view_room(v, n + 1)))
             rc = decode_op(s, p, cur, b0, &v->buf[n++]);
     }
@@ -303,34 +305,41 @@ int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *cur, ftm_sc
     return 1;
 }
 
+const void *ftm_sched_code_at(const ftm_sched *s, int chip, const ftm_sched_cur *cur)
+{
+    if (!s->packed)
+        return NULL;
+    return SCHED_CODE(&s->prog[chip])->code + ((const sched_dec *)(const void *)cur->state)->pos;
+}
+
 void ftm_sched_view_free(ftm_sched_view *v)
 {
     free(v->buf);
     memset(v, 0, sizeof *v);
 }
 
-/* Packed programs: p->code holds at least need bytes (exact: exactly
+/* Packed programs: SCHED_CODE(p)->code holds at least need bytes (exact: exactly
  * need, else doubled). A dry schedule only counts the capacity. */
 int sched_pack_grow(const ftm_sched *s, ftm_chip_prog *p, size_t need, int exact)
 {
-    if (!exact && need <= p->cap_code)
+    if (!exact && need <= SCHED_CODE(p)->cap_code)
         return 0;
     size_t nc = need;
     if (!exact) {
-        nc = p->cap_code ? p->cap_code : 64;
+        nc = SCHED_CODE(p)->cap_code ? SCHED_CODE(p)->cap_code : 64;
         while (nc < need)
             nc *= 2;
     }
-    if (nc > p->cap_code && sched_room(s, nc - p->cap_code))
+    if (nc > SCHED_CODE(p)->cap_code && sched_room(s, nc - SCHED_CODE(p)->cap_code))
         return FTM_ENOMEM;
     if (!s->dry) {
-        unsigned char *q = realloc(p->code, nc ? nc : 1);
+        unsigned char *q = realloc(SCHED_CODE(p)->code, nc ? nc : 1);
         if (!q)
             return FTM_ENOMEM;
-        p->code = q;
+        SCHED_CODE(p)->code = q;
     }
-    sched_acct(s, nc > p->cap_code ? nc - p->cap_code : 0, nc < p->cap_code ? p->cap_code - nc : 0);
-    p->cap_code = nc;
+    sched_acct(s, nc > SCHED_CODE(p)->cap_code ? nc - SCHED_CODE(p)->cap_code : 0, nc < SCHED_CODE(p)->cap_code ? SCHED_CODE(p)->cap_code - nc : 0);
+    SCHED_CODE(p)->cap_code = nc;
     return 0;
 }
 
@@ -339,10 +348,10 @@ int sched_reserve_code(ftm_sched *s, int chip, size_t bytes)
     if (chip < 0 || chip >= s->nchips)
         return FTM_EINVAL;
     ftm_chip_prog *p = &s->prog[chip];
-    if (!s->packed || p->ncode + bytes <= p->cap_code)
+    if (!s->packed || SCHED_CODE(p)->ncode + bytes <= SCHED_CODE(p)->cap_code)
         return 0;
-    int rc = sched_pack_grow(s, p, p->ncode + bytes, 1);
+    int rc = sched_pack_grow(s, p, SCHED_CODE(p)->ncode + bytes, 1);
     if (!rc && s->dry) /* a dry run counts the room as used (an upper bound) */
-        p->ncode = p->code_used = p->cap_code;
+        SCHED_CODE(p)->ncode = SCHED_CODE(p)->code_used = SCHED_CODE(p)->cap_code;
     return rc;
 }
