@@ -125,16 +125,16 @@ FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, i
                             long horizon, unsigned kinds, int origin,
                             char *detail, size_t dlen);
 
-/* Appends, for every kill of s, a repair of what it names n (>= 1) steps
- * later when that is before horizon (0: no limit). 0, FTM_EINVAL (n < 1)
- * or FTM_ENOMEM (nothing appended). */
-FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon);
-/* The same on mesh m (the static faults): the events played in time
- * order, each kill's repair brings back exactly what it took (a host kill
- * that found a chip dead already: repairs of the chips it killed; a
- * both-ways link kill that found one direction dead: a one-way repair). */
-FTM_EXTERN int ftm_fault_script_repair_after_on(ftm_fault_script *s, const ftm_mesh *m, long n,
-                                                long horizon);
+/* Appends, for every kill of s, a repair of what it takes n (>= 1) steps
+ * later when that is before horizon (0: no limit). With a mesh m (its
+ * static faults; NULL: the kills as written) the events are played on it
+ * in time order and each repair brings back exactly what its kill took (a
+ * host kill that found a chip dead already: repairs of the chips it
+ * killed; a both-ways link kill that found one direction dead: a one-way
+ * repair); the events then are in time order. 0, FTM_EINVAL (n < 1) or
+ * FTM_ENOMEM (nothing appended). */
+FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n,
+                                             long horizon);
 
 /* Time order: when, then repairs before kills, then phase, then packets (FTM_FAULT_MID counts as the
  * middle, after every explicit count), then order. */

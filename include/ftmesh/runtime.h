@@ -260,12 +260,6 @@ FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* A repair e (applied by the caller between attempts on mesh m): a dead
  * link nobody noticed is live again in the next runtime. */
 FTM_EXTERN void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e);
-/* After an attempt that ended cleanly at a step boundary: the links rt
- * lost are links nobody noticed (a noticed one would have stopped it), so
- * the next attempt's runtime must lose them too (ftm_rt_script_rt). */
-FTM_EXTERN void ftm_rt_script_boundary(ftm_rt_script *f, const ftm_rt *rt);
-/* Marks (dead = 1) or clears the links nobody noticed in m's link_dead. */
-FTM_EXTERN void ftm_rt_script_mark_secret(const ftm_rt_script *f, ftm_mesh *m, int dead);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
 FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or

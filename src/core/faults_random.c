@@ -145,10 +145,14 @@ int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint6
     return rc;
 }
 
-int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon)
+static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon);
+
+int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n, long horizon)
 {
     if (n < 1)
         return FTM_EINVAL;
+    if (m)
+        return fs_on_mesh(s, m, n, horizon);
     int n0 = s->n, kills = s->n, rc = 0;
     for (int i = 0; i < kills && !rc; i++) {
         ftm_fault_event e = s->ev[i];
@@ -205,10 +209,8 @@ static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, l
     return rc;
 }
 
-int ftm_fault_script_repair_after_on(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon)
+static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon)
 {
-    if (n < 1)
-        return FTM_EINVAL;
     ftm_mesh m;
     int n0 = s->n, rc = ftm_mesh_copy(&m, m0);
     if (rc)

@@ -186,18 +186,6 @@ void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault
     }
 }
 
-void ftm_rt_script_boundary(ftm_rt_script *f, const ftm_rt *rt)
-{
-    f->nsecret = ftm_rt_killed_links(rt, f->secret_chip, f->secret_dir,
-                                     rt->mesh.nchips * FTM_NDIRS);
-}
-
-void ftm_rt_script_mark_secret(const ftm_rt_script *f, ftm_mesh *m, int dead)
-{
-    for (int k = 0; k < f->nsecret; k++)
-        m->link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = (unsigned char)dead;
-}
-
 void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
 {
     for (int i = 0; i < f->nsecret; i++)

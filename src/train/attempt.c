@@ -226,7 +226,10 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
         rc = e;
     if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps) {
-        ftm_rt_script_boundary(t->faults, t->rt); /* links lost unnoticed stay lost */
+        /* a clean stop: the links this runtime lost nobody noticed (a
+         * noticed one stops the run); the next runtime loses them too */
+        t->faults->nsecret = ftm_rt_killed_links(t->rt, t->faults->secret_chip,
+                                                 t->faults->secret_dir, m->nchips * FTM_NDIRS);
         return train_take_snapshot(t, m, snap); /* repairs come next */
     }
     return rc ? rc : finish_run(t, o);

@@ -111,7 +111,8 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
         return FTM_ENOMEM;
     if (was) { /* a link nobody noticed is dead too: the repair brings it back */
         memcpy(was, cur->link_dead, nl);
-        ftm_rt_script_mark_secret(f, cur, 1);
+        for (int j = 0; j < f->nsecret; j++)
+            cur->link_dead[f->secret_chip[j] * FTM_NDIRS + f->secret_dir[j]] = 1;
         rc = ftm_fault_apply(cur, e);
         for (size_t j = 0; j < nl; j++) /* the unnoticed ones left stay the runtime's */
             cur->link_dead[j] = was[j] && cur->link_dead[j];
