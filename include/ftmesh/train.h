@@ -133,6 +133,10 @@ typedef struct ftm_train_result {
     int chips;                 /* healthy chips P (after a recovery: those left) */
     size_t nparams;
     int died_chip;             /* first chip that died during training, or -1 */
+    int *died;                 /* [ndied] every chip that died during the run, in
+                                  the order they died (a chip that dies again
+                                  is listed again; chips of one failure by id) */
+    int ndied;
     long resumed_step;         /* first step redone after the first recovery (-1) */
     ftm_train_event *events;   /* [nevents], in the order they struck */
     int nevents;

@@ -133,10 +133,11 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     }
     if (!rc && f->repair_after) {
         int n0 = s->n;
-        if (ftm_fault_script_repair_after(s, f->repair_after, horizon))
+        if (ftm_fault_script_repair_after(s, m, f->repair_after, horizon))
             rc = cli_usage_error(cmd, "--repair-after: out of memory");
-        for (int i = n0; !rc && i < s->n; i++)
-            s->ev[i].origin = ORIGIN_AFTER;
+        for (int i = 0; !rc && i < s->n; i++) /* the repairs added (sorted in) */
+            if (s->ev[i].order >= n0)
+                s->ev[i].origin = ORIGIN_AFTER;
     }
     char why[320], where[300];
     ftm_fault_verdict v;

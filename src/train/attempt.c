@@ -157,9 +157,17 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
     }
     res->nevents += n;
     rv->fail_t0 = t->t_prev;
-    for (int id = 0; id < m->nchips && res->died_chip < 0; id++)
-        if (ftm_mesh_alive(m, id) && !ftm_mesh_alive(&rv->next, id))
+    for (int id = 0; id < m->nchips; id++) {
+        if (!ftm_mesh_alive(m, id) || ftm_mesh_alive(&rv->next, id))
+            continue;
+        int *d = realloc(res->died, sizeof(int) * (size_t)(res->ndied + 1));
+        if (!d)
+            return FTM_ENOMEM;
+        res->died = d;
+        d[res->ndied++] = id;
+        if (res->died_chip < 0)
             res->died_chip = id;
+    }
     if (res->resumed_step < 0)
         res->resumed_step = t->reported;
     return train_take_snapshot(t, &rv->next, snap);
@@ -217,8 +225,13 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     }
     if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
         rc = e;
-    if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps)
+    if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps) {
+        /* a clean stop: the links this runtime lost nobody noticed (a
+         * noticed one stops the run); the next runtime loses them too */
+        t->faults->nsecret = ftm_rt_killed_links(t->rt, t->faults->secret_chip,
+                                                 t->faults->secret_dir, m->nchips * FTM_NDIRS);
         return train_take_snapshot(t, m, snap); /* repairs come next */
+    }
     return rc ? rc : finish_run(t, o);
 }
 
@@ -494,6 +507,9 @@ void ftm_train_result_free(ftm_train_result *res)
     free(res->events);
     res->events = NULL;
     res->nevents = 0;
+    free(res->died);
+    res->died = NULL;
+    res->ndied = 0;
     free(res->step);
     free(res->ref_loss);
     free(res->stuck);
