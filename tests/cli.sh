@@ -262,26 +262,44 @@ json "$tmp/out" "j['faults'] == $train_faults"
 # A scenario's "faults" (sweep rows): what its "fault" flags say.
 fx='(lambda f: (lambda w: {"chips": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail"], "hosts": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail-host"], "links": [[[int(x) for x in e.split(",")] for e in v.split("-")] for k, v in w if k == "--fail-link"], "links_one_way": []})(list(zip(f.split()[::2], f.split()[1::2]))))'
 
+# The pod scenarios, listed from the one table sweep and sweep --throughput
+# run (scenarios.c): both tori, the sweep's six in order and the tests' own.
+expect 0 sweep --list --json
+cp "$tmp/out" "$tmp/list.json"
+json "$tmp/list.json" '[s["scenario"] for s in j["scenarios"] if s["sweep"] and s["mesh"] == "16x32"] == ["healthy", "dead-host", "dead-chip", "dead-link", "two-hosts", "four-hosts"] and {s["mesh"] for s in j["scenarios"]} == {"16x32", "32x32"} and [m["model"] for m in j["models"]] == ["resnet50", "bert-large"]'
+scen_fault='{(s["mesh"], n): s["fault"] for s in __import__("json").load(open("'$tmp/list.json'"))["scenarios"] for n in (s["scenario"], s["throughput"])}'
+expect 0 sweep --list
+[ "$(grep -c '^[0-9]*x32 ' "$tmp/out")" = 14 ] && grep -q '^16x32  four-hosts .* --fail-host 12,28$' "$tmp/out" && ok ||
+    bad "sweep --list: $(head -c 300 "$tmp/out")"
+expect 2 sweep --list --pod 16x32
+expect 2 sweep --model gpt
+
 # Training throughput at pod scale: 20 rows with the documented keys.
 expect 0 sweep --throughput --algos 2d --json
 json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "model", "scenario", "chips", "global_batch", "compute_s", "allreduce_s", "step_s", "examples_per_s", "impact_pct")) for r in j["rows"])'
 json "$tmp/out" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and sum(len(r['faults']['hosts']) for r in j['rows']) > 0"
+json "$tmp/out" "all(r['fault'] == $scen_fault[(r['mesh'], r['scenario'])] for r in j['rows'])"
+# The paper's metric (tests/test_costmodel.c checks it with every default
+# candidate at full scale): one dead host, chip or link costs at most 10% of
+# the throughput, two dead hosts at most 20%, no fault helps, the step holds
+# the compute and the allreduce (to the JSON's 9 digits), and the dead chips
+# are gone.
+json "$tmp/out" "all(r['impact_pct'] <= (20 if r['scenario'] == 'two-dead-hosts' else 10) and r['impact_pct'] >= (0 if r['scenario'] == 'healthy' else 1e-9) and r['step_s'] >= (r['compute_s'] + r['allreduce_s']) * (1 - 1e-8) and r['chips'] == int(r['mesh'].split('x')[0]) * int(r['mesh'].split('x')[1]) - {'two-dead-hosts': 8, 'dead-host': 4, 'dead-chip': 1}.get(r['scenario'], 0) for r in j['rows'])"
 
 # sweep: every faulty case against its goal (one fault: 5% ResNet-50, 2%
 # BERT-large; two or four dead hosts: 8% and 4%), once each, its fastest row, met exactly when
-# within its goal; the multi-host rows at the positions of doc/results.md
-# and tests/test_pod.c. make check sweeps the 16x32 torus alone (a quarter
-# of the time), check-full both and the text form too.
+# within its goal; every row's faults those of sweep --list. make check
+# sweeps the 16x32 torus and ResNet-50 alone (a tenth of the time),
+# check-full both tori and models, and the text form too.
 if [ "${FTMESH_TEST_SCALE:-}" = full ]; then
-    sweep_mesh="" nrows=168 ngoal=20 ncase1=12 ncase2=8 nmulti=56
+    sweep_part="" nrows=168 ngoal=20 ncase1=12 ncase2=8 nmulti=56
 else
-    sweep_mesh="--pod 16x32" nrows=84 ngoal=10 ncase1=6 ncase2=4 nmulti=28
+    sweep_part="--pod 16x32 --model resnet50" nrows=42 ngoal=5 ncase1=3 ncase2=2 nmulti=14
 fi
-# shellcheck disable=SC2086 # sweep_mesh is zero or two words
-expect 0 sweep $sweep_mesh --json
+# shellcheck disable=SC2086 # sweep_part is zero or four words
+expect 0 sweep $sweep_part --json
 cp "$tmp/out" "$tmp/sweep.json"
-faults='{("16x32", "two-hosts"): "--fail-host 4,8 --fail-host 12,24", ("16x32", "four-hosts"): "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28", ("32x32", "two-hosts"): "--fail-host 8,8 --fail-host 24,24", ("32x32", "four-hosts"): "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26"}'
-json "$tmp/sweep.json" "len(j['rows']) == $nrows and all(r['fault'] == $faults[(r['mesh'], r['scenario'])] for r in j['rows'] if r['scenario'] in ('two-hosts', 'four-hosts'))"
+json "$tmp/sweep.json" "len(j['rows']) == $nrows and all(r['fault'] == $scen_fault[(r['mesh'], r['scenario'])] for r in j['rows'])"
 json "$tmp/sweep.json" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and {len(r['faults']['hosts']) for r in j['rows']} == {0, 1, 2, 4}"
 # every row names the schedule that ran; another one only with its reason
 json "$tmp/sweep.json" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any('fallback' in r for r in j['rows'])"
@@ -305,12 +323,23 @@ while read -r algo bytes t fault <&3; do
 done 3<"$tmp/repro"
 if [ "${FTMESH_TEST_SCALE:-}" = full ]; then # a minute more: check-full only
     # shellcheck disable=SC2086
-    expect 0 sweep $sweep_mesh
+    expect 0 sweep $sweep_part
     grep -q "^# [0-9]* of $ncase1 cases meet it" "$tmp/out" && grep -q "^# [0-9]* of $ncase2 cases meet it" "$tmp/out" &&
         grep -q "^# 8% (ResNet-50) or 4% (BERT-large) over the best healthy time" "$tmp/out" &&
         grep -q "^# goal (near the optimum): the best healthy time at most 1.05 x the bound" "$tmp/out" && ok ||
         bad "sweep does not say how many cases meet their goals"
     [ "$(grep -cE '^(16|32)x32 +(two|four)-hosts ' "$tmp/out")" = "$nmulti" ] && ok || bad "sweep lacks the two- and four-host rows"
+    # doc/results.md's tables are this sweep's (doc/results_tables.py):
+    # every line the script prints from it is in the page
+    docs=$(dirname "$0")/../doc
+    python3 "$docs/results_tables.py" "$tmp/sweep.json" - sweep >"$tmp/tables" &&
+        python3 - "$tmp/tables" "$docs/results.md" <<'EOF' && ok ||
+import sys
+page = set(open(sys.argv[2]).read().splitlines())
+stale = [l for l in open(sys.argv[1]).read().splitlines() if l.strip() and l not in page]
+sys.exit("\n".join(stale[:5]) if stale else 0)
+EOF
+        bad "doc/results.md: its sweep tables are not the program's (regenerate: ftmesh sweep --json | python3 doc/results_tables.py /dev/stdin - sweep)"
     # every row: its lower bound (ms) and the time as a multiple of it, >= 1
     awk '/^(16|32)x32 / { n++; if ($(NF-1) <= 0 || $NF < 1 || $(NF-1) * $NF < $(NF-5) * 0.99) b++ }
          END { exit !(n > 0 && !b) }' "$tmp/out" && ok || bad "sweep rows lack a bound at or below their time"

@@ -76,7 +76,48 @@ json 'j["chips"] == 16 and j["bitwise_equal"] and j["availability"]["repairs"] =
 expect 0 "random kills repaired" $T --random-kills 3 --repair-after 2 --json
 json 'j["bitwise_equal"] and j["availability"]["repairs"] >= 1'
 
+# --repair-after brings back a link nobody noticed dying, and a host kill
+# that found a chip dead brings back only the chips it killed
+expect 0 "unnoticed link repaired" $FTMESH train --mesh 4x4 --torus --steps 6 --batch 12 --micro 2 \
+    --reduce exact --check --kill 'link:1,0>1,3@2:optimizer' --repair-after 2
+grep -q "^# step 4: link (1,0)->(1,3) repaired" "$out" || { echo "FAIL: unnoticed link repair"; cat "$out"; fail=1; }
+grep -q "check PASSED" "$out" || { echo "FAIL: --check unnoticed link"; cat "$out"; fail=1; }
+expect 0 "partial host repaired" $T --kill 1,1@1 --kill host:0,0@2 --repair-after 2 --json
+json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("kill", "chip (1,1)", 1), ("kill", "host (0,0)", 2), ("repair", "chip (1,1)", 3), ("repair", "chip (0,0)", 4), ("repair", "chip (0,1)", 4), ("repair", "chip (1,0)", 4)] and j["chips"] == 16 and j["bitwise_equal"]'
+# died_during_run: every chip that died, in order (died_chip kept)
+json 'j["died_during_run"] == [[1, 1], [0, 0], [0, 1], [1, 0]] and j["died_chip"] == [1, 1]'
+expect 0 "died_during_run null" $T --steps 2 --json
+json 'j["died_during_run"] is None and j["died_chip"] is None'
+
+# --resume goes on with the checkpoint's mesh and its pending events (a
+# --repair-after repair past the first run included); fault options given
+# again add to them: those before the resumed step are history, one equal
+# to a pending event counts once, new ones are checked against the
+# checkpoint's mesh before anything is printed
+R="$FTMESH train --mesh 4x4 --batch 12 --micro 2 --reduce exact"
+K="--kill host:2,0@1 --kill 0,3@2:allreduce --repair-after 3"
+expect 0 "checkpoint with pending repairs" $R --steps 4 $K --checkpoint "$tmp/r.ckpt"
+for again in "" "--repair 0,3@5" "$K"; do
+    expect 0 "resume ($again)" $R --steps 7 --resume "$tmp/r.ckpt" --check --json $again
+    json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "host (2,0)", 4), ("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [15, 16, 16] and j["bitwise_equal"]'
+done
+expect 0 "resume plus a kill" $R --steps 7 --resume "$tmp/r.ckpt" --check --json --kill 1,1@6
+json '[s["chips"] for s in steps] == [15, 16, 15] and j["events"][-1]["kind"] == "kill" and j["bitwise_equal"]'
+expect 0 "resume header" $R --steps 5 --resume "$tmp/r.ckpt" --checkpoint "$tmp/r2.ckpt"
+grep -q "^# ftmesh train: resnet, 4x4 mesh, 11 healthy chips" "$out" || { echo "FAIL: resumed header"; cat "$out"; fail=1; }
+expect 0 "pending repair past a resumed run" $R --steps 7 --resume "$tmp/r2.ckpt" --check --json
+json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [16, 16] and j["bitwise_equal"]'
+expect 2 "resume: repair what the checkpoint has alive" $R --steps 7 --resume "$tmp/r.ckpt" --repair 0,3@6
+err_is "--repair 0,3@6" "not (entirely) dead"
+[ -s "$out" ] && { echo "FAIL: refused resume printed"; cat "$out"; fail=1; }
+expect 2 "resume: kill what the checkpoint has dead" $R --steps 7 --resume "$tmp/r.ckpt" --kill 0,3@4
+err_is "--kill 0,3@4" "already dead"
+
 # refusals: one line naming the option
+expect 2 "repair a partly dead host" $T --kill 1,1@2 --repair host:1,1@4
+err_is "--repair host:1,1@4" "not (entirely) dead"
+expect 2 "repair both ways a link dead one way" $T --kill 'link:0,0>0,1@1' --repair link:0,0-0,1@3
+err_is "--repair link:0,0-0,1@3" "not (entirely) dead"
 expect 2 "repair alive" $T --repair 1,1@3
 err_is "--repair 1,1@3" "nothing to repair"
 expect 2 "repair outside" $T --kill 1,1@1 --repair 7,7@3

@@ -12,6 +12,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "ftmesh/sweep.h"
 #include "test_util.h"
 
 static double model(const char *name, const ftm_mesh *m, size_t count)
@@ -26,85 +27,78 @@ static double model(const char *name, const ftm_mesh *m, size_t count)
     return r.time_s;
 }
 
-enum { HOST, CHIP, LINK };
-
-/* One scenario: torus rows (32 columns), up to four faults (kind, r, c;
- * a LINK is (r, c)-(r, c+1) both ways), the model, the algorithm that is
- * fastest today of 2d, 2d-concurrent and 2d-lines (so its time bounds the
- * best one's), and its overhead against the best healthy time (the
- * healthy 2d-lines since its column rings are two-sided, at most
- * 2d-concurrent's) in %, measured with ftmesh allreduce
- * --model-only (doc/results.md). */
+/* One scenario of sweep.h's list (mesh 0: 16x32, 1: 32x32; the faults
+ * are the list's), the model, the algorithm that is fastest today of 2d,
+ * 2d-concurrent and 2d-lines (so its time bounds the best one's), and its
+ * overhead against the best healthy time (the healthy 2d-lines since its
+ * column rings are two-sided, at most 2d-concurrent's) in %, measured with
+ * ftmesh allreduce --model-only (doc/results.md). */
 typedef struct pod_case {
-    int rows, nf, f[4][3], resnet;
+    int mesh;
+    const char *scenario;
+    int resnet;
     const char *algo;
     double measured_pct;
 } pod_case;
 
 static const pod_case cases[] = {
     /* 16x32, ResNet-50 (25.6M fp32; healthy best 0.650 ms, 2d-lines) */
-    { 16, 1, { { HOST, 8, 16 } }, 1, "2d-lines", 62.91 },
-    { 16, 1, { { CHIP, 8, 16 } }, 1, "2d-lines", 56.58 },
-    { 16, 1, { { LINK, 8, 16 } }, 1, "2d-lines", 57.89 },
-    { 16, 2, { { HOST, 4, 8 }, { HOST, 12, 24 } }, 1, "2d-lines", 77.77 },
-    { 16, 2, { { HOST, 4, 4 }, { HOST, 4, 20 } }, 1, "2d", 109.45 }, /* same rows */
-    { 16, 4, { { HOST, 2, 6 }, { HOST, 2, 22 }, { HOST, 8, 12 }, { HOST, 12, 28 } }, 1,
-      "2d-lines", 185.79 },
+    { 0, "dead-host", 1, "2d-lines", 62.91 },
+    { 0, "dead-chip", 1, "2d-lines", 56.58 },
+    { 0, "dead-link", 1, "2d-lines", 57.89 },
+    { 0, "two-hosts", 1, "2d-lines", 77.77 },
+    { 0, "two-hosts-same-rows", 1, "2d", 109.45 },
+    { 0, "four-hosts", 1, "2d-lines", 185.79 },
     /* 16x32, BERT-large (340M; 7.484 ms) */
-    { 16, 1, { { HOST, 8, 16 } }, 0, "2d-lines", 31.93 },
-    { 16, 1, { { CHIP, 8, 16 } }, 0, "2d-lines", 27.97 },
-    { 16, 1, { { LINK, 8, 16 } }, 0, "2d-lines", 28.17 },
-    { 16, 2, { { HOST, 4, 8 }, { HOST, 12, 24 } }, 0, "2d-lines", 46.16 },
-    { 16, 2, { { HOST, 4, 4 }, { HOST, 4, 20 } }, 0, "2d-lines", 59.01 },
-    { 16, 4, { { HOST, 2, 6 }, { HOST, 2, 22 }, { HOST, 8, 12 }, { HOST, 12, 28 } }, 0,
-      "2d-lines", 95.32 },
+    { 0, "dead-host", 0, "2d-lines", 31.93 },
+    { 0, "dead-chip", 0, "2d-lines", 27.97 },
+    { 0, "dead-link", 0, "2d-lines", 28.17 },
+    { 0, "two-hosts", 0, "2d-lines", 46.16 },
+    { 0, "two-hosts-same-rows", 0, "2d-lines", 59.01 },
+    { 0, "four-hosts", 0, "2d-lines", 95.32 },
     /* 32x32, ResNet-50 (0.634 ms) */
-    { 32, 1, { { HOST, 16, 16 } }, 1, "2d-lines", 60.08 },
-    { 32, 1, { { CHIP, 16, 16 } }, 1, "2d-lines", 56.04 },
-    { 32, 1, { { LINK, 16, 16 } }, 1, "2d-lines", 58.45 },
-    { 32, 2, { { HOST, 8, 8 }, { HOST, 24, 24 } }, 1, "2d-lines", 69.01 },
-    { 32, 2, { { HOST, 8, 4 }, { HOST, 8, 20 } }, 1, "2d", 119.95 },
-    { 32, 4, { { HOST, 4, 6 }, { HOST, 4, 22 }, { HOST, 18, 10 }, { HOST, 24, 26 } }, 1,
-      "2d-lines", 168.04 },
+    { 1, "dead-host", 1, "2d-lines", 60.08 },
+    { 1, "dead-chip", 1, "2d-lines", 56.04 },
+    { 1, "dead-link", 1, "2d-lines", 58.45 },
+    { 1, "two-hosts", 1, "2d-lines", 69.01 },
+    { 1, "two-hosts-same-rows", 1, "2d", 119.95 },
+    { 1, "four-hosts", 1, "2d-lines", 168.04 },
     /* 32x32, BERT-large (7.272 ms) */
-    { 32, 1, { { HOST, 16, 16 } }, 0, "2d-lines", 29.09 },
-    { 32, 1, { { CHIP, 16, 16 } }, 0, "2d-lines", 27.08 },
-    { 32, 1, { { LINK, 16, 16 } }, 0, "2d-lines", 28.98 },
-    { 32, 2, { { HOST, 8, 8 }, { HOST, 24, 24 } }, 0, "2d-lines", 37.55 },
-    { 32, 2, { { HOST, 8, 4 }, { HOST, 8, 20 } }, 0, "2d-lines", 55.89 },
-    { 32, 4, { { HOST, 4, 6 }, { HOST, 4, 22 }, { HOST, 18, 10 }, { HOST, 24, 26 } }, 0,
-      "2d-lines", 75.62 },
+    { 1, "dead-host", 0, "2d-lines", 29.09 },
+    { 1, "dead-chip", 0, "2d-lines", 27.08 },
+    { 1, "dead-link", 0, "2d-lines", 28.98 },
+    { 1, "two-hosts", 0, "2d-lines", 37.55 },
+    { 1, "two-hosts-same-rows", 0, "2d-lines", 55.89 },
+    { 1, "four-hosts", 0, "2d-lines", 75.62 },
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-static void apply_faults(ftm_mesh *m, const pod_case *k)
+/* The named scenario of sweep.h's list. */
+static const ftm_sweep_scenario *scenario(const char *name)
 {
-    for (int i = 0; i < k->nf; i++) {
-        int r = k->f[i][1], c = k->f[i][2];
-        if (k->f[i][0] == HOST)
-            ck_assert_int_eq(ftm_mesh_fail_host(m, r, c), 0);
-        else if (k->f[i][0] == CHIP)
-            ck_assert_int_eq(ftm_mesh_fail_chip(m, r, c), 0);
-        else
-            ck_assert_int_eq(ftm_mesh_fail_link(m, r, c, r, c + 1, 0), 0);
-    }
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    for (int i = 0; i < pod->nscen; i++)
+        if (!strcmp(pod->scen[i].name, name))
+            return &pod->scen[i];
+    ck_abort_msg("no scenario %s", name);
+    return NULL;
 }
 
 START_TEST(test_pod_overhead_bounds)
 {
     const pod_case *k = &cases[_i];
-    if (small_scale() && (k->rows != 16 || !k->resnet))
+    if (small_scale() && (k->mesh != 0 || !k->resnet))
         return;
-    size_t count = k->resnet ? 25600000 : 340000000;
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    size_t count = pod->params[k->resnet ? 0 : 1];
     ftm_mesh h, m;
-    ck_assert_int_eq(ftm_mesh_init(&h, k->rows, 32, 1), 0);
-    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
-    apply_faults(&m, k);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&h, k->mesh, scenario("healthy")), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&m, k->mesh, scenario(k->scenario)), 0);
     double hc = model("2d-concurrent", &h, count), hl = model("2d-lines", &h, count);
     double best = hl < hc ? hl : hc, t = model(k->algo, &m, count);
     double pct = 100 * (t / best - 1);
-    ck_assert_msg(pct <= k->measured_pct + 2, "case %d, %dx32 %s: +%.2f%% (measured +%.2f%%)", _i,
-                  k->rows, k->algo, pct, k->measured_pct);
+    ck_assert_msg(pct <= k->measured_pct + 2, "case %d, %dx32 %s %s: +%.2f%% (measured +%.2f%%)",
+                  _i, pod->rc[k->mesh][0], k->scenario, k->algo, pct, k->measured_pct);
     ftm_mesh_free(&m);
     ftm_mesh_free(&h);
 }

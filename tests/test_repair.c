@@ -189,7 +189,7 @@ START_TEST(fuzzed)
     char why[256];
     int rc = ftm_fault_script_random(&s, &m, 3, seed, o.steps, FTM_FAULT_KINDS_ALL, 0, why, sizeof why);
     if (!rc)
-        rc = ftm_fault_script_repair_after(&s, 1 + _i % 3, o.steps);
+        rc = ftm_fault_script_repair_after(&s, &m, 1 + _i % 3, o.steps);
     if (!rc)
         rc = ftm_fault_script_check(&s, &m, o.steps, NULL, why, sizeof why);
     if (rc == 0) {
@@ -311,7 +311,7 @@ START_TEST(grammar_and_check)
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     static const char *const kills[] = { "1,1@1:backward", "link:0,0-0,1@4", "host:2,2@5", NULL };
     add_lines(&s, kills);
-    ck_assert_int_eq(ftm_fault_script_repair_after(&s, 2, 7), 0); /* 7 is past the run */
+    ck_assert_int_eq(ftm_fault_script_repair_after(&s, NULL, 2, 7), 0); /* 7 is past the run */
     ck_assert_int_eq(s.n, 5);
     ck_assert(s.ev[3].repair && s.ev[3].when == 3 && s.ev[4].repair && s.ev[4].when == 6);
     ck_assert_int_eq(ftm_fault_script_check(&s, &m, 7, NULL, why, sizeof why), 0);

@@ -81,9 +81,6 @@ typedef struct ftm_ckpt_state {
 
 /* Moments an optimizer kind keeps: 1 for SGD, 2 for AdamW and LAMB, else 0. */
 FTM_EXTERN int ftm_ckpt_nmoments(int optim_kind);
-/* The configuration in words ("resnet depth 8 ...; sgd lr 0.1 ...; batch 32
- * micro 4 float"); returns the length snprintf would write. */
-FTM_EXTERN int ftm_ckpt_describe(const ftm_ckpt_meta *meta, char *buf, size_t len);
 
 /* CRC-32C of n bytes, continuing from crc (start with 0). */
 FTM_EXTERN uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n);

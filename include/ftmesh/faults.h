@@ -125,10 +125,16 @@ FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, i
                             long horizon, unsigned kinds, int origin,
                             char *detail, size_t dlen);
 
-/* Appends, for every kill of s, a repair of what it names n (>= 1) steps
- * later when that is before horizon (0: no limit). 0, FTM_EINVAL (n < 1)
- * or FTM_ENOMEM (nothing appended). */
-FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon);
+/* Appends, for every kill of s, a repair of what it takes n (>= 1) steps
+ * later when that is before horizon (0: no limit). With a mesh m (its
+ * static faults; NULL: the kills as written) the events are played on it
+ * in time order and each repair brings back exactly what its kill took (a
+ * host kill that found a chip dead already: repairs of the chips it
+ * killed; a both-ways link kill that found one direction dead: a one-way
+ * repair); the events then are in time order. 0, FTM_EINVAL (n < 1) or
+ * FTM_ENOMEM (nothing appended). */
+FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n,
+                                             long horizon);
 
 /* Time order: when, then repairs before kills, then phase, then packets (FTM_FAULT_MID counts as the
  * middle, after every explicit count), then order. */
@@ -140,8 +146,9 @@ FTM_EXTERN void ftm_fault_script_sort(ftm_fault_script *s);
  * FTM_ENOTNEIGHBOR, or FTM_EINVAL when it kills nothing that is still
  * alive (a dead chip, a host with every chip dead, a link already dead or
  * with a dead end). A repair brings back the chip, every chip of the
- * host, or the link (both directions, or the one): FTM_EINVAL when none
- * of that is dead. On error m is unchanged. */
+ * host, or the link (both directions, or the one): FTM_EINVAL unless all
+ * of that is dead (a host with a live chip, a link dead one way only
+ * repaired both ways). On error m is unchanged. */
 FTM_EXTERN int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev);
 
 /* The pre-run check: sorts s, then applies its events in time order to a

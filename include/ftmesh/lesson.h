@@ -38,9 +38,6 @@
 
 #define FTM_LESSON_MAX_BYTES 4096
 
-/* The input of element k on chip c: 1 + (c + k) mod 9. */
-FTM_EXTERN int64_t ftm_lesson_input(int chip, size_t k);
-
 /* One transfer completed in a round. */
 typedef struct ftm_lesson_xfer {
     int src, dst;
@@ -109,7 +106,8 @@ FTM_EXTERN int ftm_lesson_kill(ftm_lesson *l, int chip, int round);
  * many it sends in all. */
 FTM_EXTERN int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *nsent);
 
-/* The exact sum of element k over the healthy chips of m. */
+/* The exact sum of element k over the healthy chips of m (chip c's input
+ * is 1 + (c + k) mod 9). */
 FTM_EXTERN int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
 
 /* A round's phase in words a student follows ("row reduce-scatter", "up
@@ -149,8 +147,5 @@ typedef struct ftm_lesson_part {
  * FTM_EIO. */
 FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
                                      const char *title);
-
-/* The page of one lesson alone: ftm_lesson_html_parts with one part. */
-FTM_EXTERN int ftm_lesson_html(FILE *f, const ftm_lesson *l, const struct ftm_ring *ring, const char *title);
 
 #endif

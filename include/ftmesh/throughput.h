@@ -52,7 +52,8 @@ FTM_EXTERN void ftm_tput_defaults(ftm_tput_params *p);
 FTM_EXTERN void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row);
 
 /* The table: meshes 16x32 and 32x32 torus, models as above, scenarios as
- * above (two dead hosts: far apart, see throughput.c). Returns 0 with a
+ * above (sweep.h's scenarios with a throughput name; two dead hosts: far
+ * apart). Returns 0 with a
  * malloc'd array (free()) of FTM_TPUT_NMESHES * FTM_TPUT_NMODELS *
  * FTM_TPUT_NSCEN rows (mesh, model, scenario nesting), FTM_EINVAL (bad
  * parameter or unknown algorithm) or another error. */

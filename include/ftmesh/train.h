@@ -79,7 +79,11 @@ typedef struct ftm_train_opts {
      * next need it notice. Either way every survivor drops the step in
      * progress, takes the state at the start of the first step not yet
      * reported, the mesh loses what died, the rings are rebuilt, the batch
-     * is re-split and that step is redone. */
+     * is re-split and that step is redone. A repair at or after steps
+     * is not run but stays pending: a checkpoint records it. With resume,
+     * the checkpoint's mesh (same shape) and its pending events hold, and
+     * these events are added to them: those before the resumed step are
+     * history and ignored, one equal to a pending event counts once. */
     const ftm_fault_script *faults;
     /* Checkpoints (include/ftmesh/checkpoint.h): written by the lowest
      * chip every checkpoint_every steps (0: only at the end) and at the
@@ -133,6 +137,10 @@ typedef struct ftm_train_result {
     int chips;                 /* healthy chips P (after a recovery: those left) */
     size_t nparams;
     int died_chip;             /* first chip that died during training, or -1 */
+    int *died;                 /* [ndied] every chip that died during the run, in
+                                  the order they died (a chip that dies again
+                                  is listed again; chips of one failure by id) */
+    int ndied;
     long resumed_step;         /* first step redone after the first recovery (-1) */
     ftm_train_event *events;   /* [nevents], in the order they struck */
     int nevents;
@@ -208,10 +216,14 @@ typedef struct ftm_train_result {
 /* Checks o->resume as ftm_train_run would, before anything runs: the file
  * is read, checked and matched against o's configuration, and *step is
  * the step it holds (the first step a resumed run would run; o->steps
- * when there is nothing left to do). FTM_EIO, FTM_EFORMAT, FTM_ECORRUPT,
- * FTM_ECONFIG or FTM_ERANGE (past o->steps) with detail saying why. */
-FTM_EXTERN int ftm_train_resume_step(const ftm_train_opts *o, long *step, char *detail,
-                                     size_t dlen);
+ * when there is nothing left to do). When m is not NULL and the file
+ * recorded a mesh of m's shape, m's dead chips and links become the
+ * checkpoint's, and its events still to come are appended to pending
+ * (initialised by the caller; may be NULL). FTM_EIO, FTM_EFORMAT,
+ * FTM_ECORRUPT, FTM_ECONFIG or FTM_ERANGE (past o->steps) with detail
+ * saying why. */
+FTM_EXTERN int ftm_train_resume_step(const ftm_train_opts *o, long *step, ftm_mesh *m,
+                                     ftm_fault_script *pending, char *detail, size_t dlen);
 
 /* Trains on the healthy chips of m and fills res (free it with
  * ftm_train_result_free, also after an error). Returns 0 (even when the

@@ -235,6 +235,8 @@ struct ftm_tput_params;
 int cli_tput_set(const char *cmd, int k, const char *name, const char *val,
                  struct ftm_tput_params *p, char **abuf);
 int cli_sweep_throughput(const struct ftm_tput_params *p, int json);
+/* ftmesh sweep --list (sweep_list.c): prints the pod scenarios; 0. */
+int cli_sweep_list(int json);
 
 /* Prints the watchdog's report to stderr: each stuck chip, its phase and
  * step, what it waits for, from/to whom and on which link. */

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 
 /* Below O_TPUT: sweep_opt passes the ids above it to the throughput. */
-enum { O_POD = CLI_O_CMD - 1 };
+enum { O_POD = CLI_O_CMD - 1, O_MODEL = CLI_O_CMD - 2, O_LIST = CLI_O_CMD - 3 };
 static const cli_opt sweep_table[] = {
     { "json", NULL, CLI_O_JSON, "one JSON object: {\"rows\":[{...}, ...]}" },
     { "pod", "RxC", O_POD, "only this torus: 16x32 or 32x32 (default both)" },
+    { "model", "NAME", O_MODEL, "only this model: resnet50 or bert-large (default both)" },
+    { "list", NULL, O_LIST, "print the scenarios (tori, faults as options, models) and exit" },
     { NULL, NULL, 0, NULL },
 };
 enum {
@@ -38,9 +40,9 @@ static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, tput
 
 static void usage(void)
 {
-    printf("usage: ftmesh sweep [--json] [--pod RxC] [--link-GBps X] [--hop-us X]\n"
-           "                    [--hbm-GBps X]\n"
+    printf("usage: ftmesh sweep [--json] [--pod RxC] [--model NAME] [cost options]\n"
            "       ftmesh sweep --throughput [--json] [throughput options] [cost options]\n"
+           "       ftmesh sweep --list [--json]\n"
            "\n"
            "The scenario of Kumar & Jouppi (2020), modeled on TPU-v3 links: 16x32 and\n"
            "32x32 tori (512 and 1024 chips), healthy, with one dead host, one dead\n"
@@ -77,7 +79,8 @@ typedef struct sweep_args {
     const char *tput_only;   /* a throughput option given (its name) */
     ftm_tput_params tp;
     char *algos;             /* --algos copy, the names point into it */
-    int mrows, mcols;        /* --pod (0: both) */
+    ftm_sweep_only only;     /* --pod (0x0: both), --model (NULL: both) */
+    int list;                /* --list */
 } sweep_args;
 
 static int sweep_opt(void *ctx, int id, const char *name, const char *val)
@@ -89,9 +92,19 @@ static int sweep_opt(void *ctx, int id, const char *name, const char *val)
     }
     if (id == O_POD) {
         char end;
-        if (sscanf(val, "%dx%d%c", &a->mrows, &a->mcols, &end) != 2 || a->mcols != 32 ||
-            (a->mrows != 16 && a->mrows != 32))
+        if (sscanf(val, "%dx%d%c", &a->only.rows, &a->only.cols, &end) != 2 ||
+            a->only.cols != 32 || (a->only.rows != 16 && a->only.rows != 32))
             return cli_usage_error("sweep", "--pod %s: want 16x32 or 32x32", val);
+        return 0;
+    }
+    if (id == O_MODEL) {
+        if (strcmp(val, "resnet50") != 0 && strcmp(val, "bert-large") != 0)
+            return cli_usage_error("sweep", "--model %s: want resnet50 or bert-large", val);
+        a->only.model = val;
+        return 0;
+    }
+    if (id == O_LIST) {
+        a->list = 1;
         return 0;
     }
     if (id == O_TPUT) {
@@ -316,8 +329,13 @@ int cli_sweep(int argc, char **argv)
         usage();
     else if (!rc && a.tput_only && !a.throughput)
         rc = cli_usage_error("sweep", "--%s needs --throughput", a.tput_only);
-    else if (!rc && a.mrows && a.throughput)
-        rc = cli_usage_error("sweep", "--pod is not a --throughput option: drop one of them");
+    else if (!rc && (a.only.rows || a.only.model) && a.throughput)
+        rc = cli_usage_error("sweep", "--%s is not a --throughput option: drop one of them",
+                             a.only.rows ? "pod" : "model");
+    else if (!rc && a.list && (a.throughput || a.only.rows || a.only.model))
+        rc = cli_usage_error("sweep", "--list prints every scenario: give it alone (or with --json)");
+    else if (!rc && a.list)
+        rc = cli_sweep_list(a.json);
     else if (!rc && a.throughput) {
         a.tp.cost = a.cp;
         rc = cli_sweep_throughput(&a.tp, a.json);
@@ -325,10 +343,10 @@ int cli_sweep(int argc, char **argv)
     free(a.algos);
     if (rc == CLI_HELP)
         return 0;
-    if (rc || a.throughput)
+    if (rc || a.throughput || a.list)
         return rc;
     ftm_sweep_row *rows = NULL;
-    int n = 0, err = ftm_sweep_run_mesh(&a.cp, a.mrows, a.mcols, &rows, &n);
+    int n = 0, err = ftm_sweep_run(&a.cp, &a.only, &rows, &n);
     if (err)
         return cli_error("sweep", "%s", ftm_strerror(err));
     report(&a, rows, n);

@@ -140,6 +140,7 @@ typedef struct targs {
     cli_faults f;           /* --kill, --faults, --random-kills */
     ftm_fault_script script;
     int have_script;
+    ftm_fault_script pending;  /* --resume: the checkpoint's events to come */
 } targs;
 
 /* First pass: only --model, whose defaults the other options refine. */
@@ -331,13 +332,18 @@ static int build_script(targs *a, train_run *x)
 
 /* --resume: the file read and matched before anything is printed; its
  * step is where the run starts (a->resume_step). */
-static int check_resume(targs *a)
+static int check_resume(targs *a, ftm_mesh *m)
 {
     char why[256];
     a->resume_step = 0;
     if (!a->t.resume)
         return 0;
-    int err = ftm_train_resume_step(&a->t, &a->resume_step, why, sizeof why);
+    /* the checkpoint's mesh and pending events (same shape): the run
+     * goes on from them, and fault options given again add to them */
+    int err = ftm_train_resume_step(&a->t, &a->resume_step, m, &a->pending, why, sizeof why);
+    a->f.resume = a->t.resume;
+    a->f.start = a->resume_step;
+    a->f.pending = &a->pending;
     if (err == FTM_ENOMEM)
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(err));
     if (err)
@@ -408,7 +414,7 @@ static int validate(targs *a, train_run *x)
     a->t.model.data = x->ds;
     a->t.model.seed = a->o.seed;
     a->t.hang_timeout_s = a->o.hang_timeout_s;
-    if ((rc = check_resume(a)) || (rc = check_fail_during(a, &x->m)))
+    if ((rc = check_resume(a, &x->m)) || (rc = check_fail_during(a, &x->m)))
         return rc;
     if (a->resume_step >= a->t.steps)
         return 0; /* nothing to do: no script, no files */
@@ -539,6 +545,7 @@ int cli_train(int argc, char **argv)
 {
     targs a;
     memset(&a, 0, sizeof a);
+    ftm_fault_script_init(&a.pending, FTM_FAULT_TRAIN);
     a.model = "resnet";
     a.kind = FTM_MODEL_RESNET;
     train_run x;
@@ -592,5 +599,6 @@ out:
     cli_faults_free(&a.f);
     if (a.have_script)
         ftm_fault_script_free(&a.script);
+    ftm_fault_script_free(&a.pending);
     return rc == CLI_HELP ? 0 : rc;
 }

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT, ORIGIN_REPAIR, ORIGIN_AFTER };
+enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT, ORIGIN_REPAIR, ORIGIN_AFTER,
+       ORIGIN_CKPT };
 
 int cli_faults_init(cli_faults *f, int argc)
 {
@@ -82,6 +83,8 @@ static void origin_text(const cli_faults *f, const ftm_fault_event *e, const cha
         snprintf(buf, len, "--repair %s", e->line >= 1 && e->line <= f->nrepair ? f->repair[e->line - 1] : "?");
     else if (e->origin == ORIGIN_AFTER)
         snprintf(buf, len, "--repair-after %ld", f->repair_after);
+    else if (e->origin == ORIGIN_CKPT)
+        snprintf(buf, len, "--resume %s (an event it has still to come)", f->resume);
     else
         snprintf(buf, len, "%s", short_name ? short_name : "?");
 }
@@ -119,6 +122,68 @@ static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long
     return 0;
 }
 
+/* Same event (its origin, line and order aside). */
+static int same_event(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    return a->kind == b->kind && a->r == b->r && a->c == b->c && a->repair == b->repair &&
+           a->when == b->when && a->phase == b->phase && a->pkts == b->pkts &&
+           (a->kind != FTM_FAULT_LINK ||
+            (a->r2 == b->r2 && a->c2 == b->c2 && a->oneway == b->oneway));
+}
+
+/* Keeps the events from step `start` on, each once (the first). */
+static void keep_from(ftm_fault_script *s, long start)
+{
+    int k = 0;
+    for (int i = 0; i < s->n; i++) {
+        int drop = s->ev[i].when < start;
+        for (int j = 0; j < k && !drop; j++)
+            drop = same_event(&s->ev[j], &s->ev[i]);
+        if (!drop)
+            s->ev[k++] = s->ev[i];
+    }
+    s->n = k;
+}
+
+/* --resume: the checkpoint's pending events join the script. */
+static int add_pending(const cli_faults *f, ftm_fault_script *s)
+{
+    for (int i = 0; f->pending && i < f->pending->n; i++) {
+        ftm_fault_event e = f->pending->ev[i];
+        e.origin = ORIGIN_CKPT;
+        e.line = 0;
+        if (ftm_fault_script_add(s, &e))
+            return FTM_ENOMEM;
+    }
+    keep_from(s, f->start);
+    return 0;
+}
+
+/* The pre-run check: pending events past the run (the checkpoint's, and
+ * --repair-after's repairs in training) are kept, not refused. */
+static int check_script(ftm_fault_script *s, const ftm_mesh *m, int mode,
+                        long horizon, ftm_fault_verdict *v, char *why, size_t wlen,
+                        ftm_fault_event *bad)
+{
+    ftm_fault_script c;
+    ftm_fault_script_init(&c, mode);
+    int rc = 0;
+    for (int i = 0; i < s->n && !rc; i++) {
+        const ftm_fault_event *e = &s->ev[i];
+        int kept = e->when >= horizon && mode == FTM_FAULT_TRAIN &&
+                   (e->origin == ORIGIN_CKPT || e->origin == ORIGIN_AFTER);
+        if (!kept)
+            rc = ftm_fault_script_add(&c, e);
+    }
+    if (!rc && (rc = ftm_fault_script_check(&c, m, horizon, v, why, wlen)) && v->event >= 0)
+        *bad = c.ev[v->event];
+    /* the kept ones must be valid too (no horizon) */
+    if (!rc && c.n < s->n && (rc = ftm_fault_script_check(s, m, 0, v, why, wlen)) && v->event >= 0)
+        *bad = s->ev[v->event];
+    ftm_fault_script_free(&c);
+    return rc;
+}
+
 int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s)
@@ -131,17 +196,25 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         if (ftm_fault_script_add(s, &e))
             rc = cli_usage_error(cmd, "out of memory");
     }
+    if (!rc && (f->pending || f->start) && add_pending(f, s))
+        rc = cli_usage_error(cmd, "out of memory");
     if (!rc && f->repair_after) {
         int n0 = s->n;
-        if (ftm_fault_script_repair_after(s, f->repair_after, horizon))
+        /* training keeps the repairs past the run pending (checkpoints) */
+        if (ftm_fault_script_repair_after(s, m, f->repair_after,
+                                          mode == FTM_FAULT_TRAIN ? 0 : horizon))
             rc = cli_usage_error(cmd, "--repair-after: out of memory");
-        for (int i = n0; !rc && i < s->n; i++)
-            s->ev[i].origin = ORIGIN_AFTER;
+        for (int i = 0; !rc && i < s->n; i++) /* the repairs added (sorted in) */
+            if (s->ev[i].order >= n0)
+                s->ev[i].origin = ORIGIN_AFTER;
     }
     char why[320], where[300];
     ftm_fault_verdict v;
-    if (!rc && ftm_fault_script_check(s, m, horizon, &v, why, sizeof why)) {
-        origin_text(f, &s->ev[v.event], short_name, where, sizeof where);
+    ftm_fault_event bad = { .origin = 0 };
+    if (!rc && f->repair_after)
+        keep_from(s, 0); /* a repair given and also due to --repair-after: once */
+    if (!rc && check_script(s, m, mode, horizon, &v, why, sizeof why, &bad)) {
+        origin_text(f, &bad, short_name, where, sizeof where);
         rc = cli_usage_error(cmd, "%s: %s; %s", where, why,
                              v.a >= 0 ? "drop it or keep a path of live links between them"
                                       : "drop or change that event");

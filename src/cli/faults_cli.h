@@ -42,6 +42,15 @@ typedef struct cli_faults {
     long repair_after;         /* --repair-after (0: none) */
     const char *file;          /* --faults */
     int random, random_given;  /* --random-kills */
+    /* train --resume: the checkpoint's file, its step and its events still
+     * to come (NULL: none). The script then starts from that step: events
+     * given before it are history and ignored, the pending ones are added
+     * (one given again counts once), and a pending event or a
+     * --repair-after repair at or after the horizon is kept (for the next
+     * checkpoint) instead of refused. */
+    const char *resume;
+    long start;
+    const ftm_fault_script *pending;
 } cli_faults;
 
 /* 0, or CLI_EXIT_FAIL when out of memory. */

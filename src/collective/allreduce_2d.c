@@ -536,3 +536,11 @@ int ar2d_build_range(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, 
         ftm_sched_trim(s);
     return rc;
 }
+
+/* The row-first scheme alone: 2d's own schedule (the registry's entry
+ * point, which may keep the ring's, is allreduce_2d_pick.c's). */
+int ar2d_build_own_2d(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                      ftm_red red)
+{
+    return ar2d_build_range(s, ctx, m, 0, count, count, red, "2d");
+}

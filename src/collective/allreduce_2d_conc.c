@@ -1,5 +1,7 @@
-/* "2d" (the row-first 2-D allreduce) and "2d-concurrent" (its concurrent
- * variant): the registry's entry points.
+/* "2d-concurrent"'s own schedule: the row-first 2-D allreduce
+ * (allreduce_2d.c) run concurrently on both halves of the buffer. The
+ * registry's entry point, which may keep another schedule where it models
+ * faster, is the picker's (allreduce_2d_pick.c).
  *
  * The row-first scheme (allreduce_2d.c) runs its phases one after another:
  * while the rows reduce-scatter, the column links idle, and the other way
@@ -92,25 +94,4 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh
     }
     ftm_mesh_free(&t);
     return rc;
-}
-
-/* The row-first scheme alone: 2d's own schedule (the fallback's rebuild). */
-int ar2d_build_own_2d(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                      ftm_red red)
-{
-    return ar2d_build_range(s, ctx, m, 0, count, count, red, "2d");
-}
-
-/* Both entry points fall back to the 1-D ring on crowded meshes when it
- * models faster (allreduce_2d_fallback.c). */
-int ftm_allreduce_2d_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                           ftm_red red)
-{
-    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_own_2d);
-}
-
-int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
-                                      size_t count, ftm_red red)
-{
-    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_concurrent);
 }

@@ -9,7 +9,9 @@
  * rows or of the columns hold a fault -- and on small or thin meshes, the
  * 2-D schedule is modeled against the 1-D ring's (cost model, TPU-v3
  * defaults) and the faster one is kept: the ring's schedule keeps its own
- * name ("ring") and says why it ran (ftm_sched.fallback).
+ * name ("ring") and says why it ran (ftm_sched.fallback). This ring check
+ * is the last candidate of every list of the family's picker
+ * (allreduce_2d_pick.c), which calls it with the other candidates' build.
  * On big meshes with few faults nothing changes and nothing extra is
  * built. As holes multiply the 2-D algorithm thus
  * degrades from rows-then-columns (bands of 1-3 rows), through wider bands

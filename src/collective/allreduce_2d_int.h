@@ -62,7 +62,8 @@ int ar2d_build_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh
 int ar2d_build_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                      ftm_red red, int k);
 /* The algorithms' own schedules (ftm_allreduce_build_own): 2d's
- * row-first scheme (allreduce_2d_conc.c) and 2d-lines' lines. */
+ * row-first scheme (allreduce_2d.c) and 2d-lines' lines
+ * (allreduce_2d_pick.c: the best variant). */
 int ar2d_build_own_2d(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                       ftm_red red);
 int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,

@@ -1,12 +1,26 @@
-/* 2d-lines' choice among candidate schedules, by modeled time (TPU-v3
- * defaults): its own variants (one-way whole rows or not; the other row
- * pass count where the halves' step ratio is far from an integer), then
- * the best of them against 2d-concurrent's schedule. The schedule kept
- * names itself (ftm_sched.algo) and, when it is not 2d-lines' own, says
- * why (ftm_sched.fallback). The ring check on top is
- * allreduce_2d_fallback.c's, as for 2d and 2d-concurrent. Each variant is
- * built by allreduce_2d_lines.c from explicit parameters
- * (ar2d_lines_variant); nothing here builds transfers. */
+/* The 2-D family's picker: each registry entry of the family chooses
+ * among an explicit list of candidate schedules by modeled time (TPU-v3
+ * defaults), in this order:
+ *
+ *   name           candidates                                    last
+ *   2d             2d's own (allreduce_2d.c)                     ring check
+ *   2d-concurrent  2d-concurrent's own (allreduce_2d_conc.c)     ring check
+ *   2d-lines       2d-concurrent's own, then 2d-lines' variants  ring check
+ *                  (allreduce_2d_lines.c): one-way whole rows,
+ *                  two-way, and both again with the other row
+ *                  pass count, each only where the one before
+ *                  it says it differs (ar2d_lines_found)
+ *
+ * Among 2d-lines' variants ties keep the earlier, and against
+ * 2d-concurrent's schedule 2d-lines' own. The ring check
+ * (allreduce_2d_fallback.c, ar2d_build_checked) is every list's last
+ * candidate: on small, thin or crowded meshes the 1-D ring's schedule
+ * where it models faster. The schedule kept records which won: its name
+ * (ftm_sched.algo: "2d", "2d-concurrent", "2d-lines" or "ring") and, when
+ * it is not the asked algorithm's own, why (ftm_sched.fallback). Nothing
+ * here builds transfers; every candidate is built in the caller's
+ * context (ftm_sched_ctx), so no choice depends on how schedules are
+ * stored. */
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
@@ -148,10 +162,23 @@ int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh 
     return ar2d_build_lines(s, ctx, m, count, red, 0);
 }
 
-/* On small or crowded meshes the 1-D ring's schedule when it models
- * faster (as for 2d). */
+/* 2d-lines: its candidates (build_lines_or_concurrent), then the ring
+ * check. */
 int ftm_allreduce_2d_lines_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
                                  size_t count, ftm_red red)
 {
     return ar2d_build_checked(s, ctx, m, count, red, build_lines_or_concurrent);
+}
+
+/* 2d and 2d-concurrent: their own schedule, then the ring check. */
+int ftm_allreduce_2d_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                           ftm_red red)
+{
+    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_own_2d);
+}
+
+int ftm_allreduce_2d_concurrent_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                      size_t count, ftm_red red)
+{
+    return ar2d_build_checked(s, ctx, m, count, red, ar2d_build_concurrent);
 }

@@ -10,59 +10,17 @@
 #include <string.h>
 
 /* Rows run two at a time (rows.h); each holds one schedule (a 1-D ring on
- * 1024 chips: about 400 MB). */
-enum { NMESH = 2, NSCEN = 6, NMODEL = 2, MAXALGO = 8, MAXHOST = 4 };
-
-static const int mesh_rc[NMESH][2] = { { 16, 32 }, { 32, 32 } };
-static const char *const scen[NSCEN] = { "healthy",   "dead-host", "dead-chip",
-                                          "dead-link", "two-hosts", "four-hosts" };
-/* One fault near the middle of the torus (on a torus every place is
- * alike). Two hosts half a torus apart (no row or column cut twice), and
- * four of which two share rows (cut twice: the segments' case): the
- * positions of doc/results.md's goals table and tests/test_pod.c,
- * so the rows can be compared. fault_txt must say what make_mesh does. */
-static const char *const fault_txt[NMESH][NSCEN] = {
-    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
-      "--fail-host 4,8 --fail-host 12,24",
-      "--fail-host 2,6 --fail-host 2,22 --fail-host 8,12 --fail-host 12,28" },
-    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17",
-      "--fail-host 8,8 --fail-host 24,24",
-      "--fail-host 4,6 --fail-host 4,22 --fail-host 18,10 --fail-host 24,26" },
-};
-/* Hosts (row, column of their top-left chip) of two-hosts and four-hosts. */
-static const int hosts[NMESH][2][MAXHOST][2] = {
-    { { { 4, 8 }, { 12, 24 } }, { { 2, 6 }, { 2, 22 }, { 8, 12 }, { 12, 28 } } },
-    { { { 8, 8 }, { 24, 24 } }, { { 4, 6 }, { 4, 22 }, { 18, 10 }, { 24, 26 } } },
-};
-static const char *const model_name[NMODEL] = { "resnet50", "bert-large" };
-/* fp32 gradients: ResNet-50 25.6M parameters, BERT-large 340M. */
-static const size_t model_params[NMODEL] = { 25600000, 340000000 };
-
-static int make_mesh(ftm_mesh *m, int mi, int sc)
-{
-    int R = mesh_rc[mi][0], C = mesh_rc[mi][1], r = R / 2, c = C / 2;
-    int rc = ftm_mesh_init(m, R, C, 1);
-    if (rc)
-        return rc;
-    if (sc == 1)
-        rc = ftm_mesh_fail_host(m, r, c);
-    else if (sc == 2)
-        rc = ftm_mesh_fail_chip(m, r, c);
-    else if (sc == 3)
-        rc = ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
-    for (int h = 0; sc >= 4 && h < (sc == 4 ? 2 : 4) && !rc; h++)
-        rc = ftm_mesh_fail_host(m, hosts[mi][sc - 4][h][0], hosts[mi][sc - 4][h][1]);
-    if (rc)
-        ftm_mesh_free(m);
-    return rc;
-}
+ * 1024 chips: about 400 MB). The tori, models and faults: scenarios.c. */
+enum { NSCEN = 6, MAXALGO = 8 };
 
 typedef struct job {
     const ftm_cost_params *p;
     const char *const *an;
     const ftm_allreduce_build_fn *af;
     int na;
-    int mesh0;                /* index of the first mesh run */
+    int mesh0, nmesh;         /* the tori run: mesh0 .. mesh0 + nmesh - 1 */
+    int model0, nmodel;       /* the models run */
+    const ftm_sweep_scenario *scen[NSCEN];
     ftm_sweep_row *rows;
 } job;
 
@@ -70,14 +28,16 @@ typedef struct job {
 static int run_row(void *ctx, int i)
 {
     const job *J = ctx;
-    int a = i % J->na, md = (i / J->na) % NMODEL, sc = (i / J->na / NMODEL) % NSCEN,
-        mi = J->mesh0 + i / J->na / NMODEL / NSCEN;
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    int a = i % J->na, md = J->model0 + (i / J->na) % J->nmodel,
+        sc = (i / J->na / J->nmodel) % NSCEN, mi = J->mesh0 + i / J->na / J->nmodel / NSCEN;
+    size_t count = pod->params[md];
     ftm_mesh m;
-    int rc = make_mesh(&m, mi, sc);
+    int rc = ftm_sweep_scenario_mesh(&m, mi, J->scen[sc]);
     if (rc)
         return rc;
     ftm_sched s;
-    rc = J->af[a](&s, NULL, &m, model_params[md], FTM_RED_SUM_F32);
+    rc = J->af[a](&s, NULL, &m, count, FTM_RED_SUM_F32);
     ftm_cost_result r;
     ftm_cost_bound_parts b;
     const char *ran = NULL, *why = NULL;
@@ -88,16 +48,16 @@ static int run_row(void *ctx, int i)
         ftm_sched_free(&s);
     }
     if (!rc)
-        rc = ftm_cost_bound(&m, model_params[md] * 4, FTM_RED_SUM_F32, J->p, &b);
+        rc = ftm_cost_bound(&m, count * 4, FTM_RED_SUM_F32, J->p, &b);
     if (!rc) {
         int P = ftm_mesh_healthy_count(&m);
         ftm_sweep_row *w = &J->rows[i];
-        w->rows = mesh_rc[mi][0];
-        w->cols = mesh_rc[mi][1];
-        w->scenario = scen[sc];
-        w->fault = fault_txt[mi][sc];
-        w->model = model_name[md];
-        w->bytes = model_params[md] * 4;
+        w->rows = pod->rc[mi][0];
+        w->cols = pod->rc[mi][1];
+        w->scenario = J->scen[sc]->name;
+        w->fault = J->scen[sc]->fault[mi];
+        w->model = pod->model[md];
+        w->bytes = count * 4;
         w->algo = J->an[a];
         w->schedule = ran ? ran : w->algo;
         w->fallback = why;
@@ -113,23 +73,43 @@ static int run_row(void *ctx, int i)
     return rc;
 }
 
-int ftm_sweep_run(const ftm_cost_params *p, ftm_sweep_row **out, int *nrows)
+/* Selects the part of the table only names (NULL: all) into J. */
+static int select_part(job *J, const ftm_sweep_only *only)
 {
-    return ftm_sweep_run_mesh(p, 0, 0, out, nrows);
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    J->nmesh = FTM_SWEEP_NMESHES;
+    J->nmodel = FTM_SWEEP_NMODELS;
+    if (only && (only->rows || only->cols)) {
+        for (J->mesh0 = 0; J->mesh0 < FTM_SWEEP_NMESHES; J->mesh0++)
+            if (pod->rc[J->mesh0][0] == only->rows && pod->rc[J->mesh0][1] == only->cols)
+                break;
+        if (J->mesh0 == FTM_SWEEP_NMESHES)
+            return FTM_EINVAL;
+        J->nmesh = 1;
+    }
+    if (only && only->model) {
+        for (J->model0 = 0; J->model0 < FTM_SWEEP_NMODELS; J->model0++)
+            if (!strcmp(pod->model[J->model0], only->model))
+                break;
+        if (J->model0 == FTM_SWEEP_NMODELS)
+            return FTM_EINVAL;
+        J->nmodel = 1;
+    }
+    int n = 0;
+    for (int i = 0; i < pod->nscen && n < NSCEN; i++)
+        if (pod->scen[i].in_sweep)
+            J->scen[n++] = &pod->scen[i];
+    return n == NSCEN ? 0 : FTM_EINVAL;
 }
 
-int ftm_sweep_run_mesh(const ftm_cost_params *pp, int mrows, int mcols, ftm_sweep_row **out,
-                       int *nrows)
+int ftm_sweep_run(const ftm_cost_params *pp, const ftm_sweep_only *only, ftm_sweep_row **out,
+                  int *nrows)
 {
-    int mesh0 = 0, nmesh = NMESH;
-    if (mrows || mcols) {
-        for (mesh0 = 0; mesh0 < NMESH; mesh0++)
-            if (mesh_rc[mesh0][0] == mrows && mesh_rc[mesh0][1] == mcols)
-                break;
-        if (mesh0 == NMESH)
-            return FTM_EINVAL;
-        nmesh = 1;
-    }
+    job J;
+    memset(&J, 0, sizeof J);
+    int rc = select_part(&J, only);
+    if (rc)
+        return rc;
     ftm_cost_params p;
     if (pp)
         p = *pp;
@@ -142,11 +122,15 @@ int ftm_sweep_run_mesh(const ftm_cost_params *pp, int mrows, int mcols, ftm_swee
         an[na] = a->name;
         af[na++] = a->build;
     }
-    int total = nmesh * NSCEN * NMODEL * na, n = total, rc = 0;
+    int total = J.nmesh * NSCEN * J.nmodel * na, n = total;
     ftm_sweep_row *rows = calloc((size_t)total, sizeof *rows);
     if (!rows)
         return FTM_ENOMEM;
-    job J = { &p, an, af, na, mesh0, rows };
+    J.p = &p;
+    J.an = an;
+    J.af = af;
+    J.na = na;
+    J.rows = rows;
     rc = coll_rows_run(total, run_row, &J);
     /* Overheads against the healthy rows of the same mesh and model, and
      * the fastest algorithm of each group. */
@@ -157,7 +141,7 @@ int ftm_sweep_run_mesh(const ftm_cost_params *pp, int mrows, int mcols, ftm_swee
             const ftm_sweep_row *v = &rows[j];
             if (v->rows != w->rows || v->cols != w->cols || v->model != w->model)
                 continue;
-            if (v->scenario == scen[0]) {
+            if (v->scenario == J.scen[0]->name) {
                 if (v->algo == w->algo)
                     same = v->time_s;
                 if (best == 0 || v->time_s < best)

@@ -18,6 +18,7 @@
  *    figures read from the MLPerf v0.7 result tables; all are options.
  */
 #include "ftmesh/throughput.h"
+#include "ftmesh/sweep.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "rows.h"
@@ -25,18 +26,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int mesh_rc[FTM_TPUT_NMESHES][2] = { { 16, 32 }, { 32, 32 } };
-static const char *const model_name[FTM_TPUT_NMODELS] = { "resnet50", "bert-large" };
-static const size_t model_params[FTM_TPUT_NMODELS] = { 25600000, 340000000 };
-static const char *const scen[FTM_TPUT_NSCEN] = { "healthy", "dead-host", "dead-chip", "dead-link",
-                                                  "two-dead-hosts" };
-/* The faults of ftmesh sweep, and two hosts half a torus apart. */
-static const char *const fault_txt[FTM_TPUT_NMESHES][FTM_TPUT_NSCEN] = {
-    { "", "--fail-host 8,16", "--fail 8,16", "--fail-link 8,16-8,17",
-      "--fail-host 4,8 --fail-host 12,24" },
-    { "", "--fail-host 16,16", "--fail 16,16", "--fail-link 16,16-16,17",
-      "--fail-host 8,8 --fail-host 24,24" },
-};
+/* The tori, models and faults are sweep's (scenarios.c): the scenarios
+ * with a throughput name, in their order. */
+_Static_assert((int)FTM_TPUT_NMESHES == (int)FTM_SWEEP_NMESHES &&
+                   (int)FTM_TPUT_NMODELS == (int)FTM_SWEEP_NMODELS,
+               "throughput runs sweep's tori and models");
+static int tput_scenarios(const ftm_sweep_scenario *sc[FTM_TPUT_NSCEN])
+{
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    int n = 0;
+    for (int i = 0; i < pod->nscen && n < FTM_TPUT_NSCEN; i++)
+        if (pod->scen[i].tput_name)
+            sc[n++] = &pod->scen[i];
+    return n == FTM_TPUT_NSCEN ? 0 : FTM_EINVAL;
+}
 
 void ftm_tput_defaults(ftm_tput_params *p)
 {
@@ -65,31 +68,10 @@ void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)
     row->examples_per_s = (double)row->global_batch / row->step_s;
 }
 
-static int make_mesh(ftm_mesh *m, int mi, int sc)
-{
-    int R = mesh_rc[mi][0], C = mesh_rc[mi][1], r = R / 2, c = C / 2;
-    int rc = ftm_mesh_init(m, R, C, 1);
-    if (rc)
-        return rc;
-    if (sc == 1)
-        rc = ftm_mesh_fail_host(m, r, c);
-    else if (sc == 2)
-        rc = ftm_mesh_fail_chip(m, r, c);
-    else if (sc == 3)
-        rc = ftm_mesh_fail_link(m, r, c, r, c + 1, 0);
-    else if (sc == 4) {
-        rc = ftm_mesh_fail_host(m, R / 4, C / 4);
-        if (!rc)
-            rc = ftm_mesh_fail_host(m, 3 * R / 4, 3 * C / 4);
-    }
-    if (rc)
-        ftm_mesh_free(m);
-    return rc;
-}
-
 typedef struct job {
     const ftm_tput_params *p;
     ftm_allreduce_build_fn fn[FTM_TPUT_MAXALGOS];
+    const ftm_sweep_scenario *scen[FTM_TPUT_NSCEN];
     ftm_tput_row *rows;
     int total;
 } job;
@@ -100,22 +82,24 @@ static int run_row(void *ctx, int i)
     const job *J = ctx;
     int sc = i % FTM_TPUT_NSCEN, md = (i / FTM_TPUT_NSCEN) % FTM_TPUT_NMODELS,
         mi = i / FTM_TPUT_NSCEN / FTM_TPUT_NMODELS;
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    size_t count = pod->params[md];
     ftm_mesh m;
-    int rc = make_mesh(&m, mi, sc);
+    int rc = ftm_sweep_scenario_mesh(&m, mi, J->scen[sc]);
     if (rc)
         return rc;
     ftm_tput_row *w = &J->rows[i];
-    w->rows = mesh_rc[mi][0];
-    w->cols = mesh_rc[mi][1];
-    w->model = model_name[md];
-    w->scenario = scen[sc];
-    w->fault = fault_txt[mi][sc];
+    w->rows = pod->rc[mi][0];
+    w->cols = pod->rc[mi][1];
+    w->model = pod->model[md];
+    w->scenario = J->scen[sc]->tput_name;
+    w->fault = J->scen[sc]->fault[mi];
     w->chips = ftm_mesh_healthy_count(&m);
     w->global_batch = J->p->global_batch[md][mi];
     for (int a = 0; a < J->p->nalgos && !rc; a++) {
         ftm_sched s;
         ftm_cost_result r;
-        rc = J->fn[a](&s, NULL, &m, model_params[md], FTM_RED_SUM_F32);
+        rc = J->fn[a](&s, NULL, &m, count, FTM_RED_SUM_F32);
         if (rc)
             break;
         rc = ftm_cost_sched(&s, &m, &J->p->cost, &r, NULL);
@@ -157,6 +141,8 @@ int ftm_tput_run(const ftm_tput_params *p, ftm_tput_row **out, int *nrows)
     job J;
     memset(&J, 0, sizeof J);
     int rc = check_params(p, &J);
+    if (!rc)
+        rc = tput_scenarios(J.scen);
     if (rc)
         return rc;
     J.p = p;

@@ -386,7 +386,10 @@ static int fs_repair(ftm_mesh *m, const ftm_fault_event *ev)
         if (ev->kind == FTM_FAULT_HOST &&
             (m->rows < 2 || m->cols < 2 || (!m->torus && (ev->r + 1 >= m->rows || ev->c + 1 >= m->cols))))
             return FTM_ERANGE;
-        if ((n = ftm_fault_chips(m, ev, chips)) == 0)
+        /* only what is entirely dead comes back: a host with a live chip
+         * is not repaired (repair its dead chips one by one) */
+        n = ftm_fault_chips(m, ev, chips);
+        if (n == 0 || (ev->kind == FTM_FAULT_HOST && n < 4))
             return FTM_EINVAL;
         for (int k = 0; k < n; k++)
             m->chip_dead[chips[k]] = 0;
@@ -396,7 +399,7 @@ static int fs_repair(ftm_mesh *m, const ftm_fault_event *ev)
             return rc;
         unsigned char *ab = &m->link_dead[a * FTM_NDIRS + d];
         unsigned char *ba = &m->link_dead[b * FTM_NDIRS + ftm_dir_opposite(d)];
-        if (!*ab && (ev->oneway || !*ba))
+        if (!*ab || (!ev->oneway && !*ba)) /* both ways: both directions dead */
             return FTM_EINVAL;
         *ab = 0;
         if (!ev->oneway)
@@ -490,7 +493,7 @@ static int fs_refuse_apply(int rc, const char *ev, const ftm_mesh *m, char *deta
     if (rc == FTM_EINVAL)
         return core_fail_detail(rc, detail, dlen, strncmp(ev, "repair ", 7)
                        ? "%s: nothing left to kill: what it names is already dead by then"
-                       : "%s: nothing to repair: what it names is alive at that time", ev);
+                       : "%s: nothing to repair: what it names is not (entirely) dead at that time", ev);
     return core_fail_detail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
 }
 

@@ -145,10 +145,14 @@ int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint6
     return rc;
 }
 
-int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon)
+static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon);
+
+int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n, long horizon)
 {
     if (n < 1)
         return FTM_EINVAL;
+    if (m)
+        return fs_on_mesh(s, m, n, horizon);
     int n0 = s->n, kills = s->n, rc = 0;
     for (int i = 0; i < kills && !rc; i++) {
         ftm_fault_event e = s->ev[i];
@@ -161,6 +165,69 @@ int ftm_fault_script_repair_after(ftm_fault_script *s, long n, long horizon)
         e.line = 0;
         rc = ftm_fault_script_add(s, &e);
     }
+    if (rc)
+        s->n = n0;
+    return rc;
+}
+
+/* The repairs of what kill k takes from m (then applied to m), n steps
+ * later, into s. */
+static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, long n, long horizon)
+{
+    ftm_fault_event e = *k;
+    int chips[4], nc = ftm_fault_chips(m, k, chips), rc = 0, a = -1, b = -1, d = -1;
+    if (k->kind == FTM_FAULT_LINK && k->r >= 0 && k->r < m->rows && k->c >= 0 && k->c < m->cols &&
+        k->r2 >= 0 && k->r2 < m->rows && k->c2 >= 0 && k->c2 < m->cols) {
+        a = ftm_mesh_chip(m, k->r, k->c);
+        b = ftm_mesh_chip(m, k->r2, k->c2);
+        d = ftm_mesh_dir_to(m, a, b);
+    }
+    int ab = d >= 0 && ftm_mesh_link_live(m, a, d);
+    int ba = d >= 0 && !k->oneway && ftm_mesh_link_live(m, b, ftm_dir_opposite(d));
+    if (ftm_fault_apply(m, k) || k->when > FTM_FAULT_MAX_WHEN - n ||
+        (horizon > 0 && k->when + n >= horizon))
+        return 0; /* takes nothing (the check refuses it), or back after the run */
+    e.repair = 1;
+    e.when += n;
+    e.phase = FTM_PHASE_START;
+    e.pkts = FTM_FAULT_MID;
+    e.line = 0;
+    if (k->kind == FTM_FAULT_LINK && !k->oneway && ab != ba) {
+        e.oneway = 1; /* only the direction it killed */
+        if (!ab) {
+            e.r = k->r2, e.c = k->c2, e.r2 = k->r, e.c2 = k->c;
+        }
+    }
+    if (k->kind != FTM_FAULT_HOST || nc == 4)
+        return ftm_fault_script_add(s, &e);
+    e.kind = FTM_FAULT_CHIP;
+    for (int i = 0; i < nc && !rc; i++) {
+        e.r = ftm_mesh_row(m, chips[i]);
+        e.c = ftm_mesh_col(m, chips[i]);
+        rc = ftm_fault_script_add(s, &e);
+    }
+    return rc;
+}
+
+static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon)
+{
+    ftm_mesh m;
+    int n0 = s->n, rc = ftm_mesh_copy(&m, m0);
+    if (rc)
+        return rc;
+    ftm_fault_script_sort(s);
+    for (int i = 0; i < s->n && !rc; i++) {
+        ftm_fault_event k = s->ev[i];
+        if (k.repair) {
+            (void)ftm_fault_apply(&m, &k); /* a bad one is the check's to refuse */
+            continue;
+        }
+        int before = s->n;
+        rc = fs_took(s, &m, &k, n, horizon);
+        if (!rc && s->n > before) /* the new repairs fall after event i */
+            ftm_fault_script_sort(s);
+    }
+    ftm_mesh_free(&m);
     if (rc)
         s->n = n0;
     return rc;

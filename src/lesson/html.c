@@ -184,11 +184,3 @@ int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_par
     fprintf(f, "</script>\n</body></html>\n");
     return ferror(f) ? FTM_EIO : 0;
 }
-
-int ftm_lesson_html(FILE *f, const ftm_lesson *l, const ftm_ring *ring, const char *title)
-{
-    if (!l)
-        return FTM_EINVAL;
-    ftm_lesson_part p = { title, NULL, l, ring, 0, 0, 0 };
-    return ftm_lesson_html_parts(f, &p, 1, 1, title);
-}

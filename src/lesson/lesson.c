@@ -9,14 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t ftm_lesson_input(int chip, size_t k) { return 1 + (int64_t)(((size_t)chip + k) % 9); }
+/* The input of element k on chip c: 1 + (c + k) mod 9. */
+static int64_t lesson_input(int chip, size_t k) { return 1 + (int64_t)(((size_t)chip + k) % 9); }
 
 int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k)
 {
     int64_t s = 0;
     for (int c = 0; c < m->nchips; c++)
         if (ftm_mesh_alive(m, c))
-            s += ftm_lesson_input(c, k);
+            s += lesson_input(c, k);
     return s;
 }
 
@@ -31,7 +32,7 @@ static int lesson_chip(ftm_chip *chip, void *arg)
     ljob *j = arg;
     int id = ftm_chip_id(chip);
     for (size_t k = 0; k < j->count; k++)
-        j->bufs[id][k] = ftm_lesson_input(id, k);
+        j->bufs[id][k] = lesson_input(id, k);
     return ftm_chip_exec(chip, j->s, j->bufs[id]);
 }
 

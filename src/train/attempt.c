@@ -157,9 +157,17 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
     }
     res->nevents += n;
     rv->fail_t0 = t->t_prev;
-    for (int id = 0; id < m->nchips && res->died_chip < 0; id++)
-        if (ftm_mesh_alive(m, id) && !ftm_mesh_alive(&rv->next, id))
+    for (int id = 0; id < m->nchips; id++) {
+        if (!ftm_mesh_alive(m, id) || ftm_mesh_alive(&rv->next, id))
+            continue;
+        int *d = realloc(res->died, sizeof(int) * (size_t)(res->ndied + 1));
+        if (!d)
+            return FTM_ENOMEM;
+        res->died = d;
+        d[res->ndied++] = id;
+        if (res->died_chip < 0)
             res->died_chip = id;
+    }
     if (res->resumed_step < 0)
         res->resumed_step = t->reported;
     return train_take_snapshot(t, &rv->next, snap);
@@ -217,8 +225,13 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     }
     if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
         rc = e;
-    if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps)
+    if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps) {
+        /* a clean stop: the links this runtime lost nobody noticed (a
+         * noticed one stops the run); the next runtime loses them too */
+        t->faults->nsecret = ftm_rt_killed_links(t->rt, t->faults->secret_chip,
+                                                 t->faults->secret_dir, m->nchips * FTM_NDIRS);
         return train_take_snapshot(t, m, snap); /* repairs come next */
+    }
     return rc ? rc : finish_run(t, o);
 }
 
@@ -258,26 +271,6 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     return rc;
 }
 
-/* A checkpoint's mesh and the events it had still to come, into cur and
- * ck: when it holds them, the run is on a mesh of the same shape and
- * gives no script of its own (else the run's mesh and script rule). */
-static int resume_mesh(const ftm_ckpt_state *st, const ftm_train_opts *o, ftm_mesh *cur,
-                       ftm_fault_script *ck, char *detail, size_t dlen)
-{
-    if (!st->rows || st->rows != cur->rows || st->cols != cur->cols || st->torus != cur->torus ||
-        (o->faults && o->faults->n) || o->fail_during)
-        return 0;
-    for (int i = 0; i < cur->nchips; i++)
-        cur->chip_dead[i] = st->chip_dead[i];
-    for (int i = 0; i < cur->nchips * FTM_NDIRS; i++)
-        cur->link_dead[i] = st->link_dead[i];
-    char why[200];
-    int rc = ftm_fault_script_parse_text(ck, st->script, st->script_len, 0, why, sizeof why);
-    if (rc)
-        snprintf(detail, dlen, "its fault script: %s", why);
-    return rc;
-}
-
 /* --resume: the checkpoint's state into snap, its losses into res, its
  * mesh into cur and the events it had still to come into ck. */
 static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res,
@@ -291,7 +284,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
     if (!(rc = train_snap_alloc(snap, o, np)) &&
-        !(rc = resume_mesh(&st, o, cur, ck, res->detail, sizeof res->detail))) {
+        !(rc = train_ckpt_mesh(&st, cur, ck, res->detail, sizeof res->detail))) {
         float *mom[2];
         ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
         memcpy(snap->params, st.params, sizeof(float) * np);
@@ -400,26 +393,31 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     return rc;
 }
 
-/* The script the run plays from step `start`: o->faults plus the short
- * form fail_chip@fail_step:allreduce, or, when neither is given, the
- * events a resumed checkpoint had still to come (ck). */
+/* The script the run plays from step `start`: the events a resumed
+ * checkpoint had still to come (ck), o->faults and the short form
+ * fail_chip@fail_step:allreduce (events before start are history, one
+ * given twice counts once). chk gets what the pre-run check applies: all
+ * but the pending ones at or after o->steps (repairs, and the
+ * checkpoint's), which stay for the checkpoints. */
 static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fault_script *ck,
-                        long start, ftm_rt_script *f)
+                        long start, ftm_rt_script *f, ftm_fault_script *chk)
 {
     ftm_fault_script s;
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     memset(f, 0, sizeof *f);
-    const ftm_fault_script *src = (o->faults && o->faults->n) || o->fail_during ? o->faults : ck;
-    int rc = 0;
-    for (int i = 0; src && i < src->n && !rc; i++)
-        if (src->ev[i].when >= start) /* earlier ones are in the resumed mesh */
-            rc = ftm_fault_script_add(&s, &src->ev[i]);
+    int rc = train_script_merge(&s, ck, start), nck = s.n;
+    if (!rc)
+        rc = train_script_merge(&s, o->faults, start);
     if (!rc && o->fail_during && o->fail_step >= start) {
         ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
                               .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
                               .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
-        rc = ftm_fault_script_add(&s, &e);
+        ftm_fault_script one = { FTM_FAULT_TRAIN, 1, 1, &e };
+        rc = train_script_merge(&s, &one, start);
     }
+    for (int i = 0; i < s.n && !rc; i++)
+        if (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck))
+            rc = ftm_fault_script_add(chk, &s.ev[i]);
     if (!rc)
         rc = ftm_rt_script_init(f, &s, m);
     ftm_fault_script_free(&s);
@@ -448,12 +446,15 @@ static int train_all(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train
     int rc = (res->step = calloc((size_t)o->steps, sizeof(ftm_train_step))) ? 0 : FTM_ENOMEM;
     if (!rc && o->resume && (rc = resume_from(o, snap, res, cur, &ck)))
         res->resume_failed = 1;
+    ftm_fault_script chk;
+    ftm_fault_script_init(&chk, FTM_FAULT_TRAIN);
     if (!rc)
-        rc = train_script(o, m, &ck, snap->params ? snap->done : 0, &f);
+        rc = train_script(o, m, &ck, snap->params ? snap->done : 0, &f, &chk);
     if (!rc && !(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)))
         rc = FTM_ENOMEM;
     if (!rc)
-        rc = ftm_fault_script_check(&f.script, cur, o->steps, NULL, res->detail, sizeof res->detail);
+        rc = ftm_fault_script_check(&chk, cur, o->steps, NULL, res->detail, sizeof res->detail);
+    ftm_fault_script_free(&chk);
     double t0 = train_now();
     if (!rc)
         rc = run_attempts(cur, o, cb, res, &f, snap);
@@ -494,6 +495,9 @@ void ftm_train_result_free(ftm_train_result *res)
     free(res->events);
     res->events = NULL;
     res->nevents = 0;
+    free(res->died);
+    res->died = NULL;
+    res->ndied = 0;
     free(res->step);
     free(res->ref_loss);
     free(res->stuck);

@@ -47,7 +47,9 @@ static const char *ck_optim_name(int kind)
          : kind == FTM_OPTIM_LAMB ? "lamb" : "?";
 }
 
-int ftm_ckpt_describe(const ftm_ckpt_meta *mt, char *buf, size_t len)
+/* The configuration in words ("resnet depth 8 ...; sgd lr 0.1 ...; batch 32
+ * micro 4 float"); returns the length snprintf would write. */
+static int ckpt_describe(const ftm_ckpt_meta *mt, char *buf, size_t len)
 {
     const ftm_model_config *m = &mt->model;
     const ftm_optim_config *o = &mt->optim;
@@ -198,7 +200,7 @@ int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned 
     if (!ck_state_fits(mt, st))
         return FTM_EINVAL;
     char desc[FTM_CKPT_DESC_MAX];
-    int dl = ftm_ckpt_describe(mt, desc, sizeof desc);
+    int dl = ckpt_describe(mt, desc, sizeof desc);
     size_t dn = dl < 0 ? 0 : (size_t)dl >= sizeof desc ? sizeof desc - 1 : (size_t)dl;
     size_t nl = st->losses ? (size_t)st->step : 0, np = st->nparams;
     size_t nc = (size_t)st->rows * (size_t)st->cols;

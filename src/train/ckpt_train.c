@@ -115,7 +115,47 @@ int train_ckpt_load(const ftm_train_opts *o, size_t nparams, ftm_ckpt_state *st,
     return 0;
 }
 
-int ftm_train_resume_step(const ftm_train_opts *o, long *step, char *detail, size_t dlen)
+/* Same event (its origin, line and order aside). */
+static int same_event(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    return a->kind == b->kind && a->r == b->r && a->c == b->c && a->repair == b->repair &&
+           a->when == b->when && a->phase == b->phase && a->pkts == b->pkts &&
+           (a->kind != FTM_FAULT_LINK ||
+            (a->r2 == b->r2 && a->c2 == b->c2 && a->oneway == b->oneway));
+}
+
+int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long start)
+{
+    int rc = 0, n0 = dst->n;
+    for (int i = 0; src && i < src->n && !rc; i++) {
+        int dup = src->ev[i].when < start; /* history: the resumed mesh holds it */
+        for (int j = 0; j < n0 && !dup; j++)
+            dup = same_event(&dst->ev[j], &src->ev[i]);
+        if (!dup)
+            rc = ftm_fault_script_add(dst, &src->ev[i]);
+    }
+    return rc;
+}
+
+int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, ftm_fault_script *pending,
+                    char *detail, size_t dlen)
+{
+    if (!st->rows || st->rows != m->rows || st->cols != m->cols || st->torus != m->torus)
+        return 0; /* none recorded, or another shape: the run's own mesh rules */
+    for (int i = 0; i < m->nchips; i++)
+        m->chip_dead[i] = st->chip_dead[i];
+    for (int i = 0; i < m->nchips * FTM_NDIRS; i++)
+        m->link_dead[i] = st->link_dead[i];
+    char why[200];
+    int rc = pending ? ftm_fault_script_parse_text(pending, st->script, st->script_len, 0, why,
+                                                   sizeof why) : 0;
+    if (rc)
+        snprintf(detail, dlen, "its fault script: %s", why);
+    return rc;
+}
+
+int ftm_train_resume_step(const ftm_train_opts *o, long *step, ftm_mesh *m,
+                          ftm_fault_script *pending, char *detail, size_t dlen)
 {
     size_t np;
     ftm_ckpt_state st;
@@ -124,6 +164,8 @@ int ftm_train_resume_step(const ftm_train_opts *o, long *step, char *detail, siz
     if (rc || (rc = train_ckpt_load(o, np, &st, detail, dlen)))
         return rc;
     *step = st.step;
+    if (m)
+        rc = train_ckpt_mesh(&st, m, pending, detail, dlen);
     ftm_ckpt_state_free(&st);
-    return 0;
+    return rc;
 }

@@ -104,8 +104,23 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
                      ftm_train_result *res)
 {
     const ftm_fault_event *e = &f->script.ev[i];
-    int chips[4], k = ftm_fault_chips(cur, e, chips);
-    if (ftm_fault_apply(cur, e)) {
+    int chips[4], k = ftm_fault_chips(cur, e, chips), rc = FTM_EINVAL;
+    size_t nl = (size_t)cur->nchips * FTM_NDIRS;
+    unsigned char *was = e->kind == FTM_FAULT_LINK ? malloc(nl) : NULL;
+    if (e->kind == FTM_FAULT_LINK && !was)
+        return FTM_ENOMEM;
+    if (was) { /* a link nobody noticed is dead too: the repair brings it back */
+        memcpy(was, cur->link_dead, nl);
+        for (int j = 0; j < f->nsecret; j++)
+            cur->link_dead[f->secret_chip[j] * FTM_NDIRS + f->secret_dir[j]] = 1;
+        rc = ftm_fault_apply(cur, e);
+        for (size_t j = 0; j < nl; j++) /* the unnoticed ones left stay the runtime's */
+            cur->link_dead[j] = was[j] && cur->link_dead[j];
+        free(was);
+    } else {
+        rc = ftm_fault_apply(cur, e);
+    }
+    if (rc) {
         f->fired[i] = -1; /* nothing left to repair (only after --resume) */
         return 0;
     }

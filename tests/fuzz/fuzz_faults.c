@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* and as a kill-and-repair process: every kill back a step later */
     ftm_fault_script_init(&s, mode);
     if (!ftm_fault_script_parse_text(&s, text, len, 0, detail, sizeof detail) &&
-        !ftm_fault_script_repair_after(&s, 1 + (data[0] & 3), 0)) {
+        !ftm_fault_script_repair_after(&s, NULL, 1 + (data[0] & 3), 0)) {
         for (int i = 0; i < s.n; i++)
             roundtrip(&s.ev[i], mode);
         check(&s, shape);
