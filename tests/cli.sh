@@ -180,6 +180,15 @@ expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fai
     --svg "$tmp/t.svg"
 grep -q 'class="loss-curve"' "$tmp/t.svg" && [ "$(grep -c 'class="event"' "$tmp/t.svg")" = 3 ] &&
     grep -q '>chip (1,2) dies in step 1<' "$tmp/t.svg" && ok || bad "train --svg: curve and events"
+# every label ends inside the picture (11px sans-serif: under 6.5 px a character)
+python3 - "$tmp/t.svg" <<'EOF' && ok || bad "train --svg: a label runs off the picture"
+import re, sys
+s = open(sys.argv[1]).read()
+width = float(re.search(r'<svg [^>]*width="([0-9.]+)"', s).group(1))
+for x, attrs, text in re.findall(r'<text x="([0-9.]+)"([^>]*)>([^<]*)<', s):
+    share = 0 if 'anchor="end"' in attrs else 0.5 if 'anchor="middle"' in attrs else 1
+    assert float(x) + share * 6.5 * len(text) <= width, (x, attrs, text, width)
+EOF
 expect 0 rings --mesh 4x4 --seed 5
 grep_err "warning: --seed has no effect without --random-faults"
 

@@ -394,9 +394,15 @@ static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
     for (int e = 0; e < q->nevents; e++) {
         double ex = PX(q->events[e].step < 0 ? 0 : q->events[e].step);
         const char *col = q->events[e].repair ? WORKS_COL : DEAD_COL;
+        /* right of the line, or left of it (right-anchored) where it would
+         * pass the box (11px sans-serif: under 6.5 px a character), so a
+         * label never runs off the picture */
+        const char *lab = q->events[e].label ? q->events[e].label : "";
+        int right = ex + 3 + 6.5 * (double)strlen(lab) > x0 + w;
         fprintf(f, "<g class=\"event\"><path d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
-                   "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", ex, y0,
-                ex, y0 + h, col, ex + 3, y0 + 12 + 13.0 * e, col);
+                   "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\"%s>", ex, y0,
+                ex, y0 + h, col, right ? ex - 3 : ex + 3, y0 + 12 + 13.0 * e, col,
+                right ? " text-anchor=\"end\"" : "");
         ftm_svg_escape(f, q->events[e].label ? q->events[e].label : "");
         fprintf(f, "</text></g>\n");
     }
@@ -422,7 +428,9 @@ static void draw_timeline(pic *p, const ftm_svg_picture *q, double x, double y)
     fprintf(f, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\" fill=\"none\" stroke=\"#333333\"/>\n",
             x0, y0, x0, y0 + h, x0 + w, y0 + h);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d</text>\n", x0 - 4, y0 + 4, cmax);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.3g s</text>\n", x0 + w + 2, y0 + 4, tmax);
+    /* inside the box's top right corner: right of the box it would be cut */
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g s</text>\n", x0 + w - 2,
+            y0 + 12, tmax);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n", x0 + w / 2,
             y0 + h + 16);
     for (long i = 0; i < q->nloss; i++)
