@@ -103,7 +103,22 @@ for cmd in rings allreduce sweep train; do
     dups=$(grep -oE '^  --[A-Za-z0-9-]+' "$tmp/out" | sort | uniq -d)
     [ -z "$dups" ] && ok || bad "$cmd --help lists twice: $dups"
     grep -q -- '--help' "$tmp/out" && ok || bad "$cmd --help does not list --help"
+    long=$(awk 'length > 80' "$tmp/out")
+    [ -z "$long" ] && ok || bad "$cmd --help: over 80 columns: $long"
 done
+expect 0 allreduce --help
+tr "\n" " " <"$tmp/out" | grep -q -- "--random-kills K *K more events drawn from --fault-seed" &&
+    ok || bad "allreduce --help: --random-kills not drawn from --fault-seed"
+expect 0 sweep --help
+grep -q '"2d (ring)"' "$tmp/out" && ok || bad "sweep --help does not explain the (ring) tag"
+# an error names the option the user typed
+for cmd in allreduce train; do
+    expect 2 $cmd --fault-seed x --random-faults 1
+    grep -q -- "--fault-seed x:" "$tmp/err" && ok || bad "$cmd --fault-seed x: $(cat "$tmp/err")"
+done
+expect 2 allreduce --random-kills 2 --model-only
+grep -q -- "--random-kills needs chips running" "$tmp/err" && ok ||
+    bad "allreduce --random-kills --model-only: $(cat "$tmp/err")"
 expect 0 rings --help
 expect 0 sweep --throughput --help
 grep -q -- "--overlap" "$tmp/out" && ok || bad "sweep --help lacks the throughput options"
@@ -264,6 +279,12 @@ expect 0 sweep --throughput --algos 2d --json
 json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "model", "scenario", "chips", "global_batch", "compute_s", "allreduce_s", "step_s", "examples_per_s", "impact_pct")) for r in j["rows"])'
 json "$tmp/out" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and sum(len(r['faults']['hosts']) for r in j['rows']) > 0"
 json "$tmp/out" "all(r['fault'] == $scen_fault[(r['mesh'], r['scenario'])] for r in j['rows'])"
+# The paper's metric (tests/test_costmodel.c checks it with every default
+# candidate at full scale): one dead host, chip or link costs at most 10% of
+# the throughput, two dead hosts at most 20%, no fault helps, the step holds
+# the compute and the allreduce (to the JSON's 9 digits), and the dead chips
+# are gone.
+json "$tmp/out" "all(r['impact_pct'] <= (20 if r['scenario'] == 'two-dead-hosts' else 10) and r['impact_pct'] >= (0 if r['scenario'] == 'healthy' else 1e-9) and r['step_s'] >= (r['compute_s'] + r['allreduce_s']) * (1 - 1e-8) and r['chips'] == int(r['mesh'].split('x')[0]) * int(r['mesh'].split('x')[1]) - {'two-dead-hosts': 8, 'dead-host': 4, 'dead-chip': 1}.get(r['scenario'], 0) for r in j['rows'])"
 
 # sweep: every faulty case against its goal (one fault: 5% ResNet-50, 2%
 # BERT-large; two or four dead hosts: 8% and 4%), once each, its fastest row, met exactly when

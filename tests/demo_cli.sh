@@ -58,6 +58,17 @@ for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --mesh 4x4 --fail-during 2,3 >"$tmp/b"
     cmp -s "$tmp/a" "$tmp/b" || bad "demo --algo $algo --fail-during: differs between runs"
 done
+# the tree's root dies: its step shows the lost copies; who is behind is
+# told in the lesson's global steps (never a chip's own step count)
+"$ftmesh" demo --algo tree --fail-during 1,2 >"$tmp/out" || bad "demo tree root dies"
+sed -n '/^== 3/,/^== 4/p' "$tmp/out" | grep -q '^  (1,2) -> .*(lost)' ||
+    bad "demo tree root dies: nothing marked lost"
+"$ftmesh" demo --algo tree --fail-during 2,2 >"$tmp/out" || bad "demo tree --fail-during 2,2"
+grep -q '^ *[0-9]* of *[0-9]*:' "$tmp/out" && bad "demo: behind told in per-chip steps"
+die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\),.*/\1/p')
+tr "\n" " " <"$tmp/out" | grep -q "the steps above (1 to $die) in which each survivor" ||
+    bad "demo: behind list not in the lesson's steps"
+grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,3)$' "$tmp/out" || bad "demo: behind list"
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
     bad "demo --trace"

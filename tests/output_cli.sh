@@ -161,12 +161,14 @@ A="allreduce --mesh 6x6 --size 4K --iters 1 --model-only"
 # shellcheck disable=SC2086
 expect 0 "random faults" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5
 flags=$(sed -n 's/^# faults:\(.*\) (2 drawn by --random-faults from seed 3)$/\1/p' "$out")
-echo "$flags" | grep -q -- "--fail-link 4,4>4,5" || { echo "FAIL: no faults line: $flags"; cat "$out"; fail=1; }
+echo "$flags" | grep -q -- "--fail-link '4,4>4,5'" || { echo "FAIL: no faults line: $flags"; cat "$out"; fail=1; }
 # shellcheck disable=SC2086
 expect 0 "faults json" "$FTMESH" $A --random-faults 2 --seed 3 --fail-host 2,2 --fail-link 4,4\>4,5 --json
 cp "$out" "$tmp/f1.json"
+# pasted into a shell as printed (a one-way link is quoted)
+eval "set -- $flags"
 # shellcheck disable=SC2086
-expect 0 "faults given back" "$FTMESH" $A $flags --json
+expect 0 "faults given back" "$FTMESH" $A "$@" --json
 python3 - "$tmp/f1.json" "$out" <<'EOF2' || { echo "FAIL: the faults record does not reproduce the run"; fail=1; }
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])

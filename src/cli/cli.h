@@ -56,7 +56,7 @@ typedef struct cli_opt {
     const char *name;  /* "mesh" for --mesh; NULL ends a table */
     const char *arg;   /* value name ("RxC"), or NULL for a flag */
     int id;            /* CLI_O_* or the command's own */
-    const char *help;  /* '\n' starts a continuation line */
+    const char *help;  /* reflowed to 80 columns ('\n' counts as a space) */
 } cli_opt;
 
 /* The mesh and fault options (mesh, torus, fail, fail-host, fail-link,
@@ -134,7 +134,8 @@ int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m);
  * Every dead chip (those of --fail-host blocks as hosts), host and failed
  * link of m, the mesh a run starts on: as the flags that rebuild it
  * (cli_faults_record_flags: " --fail R,C --fail-host R,C --fail-link
- * R,C-R2,C2 ..."; 1 when cut at n bytes), as the text line "# faults: ..."
+ * R,C-R2,C2 --fail-link 'R,C>R2,C2' ...": one-way links quoted for a
+ * shell; 1 when cut at n bytes), as the text line "# faults: ..."
  * (nothing when there are none), and as the JSON key "faults": {"chips":
  * [[r,c]...], "hosts": [[r,c]...], "links": [[[r,c],[r2,c2]]...] (both
  * ways), "links_one_way": [...] (from, to)}. */
@@ -272,5 +273,10 @@ void cli_json_bool(cli_json *j, const char *key, int b);
 void cli_json_null(cli_json *j, const char *key);
 /* [r,c] of a chip, or null when chip < 0. */
 void cli_json_chip(cli_json *j, const char *key, const ftm_mesh *m, int chip);
+
+/* Prints text reflowed (a '\n' in it counts as a space) and word-wrapped
+ * to 80 columns from column col (where the cursor is); continuation lines
+ * start at column indent; ends the line. */
+void cli_print_wrapped(FILE *f, int indent, int col, const char *text);
 
 #endif

@@ -82,7 +82,7 @@ static void usage(void)
     cli_print_opts(stdout, "Options", ar_tables, 0, 2);
     printf("\nAlgorithms (--algo):\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("  %-20s %s\n", a->name, a->summary);
+        cli_print_wrapped(stdout, 23, printf("  %-20s ", a->name), a->summary);
     printf("  %-20s %s\n\n", "auto", "the algorithm with the lowest modeled time (printed)");
     cli_print_opts(stdout, "Mesh and faults", ar_tables, 2, 3);
 }
@@ -213,7 +213,11 @@ static int build_script(ar_args *a, ar_run *x)
         return 0;
     if (a->model_only)
         return cli_usage_error(CMD, "%s needs chips running: drop --model-only",
-                               x->fail_chip >= 0 ? "--fail-during" : "--kill");
+                               x->fail_chip >= 0 ? "--fail-during"
+                               : a->f.nkill     ? "--kill"
+                               : a->f.file      ? "--faults"
+                               : a->f.random    ? "--random-kills"
+                               : a->f.nrepair   ? "--repair" : "--repair-after");
     char name[64];
     if (x->fail_chip >= 0) {
         sf.r = ftm_mesh_row(&x->m, x->fail_chip);

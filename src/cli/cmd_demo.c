@@ -235,43 +235,64 @@ static int default_victim(const ftm_mesh *m)
     return pick;
 }
 
-/* Why chips stand at different steps when the chip dies: each chip's
- * steps done by the end of round k, grouped by count. */
+/* The last of the lesson's steps (rounds 1 .. k) in which chip c sent or
+ * received a transfer that completed, or 0: a position in the one global
+ * order the steps are told in, not the chip's own step count. */
+static int last_round(const ftm_lesson *l, int c, int k)
+{
+    for (int r = k; r >= 1; r--)
+        for (int i = 0; i < l->frame[r].nx; i++) {
+            const ftm_lesson_xfer *x = &l->frame[r].x[i];
+            if (x->after && (x->src == c || x->dst == c))
+                return r;
+        }
+    return 0;
+}
+
+/* Why chips stand at different steps when the chip dies: each survivor's
+ * last step (in the lesson's global order) by the end of round k. */
 static void tell_behind(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
-    int lo = -1, hi = -1;
+    int lo = -1, hi = -1, *last = calloc((size_t)m->nchips, sizeof *last);
+    if (!last)
+        return;
     for (int c = 0; c < m->nchips; c++) {
         if (!ftm_mesh_alive(m, c) || c == l->died)
             continue;
-        int n = l->frame[k].steps_done[c];
-        lo = lo < 0 || n < lo ? n : lo;
-        hi = n > hi ? n : hi;
+        last[c] = last_round(l, c, k);
+        lo = lo < 0 || last[c] < lo ? last[c] : lo;
+        hi = last[c] > hi ? last[c] : hi;
     }
     if (lo == hi) {
-        printf("\nEvery survivor had finished %d of its steps: here each step of a chip\n"
-               "waits for its neighbours' step before, which keeps them in lockstep.\n", lo);
+        printf("\nEvery survivor last sent or received in step %d of the steps above:\n"
+               "here each step of a chip waits for its neighbours' step before, which\n"
+               "keeps them in lockstep.\n", hi);
+        free(last);
         return;
     }
     printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
            "own transfers of the step before are done, so some are further along than\n"
-           "others, which wait for data that has not reached them yet. The steps each\n"
-           "survivor had finished when they stopped:\n");
-    for (int n = lo; n <= hi; n++) {
+           "others, which wait for data that has not reached them yet. The last of\n"
+           "the steps above (1 to %d) in which each survivor sent or received:\n", k);
+    for (int n = hi; n >= lo && lo >= 0; n--) {
         int col = 0, any = 0;
         for (int c = 0; c < m->nchips; c++) {
-            if (!ftm_mesh_alive(m, c) || c == l->died || l->frame[k].steps_done[c] != n)
+            if (!ftm_mesh_alive(m, c) || c == l->died || last[c] != n)
                 continue;
             if (!any)
-                col = printf("  %2d of %2d:", n, l->nsteps[c]);
+                col = n ? printf("  step %2d:", n) : printf("  none yet:");
             if (col > 72)
-                col = printf("\n           ") - 1;
+                col = printf("\n          ") - 1;
             col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
             any = 1;
         }
         if (any)
             printf("\n");
     }
+    if (hi < k)
+        printf("No survivor took part in step %d: its transfers all touched the dead chip.\n", k);
+    free(last);
     (void)o;
 }
 

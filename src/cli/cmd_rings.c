@@ -29,7 +29,8 @@ static const cli_opt *const rings_tables[] = { rings_table, cli_mesh_table, NULL
 
 static void usage(void)
 {
-    printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo NAME] [--svg FILE] [--json]\n"
+    printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo NAME] [--svg FILE]\n"
+           "                    [--json]\n"
            "\n"
            "Builds one ring over every healthy chip, routed around dead chips and\n"
            "links, validates it, draws the mesh with the ring through it, and prints\n"

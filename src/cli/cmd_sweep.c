@@ -53,11 +53,13 @@ static void usage(void)
            "and vs the best algorithm on the healthy torus, the lower bound no\n"
            "allreduce of those bytes on that mesh can model below (bound, see\n"
            "doc/bound.md) and the time as a multiple of it. '*' marks the fastest\n"
-           "algorithm of each (mesh, scenario, model). Last, each faulty case's fastest\n"
-           "against its goal (overhead vs the best healthy time): 5%% (ResNet-50) and\n"
-           "2%% (BERT-large) for one fault, 8%% and 4%% for two or four hosts; and the\n"
-           "best healthy time against 1.05 x its bound; met or not, and why not\n"
-           "(--json: \"goal\").\n"
+           "algorithm of each (mesh, scenario, model); \"2d (ring)\": that algorithm\n"
+           "cannot run its own schedule there, so the named one (here the ring) ran\n"
+           "and was timed (--json: \"schedule\", \"fallback\"). Last, each faulty\n"
+           "case's fastest against its goal (overhead vs the best healthy time): 5%%\n"
+           "(ResNet-50) and 2%% (BERT-large) for one fault, 8%% and 4%% for two or four\n"
+           "hosts; and the best healthy time against 1.05 x its bound; met or not,\n"
+           "and why not (--json: \"goal\").\n"
            "No data moves: it takes half a minute to two minutes on two cores.\n"
            "\n"
            "With --throughput: the training step per mesh, model and scenario (also two\n"
@@ -262,8 +264,8 @@ static void text_goal(const ftm_sweep_row *rows, int n)
     met = text_goal_rows(rows, n, 1, &all, &ring);
     printf("# %d of %d cases meet it.%s%s\n", met, all,
            met == all ? ""
-                      : " Why not: as above, and each host cuts more rows and columns\n"
-                        "# into lines; a row cut twice (four hosts) runs as segments folded into a\n"
+                      : " Why not: as above, and each host cuts more rows\n"
+                        "# and columns into lines; a row cut twice (four hosts) runs as segments folded into a\n"
                         "# helper row: two more pipeline slots, and the helper row adds the\n"
                         "# segments' adopted shares (doc/results.md).",
            met == all || !ring ? ""
@@ -307,6 +309,13 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
                r->busbw_GBps, r->overhead_pct, r->overhead_best_pct, r->bound_s * 1e3,
                r->over_bound);
     }
+    int fell = 0;
+    for (int i = 0; i < n; i++)
+        fell |= rows[i].fallback != NULL;
+    printf("# * the fastest algorithm of each (mesh, scenario, model)%s\n",
+           fell ? "; \"algo (S)\": the\n# algorithm cannot run its own schedule on that "
+                  "mesh, so schedule S ran and\n# was timed (--json: \"schedule\", \"fallback\")"
+                : "");
     text_goal(rows, n);
 }
 

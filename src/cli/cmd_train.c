@@ -105,7 +105,8 @@ static void usage(void)
     printf("usage: ftmesh train [--model resnet|bert] [--mesh RxC] [--torus] [faults]\n"
            "                    [--algo NAME] [--steps N] [--batch B] [--seed S]\n"
            "                    [--reduce float|exact] [--micro M] [--check] [--json]\n"
-           "                    [--depth 8|14|20] [--heads H] [--lr X] [--data DIR] [--corpus FILE]\n"
+           "                    [--depth 8|14|20] [--heads H] [--lr X] [--data DIR]\n"
+           "                    [--corpus FILE]\n"
            "                    [--fail-during R,C [--fail-step S]] [--svg FILE]\n"
            "\n"
            "Trains on every healthy chip of the mesh. The global batch B is split over\n"
@@ -124,7 +125,7 @@ static void usage(void)
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
     printf("\nAlgorithms (--algo, --bn-algo):\n");
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        printf("  %-20s %s\n", a->name, a->summary);
+        cli_print_wrapped(stdout, 23, printf("  %-20s ", a->name), a->summary);
     printf("\n");
     cli_print_opts(stdout, "Mesh and faults", train_tables, 1, 2);
 }

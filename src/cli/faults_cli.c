@@ -1,5 +1,5 @@
 /* The fault-script options of train and allreduce: --kill WHAT@WHEN
- * (repeatable), --faults FILE, --random-kills K (drawn from --seed), and
+ * (repeatable), --faults FILE, --random-kills K (drawn from --fault-seed), and
  * the short form --fail-during; the one-line refusals; the event log and
  * the JSON "events" list. */
 #include "cli.h"

@@ -20,8 +20,8 @@ enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR, CLI_O_R
       "read events from FILE, one per line ('#' comments):\n"                            \
       "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@WHEN" },                         \
     { "random-kills", "K", CLI_O_RANDOM_KILLS,                                           \
-      "K more events drawn from --seed: chips, hosts or links at random times\n"         \
-      "that keep the healthy chips connected" }
+      "K more events drawn from --fault-seed (default: --seed): chips, hosts or\n"         \
+      "links at random times that keep the healthy chips connected" }
 
 /* --repair, --repair-after; unit: "step" or "iteration", WHEN its
  * placeholder ("STEP", "ITER"). */

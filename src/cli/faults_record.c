@@ -98,7 +98,7 @@ int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, 
         for (int d = 0; d < FTM_NDIRS; d++) {
             int nb, ow;
             if (link_listed(m, c, d, &nb, &ow))
-                put(b, n, &u, ow ? " --fail-link %d,%d>%d,%d" : " --fail-link %d,%d-%d,%d",
+                put(b, n, &u, ow ? " --fail-link '%d,%d>%d,%d'" : " --fail-link %d,%d-%d,%d",
                     ftm_mesh_row(m, c), ftm_mesh_col(m, c), ftm_mesh_row(m, nb),
                     ftm_mesh_col(m, nb));
         }

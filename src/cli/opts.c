@@ -20,8 +20,8 @@ const cli_opt cli_mesh_table[] = {
       "kill the link between two neighbours, both ways;\n"
       "R,C>R2,C2 kills only the direction (R,C) -> (R2,C2);\n"
       "repeatable" },
-    { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips drawn from --seed" },
-    { "seed", "S", CLI_O_SEED, "seed for --random-faults (default 1)" },
+    { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips, drawn from --fault-seed\n(default: --seed)" },
+    { "seed", "S", CLI_O_SEED, "seed of the run (default 1); random faults are drawn\nfrom it unless --fault-seed is given" },
     { "fault-seed", "S", CLI_O_FAULT_SEED,
       "seed of the random fault draws instead of --seed\n(default: --seed)" },
     { NULL, NULL, 0, NULL },
@@ -68,6 +68,25 @@ static int table_of(const cli_opt *const *tables, int ntables, const cli_opt *e)
     return -1;
 }
 
+void cli_print_wrapped(FILE *f, int indent, int col, const char *text)
+{
+    const char *w = text;
+    while (*w) {
+        if (*w == '\n' || *w == ' ') { /* '\n' too: the text is reflowed */
+            w++;
+            continue;
+        }
+        int len = (int)strcspn(w, " \n");
+        if (col > indent && col + 1 + len > 80)
+            col = fprintf(f, "\n%*s", indent, "") - 1;
+        else if (col > indent)
+            col += fprintf(f, " ");
+        col += fprintf(f, "%.*s", len, w);
+        w += len;
+    }
+    fputc('\n', f);
+}
+
 void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
                     int ntables)
 {
@@ -86,12 +105,7 @@ void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, in
             fprintf(f, "  %s\n  %-20s ", head, "");
         else
             fprintf(f, "  %-20s ", head);
-        for (const char *h = all[k]->help; *h; h++) {
-            fputc(*h, f);
-            if (*h == '\n')
-                fprintf(f, "  %-20s ", "");
-        }
-        fputc('\n', f);
+        cli_print_wrapped(f, 23, 23, all[k]->help);
     }
     if (first_table == 0) /* cli_parse always takes it */
         fprintf(f, "  %-20s %s\n", "--help, -h", "print this text and exit");
@@ -230,13 +244,14 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
-static int parse_seed(const char *cmd, const char *v, uint64_t *seed)
+/* opt: the option as the user typed it ("--seed", "--fault-seed"). */
+static int parse_seed(const char *cmd, const char *opt, const char *v, uint64_t *seed)
 {
     char *end;
     errno = 0;
     unsigned long long s = strtoull(v, &end, 10);
     if (errno || end == v || *end || *v == '-')
-        return cli_usage_error(cmd, "--seed %s: expected a non-negative whole number", v);
+        return cli_usage_error(cmd, "%s %s: expected a non-negative whole number", opt, v);
     *seed = s;
     return 0;
 }
@@ -260,10 +275,10 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
         return 0;
     case CLI_O_SEED:
         o->seed_given = 1;
-        return parse_seed(o->cmd, v, &o->seed);
+        return parse_seed(o->cmd, "--seed", v, &o->seed);
     case CLI_O_FAULT_SEED:
         o->fault_seed_given = 1;
-        return parse_seed(o->cmd, v, &o->fault_seed);
+        return parse_seed(o->cmd, "--fault-seed", v, &o->fault_seed);
     case CLI_O_HANG_TIMEOUT:
         if (cli_parse_double(v, 0.01, 3600, &o->hang_timeout_s))
             return cli_usage_error(o->cmd, "--hang-timeout %s: expected seconds between 0.01 and 3600", v);
