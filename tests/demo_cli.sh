@@ -69,6 +69,14 @@ die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\
 tr "\n" " " <"$tmp/out" | grep -q "the steps above (1 to $die) in which each survivor" ||
     bad "demo: behind list not in the lesson's steps"
 grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,3)$' "$tmp/out" || bad "demo: behind list"
+# tables and step headers fit 80 columns; a finished sum's mark never runs
+# into the next value
+for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2"; do
+    "$ftmesh" demo $args >"$tmp/out" || bad "demo $args"
+    long=$(awk 'length > 80' "$tmp/out")
+    [ -z "$long" ] || bad "demo $args: over 80 columns: $long"
+    grep -q '[0-9]\*[0-9]' "$tmp/out" && bad "demo $args: values run together"
+done
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
     bad "demo --trace"

@@ -147,10 +147,12 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
     two_colours(o, m, ring);
 }
 
-/* Values per table line: 8 + 16 * 4 = 72 columns (sums of up to 64 chips
- * have at most 3 digits). Longer buffers are cut into bands of positions,
- * each band a row per chip, so a chip's row never wraps. */
-#define TABLE_PER 16
+/* Values per table line: 8 + 14 * 5 = 78 columns (sums of up to 64 chips
+ * have at most 3 digits; each value is " %3d" and its finished-sum mark,
+ * so "113*" never runs into the next value). Longer buffers are cut into
+ * bands of positions, each band a row per chip, so a chip's row never
+ * wraps. */
+#define TABLE_PER 14
 
 void demo_table(const demo_out *o, const ftm_lesson *l, int k)
 {
@@ -165,7 +167,7 @@ void demo_table(const demo_out *o, const ftm_lesson *l, int k)
                 continue;
             char name[32];
             chip_str(name, sizeof name, m, c);
-            printf("  %-6s", name);
+            printf("  %-5s", name);
             if (!f->done[c]) {
                 printf("%s  (dead)%s\n", demo_c(o, D_RED), demo_c(o, D_OFF));
                 continue;
@@ -174,7 +176,7 @@ void demo_table(const demo_out *o, const ftm_lesson *l, int k)
                 int64_t v = f->vals[(size_t)c * l->count + i];
                 /* a finished sum: green, and marked with * for plain text */
                 int fin = k && v == ftm_lesson_expected(m, i);
-                printf("%s%3lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
+                printf(" %s%3lld%s%s", fin ? demo_c(o, D_GREEN) : "", (long long)v,
                        fin ? "*" : i + 1 < to ? " " : "", fin ? demo_c(o, D_OFF) : "");
             }
             printf("\n");
@@ -227,8 +229,12 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     ftm_lesson_phase_words(l, k, ph, sizeof ph);
     /* the hint only where the phase words do not say it already */
     int said = strstr(ph, "adding") || strstr(ph, "copying");
-    printf("\n%sStep %d of %d%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), k, l->nframes - 1,
-           demo_c(o, D_OFF), demo_c(o, D_CYAN), ph, said ? "" : ": ", said ? "" : phase_hint(f),
+    /* the hint on a line of its own where the header would pass 80 columns */
+    char head[32];
+    int w = snprintf(head, sizeof head, "Step %d of %d", k, l->nframes - 1);
+    int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(phase_hint(f)) > 80;
+    printf("\n%s%s%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), head, demo_c(o, D_OFF),
+           demo_c(o, D_CYAN), ph, said ? "" : wrap ? ":\n  " : ": ", said ? "" : phase_hint(f),
            demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
@@ -290,7 +296,7 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
             wrong += f->vals[(size_t)c * l->count + i] != ftm_lesson_expected(m, i);
     printf("\nThe sums, added up directly from every chip's inputs:");
     for (size_t i = 0; i < l->count; i++)
-        printf("%s%3lld%s", i % TABLE_PER == 0 ? "\n  sum   " : "",
+        printf("%s %3lld%s", i % TABLE_PER == 0 ? "\n  sum  " : "",
                (long long)ftm_lesson_expected(m, i), (i + 1) % TABLE_PER && i + 1 < l->count ? " " : "");
     if (wrong)
         printf("\n%s%ld values differ from these sums or from what the chips recorded.%s\n",
