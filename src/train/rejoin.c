@@ -136,9 +136,47 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
     return 0;
 }
 
+/* 1 when repair i of f brings back the link that kill j names. */
+static int same_link(const ftm_fault_event *i, const ftm_fault_event *j)
+{
+    return i->kind == FTM_FAULT_LINK && j->kind == FTM_FAULT_LINK &&
+           ((i->r == j->r && i->c == j->c && i->r2 == j->r2 && i->c2 == j->c2) ||
+            (i->r == j->r2 && i->c == j->c2 && i->r2 == j->r && i->c2 == j->c));
+}
+
+/* A link lost unnoticed that a repair of this boundary brings back: its
+ * kill is told now, before the repair (the others wait: someone may
+ * still notice them). */
+static int log_unnoticed(ftm_rt_script *f, long start, ftm_train_result *res)
+{
+    unsigned char *mask = calloc((size_t)f->script.n + 1, 1);
+    if (!mask)
+        return FTM_ENOMEM;
+    for (int j = 0; j < f->script.n; j++) {
+        const ftm_fault_event *k = &f->script.ev[j];
+        int hit = 0;
+        if (k->repair || !f->fired[j] || f->logged[j])
+            continue;
+        for (int i = 0; i < f->script.n && !hit; i++)
+            hit = f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start &&
+                  same_link(&f->script.ev[i], k);
+        mask[j] = !hit;
+        f->logged[j] |= mask[j];
+    }
+    res->nevents += ftm_rt_script_unnoticed(f, res->events + res->nevents,
+                                            f->script.n + 1 - res->nevents);
+    for (int j = 0; j < f->script.n; j++)
+        f->logged[j] &= (unsigned char)!mask[j];
+    free(mask);
+    return 0;
+}
+
 int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
                        ftm_train_result *res)
 {
+    int lrc = log_unnoticed(f, start, res);
+    if (lrc)
+        return lrc;
     ftm_mesh old;
     int rc = ftm_mesh_copy(&old, cur);
     if (rc)
