@@ -268,6 +268,15 @@ expect 0 allreduce --mesh 4x4 --fail 0,3 --fail-host 2,2 --fail-link 0,0-0,1 --f
     --size 4K --iters 1 --json
 json "$tmp/out" "j['faults'] == $train_faults"
 
+# every trace records the run's static faults in its metadata (the --json
+# writer); each kill of an allreduce is listed naming what died
+expect 0 demo --fail 3,3 --trace "$tmp/d.json"
+json "$tmp/d.json" 'j["otherData"]["faults"]["chips"] == [[3, 3]]'
+expect 0 train --mesh 4x4 --fail 3,3 --fail-link 0,0-0,1 --steps 1 --batch 8 --trace "$tmp/t.json"
+json "$tmp/t.json" 'j["otherData"]["faults"] == {"chips": [[3, 3]], "hosts": [], "links": [[[0, 0], [0, 1]]], "links_one_way": []}'
+expect 0 allreduce --mesh 4x4 --size 4K --iters 3 --kill 3,3@2 --kill link:0,0-0,1@0:allreduce \
+    --kill host:2,0@1:5 --trace "$tmp/k.json"
+json "$tmp/k.json" 'sorted(e["what"] for e in j["otherData"]["events"]) == ["chip (3,3)", "host (2,0)", "link (0,0)-(0,1)"] and all("chip" in e["args"] for e in j["traceEvents"] if e.get("name") == "chip dies")'
 # A scenario's "faults" (sweep rows): what its "fault" flags say.
 fx='(lambda f: (lambda w: {"chips": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail"], "hosts": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail-host"], "links": [[[int(x) for x in e.split(",")] for e in v.split("-")] for k, v in w if k == "--fail-link"], "links_one_way": []})(list(zip(f.split()[::2], f.split()[1::2]))))'
 

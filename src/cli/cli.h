@@ -143,6 +143,13 @@ int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, 
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
 struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
+/* The record as a trace's "faults" metadata (a cli_trace_meta_fn; ctx a
+ * cli_faults_meta): the same writer as --json's. */
+typedef struct cli_faults_meta {
+    const cli_mesh_opts *o;
+    const ftm_mesh *m;
+} cli_faults_meta;
+void cli_faults_record_meta(struct cli_json *j, void *ctx);
 /* The same "faults" record for a scenario given as flags (" --fail R,C
  * --fail-host R,C ...", as sweep rows name them) on a rows x cols mesh
  * (torus: 1); "faults": null if they do not parse (never for the

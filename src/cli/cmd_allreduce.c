@@ -513,6 +513,10 @@ static void trace_meta(cli_json *j, void *ctx)
 {
     const ar_report *r = ctx;
     cli_faults_record_json(j, &r->a->o, &r->x->m0);
+    /* every kill and repair of the run, each naming what died or came back
+     * (the trace's own "chip dies" events mark only the chips that died
+     * mid-transfer) */
+    cli_faults_json(j, r->x->r.events, r->x->r.nevents);
     cli_json_int(j, "iterations", r->a->iters);
     cli_json_int(j, "iterations_traced", r->x->traced);
     if (r->x->traced < r->a->iters)

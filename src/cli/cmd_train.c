@@ -583,7 +583,9 @@ int cli_train(int argc, char **argv)
     if (x.trace.f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        if (cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp, NULL, NULL) && !rc)
+        cli_faults_meta fm = { &a.o, &x.m };
+        if (cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp,
+                            cli_faults_record_meta, &fm) && !rc)
             rc = CLI_EXIT_FAIL;
     }
 out:

@@ -118,6 +118,12 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
     printf("\n");
 }
 
+void cli_faults_record_meta(struct cli_json *j, void *ctx)
+{
+    const cli_faults_meta *fm = ctx;
+    cli_faults_record_json(j, fm->o, fm->m);
+}
+
 static int flag_opt(void *ctx, int id, const char *name, const char *val)
 {
     return cli_mesh_set(ctx, id, name, val);

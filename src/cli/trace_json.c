@@ -105,6 +105,10 @@ static void write_args(cli_json *j, const ftm_mesh *m, const ftm_event *e)
         chip_name(peer, sizeof peer, m, e->peer);
         cli_json_str(j, "peer", peer);
     }
+    if (e->kind == FTM_EV_FAIL) { /* which chip died, not only its lane */
+        chip_name(peer, sizeof peer, m, e->chip);
+        cli_json_str(j, "chip", peer);
+    }
     if (e->kind == FTM_EV_SEND || e->kind == FTM_EV_RECV || e->kind == FTM_EV_FORWARD) {
         cli_json_u64(j, "bytes", e->len);
         cli_json_u64(j, "tag", e->tag);
