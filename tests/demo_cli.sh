@@ -77,6 +77,10 @@ for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --to
     [ -z "$long" ] || bad "demo $args: over 80 columns: $long"
     grep -q '[0-9]\*[0-9]' "$tmp/out" && bad "demo $args: values run together"
 done
+# the default hole only without --mesh: a named 4x4 mesh has the faults given
+"$ftmesh" demo --mesh 4x4 --algo ring >"$tmp/out" || bad "demo --mesh 4x4"
+grep -q "0 dead, 16 healthy" "$tmp/out" || bad "demo --mesh 4x4: a hole nobody asked for"
+python3 "$here/demo_cli.py" "$tmp/out" 4 4 "" || bad "demo --mesh 4x4 sums"
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
     bad "demo --trace"

@@ -39,7 +39,7 @@ static const cli_opt demo_options[] = {
                               "and print only 'wrote FILE'" },
     { "text", NULL, O_TEXT, "with --html: tell the lesson in the terminal too" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
-    { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8 (default 4x4 without chip\n(1,1))" },
+    { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8, with only the faults given\n(default: 4x4 without chip (1,1))" },
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const demo_tables[] = { demo_options, cli_mesh_table, NULL };
@@ -56,8 +56,9 @@ static void usage(void)
            "recorded (what each chip sends and receives and its sums as they grow),\n"
            "then the 2-D allreduce around a dead host, then a chip dying in the\n"
            "middle of an allreduce, the recovery, and the chip coming back. --html:\n"
-           "the same parts as one page. Default mesh: 4x4 without chip (1,1). Meshes\n"
-           "up to %dx%d.\n\n",
+           "the same parts as one page. Default mesh: 4x4 without chip (1,1); a mesh\n"
+           "named with --mesh (4x4 too) has only the faults given. Meshes up to\n"
+           "%dx%d.\n\n",
            DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
@@ -476,12 +477,14 @@ static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const dem
 /* Parses argv into d; CLI_EXIT_USAGE (printed), CLI_HELP, or 0. */
 static int parse(int argc, char **argv, demo_args *d)
 {
-    d->o.mesh_spec = "4x4";
+    static const char default_mesh[] = "4x4";
+    d->o.mesh_spec = default_mesh;
     int rc = cli_parse(CMD, argc, argv, demo_tables, demo_opt, d);
     if (rc)
         return rc;
-    /* the default lesson: 4x4 without (1,1), a hole that forces a detour */
-    if (!strcmp(d->o.mesh_spec, "4x4") && !d->o.torus && !d->o.nfail && !d->o.nfail_host &&
+    /* the default lesson: 4x4 without (1,1), a hole that forces a detour;
+     * a mesh the user names (--mesh 4x4 too) has only the faults given */
+    if (d->o.mesh_spec == default_mesh && !d->o.torus && !d->o.nfail && !d->o.nfail_host &&
         !d->o.nfail_link && !d->o.random_faults)
         d->o.fail[d->o.nfail++] = "1,1";
     return 0;
