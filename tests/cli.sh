@@ -223,7 +223,7 @@ done
 # (0.05 GiB in all) runs under the same limit, so the estimate counts the
 # packed form. Skipped where the binary cannot start under such a limit
 # (sanitizer builds reserve terabytes of address space). The 64x64 build
-# takes 10 s: make check-full only (test_costmodel checks budgets).
+# takes 10 s: make check-full only (test_build_modes checks budgets).
 if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
     if [ "${FTMESH_TEST_SCALE:-}" = full ]; then
         (ulimit -v 300000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" allreduce --mesh 64x64 --torus \

@@ -6,6 +6,10 @@ check_PROGRAMS += tests/test_costmodel # in TESTS from Makefile.am (the longest 
 tests_test_costmodel_SOURCES = tests/test_costmodel.c
 tests_test_costmodel_CFLAGS = $(TEST_CFLAGS)
 tests_test_costmodel_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/test_build_modes # in TESTS from Makefile.am (the longest first)
+tests_test_build_modes_SOURCES = tests/test_build_modes.c
+tests_test_build_modes_CFLAGS = $(TEST_CFLAGS)
+tests_test_build_modes_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_bound
 TESTS += tests/test_bound
