@@ -33,6 +33,7 @@ class Dom(HTMLParser):
         self.chips = {}
         self.ids = {}
         self.cls = {}
+        self.holes = set()
         self.lines = []
         self.viewbox = None
         self.stack = []
@@ -49,6 +50,8 @@ class Dom(HTMLParser):
             key = ("chip", (int(a["data-row"]), int(a["data-col"])))
             self.chips[key[1]] = ""
             self.cls[key[1]] = cls
+            if "data-id" not in a:  # a hole: dead before the part starts
+                self.holes.add(key[1])
         elif a.get("id") in ("step", "steps", "part", "parts", "caption"):
             key = ("id", a["id"])
             self.ids[a["id"]] = ""
@@ -83,11 +86,17 @@ def check_dom(path, rows, cols, dead, step):
         fail("#step shows %s, want %d" % (d.ids["step"], want_step))
     dead = {tuple(map(int, x.split(","))) for x in dead.split(";") if x}
     healthy = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in dead]
-    if sorted(d.chips) != healthy:
-        fail("chips on the page %r, want %r" % (sorted(d.chips), healthy))
+    # every chip position carries .chip; a hole's has class dead
+    if sorted(d.chips) != sorted(healthy + list(dead)):
+        fail("chips on the page %r, want %r" % (sorted(d.chips), sorted(healthy + list(dead))))
+    for p in dead:
+        if "dead" not in d.cls[p]:
+            fail("hole (%d,%d): its .chip lacks class dead" % p)
     ids = [r * cols + c for r, c in healthy]
     count = len(ids)
     for (r, c), text in d.chips.items():
+        if (r, c) in dead:
+            continue
         vals = [int(v) for v in text.split()]
         n = r * cols + c
         if step == "last":
@@ -96,7 +105,7 @@ def check_dom(path, rows, cols, dead, step):
             want = [1 + (n + i) % 9 for i in range(count)]
         if want_step in (0, steps) and vals != want:
             fail("step %d: chip (%d,%d) shows %r, want %r" % (want_step, r, c, vals, want))
-    print("ok: step %d of %d, %d chips" % (want_step, steps, len(d.chips)))
+    print("ok: step %d of %d, %d chips" % (want_step, steps, len(healthy)))
 
 
 def png_pixels(path):
@@ -174,6 +183,8 @@ def check_part(path, part, dead, verified):
         if "dead" not in d.cls.get(rc, []):
             fail("%s: chip %r is not marked dead: %r" % (path, rc, d.cls.get(rc)))
     for rc, cls in d.cls.items():
+        if rc in d.holes:
+            continue
         if "dead" in cls and (dead == "-" or rc != tuple(map(int, dead.split(",")))):
             fail("%s: chip %r marked dead" % (path, rc))
     if verified == "1" and "every chip now holds the same sums" not in d.ids["caption"]:

@@ -60,6 +60,15 @@ for p in "$@"; do
         bad "chromium failed at part $1"
     python3 "$here/demo_html.py" part "$tmp/all.$1.dom" "$1" "$2" "$3" || bad "part $1"
 done
+# a hole is a .chip too (class dead); the heading names the shown part's
+# algorithm and mesh (part 3: 2d-lines on its fixed 4x4 torus)
+grep -q 'class="chip dead" data-row="1" data-col="1"' "$tmp/all.6.dom" ||
+    bad "part 6: the hole (1,1) has no .chip.dead"
+browse --dump-dom "file://$tmp/all.html#part=3&step=0" >"$tmp/all.h3.dom" || bad "chromium: part 3"
+grep -q '<h1>ftmesh demo: 2d-lines allreduce on a 4x4 torus</h1>' "$tmp/all.h3.dom" ||
+    bad "part 3: heading $(grep -o '<h1>[^<]*' "$tmp/all.h3.dom")"
+grep -q 'Shown on a 4x4 torus with a dead host, whatever --mesh is' "$tmp/all.h3.dom" ||
+    bad "part 3: does not say its mesh is fixed"
 # --fail-during: that chip dies in the page's failure part (part 3 with --algo)
 if [ -n "$full" ]; then
     "$ftmesh" demo --algo ring --fail-during 2,2 --html "$tmp/fd.html" >/dev/null ||

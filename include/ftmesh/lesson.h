@@ -135,7 +135,8 @@ typedef struct ftm_lesson_part {
  * Page contract: each healthy chip of the shown part is an SVG <text
  * class="chip" data-row data-col> whose text is its current values
  * separated by spaces, with class "dead" too when it is dead at the shown
- * step (holes: class "hole dead" elements with data-row data-col); #step
+ * step (a hole: a class "hole dead" group with data-row data-col holding an
+ * empty text of class "chip dead" with data-row data-col); #step
  * holds the current step, #steps the part's number of steps, #part the
  * part's number (from 1), #parts the number of parts; the fragment
  * #part=P&step=N opens part P at step N, #step=N alone step N of part

@@ -441,7 +441,8 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. 2-D around a dead host", &l, tr, NULL);
     if (p) {
         p->verified = w == 0;
-        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s %s", algo_story(DEMO_2D), own);
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "Shown on a 4x4 torus with a dead "
+                 "host, whatever --mesh is. %s %s", algo_story(DEMO_2D), own);
         tr = NULL;
     }
     ftm_lesson_free(&l);
@@ -628,6 +629,8 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
     int rc = tell_main(o, m, algo, st, wrong);
     if (!rc && !d->algo) {
         demo_heading(o, "3. The 2-D algorithm around a dead host");
+        printf("Shown on a fixed 4x4 torus with a dead host at (2,2), whatever --mesh\n"
+               "is.\n\n");
         rc = tell_2d(o, st, wrong);
     }
     if (!rc && victim >= 0) {

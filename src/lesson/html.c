@@ -120,7 +120,17 @@ static int tree_root(const ftm_lesson *l)
 static void part_data(FILE *f, const ftm_lesson_part *p)
 {
     const ftm_lesson *l = p->l;
-    fprintf(f, "{title:");
+    /* the page heading while this part is shown: its own algorithm and mesh */
+    char head[128];
+    const char *shape = l->mesh.torus ? "torus" : "mesh";
+    if (p->picture || !l->algo)
+        snprintf(head, sizeof head, "ftmesh demo: a %dx%d %s", l->mesh.rows, l->mesh.cols, shape);
+    else
+        snprintf(head, sizeof head, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
+                 l->mesh.rows, l->mesh.cols, shape);
+    fprintf(f, "{heading:");
+    js_str(f, head);
+    fprintf(f, ",title:");
     js_str(f, p->title);
     fprintf(f, ",intro:");
     js_str(f, p->intro);
