@@ -81,6 +81,12 @@ done
 "$ftmesh" demo --mesh 4x4 --algo ring >"$tmp/out" || bad "demo --mesh 4x4"
 grep -q "0 dead, 16 healthy" "$tmp/out" || bad "demo --mesh 4x4: a hole nobody asked for"
 python3 "$here/demo_cli.py" "$tmp/out" 4 4 "" || bad "demo --mesh 4x4 sums"
+# the packed trees' steps say which way they went (up / down the trees),
+# never rows and columns they do not have
+"$ftmesh" demo --algo trees >"$tmp/out" || bad "demo --algo trees"
+grep -q '^Step 1 of [0-9]*  up the trees: partial sums of #' "$tmp/out" || bad "trees: step 1 header"
+grep -q '^Step [0-9]* of [0-9]*  down the trees: finished sums of #' "$tmp/out" || bad "trees: no copy down"
+grep -q '^Step .*\(rows\|columns\) #' "$tmp/out" && bad "trees: steps told as rows and columns"
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
     bad "demo --trace"

@@ -168,6 +168,25 @@ static const char *phase_words(const char *p)
     return p;
 }
 
+/* The packed trees' round: each position's chunk is summed up its tree
+ * to the root and the finished chunk copied back down; the schedule names
+ * one phase for both, so the round says which way its transfers went. */
+static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, int sums, int nx)
+{
+    size_t a = lo[0] < lo[1] ? lo[0] : lo[1], z = hi[0] > hi[1] ? hi[0] : hi[1];
+    if (z == 0) {
+        snprintf(b, n, "the trees");
+        return;
+    }
+    if (sums == nx)
+        snprintf(b, n, "up the trees: partial sums of #%zu-#%zu to the roots, adding", a,
+                 z - 1);
+    else if (!sums)
+        snprintf(b, n, "down the trees: finished sums of #%zu-#%zu, copying", a, z - 1);
+    else
+        snprintf(b, n, "up and down the trees, #%zu-#%zu", a, z - 1);
+}
+
 /* Round k's phase: the schedule's phase words, or where the schedule
  * names one phase for everything (2d-lines), which lines moved. */
 void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
@@ -185,6 +204,10 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
                  f->phase2 ? phase_words(f->phase2) : "");
+        return;
+    }
+    if (l->algo && !strcmp(l->algo, "trees")) {
+        trees_words(b, n, lo, hi, sums, f->nx);
         return;
     }
     /* one phase name for everything: say what moved where */
