@@ -25,9 +25,13 @@ tests_test_allreduce_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_2d # in TESTS from Makefile.am (the longest first)
 THREADED_TESTS += tests/test_2d
-tests_test_2d_SOURCES = tests/test_2d.c
+tests_test_2d_SOURCES = tests/test_2d.c tests/test_2d_util.h
 tests_test_2d_CFLAGS = $(TEST_CFLAGS)
 tests_test_2d_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/test_2d_model # in TESTS from Makefile.am (the longest first)
+tests_test_2d_model_SOURCES = tests/test_2d_model.c tests/test_2d_util.h
+tests_test_2d_model_CFLAGS = $(TEST_CFLAGS)
+tests_test_2d_model_LDADD = $(TEST_LIBS)
 
 # The pod-scale bounds and graceful degradation (model only).
 check_PROGRAMS += tests/test_pod
