@@ -17,7 +17,7 @@ libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 noinst_HEADERS += src/collective/allreduce_2d_int.h src/collective/allreduce_2d_lines.h
 
 check_PROGRAMS += tests/test_allreduce
-TESTS += tests/test_allreduce
+# tests/test_allreduce: in TESTS from Makefile.am (the longest first)
 THREADED_TESTS += tests/test_allreduce
 tests_test_allreduce_SOURCES = tests/test_allreduce.c
 tests_test_allreduce_CFLAGS = $(TEST_CFLAGS)
@@ -28,7 +28,8 @@ THREADED_TESTS += tests/test_2d
 tests_test_2d_SOURCES = tests/test_2d.c tests/test_2d_util.h
 tests_test_2d_CFLAGS = $(TEST_CFLAGS)
 tests_test_2d_LDADD = $(TEST_LIBS)
-check_PROGRAMS += tests/test_2d_model # in TESTS from Makefile.am (the longest first)
+check_PROGRAMS += tests/test_2d_model
+TESTS += tests/test_2d_model
 tests_test_2d_model_SOURCES = tests/test_2d_model.c tests/test_2d_util.h
 tests_test_2d_model_CFLAGS = $(TEST_CFLAGS)
 tests_test_2d_model_LDADD = $(TEST_LIBS)
