@@ -36,20 +36,6 @@ static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_resul
            cost->time_s / b.time_s);
 }
 
-/* "died_during_run": every chip that died, [[row,col], ...] in the order
- * they died; null when none did. */
-static void died_json(cli_json *j, const ftm_mesh *m, const ftm_allreduce_result *r)
-{
-    if (!r->ndied) {
-        cli_json_null(j, "died_during_run");
-        return;
-    }
-    cli_json_begin_arr(j, "died_during_run");
-    for (int i = 0; i < r->ndied; i++)
-        cli_json_chip(j, NULL, m, r->died[i]);
-    cli_json_end(j);
-}
-
 void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
                         const ftm_sched *sched, const ftm_allreduce_result *r,
                         const ftm_cost_result *cost)
@@ -89,7 +75,7 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
         cli_json_u64(&j, "total_link_bytes", r->total_link_bytes);
         cli_json_bool(&j, "links_match_schedule", r->links_match_sched);
         cli_json_u64(&j, "wrong", r->wrong);
-        died_json(&j, m, r);
+        cli_json_chips(&j, "died_during_run", m, r->died, r->ndied); /* in the order they died */
         cli_faults_json(&j, r->events, r->nevents);
     }
     cli_faults_record_json(&j, &a->o, m0);

@@ -280,6 +280,8 @@ void cli_json_bool(cli_json *j, const char *key, int b);
 void cli_json_null(cli_json *j, const char *key);
 /* [r,c] of a chip, or null when chip < 0. */
 void cli_json_chip(cli_json *j, const char *key, const ftm_mesh *m, int chip);
+/* [[r,c], ...] of n chips in their order, or null when n is 0. */
+void cli_json_chips(cli_json *j, const char *key, const ftm_mesh *m, const int *chips, int n);
 
 /* Prints text reflowed (a '\n' in it counts as a space) and word-wrapped
  * to 80 columns from column col (where the cursor is); continuation lines

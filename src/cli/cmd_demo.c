@@ -101,47 +101,6 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
     }
 }
 
-static const char *algo_story(const char *algo)
-{
-    if (!strcmp(algo, "ring"))
-        return "Ring allreduce: the P chips form a ring and the buffer is cut into P\n"
-               "blocks (here one number each). Reduce-scatter, P-1 steps: every chip\n"
-               "passes a block to the next chip on the ring, which adds it to its own.\n"
-               "After it each chip holds one block's full sum. All-gather, P-1 steps:\n"
-               "the finished blocks travel on around the ring and are copied.";
-    if (!strcmp(algo, "bidir"))
-        return "Bidirectional ring: the same ring run both ways at once, each direction\n"
-               "carrying half of the buffer, so every link works in both directions.";
-    if (!strcmp(algo, "tree"))
-        return "Tree: partial sums flow up a spanning tree to a root (reduce), and the\n"
-               "total flows back down (broadcast). Few steps, but the root's links carry\n"
-               "everything: good for tiny buffers.";
-    if (!strcmp(algo, "trees"))
-        return "Trees: the buffer is split into shares, one per spanning tree; each\n"
-               "tree is a shortest-path tree from its own root, and the trees are\n"
-               "picked so that every link carries about as many as any other (a hole's\n"
-               "neighbours just become leaves of more trees). Each share is summed up\n"
-               "its tree and copied back down, in chunks, both at once.";
-    if (!strcmp(algo, "2d"))
-        return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
-               "sums the row results it holds, then the rows all-gather. Rows and\n"
-               "columns are short rings, so there are fewer steps than one long ring.";
-    if (!strcmp(algo, "2d-concurrent"))
-        return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
-               "one going rows-then-columns and the other columns-then-rows at once.";
-    if (!strcmp(algo, "2d-lines"))
-        return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
-               "once, half A rows first, half B columns first. Row phase: the chips of a\n"
-               "row sum their numbers so that each owns a share; a whole row of a torus\n"
-               "is a ring, a row cut by a hole is a LINE of the chips left, which needs\n"
-               "no link outside the row. Column phase: only the usable columns, whose\n"
-               "chips are all alive, add the row results across the rows. Half B is the\n"
-               "same with rows and columns swapped. The halves are cut into chunks that\n"
-               "follow each other, so steps of different phases run together.";
-    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-    return a && a->summary ? a->summary : algo;
-}
-
 /* Which chips own nothing in 2d-lines on m, and why, into b: a column
  * with a dead chip cannot sum across every row (half A), a row with one
  * cannot sum across every column (half B). */
@@ -193,7 +152,7 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
                      ftm_lesson *l, long *wrong)
 {
     printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
-           "and holds 1 + (n + i) mod 9 at position #i.\n", algo_story(algo), demo_lesson_count(m, algo),
+           "and holds 1 + (n + i) mod 9 at position #i.\n", demo_algo_story(algo), demo_lesson_count(m, algo),
            m->cols);
     int rc = record(m, algo, tr, l);
     if (rc)
@@ -442,7 +401,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     if (p) {
         p->verified = w == 0;
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "Shown on a 4x4 torus with a dead "
-                 "host, whatever --mesh is. %s %s", algo_story(DEMO_2D), own);
+                 "host, whatever --mesh is. %s %s", demo_algo_story(DEMO_2D), own);
         tr = NULL;
     }
     ftm_lesson_free(&l);
@@ -595,7 +554,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
                  "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
                  "position #i. Each step is one round of one global order: a transfer is in "
                  "step n when the last transfer it waits for is in step n - 1.",
-                 algo_story(algo), demo_lesson_count(m, algo), m->cols);
+                 demo_algo_story(algo), demo_lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");

@@ -57,6 +57,8 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring);
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n);
 /* Prints a paragraph wrapped at 76 columns, after an empty line. */
 void demo_wrap(const char *s);
+/* What algo does, a few lines of plain words (demo_text.c). */
+const char *demo_algo_story(const char *algo);
 /* Every chip's values in frame k (a table, wrapped to 80 columns). */
 void demo_table(const demo_out *o, const ftm_lesson *l, int k);
 /* Frames 1 .. last: each step's transfers and sums (last < 0: all). */

@@ -3,6 +3,7 @@
  * the recorded run, see lesson.h). Lines stay within 80 columns for
  * meshes up to 8x8. */
 #include "demo.h"
+#include "ftmesh/collective.h"
 #include "ftmesh/viz.h"
 
 #include <stdio.h>
@@ -305,4 +306,47 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
         printf("\n%sEvery healthy chip holds exactly these sums.%s\n", demo_c(o, D_GREEN),
                demo_c(o, D_OFF));
     return wrong;
+}
+
+/* What the algorithm does, in words a student follows (the registry's
+ * summary for one without its own). */
+const char *demo_algo_story(const char *algo)
+{
+    if (!strcmp(algo, "ring"))
+        return "Ring allreduce: the P chips form a ring and the buffer is cut into P\n"
+               "blocks (here one number each). Reduce-scatter, P-1 steps: every chip\n"
+               "passes a block to the next chip on the ring, which adds it to its own.\n"
+               "After it each chip holds one block's full sum. All-gather, P-1 steps:\n"
+               "the finished blocks travel on around the ring and are copied.";
+    if (!strcmp(algo, "bidir"))
+        return "Bidirectional ring: the same ring run both ways at once, each direction\n"
+               "carrying half of the buffer, so every link works in both directions.";
+    if (!strcmp(algo, "tree"))
+        return "Tree: partial sums flow up a spanning tree to a root (reduce), and the\n"
+               "total flows back down (broadcast). Few steps, but the root's links carry\n"
+               "everything: good for tiny buffers.";
+    if (!strcmp(algo, "trees"))
+        return "Trees: the buffer is split into shares, one per spanning tree; each\n"
+               "tree is a shortest-path tree from its own root, and the trees are\n"
+               "picked so that every link carries about as many as any other (a hole's\n"
+               "neighbours just become leaves of more trees). Each share is summed up\n"
+               "its tree and copied back down, in chunks, both at once.";
+    if (!strcmp(algo, "2d"))
+        return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
+               "sums the row results it holds, then the rows all-gather. Rows and\n"
+               "columns are short rings, so there are fewer steps than one long ring.";
+    if (!strcmp(algo, "2d-concurrent"))
+        return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
+               "one going rows-then-columns and the other columns-then-rows at once.";
+    if (!strcmp(algo, "2d-lines"))
+        return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
+               "once, half A rows first, half B columns first. Row phase: the chips of a\n"
+               "row sum their numbers so that each owns a share; a whole row of a torus\n"
+               "is a ring, a row cut by a hole is a LINE of the chips left, which needs\n"
+               "no link outside the row. Column phase: only the usable columns, whose\n"
+               "chips are all alive, add the row results across the rows. Half B is the\n"
+               "same with rows and columns swapped. The halves are cut into chunks that\n"
+               "follow each other, so steps of different phases run together.";
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    return a && a->summary ? a->summary : algo;
 }

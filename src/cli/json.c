@@ -130,3 +130,15 @@ void cli_json_chip(cli_json *j, const char *key, const ftm_mesh *m, int chip)
     cli_json_int(j, NULL, ftm_mesh_col(m, chip));
     cli_json_end(j);
 }
+
+void cli_json_chips(cli_json *j, const char *key, const ftm_mesh *m, const int *chips, int n)
+{
+    if (!n) {
+        cli_json_null(j, key);
+        return;
+    }
+    cli_json_begin_arr(j, key);
+    for (int i = 0; i < n; i++)
+        cli_json_chip(j, NULL, m, chips[i]);
+    cli_json_end(j);
+}

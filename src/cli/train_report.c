@@ -230,20 +230,6 @@ static double run_eps(const ftm_train_result *r)
     return r->run_wall_s > 0 && n > 0 ? (double)r->batch * (double)n / r->run_wall_s : 0;
 }
 
-/* "died_during_run": every chip that died, [[row,col], ...] in the order
- * they died; null when none did (as allreduce --json). */
-static void died_json(cli_json *j, const ftm_mesh *m, const ftm_train_result *r)
-{
-    if (!r->ndied) {
-        cli_json_null(j, "died_during_run");
-        return;
-    }
-    cli_json_begin_arr(j, "died_during_run");
-    for (int i = 0; i < r->ndied; i++)
-        cli_json_chip(j, NULL, m, r->died[i]);
-    cli_json_end(j);
-}
-
 static void json_availability(cli_json *j, const ftm_train_result *r)
 {
     cli_json_begin_obj(j, "availability");
@@ -303,7 +289,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     else
         cli_json_bool(&j, "replicas_equal", r->replicas_equal);
     cli_json_chip(&j, "died_chip", m, r->died_chip);
-    died_json(&j, m, r);
+    cli_json_chips(&j, "died_during_run", m, r->died, r->ndied); /* in the order they died */
     cli_json_int(&j, "resumed_step", r->resumed_step);
     cli_faults_json(&j, r->events, r->nevents);
     json_availability(&j, r);
