@@ -21,8 +21,8 @@
  *
  * Each share is cut into C chunks, and the steps are a list schedule:
  * in every step each directed link sends at most one chunk (one op: the
- * model charges a hop's latency per op on a link), the ready one with
- * the longest chain of sends left. A chunk is ready to go up once every
+ * model charges a hop's latency per op on a link), the ready one that
+ * holds up the longest chain (entry_rank). A chunk is ready to go up once every
  * child summed it in (in earlier steps; two children never sum the same
  * chunk into a chip in one step: the writes would race), and to go down
  * once the sender has it complete. Reduce and broadcast overlap: chunk c
@@ -36,11 +36,12 @@
  *     root -> mid            c0  c1  c2          copied to the child
  *     mid  -> leaf               c0  c1  c2
  *
- * With L trees on the busiest link the steps number about L C + 2H (H:
- * the depth), each about a hop's latency plus a chunk M/(KC) (and its
- * reduction at HBM speed when summed): the bandwidth term is L/K of M/B
- * (the bound's 1/2 when balanced), plus 2H chunks of fill and drain and
- * the latency; C balances the two (pick_chunks). Every chip ends with
+ * With L trees on the busiest link the steps number about L C plus a
+ * fill and drain of up to 2H (H: the depth; about H/2 with entry_rank's
+ * weights), each about a hop's latency plus a chunk M/(KC) (and its
+ * reduction at HBM speed when summed, unless up_chunks hides it): the
+ * bandwidth term is L/K of M/B (the bound's 1/2 when balanced), plus the
+ * fill and drain and the latency; C balances the two (pick_chunks). Every chip ends with
  * the root's bits (the broadcast copies them), so float results agree
  * everywhere.
  */
