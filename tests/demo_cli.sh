@@ -87,6 +87,12 @@ python3 "$here/demo_cli.py" "$tmp/out" 4 4 "" || bad "demo --mesh 4x4 sums"
 grep -q '^Step 1 of [0-9]*  up the trees: partial sums of #' "$tmp/out" || bad "trees: step 1 header"
 grep -q '^Step [0-9]* of [0-9]*  down the trees: finished sums of #' "$tmp/out" || bad "trees: no copy down"
 grep -q '^Step .*\(rows\|columns\) #' "$tmp/out" && bad "trees: steps told as rows and columns"
+# rings --algo trees draws the first tree: on a 5x5 mesh without (2,2),
+# 23 links (a spanning tree of the 24 live chips) and its root R
+"$ftmesh" rings --mesh 5x5 --fail 2,2 --algo trees >"$tmp/out" || bad "rings --algo trees"
+sed -n '/^the first tree/,/^o chip/p' "$tmp/out" | sed '1,2d;$d' >"$tmp/pic"
+[ "$(grep -o '<->\|\^v' "$tmp/pic" | wc -l)" = 23 ] || bad "rings --algo trees: not a spanning tree"
+[ "$(grep -o R "$tmp/pic" | wc -l)" = 1 ] || bad "rings --algo trees: not one root"
 # --trace on the demo: the lesson's run as Chrome trace JSON
 "$ftmesh" demo --algo bidir --trace "$tmp/d.json" --trace-clock modeled >/dev/null ||
     bad "demo --trace"

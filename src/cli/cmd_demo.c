@@ -27,8 +27,9 @@ enum { O_ALGO = CLI_O_CMD, O_FAIL_DURING, O_STEP, O_DELAY, O_NO_COLOR, O_HTML, O
 
 static const cli_opt demo_options[] = {
     { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh, with its own\n"
-                              "schedule: ring, bidir, tree, 2d, 2d-concurrent,\n"
-                              "2d-lines (any registered algorithm)" },
+                              "schedule: ring, bidir, tree, trees, 2d,\n"
+                              "2d-concurrent, 2d-lines (any registered\n"
+                              "algorithm)" },
     { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
     { "step", NULL, O_STEP, "wait for Enter after each step" },
     { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },

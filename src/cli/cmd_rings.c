@@ -17,8 +17,8 @@ enum { O_ALGO = CLI_O_CMD, O_SVG };
 static const cli_opt rings_table[] = {
     { "algo", "NAME", O_ALGO,
       "draw what an allreduce algorithm sends over which\n"
-      "links: ring (default), bidir, tree, 2d (also its row\n"
-      "bands: 'alternate' ones go around a hole),\n"
+      "links: ring (default), bidir, tree, trees, 2d (also\n"
+      "its row bands: 'alternate' ones go around a hole),\n"
       "2d-concurrent or 2d-lines" },
     { "svg", "FILE", O_SVG, "also write the picture as SVG (alternate rings\ndashed)" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
@@ -54,7 +54,7 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
     rings_args *a = ctx;
     if (id == O_ALGO) {
         if (!ftm_allreduce_find(v))
-            return cli_usage_error("rings", "--algo %s: expected ring, bidir, tree, 2d, "
+            return cli_usage_error("rings", "--algo %s: expected ring, bidir, tree, trees, 2d, "
                                    "2d-concurrent or 2d-lines", v);
         a->algo = v;
         return 0;

@@ -41,6 +41,32 @@ static int tree_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
+/* trees: the root of the first tree, the live chip that never receives a
+ * copy of the buffer's first byte (every other chip gets it copied down). */
+static int trees_root(const ftm_mesh *m, const ftm_sched *s)
+{
+    for (int c = 0; c < m->nchips; c++) {
+        const ftm_chip_prog *pg = &s->prog[c];
+        int copies = 0;
+        for (int k = 0; k < pg->nops; k++)
+            copies += pg->ops[k].kind == FTM_OP_RECV && pg->ops[k].off == 0 &&
+                      pg->ops[k].red == FTM_RED_COPY;
+        if (ftm_mesh_alive(m, c) && !copies)
+            return c;
+    }
+    return -1;
+}
+
+static int draw_trees(const ftm_mesh *m, const ftm_sched *s)
+{
+    printf("trees: the buffer in equal shares, one per spanning tree of the live links;\n"
+           "each share is summed up its tree to the root and copied back down, in\n"
+           "chunks, all trees at once (ftmesh demo --algo trees tells the steps).\n"
+           "Together they use every live link both ways.\n");
+    return phase_picture(m, s, "the first tree, rooted at R (its first chunk goes up these links\n"
+                               "and comes back down them):", NULL, 0, 1, trees_root(m, s));
+}
+
 static int draw_bidir(const ftm_mesh *m, const ftm_sched *s)
 {
     size_t half = s->bytes / 2;
@@ -126,16 +152,21 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
     int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter") &&
                        !has_phase(&s, "2d-lines");
+    int fell = ring || (strcmp(algo, "trees") == 0 && s.fallback);
     if (ring)
         printf("%s runs the ring's schedule on this mesh: the cost model finds\n"
                "it faster than rows then columns (small, thin or crowded meshes).\n\n",
                algo);
-    if (ring)
+    else if (fell)
+        printf("trees runs the %s's schedule here: %s.\n\n", s.algo, s.fallback);
+    if (fell)
         rc = phase_picture(m, &s, algo, NULL, 0, s.bytes, -1);
     else if (strcmp(algo, "bidir") == 0)
         rc = draw_bidir(m, &s);
     else if (strcmp(algo, "tree") == 0)
         rc = draw_tree(m, &s);
+    else if (strcmp(algo, "trees") == 0)
+        rc = draw_trees(m, &s);
     else if (strcmp(algo, "2d") == 0)
         rc = draw_2d(m, &s);
     else if (strcmp(algo, "2d-concurrent") == 0)
@@ -146,9 +177,9 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     return rc;
 }
 
-/* rings --algo NAME --svg FILE for bidir, tree and 2d-concurrent: the links
- * of the algorithm's first phase (both rings; the tree; rows and columns of
- * the two halves). Returns 0 or an FTM_E* code. */
+/* rings --algo NAME --svg FILE: the links of the algorithm's first phase
+ * (bidir's two rings; the tree; 2d-concurrent's rows and columns of the two
+ * halves; trees' first tree). Returns 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
@@ -158,12 +189,16 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
     int err = a->build(&s, NULL, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
     if (err)
         return err;
+    int first_tree = strcmp(algo, "trees") == 0 && !s.fallback;
     const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
+                        : first_tree ? "trees"
                         : has_phase(&s, "row-reduce-scatter") ? "row-reduce-scatter"
                                                               : "reduce-scatter";
     char title[160];
-    snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
-    ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase };
+    snprintf(title, sizeof title, first_tree ? "%s allreduce, the first tree"
+                                             : "%s allreduce, phase %s", algo, phase);
+    /* The first tree: the sends of the buffer's first byte (see draw_trees). */
+    ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase, .hi = first_tree };
     err = ftm_svg_draw(f, m, &q);
     ftm_sched_free(&s);
     return err;

@@ -1,5 +1,5 @@
 /* Small helpers shared by the library's modules (not installed): a
- * monotonic clock, a non-negative modulo and qsort comparators. Static
+ * clock in seconds, a non-negative modulo and qsort comparators. Static
  * inline, so each module keeps no exported symbol for them. */
 #ifndef FTMESH_CORE_UTIL_H
 #define FTMESH_CORE_UTIL_H
@@ -9,13 +9,18 @@
 #include <stdio.h>
 #include <time.h>
 
-/* Seconds on the monotonic clock (differences only). */
-static inline double core_now_s(void)
+/* Seconds on clock id (0 when the clock cannot be read): the one
+ * conversion every module uses, whichever clock it reads. */
+static inline double core_clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (clock_gettime(id, &ts))
+        return 0.0;
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* Seconds on the monotonic clock (differences only). */
+static inline double core_now_s(void) { return core_clock_s(CLOCK_MONOTONIC); }
 
 /* a mod n in [0, n) for n > 0, also for negative a. */
 static inline int core_mod(int a, int n) { return ((a % n) + n) % n; }

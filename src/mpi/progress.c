@@ -39,12 +39,7 @@ typedef struct mpi_msg {
 
 /* CPU seconds of the calling thread (wall time would count the waits of
  * an oversubscribed machine as work). */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double cpu_now(void) { return core_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 /* Adds the CPU time of an MPI call to acc (n->t_mpi: the progress
  * thread's; a link's t_mpi: its sender's). */

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <cblas.h>
 #include "ftmesh/nn.h"
+#include "core/util.h"
 
 static pthread_once_t nn_once = PTHREAD_ONCE_INIT;
 
@@ -17,13 +18,6 @@ static void nn_init_once(void)
 void ftm_nn_init(void)
 {
     pthread_once(&nn_once, nn_init_once);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void count_shape(ftm_gemm_stats *st, int ta, int tb, int M, int N,
@@ -46,12 +40,12 @@ void ftm_nn_sgemm(ftm_gemm_stats *st, int ta, int tb, int M, int N, int K,
                   float alpha, const float *A, int lda, const float *B, int ldb,
                   float beta, float *C, int ldc)
 {
-    double t0 = st ? now_s() : 0.0;
+    double t0 = st ? core_now_s() : 0.0;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb,
                 beta, C, ldc);
     if (st) {
-        st->seconds += now_s() - t0;
+        st->seconds += core_now_s() - t0;
         st->calls++;
         st->flops += 2.0 * M * N * K;
         count_shape(st, ta ? 1 : 0, tb ? 1 : 0, M, N, K, 1);

@@ -9,6 +9,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/rng.h"
 #include "model_impl.h"
+#include "core/util.h"
 
 int mdl_add(ftm_model *m, const char *name, size_t count, int init,
             float scale, int decay)
@@ -162,25 +163,18 @@ int ftm_model_train_step(ftm_model *m, ftm_optim *o, uint64_t step,
     return ftm_optim_step(o, m->params, m->grads, m->tensors, m->ntensors, step);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int ftm_model_train(ftm_model *m, ftm_optim *o, long steps, long batch,
                     int micro, double *losses, ftm_step_cb cb, void *ctx)
 {
     for (long s = 0; s < steps; s++) {
-        double t0 = now_s(), loss;
+        double t0 = core_now_s(), loss;
         int rc = ftm_model_train_step(m, o, (uint64_t)s, batch, micro, &loss);
         if (rc)
             return rc;
         if (losses)
             losses[s] = loss;
         if (cb)
-            cb(ctx, s, loss, now_s() - t0);
+            cb(ctx, s, loss, core_now_s() - t0);
     }
     return 0;
 }

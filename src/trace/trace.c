@@ -8,6 +8,7 @@
  */
 #include "ftmesh/trace.h"
 #include "ftmesh/error.h"
+#include "core/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -61,13 +62,6 @@ const char *ftm_ev_kind_name(int kind)
     return kind >= 0 && kind < FTM_EV_NKINDS ? kind_names[kind] : "?";
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int ftm_trace_create(ftm_trace **out, int nchips, size_t snap_limit)
 {
     *out = NULL;
@@ -80,7 +74,7 @@ int ftm_trace_create(ftm_trace **out, int nchips, size_t snap_limit)
     }
     tr->nchips = nchips;
     tr->snap_limit = snap_limit;
-    tr->t_origin = mono_s();
+    tr->t_origin = core_now_s();
     pthread_mutex_init(&tr->mu, NULL);
     *out = tr;
     return 0;
@@ -105,7 +99,7 @@ void ftm_trace_destroy(ftm_trace *tr)
     free(tr);
 }
 
-double ftm_trace_now(const ftm_trace *tr) { return mono_s() - tr->t_origin; }
+double ftm_trace_now(const ftm_trace *tr) { return core_now_s() - tr->t_origin; }
 
 void ftm_trace_begin_run(ftm_trace *tr) { tr->nruns++; }
 

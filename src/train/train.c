@@ -32,24 +32,11 @@
 #include "ftmesh/error.h"
 #include "train_int.h"
 #include "trainer.h"
+#include "core/util.h"
 
-double train_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts))
-        return 0.0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double train_thread_cpu(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
-double train_process_cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+double train_now(void) { return core_now_s(); }
+double train_thread_cpu(void) { return core_clock_s(CLOCK_THREAD_CPUTIME_ID); }
+double train_process_cpu(void) { return core_clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 void ftm_train_opts_default(ftm_train_opts *o, int model_kind)
 {
