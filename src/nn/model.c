@@ -3,6 +3,7 @@
  * the one-chip training loop. Model-specific code, and the registry that
  * names the models (ftm_model_create), are in models/. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,26 +29,92 @@ int mdl_add(ftm_model *m, const char *name, size_t count, int init,
     return t;
 }
 
+/* Draws tensor t's initial values (keyed by seed, tensor, element). */
+static void init_tensor(ftm_model *m, int t)
+{
+    float *p = mdl_p(m, t);
+    for (size_t i = 0; i < m->tensors[t].count; i++) {
+        if (m->init[t] != MDL_INIT_NORMAL) {
+            p[i] = m->init[t] == MDL_INIT_ONE ? 1.0f : 0.0f;
+            continue;
+        }
+        /* Box-Muller from two keyed uniforms */
+        double u1 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 0) >> 11) * 0x1p-53;
+        double u2 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 1) >> 11) * 0x1p-53;
+        double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+        p[i] = (float)(z * m->init_scale[t]);
+    }
+}
+
+/* The initial parameters last drawn, with all that decides them: the seed
+ * and each tensor's size, kind and scale. A run makes one replica per chip,
+ * all equal, and the draws (a log and a cos per parameter) were most of a
+ * small run's setup; a replica with the same key copies them. */
+static struct {
+    pthread_mutex_t mu;
+    uint64_t seed;
+    int ntensors;
+    size_t count[MDL_MAX_TENSORS];
+    unsigned char init[MDL_MAX_TENSORS];
+    float scale[MDL_MAX_TENSORS];
+    size_t nparams;
+    float *params;
+} init_memo = { .mu = PTHREAD_MUTEX_INITIALIZER, .ntensors = -1 };
+
+/* 1 when the memo holds m's initial parameters (under init_memo.mu). */
+static int memo_matches(const ftm_model *m)
+{
+    if (init_memo.ntensors != m->ntensors || init_memo.seed != m->cfg.seed ||
+        init_memo.nparams != m->nparams ||
+        memcmp(init_memo.init, m->init, (size_t)m->ntensors) != 0 ||
+        memcmp(init_memo.scale, m->init_scale, sizeof(float) * (size_t)m->ntensors) != 0)
+        return 0;
+    for (int t = 0; t < m->ntensors; t++)
+        if (init_memo.count[t] != m->tensors[t].count)
+            return 0;
+    return 1;
+}
+
+/* Keeps m's freshly drawn parameters in the memo (under init_memo.mu);
+ * without the memory the memo is left empty. */
+static void memo_keep(const ftm_model *m)
+{
+    float *p = realloc(init_memo.params, sizeof(float) * (m->nparams ? m->nparams : 1));
+    if (!p) {
+        free(init_memo.params);
+        init_memo.params = NULL;
+        init_memo.ntensors = -1;
+        return;
+    }
+    memcpy(p, m->params, sizeof(float) * m->nparams);
+    init_memo.params = p;
+    init_memo.seed = m->cfg.seed;
+    init_memo.ntensors = m->ntensors;
+    init_memo.nparams = m->nparams;
+    memcpy(init_memo.init, m->init, (size_t)m->ntensors);
+    memcpy(init_memo.scale, m->init_scale, sizeof(float) * (size_t)m->ntensors);
+    for (int t = 0; t < m->ntensors; t++)
+        init_memo.count[t] = m->tensors[t].count;
+}
+
 int mdl_alloc(ftm_model *m)
 {
     m->params = malloc(sizeof(float) * m->nparams);
     m->grads = calloc(m->nparams, sizeof(float));
     if (!m->params || !m->grads)
         return FTM_ENOMEM;
-    for (int t = 0; t < m->ntensors; t++) {
-        float *p = mdl_p(m, t);
-        for (size_t i = 0; i < m->tensors[t].count; i++) {
-            if (m->init[t] != MDL_INIT_NORMAL) {
-                p[i] = m->init[t] == MDL_INIT_ONE ? 1.0f : 0.0f;
-                continue;
-            }
-            /* Box-Muller from two keyed uniforms */
-            double u1 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 0) >> 11) * 0x1p-53;
-            double u2 = (ftm_rng_u64(m->cfg.seed, FTM_RNG_PARAMS, (uint64_t)t, i, 1) >> 11) * 0x1p-53;
-            double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
-            p[i] = (float)(z * m->init_scale[t]);
-        }
-    }
+    pthread_mutex_lock(&init_memo.mu);
+    int hit = memo_matches(m);
+    if (hit)
+        memcpy(m->params, init_memo.params, sizeof(float) * m->nparams);
+    pthread_mutex_unlock(&init_memo.mu);
+    if (hit)
+        return 0;
+    for (int t = 0; t < m->ntensors; t++)
+        init_tensor(m, t);
+    pthread_mutex_lock(&init_memo.mu);
+    memo_keep(m);
+    pthread_mutex_unlock(&init_memo.mu);
     return 0;
 }
 
@@ -59,10 +126,12 @@ int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
     float *g = m->grads + ti->offset;
     int64_t *q = a->grads_i64 + ti->offset;
     const double lim = 0x1p22;
+    /* times a power of two: exact, as ldexp (no overflow below lim) */
+    const double scale = ldexp(1.0, FTM_FIX_SHIFT);
     for (size_t i = 0; i < ti->count; i++) {
         if (!(fabs(g[i]) < lim))
             return FTM_ERANGE;
-        if (__builtin_add_overflow(q[i], (int64_t)llrint(ldexp((double)g[i], FTM_FIX_SHIFT)), &q[i]))
+        if (__builtin_add_overflow(q[i], (int64_t)llrint((double)g[i] * scale), &q[i]))
             return FTM_ERANGE;
         g[i] = 0.0f;
     }
@@ -71,8 +140,11 @@ int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
 
 void ftm_fix_to_float(float *dst, const int64_t *src, size_t n)
 {
+    /* times a power of two: exact, as ldexp (a nonzero int64 scaled by
+     * 2^-FTM_FIX_SHIFT is far from the subnormals) */
+    const double scale = ldexp(1.0, -FTM_FIX_SHIFT);
     for (size_t i = 0; i < n; i++)
-        dst[i] = (float)ldexp((double)src[i], -FTM_FIX_SHIFT);
+        dst[i] = (float)((double)src[i] * scale);
 }
 
 int mdl_create(ftm_model **out, const ftm_model_config *cfg, int (*init)(ftm_model *m))
