@@ -434,12 +434,19 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
 }
 
 /* The chunk count. Per step each link sends at most one chunk (M/(KC)
- * bytes, K trees, C chunks each), so the busiest link (L trees) needs L C
- * steps and the pipeline's fill and drain about 2H more (H: the trees'
- * depth), each step a hop's latency a plus its chunk (and the reduction
- * of a summed one at HBM speed). T ~ (LC + 2H) a + (1 + 2H/(LC)) L M (1 +
- * B/HBM) / (K B): least at K C = sqrt(4 H M (1 + B/HBM) / (B a)), with
- * the TPU-v3 defaults. At most TR_XFERS transfers in all (build time). */
+ * bytes, K trees, C chunks each), so the busiest link (L trees, about
+ * K/2) needs L C steps and the pipeline's fill and drain about H more
+ * (H: the trees' depth; measured with entry_rank's weights: 236 steps
+ * for the 12 x 17 = 204 of the busiest link on the 32x32 torus with a
+ * dead host, H = 32), each step a hop's latency a plus its chunk (and the
+ * reduction of a summed one at HBM speed). T ~ (LC + H)(a + M (1 +
+ * B/HBM) / (K C B)): least at K C = sqrt(2 H M (1 + B/HBM) / (B a)) (at
+ * 100 MB 2% to 3% faster than sizing for a fill of 2H), with the TPU-v3
+ * defaults. At most TR_XFERS transfers in all (build time). Chunks of
+ * different sizes in one share (small ones for the fill and drain,
+ * large ones between, or several chunks in one op) were measured slower:
+ * a step lasts as long as its longest op, and the small ones share steps
+ * with the large ones of other trees. */
 #define TR_XFERS 1500000.0
 static int pick_chunks(const tset *T, size_t bytes, int live)
 {
@@ -448,7 +455,7 @@ static int pick_chunks(const tset *T, size_t bytes, int live)
     int h = 0;
     for (int t = 0; t < T->k; t++)
         h = T->maxdep[t] > h ? T->maxdep[t] : h;
-    double x = sqrt(4.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) /
+    double x = sqrt(2.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) /
                     (p.link_Bps * p.hop_s));
     double c = x / T->k, cap = TR_XFERS / (2.0 * T->k * (live > 1 ? live - 1 : 1));
     c = c > cap ? cap : c;
