@@ -25,7 +25,7 @@ static void check_exact(const ftm_mesh *m, const ftm_sched *s, float **b, size_t
                 want += input(c, k);
         for (int c = 0; c < m->nchips; c++)
             if (ftm_mesh_alive(m, c) && s->prog[c].nsteps >= 0)
-                ck_assert_msg(b[c][k] == want, "chip %d elem %zu: %g want %g", c, k, b[c][k], want);
+                test_assert(b[c][k] == want, "chip %d elem %zu: %g want %g", c, k, b[c][k], want);
     }
 }
 
@@ -199,7 +199,7 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
         }
     for (int c = 0; c < m.nchips; c++) {
         for (size_t x = 0; red == FTM_RED_SUM_I64 && ftm_mesh_alive(&m, c) && x < count; x++)
-            ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+            test_check(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
         free(b[c]);
     }
     free(b);
@@ -255,7 +255,7 @@ START_TEST(test_int64_exact)
     for (int c = 0; c < m.nchips; c++) {
         if (ftm_mesh_alive(&m, c))
             for (size_t k = 0; k < count; k++)
-                ck_assert(b[c][k] == ((int64_t)1 << 40) * cs + nh * (int64_t)k);
+                test_check(b[c][k] == ((int64_t)1 << 40) * cs + nh * (int64_t)k);
         free(b[c]);
     }
     free(b);

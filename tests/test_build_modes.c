@@ -336,16 +336,17 @@ static void pk_same_ops(const ftm_sched *u, const ftm_sched *p)
         ck_assert_int_eq(u->prog[c].nops, p->prog[c].nops);
         ftm_sched_cur cur = { 0 };
         for (int j = 0; j < u->prog[c].nsteps; j++) {
-            ck_assert_int_eq(ftm_sched_read_step(p, c, &cur, &v), 1);
+            test_assert(ftm_sched_read_step(p, c, &cur, &v) == 1, "chip %d step %d unread", c, j);
             const ftm_step *st = &u->prog[c].steps[j];
-            ck_assert_int_eq(v.nops, st->nops);
-            ck_assert_ptr_eq(v.phase, st->phase);
-            ck_assert_int_eq(v.index, st->index);
+            test_assert(v.nops == st->nops && v.phase == st->phase && v.index == st->index,
+                        "chip %d step %d: %d ops %s %d, want %d ops %s %d", c, j, v.nops,
+                        v.phase, v.index, st->nops, st->phase, st->index);
             for (int k = 0; k < v.nops; k++) {
                 const ftm_op *a = &u->prog[c].ops[st->first_op + k], *b = &v.ops[k];
-                ck_assert(a->off == b->off && a->len == b->len && a->peer == b->peer &&
-                          a->route == b->route && a->tag == b->tag && a->kind == b->kind &&
-                          a->red == b->red);
+                test_assert(a->off == b->off && a->len == b->len && a->peer == b->peer &&
+                                a->route == b->route && a->tag == b->tag && a->kind == b->kind &&
+                                a->red == b->red,
+                            "chip %d step %d op %d differs", c, j, k);
             }
         }
         ck_assert_int_eq(ftm_sched_read_step(p, c, &cur, &v), 0);
@@ -368,7 +369,8 @@ static void pk_same_model(const ftm_sched *u, const ftm_sched *p, const ftm_mesh
     ftm_sched_link_bytes(p, m, lp);
     ck_assert(memcmp(lu, lp, sizeof(uint64_t) * nl) == 0);
     for (int c = 0; c < m->nchips; c++)
-        ck_assert_uint_eq(ftm_sched_chip_packets(u, c, 1000), ftm_sched_chip_packets(p, c, 1000));
+        test_assert(ftm_sched_chip_packets(u, c, 1000) == ftm_sched_chip_packets(p, c, 1000),
+                    "chip %d: packets differ", c);
     free(lu);
     free(lp);
 }
@@ -449,8 +451,9 @@ START_TEST(test_packed_exec_and_dry)
                 for (int c = 0; c < m.nchips; c++)
                     want += ftm_mesh_alive(&m, c) ? (float)((c * 7 + (int)i) % 13) : 0;
                 for (int c = 0; c < m.nchips; c++)
-                    if (ftm_mesh_alive(&m, c))
-                        ck_assert_float_eq(b[c][i], want);
+                    test_assert(!ftm_mesh_alive(&m, c) || b[c][i] == want,
+                                "%s packed %d: chip %d elem %zu: %g, want %g", a->name, pk, c, i,
+                                b[c][i], want);
             }
             for (int c = 0; c < m.nchips; c++)
                 free(b[c]);

@@ -69,7 +69,7 @@ START_TEST(test_multi_hop_forwarding)
     ck_assert_int_eq(memcmp(b[0], b[n - 1], bytes), 0);
     for (int c = 1; c < n - 1; c++)
         for (size_t i = 0; i < bytes; i++)
-            ck_assert_int_eq(b[c][i], 0); /* forwarders keep nothing */
+            test_assert(b[c][i] == 0, "chip %d byte %zu: %d", c, i, b[c][i]); /* forwarders keep nothing */
     uint64_t want[64 * 4];
     ftm_sched_link_bytes(&s, &m, want);
     for (int c = 0; c < n; c++) {
@@ -128,7 +128,8 @@ START_TEST(test_crossing_traffic_sums)
     for (int c = 0; c < n; c++) {
         int src = ftm_mesh_chip(&m, (ftm_mesh_row(&m, c) + 3) % R, (ftm_mesh_col(&m, c) + 3) % C);
         for (size_t i = 0; i < count; i++)
-            ck_assert_float_eq(((float *)(void *)b[c])[count + i], (float)(1000 * c + src + (int)(i % 5)));
+            test_assert(((float *)(void *)b[c])[count + i] == (float)(1000 * c + src + (int)(i % 5)),
+                        "chip %d elem %zu: %g", c, i, ((float *)(void *)b[c])[count + i]);
     }
     free_bufs(b, n);
     ftm_rt_destroy(rt);

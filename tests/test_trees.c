@@ -59,9 +59,9 @@ static void check_sched(const ftm_mesh *m, const ftm_sched *s, size_t count, ftm
             if (!ftm_mesh_alive(m, c))
                 continue;
             if (red == FTM_RED_SUM_F32)
-                ck_assert_msg(((float *)b[c])[x] == want, "chip %d elem %zu", c, x);
+                test_assert(((float *)b[c])[x] == want, "chip %d elem %zu", c, x);
             else
-                ck_assert(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
+                test_check(((int64_t *)b[c])[x] == ((int64_t)1 << 40) * cs + nh * (int64_t)x);
         }
     }
     for (int c = 0; c < m->nchips; c++)

@@ -42,6 +42,17 @@ static inline int quick_scale(void)
     return !full_scale() && !sanitizer_scale();
 }
 
+/* Check's ck_assert* record where each one passed (a write(2) in fork
+ * mode): in a loop over elements or ops, millions of system calls and
+ * most of a test's time. test_assert records nothing unless it fails;
+ * test_check is it with Check's message. */
+#define test_assert(expr, ...)                                                                     \
+    do {                                                                                           \
+        if (!(expr))                                                                               \
+            ck_abort_msg(__VA_ARGS__);                                                             \
+    } while (0)
+#define test_check(expr) test_assert(expr, "Assertion '%s' failed", #expr)
+
 /* Runs the suite (Check's default fork mode); the exit status of main. */
 static inline int test_run(Suite *s)
 {
