@@ -37,7 +37,7 @@
  *     mid  -> leaf               c0  c1  c2
  *
  * With L trees on the busiest link the steps number about L C plus a
- * fill and drain of up to 2H (H: the depth; about H/2 with entry_rank's
+ * fill and drain of up to 2H (H: the depth; about H with entry_rank's
  * weights), each about a hop's latency plus a chunk M/(KC) (and its
  * reduction at HBM speed when summed, unless up_chunks hides it): the
  * bandwidth term is L/K of M/B (the bound's 1/2 when balanced), plus the
