@@ -31,49 +31,9 @@ expect() {
 
 # json FILE EXPR: every line of FILE is one valid JSON value (no NaN or
 # Infinity) and the Python expression EXPR holds, with j = the last line's
-# value and objs = all of them. Checked at the end, all in one python3
-# (json_report): FILE is copied aside with the command that wrote it, and a
-# failure names both.
-njson=0
-json() {
-    njson=$((njson + 1))
-    cp "$1" "$tmp/json.$njson" 2>/dev/null || : >"$tmp/json.$njson"
-    printf '%s' "$2" >"$tmp/json.$njson.expr"
-    printf '%s' "$last_cmd" >"$tmp/json.$njson.cmd"
-}
-json_report() {
-    python3 - "$tmp" "$njson" >"$tmp/json.report" <<'EOF'
-import json, sys
-def no_const(c):
-    raise ValueError("not JSON: " + c)
-d, n = sys.argv[1], int(sys.argv[2])
-good = 0
-for i in range(1, n + 1):
-    base = "%s/json.%d" % (d, i)
-    expr = open(base + ".expr").read()
-    try:
-        objs = [json.loads(l, parse_constant=no_const) for l in open(base) if l.strip()]
-        j = objs[-1] if objs else None
-        held = bool(objs and eval(expr, {"j": j, "objs": objs}))
-    except Exception as e:
-        held, why = False, " (%s: %s)" % (type(e).__name__, e)
-    else:
-        why = ""
-    if held:
-        good += 1
-    else:
-        print("FAIL: JSON check failed%s: %s on %s (ftmesh %s)" % (
-            why, expr, open(base, errors="replace").read(400), open(base + ".cmd").read()))
-print("checked", good, n - good)
-EOF
-    sed '$d' "$tmp/json.report"
-    set -- $(tail -n 1 "$tmp/json.report")
-    if [ "${1:-}" = checked ] && [ $(($2 + $3)) = "$njson" ]; then
-        passes=$((passes + $2)); fails=$((fails + $3))
-    else
-        bad "the JSON checks did not all run: $(tail -n 3 "$tmp/json.report")"
-    fi
-}
+# value and objs = all of them; checked at the end (tests/json_lib.sh).
+. "$(dirname "$0")/json_lib.sh"
+json() { json_check "$1" "$2" "ftmesh $last_cmd"; }
 
 # grep_err PATTERN: the last command's stderr matches (fixed string)
 grep_err() { grep -qF -- "$1" "$tmp/err" && ok || bad "stderr lacks '$1': $(cat "$tmp/err")"; }
@@ -418,5 +378,6 @@ grep_out "4 hops x 1.0 us = 4.0 us"
 cmp -s "$tmp/a" "$tmp/b" && ok || bad "modeled time differs between runs"
 
 json_report
+passes=$((passes + json_passed)); fails=$((fails + json_failed))
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

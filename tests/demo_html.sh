@@ -34,10 +34,13 @@ page() { # NAME ROWS COLS DEAD DEMO-ARGS...
         bad "$name: --html printed more than 'wrote FILE'"
     grep -Eq '(src|href)=' "$tmp/$name.html" && bad "$name: the page loads a resource"
     url="file://$tmp/$name.html"
-    browse --dump-dom "$url#step=0" >"$tmp/$name.0.dom" || bad "$name: chromium failed at step 0"
+    # each run also takes a screenshot of that step (checked at the end)
+    (cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/$name.first.png" \
+        --dump-dom "$url#step=0") >"$tmp/$name.0.dom" || bad "$name: chromium failed at step 0"
     steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/$name.0.dom")
     [ -n "$steps" ] || { bad "$name: no #steps"; return; }
-    browse --dump-dom "$url#step=$steps" >"$tmp/$name.last.dom" || bad "$name: chromium failed"
+    (cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/$name.last.png" \
+        --dump-dom "$url#step=$steps") >"$tmp/$name.last.dom" || bad "$name: chromium failed"
     python3 "$here/demo_html.py" dom "$tmp/$name.0.dom" "$rows" "$cols" "$dead" 0 ||
         bad "$name: step 0"
     python3 "$here/demo_html.py" dom "$tmp/$name.last.dom" "$rows" "$cols" "$dead" last ||
@@ -103,14 +106,9 @@ for m in "$@"; do
     browse --dump-dom "file://$tmp/m.html#part=2&step=1" >"$tmp/m.dom" || bad "chromium: $algo"
     python3 "$here/demo_html.py" marks "$tmp/m.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
-# screenshots of the ring page at its first and last step
-steps=$(sed -n 's/.*id="steps">\([0-9]*\)<.*/\1/p' "$tmp/ring.0.dom")
-(cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/first.png" \
-    "file://$tmp/ring.html#step=0") >/dev/null || bad "screenshot at step 0"
-(cd "$tmp" && browse --window-size=1100,900 --screenshot="$tmp/last.png" \
-    "file://$tmp/ring.html#step=$steps") >/dev/null || bad "screenshot at the last step"
-if [ -s "$tmp/first.png" ] && [ -s "$tmp/last.png" ]; then
-    python3 "$here/demo_html.py" png "$tmp/first.png" "$tmp/last.png" || bad "screenshots"
+# the screenshots of the ring page at its first and last step (page above)
+if [ -s "$tmp/ring.first.png" ] && [ -s "$tmp/ring.last.png" ]; then
+    python3 "$here/demo_html.py" png "$tmp/ring.first.png" "$tmp/ring.last.png" || bad "screenshots"
 else
     bad "no screenshots"
 fi

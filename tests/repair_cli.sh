@@ -11,8 +11,10 @@ tmp=$(mktemp -d)
 out=$tmp/out
 trap 'rm -rf "$tmp"' EXIT
 
+last_cmd=
 expect() { # code description command...
     want=$1; what=$2; shift 2
+    last_cmd="$what: $*"
     "$@" >"$out" 2>"$out.err"
     got=$?
     if [ "$got" -ne "$want" ]; then
@@ -20,18 +22,10 @@ expect() { # code description command...
     fi
 }
 
-# json EXPR: every line of $out is JSON and EXPR holds (j: the last object)
-json() {
-    python3 - "$out" "$1" <<'EOF' || { echo "FAIL: JSON check: $1"; head -c 800 "$out"; fail=1; }
-import json, sys
-def no_const(c):
-    raise ValueError("not JSON: " + c)
-objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
-j = objs[-1] if objs else {}
-steps = [o for o in objs if "step" in o and "summary" not in o]
-sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "steps": steps, "objs": objs}) else 1)
-EOF
-}
+# json EXPR: every line of $out is JSON and EXPR holds (j: the last
+# object, steps: the step records); checked at the end (tests/json_lib.sh)
+. "$(dirname "$0")/json_lib.sh"
+json() { json_check "$out" "$1" "$last_cmd"; }
 
 # err_is TEXT...: stderr is one line containing every TEXT
 err_is() {
@@ -141,4 +135,6 @@ json '[e["kind"] for e in j["events"]] == ["kill", "repair"] and j["events"][1][
 expect 2 "allreduce repair alive" "$FTMESH" allreduce --mesh 4x4 --iters 3 --repair 1,1@1
 err_is "--repair 1,1@1" "nothing to repair"
 
+json_report
+[ "$json_failed" = 0 ] || fail=1
 exit $fail

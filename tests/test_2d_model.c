@@ -154,15 +154,14 @@ END_TEST
  * Model only. */
 START_TEST(test_dead_host_target)
 {
-    static const int rows[] = { 16, 32, 32 };
+    static const int pods[] = { 0, 1, 1 }; /* 16x32, 32x32 (sweep.h) */
     static const size_t count[] = { 25600000, 25600000, 340000000 };
     if (_i > 0 && small_scale())
         return; /* the 16x32 case still runs */
-    int R = rows[_i], C = 32;
     ftm_mesh h, m;
-    ck_assert_int_eq(ftm_mesh_init(&h, R, C, 1), 0);
-    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
-    ck_assert_int_eq(ftm_mesh_fail_host(&m, R / 2, C / 2), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&h, pods[_i], pod_scenario("healthy")), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&m, pods[_i], pod_scenario("dead-host")), 0);
+    int R = h.rows, C = h.cols;
     double t0 = model(&h, count[_i]), t = model(&m, count[_i]);
     ck_assert_msg(t <= 1.10 * t0, "%dx%d dead host: %.4g ms vs healthy %.4g ms (+%.1f%%)", R, C,
                   t * 1e3, t0 * 1e3, 100 * (t / t0 - 1));
@@ -225,18 +224,11 @@ START_TEST(test_lines_pod_bounds)
     double b = two ? two_hosts[_i - 12] : bound[mi][md];
     if (_i != 4 && (sanitizer_scale() || (small_scale() && _i != 14)))
         return;
+    static const char *const FAULT[3] = { "dead-host", "dead-chip", "dead-link" };
     ftm_mesh h, m;
-    ck_assert_int_eq(ftm_mesh_init(&h, R, 32, 1), 0);
-    ck_assert_int_eq(ftm_mesh_copy(&m, &h), 0);
-    if (two) {
-        ftm_mesh_fail_host(&m, R / 4, 8);
-        ftm_mesh_fail_host(&m, 3 * R / 4, 24);
-    } else if (f == 0)
-        ftm_mesh_fail_host(&m, R / 2, 16);
-    else if (f == 1)
-        ftm_mesh_fail_chip(&m, R / 2, 16);
-    else
-        ftm_mesh_fail_link(&m, R / 2, 16, R / 2, 17, 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&h, mi, pod_scenario("healthy")), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&m, mi, pod_scenario(two ? "two-hosts" : FAULT[f])), 0);
+    ck_assert_int_eq(h.rows, R);
     ftm_cost_result h2 = model_full("2d-concurrent", &h, count[md]);
     ftm_cost_result hl = model_full("2d-lines", &h, count[md]);
     ftm_cost_result t = model_full("2d-lines", &m, count[md]);

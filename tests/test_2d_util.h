@@ -1,14 +1,29 @@
 /* What the 2-D tests share (test_2d.c: exactness, test_2d_model.c: the
- * modeled times): the inputs, the sweep's meshes and the plan check.
+ * modeled times; test_pod.c): the inputs, the sweep's meshes, the plan
+ * check and the pod scenarios.
  * Static inline: each program uses what it needs. */
 #ifndef FTMESH_TEST_2D_UTIL_H
 #define FTMESH_TEST_2D_UTIL_H
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ftmesh/mesh.h"
 #include "ftmesh/plan2d.h"
 #include "ftmesh/rng.h"
+#include "ftmesh/sweep.h"
+
+/* The pod scenario named name (sweep.h's list, scenarios.c: the one place
+ * each pod fault is written). */
+static inline const ftm_sweep_scenario *pod_scenario(const char *name)
+{
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
+    for (int i = 0; i < pod->nscen; i++)
+        if (!strcmp(pod->scen[i].name, name))
+            return &pod->scen[i];
+    ck_abort_msg("no scenario %s", name);
+    return NULL;
+}
 
 /* Small integers: every float sum over <= 4096 chips is exact. */
 static inline float input(int chip, size_t k) { return (float)((int)((chip * 13 + (int)(k % 1000) * 7) % 9) - 4); }

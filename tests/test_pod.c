@@ -14,6 +14,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/sweep.h"
 #include "test_util.h"
+#include "test_2d_util.h"
 
 static double model(const char *name, const ftm_mesh *m, size_t count)
 {
@@ -73,17 +74,6 @@ static const pod_case cases[] = {
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-/* The named scenario of sweep.h's list. */
-static const ftm_sweep_scenario *scenario(const char *name)
-{
-    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
-    for (int i = 0; i < pod->nscen; i++)
-        if (!strcmp(pod->scen[i].name, name))
-            return &pod->scen[i];
-    ck_abort_msg("no scenario %s", name);
-    return NULL;
-}
-
 START_TEST(test_pod_overhead_bounds)
 {
     const pod_case *k = &cases[_i];
@@ -92,8 +82,8 @@ START_TEST(test_pod_overhead_bounds)
     const ftm_sweep_pod *pod = ftm_sweep_pod_data();
     size_t count = pod->params[k->resnet ? 0 : 1];
     ftm_mesh h, m;
-    ck_assert_int_eq(ftm_sweep_scenario_mesh(&h, k->mesh, scenario("healthy")), 0);
-    ck_assert_int_eq(ftm_sweep_scenario_mesh(&m, k->mesh, scenario(k->scenario)), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&h, k->mesh, pod_scenario("healthy")), 0);
+    ck_assert_int_eq(ftm_sweep_scenario_mesh(&m, k->mesh, pod_scenario(k->scenario)), 0);
     double hc = model("2d-concurrent", &h, count), hl = model("2d-lines", &h, count);
     double best = hl < hc ? hl : hc, t = model(k->algo, &m, count);
     double pct = 100 * (t / best - 1);

@@ -37,7 +37,7 @@ tests_test_2d_model_LDADD = $(TEST_LIBS)
 # The pod-scale bounds and graceful degradation (model only).
 check_PROGRAMS += tests/test_pod
 TESTS += tests/test_pod
-tests_test_pod_SOURCES = tests/test_pod.c
+tests_test_pod_SOURCES = tests/test_pod.c tests/test_2d_util.h
 tests_test_pod_CFLAGS = $(TEST_CFLAGS)
 tests_test_pod_LDADD = $(TEST_LIBS)
 
