@@ -27,6 +27,8 @@ typedef struct tset {
     int *lfirst;       /* [n*4 + 1] link l's entries: ent[lfirst[l] .. lfirst[l+1]) */
     tr_entry *ent;
     int *next;         /* [entries] the entry's next chunk to send */
+    int *rem;          /* [n*4] chunks the link has left to send */
+    int *upm, *dnm;    /* [k*n] trees.c: crit_update */
     int *last, *dnat;  /* [k*n*nc] LAST, DNAT (trees.c) */
     unsigned char *pend; /* [k*n*nc] PEND */
 } tset;
