@@ -17,7 +17,7 @@ ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c s
 TESTS += tests/trace_cli.sh tests/demo_cli.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py tests/demo_order.py \
 	tests/demo_html.py
-EXTRA_DIST += tests/trace_cli.py
+EXTRA_DIST += tests/trace_cli.py tests/browse.py
 # tests/faults_cli.sh and tests/repair_cli.sh: in TESTS from Makefile.am (the longest first)
 EXTRA_DIST += tests/faults_cli.sh tests/repair_cli.sh
 # Output files written whole or not at all, signals, checks before any work
