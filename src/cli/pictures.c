@@ -195,8 +195,10 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
                         : has_phase(&s, "row-reduce-scatter") ? "row-reduce-scatter"
                                                               : "reduce-scatter";
     char title[160];
-    snprintf(title, sizeof title, first_tree ? "%s allreduce, the first tree"
-                                             : "%s allreduce, phase %s", algo, phase);
+    if (first_tree)
+        snprintf(title, sizeof title, "%s allreduce, the first tree", algo);
+    else
+        snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
     /* The first tree: the sends of the buffer's first byte (see draw_trees). */
     ftm_svg_picture q = { .title = title, .sched = &s, .phase = phase, .hi = first_tree };
     err = ftm_svg_draw(f, m, &q);
