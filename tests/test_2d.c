@@ -317,9 +317,40 @@ START_TEST(test_threads_exact)
 }
 END_TEST
 
-/* 2d-lines (3 chunks) on real chip threads: exact, and the bytes the
- * runtime counts on every link are the schedule's (hence the model's).
- * 3 and 4: rows cut twice (segments folded into a helper row). */
+/* Runs s on real chip threads (count floats): exact on every chip, and
+ * the bytes the runtime counts on every link are the schedule's (hence
+ * the model's). */
+static void threads_check(const ftm_sched *s, const ftm_mesh *m, size_t count)
+{
+    float **b = calloc((size_t)m->nchips, sizeof(float *));
+    for (int c = 0; c < m->nchips; c++) {
+        b[c] = malloc(count * sizeof(float));
+        for (size_t k = 0; k < count; k++)
+            b[c][k] = input(c, k);
+    }
+    ftm_rt *rt;
+    ftm_rt_config cfg = { 0, 0, 10.0, 0 };
+    ck_assert_int_eq(ftm_rt_create(&rt, m, &cfg), 0);
+    thr_ctx x = { s, b };
+    ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
+    check_exact(m, s, b, count);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m->nchips * 4);
+    ftm_sched_link_bytes(s, m, lb);
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < 4; d++) {
+            uint64_t bytes, pkts;
+            ftm_rt_link_stats(rt, c, d, &bytes, &pkts);
+            ck_assert_uint_eq(bytes, lb[c * 4 + d]);
+        }
+    free(lb);
+    ftm_rt_destroy(rt);
+    for (int c = 0; c < m->nchips; c++)
+        free(b[c]);
+    free(b);
+}
+
+/* 2d-lines (3 chunks) on real chip threads (threads_check). 3 and 4:
+ * rows cut twice (segments folded into a helper row). */
 START_TEST(test_lines_threads)
 {
     ftm_mesh m;
@@ -342,31 +373,29 @@ START_TEST(test_lines_threads)
     /* odd cases: reducing transfers of more than 100 elements in two halves */
     ck_assert_int_eq(ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, FTM_RED_SUM_F32, 3,
                                                         _i % 2 ? 100 : 0), 0);
-    float **b = calloc((size_t)m.nchips, sizeof(float *));
-    for (int c = 0; c < m.nchips; c++) {
-        b[c] = malloc(count * sizeof(float));
-        for (size_t k = 0; k < count; k++)
-            b[c][k] = input(c, k);
-    }
-    ftm_rt *rt;
-    ftm_rt_config cfg = { 0, 0, 10.0, 0 };
-    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
-    thr_ctx x = { &s, b };
-    ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
-    check_exact(&m, &s, b, count);
-    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
-    ftm_sched_link_bytes(&s, &m, lb);
+    threads_check(&s, &m, count);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
+/* On a healthy torus (no row is a line) at a latency-bound size, 2d-lines
+ * keeps its variant with whole rows as two-sided rings: every chip's
+ * program has 2 x ar2d_ring2_steps of the rows plus 2 x of the columns,
+ * n/2 each on an n x n torus (16 on 8x8, 12 on 6x6; bidirectional rows
+ * take 2(n - 1) + n: 22 and 16), and it is exact on chip threads with
+ * the model's link bytes. */
+START_TEST(test_lines_two_sided_rows)
+{
+    static const int side[] = { 8, 6 }, steps[] = { 16, 12 };
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, side[_i], side[_i], 1), 0);
+    size_t count = 4099;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_2d_lines_build_k(&s, NULL, &m, count, FTM_RED_SUM_F32, 0), 0);
     for (int c = 0; c < m.nchips; c++)
-        for (int d = 0; d < 4; d++) {
-            uint64_t bytes, pkts;
-            ftm_rt_link_stats(rt, c, d, &bytes, &pkts);
-            ck_assert_uint_eq(bytes, lb[c * 4 + d]);
-        }
-    free(lb);
-    ftm_rt_destroy(rt);
-    for (int c = 0; c < m.nchips; c++)
-        free(b[c]);
-    free(b);
+        ck_assert_int_eq(s.prog[c].nsteps, steps[_i]);
+    threads_check(&s, &m, count);
     ftm_sched_free(&s);
     ftm_mesh_free(&m);
 }
@@ -386,6 +415,7 @@ Suite *twod_suite(void)
     TCase *tt = tcase_create("threads");
     tcase_add_loop_test(tt, test_threads_exact, 0, 10);
     tcase_add_loop_test(tt, test_lines_threads, 0, 5);
+    tcase_add_loop_test(tt, test_lines_two_sided_rows, 0, 2);
     tcase_set_timeout(tt, 60);
     suite_add_tcase(su, tt);
     return su;

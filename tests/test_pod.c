@@ -43,13 +43,13 @@ typedef struct pod_case {
 } pod_case;
 
 static const pod_case cases[] = {
-    /* 16x32, ResNet-50 (25.6M fp32; healthy best 0.650 ms, 2d-lines) */
-    { 0, "dead-host", 1, "2d-lines", 62.91 },
-    { 0, "dead-chip", 1, "2d-lines", 56.58 },
-    { 0, "dead-link", 1, "2d-lines", 57.89 },
-    { 0, "two-hosts", 1, "2d-lines", 77.77 },
-    { 0, "two-hosts-same-rows", 1, "2d", 109.45 },
-    { 0, "four-hosts", 1, "2d-lines", 185.79 },
+    /* 16x32, ResNet-50 (25.6M fp32; healthy best 0.638 ms, 2d-lines) */
+    { 0, "dead-host", 1, "2d-lines", 66.03 },
+    { 0, "dead-chip", 1, "2d-lines", 59.58 },
+    { 0, "dead-link", 1, "2d-lines", 60.92 },
+    { 0, "two-hosts", 1, "2d-lines", 81.17 },
+    { 0, "two-hosts-same-rows", 1, "2d", 113.47 },
+    { 0, "four-hosts", 1, "2d-lines", 191.27 },
     /* 16x32, BERT-large (340M; 7.484 ms) */
     { 0, "dead-host", 0, "2d-lines", 31.93 },
     { 0, "dead-chip", 0, "2d-lines", 27.97 },
@@ -57,13 +57,13 @@ static const pod_case cases[] = {
     { 0, "two-hosts", 0, "2d-lines", 46.16 },
     { 0, "two-hosts-same-rows", 0, "2d-lines", 59.01 },
     { 0, "four-hosts", 0, "2d-lines", 95.32 },
-    /* 32x32, ResNet-50 (0.634 ms) */
-    { 1, "dead-host", 1, "2d-lines", 60.08 },
-    { 1, "dead-chip", 1, "2d-lines", 56.04 },
-    { 1, "dead-link", 1, "2d-lines", 58.45 },
-    { 1, "two-hosts", 1, "2d-lines", 69.01 },
-    { 1, "two-hosts-same-rows", 1, "2d", 119.95 },
-    { 1, "four-hosts", 1, "2d-lines", 168.04 },
+    /* 32x32, ResNet-50 (0.621 ms) */
+    { 1, "dead-host", 1, "2d-lines", 63.46 },
+    { 1, "dead-chip", 1, "2d-lines", 59.34 },
+    { 1, "dead-link", 1, "2d-lines", 61.80 },
+    { 1, "two-hosts", 1, "2d-lines", 72.58 },
+    { 1, "two-hosts-same-rows", 1, "2d", 124.59 },
+    { 1, "four-hosts", 1, "2d-lines", 173.69 },
     /* 32x32, BERT-large (7.272 ms) */
     { 1, "dead-host", 0, "2d-lines", 29.09 },
     { 1, "dead-chip", 0, "2d-lines", 27.08 },

@@ -76,11 +76,14 @@ typedef struct ar2d_lines_variant {
                          * halves (0: none) */
     int one_way_rows;   /* whole rows may run one-way where it pays */
     int other_passes;   /* the other row pass count (match_passes) */
+    int two_sided_rows; /* whole rows as two-sided rings (where no row is
+                         * a line: allreduce_2d_lines.c, row_ring_steps) */
 } ar2d_lines_variant;
 typedef struct ar2d_lines_found {
     int one_way_rows;   /* one-way rows were used (or the build stopped
                          * before it was known) */
     int other_passes;   /* there is another pass count to try */
+    int no_lines;       /* every row of both halves is a whole ring */
 } ar2d_lines_found;
 /* Builds variant v of 2d-lines into s; found (may be NULL) is set where
  * the other variants differ. FTM_ENOTSUP where no line layout fits. */

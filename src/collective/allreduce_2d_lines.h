@@ -43,6 +43,7 @@ typedef struct ar2d_lhalf {
     int col_steps;         /* column phase steps of a chunk */
     int npasses;           /* row phase passes per chunk */
     int pass_steps;        /* steps of one pass */
+    int two_sided;         /* whole rows run as two-sided rings */
     int slot_steps;        /* a slot: chunk c starts at step c * slot_steps;
                             * its row all-gather at (c + 1) * slot_steps - 1 */
 } ar2d_lhalf;
