@@ -55,6 +55,16 @@ START_TEST(test_detour_bound)
     ftm_mesh_fail_chip(&m, 2, 2);
     ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1);
     ftm_mesh_free(&m);
+    /* one healthy chip: its ring has no edge, so no detour either */
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 1, 0), 0);
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 0);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 3, 0), 0);
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 1); /* 2 against 1 */
+    ftm_mesh_fail_chip(&m, 0, 0);
+    ftm_mesh_fail_chip(&m, 0, 1);
+    ck_assert_int_eq(ftm_mesh_detour_lower_bound(&m), 0);
+    ftm_mesh_free(&m);
 }
 END_TEST
 

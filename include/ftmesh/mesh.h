@@ -63,7 +63,8 @@ FTM_EXTERN int ftm_mesh_healthy_count(const ftm_mesh *m);
  * the checkerboard colouring (row + col) % 2, a one-hop edge joins two
  * colours, so a ring needs at least |black - white| edges of several hops
  * (Itai, Papadimitriou, Szwarcfiter 1982 use the same count). A torus with
- * a wrapping side of odd length is not two-coloured: the bound is 0. */
+ * a wrapping side of odd length is not two-coloured: the bound is 0; so
+ * is it with one healthy chip (its ring has no edge). */
 FTM_EXTERN int ftm_mesh_detour_lower_bound(const ftm_mesh *m);
 
 /* Faults. Each returns 0, FTM_ERANGE (coordinates outside the mesh) or

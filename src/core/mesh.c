@@ -101,11 +101,13 @@ int ftm_mesh_detour_lower_bound(const ftm_mesh *m)
 {
     if (m->torus && ((m->rows >= 3 && (m->rows & 1)) || (m->cols >= 3 && (m->cols & 1))))
         return 0;
-    int gap = 0;
+    int gap = 0, live = 0;
     for (int i = 0; i < m->nchips; i++)
-        if (!m->chip_dead[i])
+        if (!m->chip_dead[i]) {
             gap += ((ftm_mesh_row(m, i) + ftm_mesh_col(m, i)) & 1) ? -1 : 1;
-    return gap < 0 ? -gap : gap;
+            live++;
+        }
+    return live < 2 ? 0 : gap < 0 ? -gap : gap; /* one chip: a ring with no edge */
 }
 
 static int in_range(const ftm_mesh *m, int r, int c)
