@@ -169,6 +169,16 @@ for algo in bidir tree 2d-concurrent; do
     grep -q 'class="legend"' "$tmp/r.svg" && grep -q 'class="edge"' "$tmp/r.svg" &&
         ok || bad "rings --algo $algo --svg: legend and edges"
 done
+# chips the batch split leaves without examples get a note in both modes
+expect 0 train --mesh 4x4 --steps 1 --batch 12
+grep_out "# note: a batch of 12 examples for 16 chips, at most one each, so 4 chips idle; --batch 16 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 12 --reduce exact --micro 2
+grep_out "# note: exact mode deals whole micro-batches: 6 micro-batches of 2 examples for 16 chips, so 10 chips idle; --batch 32 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 16 --reduce exact --micro 2
+grep_out "8 micro-batches of 2 examples for 16 chips, so 8 chips idle; --micro 1 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 16
+grep -q "note" "$tmp/out" && bad "train --batch 16 on 16 chips: no chip idle, yet a note" || ok
+
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
     --svg "$tmp/t.svg"
