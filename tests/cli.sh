@@ -169,6 +169,16 @@ for algo in bidir tree 2d-concurrent; do
     grep -q 'class="legend"' "$tmp/r.svg" && grep -q 'class="edge"' "$tmp/r.svg" &&
         ok || bad "rings --algo $algo --svg: legend and edges"
 done
+# chips the batch split leaves without examples get a note in both modes
+expect 0 train --mesh 4x4 --steps 1 --batch 12
+grep_out "# note: a batch of 12 examples for 16 chips, at most one each, so 4 chips idle; --batch 16 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 12 --reduce exact --micro 2
+grep_out "# note: exact mode deals whole micro-batches: 6 micro-batches of 2 examples for 16 chips, so 10 chips idle; --batch 32 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 16 --reduce exact --micro 2
+grep_out "8 micro-batches of 2 examples for 16 chips, so 8 chips idle; --micro 1 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 16
+grep -q "note" "$tmp/out" && bad "train --batch 16 on 16 chips: no chip idle, yet a note" || ok
+
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
     --svg "$tmp/t.svg"
@@ -185,6 +195,54 @@ for x, attrs, text in re.findall(r'<text x="([0-9.]+)"([^>]*)>([^<]*)<', s):
 EOF
 expect 0 rings --mesh 4x4 --seed 5
 grep_err "warning: --seed has no effect without --random-faults"
+# every option that has no effect is a one-line warning, the run goes on
+# (exit 0); an error after it is still the only line (expect 2 checks)
+warns() { # warns N: exactly N lines on stderr, each a warning
+    [ "$(wc -l <"$tmp/err")" = "$1" ] && [ "$(grep -c '^ftmesh [a-z]*: warning: ' "$tmp/err")" = "$1" ] &&
+        ok || bad "ftmesh $last_cmd: want $1 warning line(s), got: $(cat "$tmp/err")"
+}
+expect 0 rings --mesh 8x8 --mesh 4x4
+grep_err "warning: --mesh given twice: only the last, --mesh 4x4, has an effect"
+grep_out "4x4 mesh"
+warns 1
+expect 2 rings --mesh 4x4 --mesh 4x4 --fail 9,9
+grep_err "--fail 9,9: chip outside"
+expect 0 rings --mesh 4x4 --torus --torus
+grep_err "warning: --torus given twice: once is enough"
+expect 0 rings --mesh 2x2 --torus
+grep_err "warning: --torus has no effect on a 2x2 mesh"
+expect 0 rings --mesh 2x3 --torus
+warns 0
+expect 0 rings --fail 3,4 --fail 3,4 --fail 2,2
+grep_err "warning: --fail 3,4 given twice: chip (3,4) is dead already"
+warns 1
+expect 0 rings --torus --fail-host 7,7 --fail-host 7,7 --fail 0,0 --fail 1,1
+grep_err "warning: --fail-host 7,7 given twice"
+grep_err "warning: --fail 0,0 has no effect: the chip is in the host of --fail-host 7,7"
+warns 2
+expect 0 rings --fail-link 0,0-0,1 --fail-link 0,1-0,0 --fail-link '0,1>0,0' --fail-link '1,1>1,2' --fail-link 1,1-1,2
+grep_err "warning: --fail-link 0,1-0,0 has no effect: that link is dead already"
+grep_err "warning: --fail-link 0,1>0,0 has no effect"
+warns 2
+expect 0 rings --fail 2,2 --fail-link 2,3-2,2
+grep_err "warning: --fail-link 2,3-2,2 has no effect: chip (2,2) is dead"
+expect 0 rings --fault-seed 3
+grep_err "warning: --fault-seed has no effect without --random-faults"
+expect 0 rings --fault-seed 3 --random-faults 2
+warns 0
+expect 0 allreduce --size 4K --iters 1 --trace-clock modeled
+grep_err "warning: --trace-clock has no effect without --trace FILE"
+warns 1
+expect 0 allreduce --packets-only --model-only
+grep_err "warning: --packets-only has no effect with --model-only"
+warns 1
+expect 0 allreduce --model-only --size 4K --size 8K --json
+grep_err "warning: --size given twice: only the last, --size 8K, has an effect"
+json "$tmp/out" 'j["bytes"] == 8192'
+expect 0 demo --mesh 3x3 --text --trace-clock wall
+grep_err "warning: --text has no effect without --html"
+grep_err "warning: --trace-clock has no effect without --trace FILE"
+warns 2
 
 # allreduce: verified, nccl-style, JSON keys; every algorithm; faults.
 for algo in ring bidir 2d tree auto; do

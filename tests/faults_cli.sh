@@ -77,6 +77,22 @@ expect 0 "allreduce kills" "$FTMESH" allreduce --mesh 4x4 --kill link:0,0-0,1@0:
     --size 64K --iters 3 --json
 json 'j["wrong"] == 0 and j["chips"] == 15 and len(j["events"]) == 2 and j["events"][0]["chips_after"] == 16'
 
+# A failure restarts the whole allreduce run, and its line says so
+expect 0 "allreduce restarts" "$FTMESH" allreduce --mesh 4x4 --kill 2,2@1 --size 16K --iters 2
+grep -q '^# iteration 1 (start): chip (2,2) died; .*; 15 chips left, the run starts over from iteration 0; allreduce modeled ' "$out" &&
+    ! grep -q redone "$out" || { echo "FAIL: allreduce restart line:"; cat "$out"; fail=1; }
+# train's line gives the gradient allreduce's modeled time (the table's
+# modeled_ar adds the batch-norm sums): the summary's "gradients" after it
+expect 0 "train gradient line" $T --mesh 4x4 --fail 1,1 --steps 3 --fail-during 2,2 --fail-step 1
+python3 - "$out" <<'EOF2' || { echo "FAIL: train event line:"; cat "$out"; fail=1; }
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"^# step 1 \(allreduce\): chip \(2,2\) died; .*; 14 chips left, step 1 redone; "
+              r"gradient allreduce modeled ([0-9.e+-]+) -> ([0-9.e+-]+) s \(x", t, re.M)
+g = re.search(r"^# modeled allreduce per step: [0-9.]+ us \(gradients ([0-9.]+) us \+", t, re.M)
+assert m and g and abs(float(m.group(2)) * 1e6 - float(g.group(1))) < 0.01 * float(g.group(1)), t
+EOF2
+
 # --fail-during R,C [--fail-after N] is the --kill R,C@0:allreduce (R,C@0:N)
 # it names: the same log line, JSON event, died_during_run and trace events
 # (fail, recover); only the wall times differ.

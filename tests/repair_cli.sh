@@ -40,7 +40,7 @@ T="$FTMESH train --mesh 4x4 --steps 6 --batch 12 --micro 2 --reduce exact --chec
 
 # a host dies and comes back; the log tells who sent the state
 expect 0 "host repaired" $T --kill host:2,2@1:allreduce --repair host:2,2@3
-grep -q "^# step 3: host (2,2) repaired; state from (1,2): [0-9]* bytes, [0-9.e+-]* us modeled; 16 chips; allreduce modeled" "$out" \
+grep -q "^# step 3: host (2,2) repaired; state from (1,2): [0-9]* bytes, [0-9.e+-]* us modeled; 16 chips; gradient allreduce modeled" "$out" \
     || { echo "FAIL: repair line"; cat "$out"; fail=1; }
 grep -q "^# availability: 88 of 96 chip-steps alive" "$out" || { echo "FAIL: availability"; cat "$out"; fail=1; }
 grep -q "check PASSED" "$out" || { echo "FAIL: --check"; cat "$out"; fail=1; }

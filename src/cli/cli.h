@@ -31,8 +31,12 @@ int cli_demo(int argc, char **argv);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the message; returns CLI_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Prints "ftmesh CMD: warning: ..." (an option that has no effect). */
+/* "ftmesh CMD: warning: ..." (an option that has no effect): kept until
+ * cli_warn_flush prints it (a command flushes once its checks pass, main
+ * after the command), dropped when an error is printed first, so that a
+ * refused command prints its one line only. */
 void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn_flush(void);
 /* "s" unless n == 1: printf("%d chip%s", n, cli_s(n)). */
 const char *cli_s(long n);
 
@@ -86,6 +90,12 @@ typedef int (*cli_opt_fn)(void *ctx, int id, const char *name, const char *val);
  * line), or CLI_HELP when --help or -h was given (nothing printed). */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
               cli_opt_fn fn, void *ctx);
+/* cli_parse also warns (cli_warn) about an option given more than once
+ * that is not repeatable (only its last value counts); cli_parse_quiet
+ * does not: for a second pass over the same argv, or flags the program
+ * wrote itself. */
+int cli_parse_quiet(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+                    cli_opt_fn fn, void *ctx);
 /* Prints "TITLE:" and one entry per option of tables[0..] (redefined
  * shared options once) in a man-page-friendly layout. */
 void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
@@ -108,6 +118,10 @@ typedef struct cli_mesh_opts {
     const char *ranks;          /* --ranks RxC, or NULL */
 } cli_mesh_opts;
 
+/* Warns that --seed (unless seed_used: the command uses it for more) and
+ * --fault-seed have no effect without random draws: --random-faults, or
+ * random_kills > 0 (--random-kills given; -1: the command has none). */
+void cli_mesh_warn_seeds(const cli_mesh_opts *o, int seed_used, int random_kills);
 /* The seed of --random-faults and --random-kills: --fault-seed, else --seed. */
 uint64_t cli_fault_seed(const cli_mesh_opts *o);
 /* 0, or CLI_EXIT_FAIL when out of memory (after printing). */

@@ -118,7 +118,9 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
         return 0;
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;
-    case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
+    case O_TRACE_CLOCK:
+        a->trace_clock_given = 1;
+        return cli_trace_clock(CMD, v, &a->trace_clock);
     case O_TRACE_ITERS:
         if (cli_parse_int(v, 1, 100000, &a->trace_iters))
             return cli_usage_error(CMD, "--trace-iters %s: expected a whole number 1..100000", v);
@@ -254,14 +256,15 @@ static int validate(ar_args *a, ar_run *x)
         return cli_usage_error(CMD, "--fail-during needs chips running: drop --model-only");
     if ((rc = build_script(a, x)))
         return rc;
-    if ((a->o.seed_given && !a->o.fault_seed_given) || a->o.fault_seed_given)
-        if (!a->o.random_faults_given && !a->f.random_given)
-            cli_warn(CMD, "%s has no effect without --random-faults or --random-kills",
-                     a->o.fault_seed_given ? "--fault-seed" : "--seed");
+    cli_mesh_warn_seeds(&a->o, 0, a->f.random_given);
     if (a->model_only && a->iters_given)
         cli_warn(CMD, "--iters has no effect with --model-only");
     if (a->model_only && a->o.hang_timeout_s > 0)
         cli_warn(CMD, "--hang-timeout has no effect with --model-only");
+    if (a->model_only && a->packets_only)
+        cli_warn(CMD, "--packets-only has no effect with --model-only (no data moves)");
+    if (a->trace_clock_given && !a->trace)
+        cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
     if (a->trace && a->model_only)
         return cli_usage_error(CMD, "--trace records chips running: drop --model-only");
     if (a->trace_iters && !a->trace)
@@ -557,6 +560,7 @@ int cli_allreduce(int argc, char **argv)
         usage();
     if (rc || (rc = validate(&a, &x)))
         goto out;
+    cli_warn_flush(); /* the checks passed: before the run */
     algo = a.algo;
     x.r.chips = ftm_mesh_healthy_count(&x.m);
     err = run(&a, &algo, &x);

@@ -72,7 +72,7 @@ typedef struct demo_args {
     int step, no_color, text;
     double delay;
     const char *html, *trace, *fail_during;
-    int trace_clock;
+    int trace_clock, trace_clock_given;
 } demo_args;
 
 static int demo_opt(void *ctx, int id, const char *name, const char *v)
@@ -97,7 +97,9 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
     case O_HTML: d->html = v; return 0;
     case O_TEXT: d->text = 1; return 0;
     case O_TRACE: d->trace = v; return 0;
-    case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &d->trace_clock);
+    case O_TRACE_CLOCK:
+        d->trace_clock_given = 1;
+        return cli_trace_clock(CMD, v, &d->trace_clock);
     default: return cli_mesh_set(&d->o, id, name, v);
     }
 }
@@ -488,6 +490,19 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
     return 0;
 }
 
+/* The demo's options that do nothing with the others given. */
+static void warn_unused(const demo_args *d)
+{
+    if (d->trace_clock_given && !d->trace)
+        cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
+    if (d->text && !d->html)
+        cli_warn(CMD, "--text has no effect without --html (the lesson is told in the "
+                 "terminal anyway)");
+    if (d->html && !d->text && (d->step || d->delay > 0))
+        cli_warn(CMD, "%s has no effect with --html alone: no lesson is told in the "
+                 "terminal (add --text)", d->step ? "--step" : "--delay");
+}
+
 /* Checks the mesh and options against each other; 0 or CLI_EXIT_USAGE. */
 static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
 {
@@ -508,8 +523,8 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     } else if (!d->algo) {
         *victim = default_victim(m);
     }
-    if (d->o.seed_given && !d->o.random_faults)
-        cli_warn(CMD, "--seed has no effect without --random-faults");
+    cli_mesh_warn_seeds(&d->o, 0, -1);
+    warn_unused(d);
     return own_ok(d->algo ? d->algo : "ring", m, *victim);
 }
 
@@ -628,6 +643,7 @@ int cli_demo(int argc, char **argv)
         cli_mesh_opts_free(&d.o);
         return rc == CLI_HELP ? 0 : rc;
     }
+    cli_warn_flush(); /* the checks passed: before the lesson */
     demo_out out = out_mode(&d);
     long wrong = 0;
     demo_story st;

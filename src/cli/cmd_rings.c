@@ -347,9 +347,10 @@ int cli_rings(int argc, char **argv)
     int rc = cli_parse("rings", argc, argv, rings_tables, rings_opt, &a);
     if (rc == CLI_HELP)
         usage();
-    if (!rc && a.o.seed_given && !a.o.random_faults_given)
-        cli_warn("rings", "--seed has no effect without --random-faults");
+    if (!rc)
+        cli_mesh_warn_seeds(&a.o, 0, -1);
     if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
+        cli_warn_flush();
         if (!a.svg || !(rc = cli_out_open("rings", &svg, "--svg", a.svg)))
             rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, &svg)
                  : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, &svg)

@@ -134,7 +134,7 @@ typedef struct targs {
     cli_mesh_opts o;
     ftm_train_opts t;       /* the library's defaults, then the options */
     const char *model, *data, *corpus, *fail_during, *trace, *svg;
-    int trace_clock;
+    int trace_clock, trace_clock_given;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     long resume_step;       /* --resume: the checkpoint's step (0 without) */
     cli_faults f;           /* --kill, --faults, --random-kills */
@@ -234,7 +234,9 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_CORPUS: a->corpus = v; return 0;
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_TRACE: a->trace = v; return 0;
-    case O_TRACE_CLOCK: return cli_trace_clock(CMD, v, &a->trace_clock);
+    case O_TRACE_CLOCK:
+        a->trace_clock_given = 1;
+        return cli_trace_clock(CMD, v, &a->trace_clock);
     case O_SVG: a->svg = v; return 0;
     case O_FAIL_STEP:
         if (cli_parse_int(v, 0, 1000000, &a->t.fail_step))
@@ -272,6 +274,9 @@ static int check_model_options(const targs *a)
         cli_warn(CMD, "--tol has no effect with --reduce exact (parameters must be bitwise equal)");
     if (a->bn_algo_given && bert)
         cli_warn(CMD, "--bn-algo has no effect on --model bert (it has no batch norm)");
+    if (a->trace_clock_given && !a->trace)
+        cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
+    cli_mesh_warn_seeds(&a->o, 1, a->f.random_given);
     return 0;
 }
 
@@ -423,6 +428,31 @@ static int validate(targs *a, train_run *x)
     return check_files(a, x);
 }
 
+/* Chips left without examples by the batch split (ftm_train_split: float
+ * mode deals examples, exact mode whole micro-batches), and what would
+ * keep them busy. */
+static void idle_note(const ftm_train_opts *t, int P)
+{
+    long units = t->exact ? (t->batch + t->micro - 1) / t->micro : t->batch;
+    if (units >= P)
+        return;
+    long idle = P - units;
+    if (!t->exact)
+        printf("# note: a batch of %ld example%s for %d chips, at most one each, so %ld chip%s "
+               "idle; --batch %d would keep them busy\n", t->batch, cli_s(t->batch), P, idle,
+               cli_s(idle), P);
+    else if (t->batch >= P)
+        printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %d example%s "
+               "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
+               units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, idle, cli_s(idle),
+               t->batch / P);
+    else
+        printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %d example%s "
+               "for %d chips, so %ld chip%s idle; --batch %ld would keep them busy\n", units,
+               units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, idle, cli_s(idle),
+               (long)P * t->micro);
+}
+
 static void header(const targs *a, const ftm_mesh *m)
 {
     int P = ftm_mesh_healthy_count(m);
@@ -431,12 +461,7 @@ static void header(const targs *a, const ftm_mesh *m)
            "reduce %s%s\n", a->model, m->rows, m->cols, m->torus ? "torus" : "mesh", P, cli_s(P),
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
-    long units = (t->batch + t->micro - 1) / t->micro;
-    if (t->exact && units < P && t->batch >= P)
-        printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %d example%s "
-               "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
-               units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, P - units,
-               cli_s(P - units), t->batch / P);
+    idle_note(t, P);
     cli_faults_record_text(&a->o, m);
     if (t->resume)
         printf("# resumed from %s at step %ld\n", t->resume, a->resume_step);
@@ -557,7 +582,7 @@ int cli_train(int argc, char **argv)
         cli_mesh_opts_free(&a.o);
         return CLI_EXIT_FAIL;
     }
-    int rc = cli_parse(CMD, argc, argv, train_tables, model_opt, &a);
+    int rc = cli_parse_quiet(CMD, argc, argv, train_tables, model_opt, &a); /* --model first */
     if (!rc) {
         ftm_train_opts_default(&a.t, a.kind);
         rc = cli_parse(CMD, argc, argv, train_tables, train_opt, &a);
@@ -570,6 +595,7 @@ int cli_train(int argc, char **argv)
         nothing_to_do(&a);
         goto out;
     }
+    cli_warn_flush(); /* the checks passed: before the run */
     train_out oc;
     train_out_init(&oc, a.o.json, a.t.steps, a.t.batch);
     if (cli_ranks_count() > 1)

@@ -229,15 +229,22 @@ static const char *unit(int mode)
     return mode == FTM_FAULT_TRAIN ? "step" : "iteration";
 }
 
+/* What the modeled times of a record measure: train's rings carry the
+ * gradients (the table's modeled_ar adds the batch-norm sums). */
+static const char *modeled_what(int mode)
+{
+    return mode == FTM_FAULT_TRAIN ? "gradient allreduce" : "allreduce";
+}
+
 static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
 {
     char state[160] = "";
     if (e->from[0])
         snprintf(state, sizeof state, "; state from %s: %llu bytes, %.3g us modeled", e->from,
                  (unsigned long long)e->state_bytes, e->lost_modeled_s * 1e6);
-    fprintf(out, "# %s %ld: %s repaired%s; %d chip%s; allreduce modeled %.3g -> %.3g s\n",
+    fprintf(out, "# %s %ld: %s repaired%s; %d chip%s; %s modeled %.3g -> %.3g s\n",
             unit(mode), e->when, e->what, state, e->chips_after, cli_s(e->chips_after),
-            e->modeled_before_s, e->modeled_after_s);
+            modeled_what(mode), e->modeled_before_s, e->modeled_after_s);
 }
 
 void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
@@ -253,11 +260,16 @@ void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
         return;
     }
     double q = e->modeled_before_s > 0 ? e->modeled_after_s / e->modeled_before_s : 0;
+    char again[64]; /* train resumes at a step; allreduce runs every iteration again */
+    if (mode == FTM_FAULT_TRAIN)
+        snprintf(again, sizeof again, "step %ld redone", e->resumed);
+    else
+        snprintf(again, sizeof again, "the run starts over from iteration %ld", e->resumed);
     fprintf(out, "# %s %ld (%s): %s died; noticed by %s; lost %.3g s wall, %.3g s modeled; "
-            "%d chip%s left, %s %ld redone; allreduce modeled %.3g -> %.3g s (x%.3f)\n",
+            "%d chip%s left, %s; %s modeled %.3g -> %.3g s (x%.3f)\n",
             unit(mode), e->when, ftm_fault_phase_name(e->phase), e->what, e->detected_by,
-            e->lost_wall_s, e->lost_modeled_s, e->chips_after, cli_s(e->chips_after), unit(mode),
-            e->resumed, e->modeled_before_s, e->modeled_after_s, q);
+            e->lost_wall_s, e->lost_modeled_s, e->chips_after, cli_s(e->chips_after), again,
+            modeled_what(mode), e->modeled_before_s, e->modeled_after_s, q);
 }
 
 void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n)

@@ -75,8 +75,9 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s);
 /* One line for the log: when, what died, who noticed and how, the time
- * lost, the chips left, the step redone, the new rings' modeled time; for
- * a repair, what came back, who sent the state and its bytes and modeled
+ * lost, the chips left, the step redone (allreduce: the run starts over),
+ * the new rings' modeled time (train: of the gradient allreduce); for a
+ * repair, what came back, who sent the state and its bytes and modeled
  * time, the chips now, the new rings' modeled time. */
 void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode);
 /* The summary's "events" list: kind ("kill" or "repair"), step (the

@@ -146,7 +146,7 @@ void cli_faults_record_json_flags(struct cli_json *j, const char *flags, int row
         snprintf(spec, sizeof spec, "%dx%d", rows, cols);
         o.mesh_spec = spec;
         o.torus = torus;
-        ok = !cli_parse("sweep", argc, argv, tables, flag_opt, &o) && !cli_build_mesh_only(&o, &m);
+        ok = !cli_parse_quiet("sweep", argc, argv, tables, flag_opt, &o) && !cli_build_mesh_only(&o, &m);
         if (ok) {
             cli_faults_record_json(j, &o, &m);
             ftm_mesh_free(&m);

@@ -51,6 +51,7 @@ static int run(int argc, char **argv)
         if (strcmp(argv[1], c->name) == 0) {
             name = c->name;
             rc = c->run(argc - 1, argv + 1);
+            cli_warn_flush(); /* those a command did not print */
         }
     if (rc < 0)
         return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);

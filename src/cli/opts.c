@@ -1,6 +1,7 @@
 /* Option parsing for every command (getopt_long over cli_opt tables), the
  * shared mesh and fault options, and the mesh they describe. */
 #include "cli.h"
+#include "faults_cli.h" /* the ids of the repeatable fault options */
 #include "ftmesh/error.h"
 #include "ftmesh/costmodel.h"
 
@@ -142,33 +143,90 @@ static int one(const char *cmd, int c, char **argv, const cli_opt **all, cli_opt
     return fn(ctx, o->id, o->name, optarg);
 }
 
-int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
-              cli_opt_fn fn, void *ctx)
+/* Options that add one more each time (the faults). */
+static int repeatable(int id)
+{
+    return id == CLI_O_FAIL || id == CLI_O_FAIL_HOST || id == CLI_O_FAIL_LINK ||
+           id == CLI_O_KILL || id == CLI_O_REPAIR;
+}
+
+/* Any other option given more than once: only its last value has an
+ * effect (a flag: once is enough). count[k] and last[k]: how often
+ * all[k] was given, and its last value. */
+static void warn_repeats(const char *cmd, const cli_opt **all, int n, const int *count,
+                         char *const *last)
+{
+    for (int k = 0; k < n; k++) {
+        if (count[k] < 2 || repeatable(all[k]->id))
+            continue;
+        char times[32];
+        snprintf(times, sizeof times, count[k] == 2 ? "twice" : "%d times", count[k]);
+        if (all[k]->arg)
+            cli_warn(cmd, "--%s given %s: only the last, --%s %s, has an effect", all[k]->name,
+                     times, all[k]->name, last[k]);
+        else
+            cli_warn(cmd, "--%s given %s: once is enough", all[k]->name, times);
+    }
+}
+
+/* cli_parse; warn: also warn about options given more than once. */
+static int parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+                 cli_opt_fn fn, void *ctx, int warn)
 {
     int ntables = 0, n = 0;
     while (tables[ntables])
         ntables++;
     const cli_opt **all = flatten(tables, ntables, &n);
     struct option *lo = all ? calloc((size_t)n + 2, sizeof *lo) : NULL;
-    if (!lo) {
-        free(all);
-        return cli_error(cmd, "out of memory");
-    }
-    for (int k = 0; k < n; k++)
+    int *count = all ? calloc((size_t)n + 1, sizeof *count) : NULL;
+    char **last = all ? calloc((size_t)n + 1, sizeof *last) : NULL;
+    int rc = !lo || !count || !last ? cli_error(cmd, "out of memory") : 0, c, idx = 0;
+    for (int k = 0; !rc && k < n; k++)
         lo[k] = (struct option){ all[k]->name, all[k]->arg ? required_argument : no_argument,
                                  NULL, 256 + k };
-    lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
-    int rc = 0, c, idx = 0;
+    if (!rc)
+        lo[n] = (struct option){ "help", no_argument, NULL, 'h' };
     opterr = 0;
     optind = 0; /* full reinitialisation (glibc) */
     /* '+': stop at the first non-option; ':': report a missing value */
     while (!rc && (c = getopt_long(argc, argv, "+:h", lo, &idx)) != -1)
-        rc = one(cmd, c, argv, all, fn, ctx);
+        if (!(rc = one(cmd, c, argv, all, fn, ctx)) && c >= 256) {
+            count[c - 256]++;
+            last[c - 256] = optarg;
+        }
     if (!rc && optind < argc)
         rc = cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", argv[optind], cmd);
+    if (!rc && warn)
+        warn_repeats(cmd, all, n, count, last);
+    free(last);
+    free(count);
     free(lo);
     free(all);
     return rc;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+              cli_opt_fn fn, void *ctx)
+{
+    return parse(cmd, argc, argv, tables, fn, ctx, 1);
+}
+
+int cli_parse_quiet(const char *cmd, int argc, char **argv, const cli_opt *const *tables,
+                    cli_opt_fn fn, void *ctx)
+{
+    return parse(cmd, argc, argv, tables, fn, ctx, 0);
+}
+
+void cli_mesh_warn_seeds(const cli_mesh_opts *o, int seed_used, int random_kills)
+{
+    const char *without = random_kills < 0 ? "--random-faults"
+                                           : "--random-faults or --random-kills";
+    if (o->random_faults_given || random_kills > 0)
+        return;
+    if (o->seed_given && !seed_used)
+        cli_warn(o->cmd, "--seed has no effect without %s", without);
+    if (o->fault_seed_given)
+        cli_warn(o->cmd, "--fault-seed has no effect without %s", without);
 }
 
 uint64_t cli_fault_seed(const cli_mesh_opts *o)
@@ -288,17 +346,37 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
     }
 }
 
-/* --fail and --fail-host. */
+/* A --fail chip inside a --fail-host block dies with the host anyway. */
+static void warn_fail_in_host(const cli_mesh_opts *o, const ftm_mesh *m)
+{
+    int r, c, hr, hc;
+    for (int k = 0; k < o->nfail; k++) {
+        ftm_mesh_parse_coord(o->fail[k], &r, &c); /* parsed before */
+        for (int h = 0; h < o->nfail_host; h++) {
+            ftm_mesh_parse_coord(o->fail_host[h], &hr, &hc);
+            if ((r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2) {
+                cli_warn(o->cmd, "--fail %s has no effect: the chip is in the host of "
+                         "--fail-host %s", o->fail[k], o->fail_host[h]);
+                break;
+            }
+        }
+    }
+}
+
+/* --fail and --fail-host; a chip or host named twice is a warning. */
 static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
 {
     const char *cmd = o->cmd;
-    int r, c;
+    int r, c, r2, c2;
     for (int k = 0; k < o->nfail; k++) {
         if (ftm_mesh_parse_coord(o->fail[k], &r, &c))
             return cli_usage_error(cmd, "--fail %s: expected R,C, e.g. 3,4", o->fail[k]);
+        int dead = r < m->rows && c < m->cols && !ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
         if (ftm_mesh_fail_chip(m, r, c))
             return cli_usage_error(cmd, "--fail %s: chip outside the %dx%d mesh (rows 0..%d, cols 0..%d)",
                                    o->fail[k], m->rows, m->cols, m->rows - 1, m->cols - 1);
+        if (dead)
+            cli_warn(cmd, "--fail %s given twice: chip (%d,%d) is dead already", o->fail[k], r, c);
     }
     for (int k = 0; k < o->nfail_host; k++) {
         if (ftm_mesh_parse_coord(o->fail_host[k], &r, &c))
@@ -307,10 +385,36 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
         if (ftm_mesh_fail_host(m, r, c))
             return cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s",
                                    o->fail_host[k], r, c, m->rows, m->cols, m->torus ? "torus" : "mesh");
+        for (int j = 0; j < k; j++)
+            if (!ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2) && r2 == r && c2 == c) {
+                cli_warn(cmd, "--fail-host %s given twice: the host at (%d,%d) is dead already",
+                         o->fail_host[k], r, c);
+                break;
+            }
     }
+    warn_fail_in_host(o, m);
     return 0;
 }
 
+/* Before --fail-link kills it: 1 when a chip of the link is dead, 2 when
+ * the link is dead already (both ways unless oneway), else 0 (also when
+ * the link is not one: the caller reports that). */
+static int link_state(const ftm_mesh *m, int r, int c, int r2, int c2, int oneway)
+{
+    if (r >= m->rows || c >= m->cols || r2 >= m->rows || c2 >= m->cols)
+        return 0;
+    int a = ftm_mesh_chip(m, r, c), b = ftm_mesh_chip(m, r2, c2);
+    int d = ftm_mesh_dir_to(m, a, b);
+    if (d < 0 || a == b)
+        return 0;
+    if (!ftm_mesh_alive(m, a) || !ftm_mesh_alive(m, b))
+        return 1;
+    return m->link_dead[a * FTM_NDIRS + d] &&
+           (oneway || m->link_dead[b * FTM_NDIRS + ftm_mesh_dir_to(m, b, a)]) ? 2 : 0;
+}
+
+/* --fail-link; one that changes nothing (the link is dead already, or
+ * one of its chips is) is a warning. */
 static int fail_links(const cli_mesh_opts *o, ftm_mesh *m)
 {
     const char *cmd = o->cmd;
@@ -319,12 +423,19 @@ static int fail_links(const cli_mesh_opts *o, ftm_mesh *m)
         const char *v = o->fail_link[k];
         if (ftm_mesh_parse_link(v, &r, &c, &r2, &c2, &ow))
             return cli_usage_error(cmd, "--fail-link %s: expected R,C-R2,C2 (both ways) or R,C>R2,C2 (one way)", v);
+        int was = link_state(m, r, c, r2, c2, ow);
         int rc = ftm_mesh_fail_link(m, r, c, r2, c2, ow);
         if (rc == FTM_ERANGE)
             return cli_usage_error(cmd, "--fail-link %s: chip outside the %dx%d mesh", v, m->rows, m->cols);
         if (rc)
             return cli_usage_error(cmd, "--fail-link %s: (%d,%d) and (%d,%d) are not neighbours, so no link joins them",
                                    v, r, c, r2, c2);
+        if (was == 1)
+            cli_warn(cmd, "--fail-link %s has no effect: chip (%d,%d) is dead", v,
+                     ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)) ? r2 : r,
+                     ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)) ? c2 : c);
+        else if (was == 2)
+            cli_warn(cmd, "--fail-link %s has no effect: that link is dead already", v);
     }
     return 0;
 }
@@ -363,6 +474,9 @@ int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
     if (ftm_mesh_init(m, rows, cols, o->torus))
         return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
                                FTM_MESH_MAX_SIDE);
+    if (o->torus && rows < 3 && cols < 3)
+        cli_warn(o->cmd, "--torus has no effect on a %dx%d mesh: wrap-around links need a side "
+                 "of 3 or more", rows, cols);
     int rc = fail_chips(o, m);
     if (!rc)
         rc = fail_links(o, m);

@@ -11,9 +11,30 @@
 
 const char *cli_s(long n) { return n == 1 ? "" : "s"; }
 
+/* Warnings wait here until cli_warn_flush: an error that comes after
+ * them drops them, so a refused command still prints one line. */
+#define WARN_MAX 16
+static char *warn_q[WARN_MAX];
+static int warn_n;
+
+static void warn_drop(void)
+{
+    for (int k = 0; k < warn_n; k++)
+        free(warn_q[k]);
+    warn_n = 0;
+}
+
+void cli_warn_flush(void)
+{
+    for (int k = 0; k < warn_n; k++)
+        fputs(warn_q[k], stderr);
+    warn_drop();
+}
+
 /* "ftmesh CMD: PREFIX" then the message with control characters escaped,
- * so an echoed argument cannot break the one-line rule. */
-static void message(const char *cmd, const char *prefix, const char *fmt, va_list ap)
+ * so an echoed argument cannot break the one-line rule; to f. */
+static void message_to(FILE *f, const char *cmd, const char *prefix, const char *fmt,
+                       va_list ap)
 {
     char small[1024], *buf = small;
     va_list ap2;
@@ -24,22 +45,29 @@ static void message(const char *cmd, const char *prefix, const char *fmt, va_lis
     va_end(ap2);
     if (!buf)
         buf = small;
-    fprintf(stderr, "ftmesh%s%s: %s", cmd ? " " : "", cmd ? cmd : "", prefix);
+    fprintf(f, "ftmesh%s%s: %s", cmd ? " " : "", cmd ? cmd : "", prefix);
     for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
         if (*p == '\n')
-            fputs("\\n", stderr);
+            fputs("\\n", f);
         else if (*p == '\t')
-            fputs("\\t", stderr);
+            fputs("\\t", f);
         else if (*p == '\r')
-            fputs("\\r", stderr);
+            fputs("\\r", f);
         else if (*p < 0x20 || *p == 0x7f)
-            fprintf(stderr, "\\x%02x", *p);
+            fprintf(f, "\\x%02x", *p);
         else
-            fputc(*p, stderr);
+            fputc(*p, f);
     }
-    fputc('\n', stderr);
+    fputc('\n', f);
     if (buf != small)
         free(buf);
+}
+
+/* An error: the warnings not yet printed go (the error is the one line). */
+static void message(const char *cmd, const char *prefix, const char *fmt, va_list ap)
+{
+    warn_drop();
+    message_to(stderr, cmd, prefix, fmt, ap);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -62,10 +90,17 @@ int cli_error(const char *cmd, const char *fmt, ...)
 
 void cli_warn(const char *cmd, const char *fmt, ...)
 {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = warn_n < WARN_MAX ? open_memstream(&buf, &len) : NULL;
     va_list ap;
     va_start(ap, fmt);
-    message(cmd, "warning: ", fmt, ap);
+    message_to(f ? f : stderr, cmd, "warning: ", fmt, ap); /* no room: now */
     va_end(ap);
+    if (f && fclose(f) == 0 && buf)
+        warn_q[warn_n++] = buf;
+    else if (f)
+        free(buf);
 }
 
 int cli_close_stdout(const char *cmd)
