@@ -207,18 +207,18 @@ static ftm_cost_result model_lines_own(const ftm_mesh *m, size_t count)
 /* The pod scale (what ftmesh sweep shows): with one dead host,
  * chip or link, 2d-lines against the best healthy time (its own, at most
  * 2d-concurrent's) stays within the bounds it
- * meets today -- NOT the 10% goal, see doc/results.md -- and no link
+ * meets today -- NOT the goals, see doc/results.md -- and no link
  * carries more than 10% over the healthy busiest link (15% with two
  * hosts; 2d-concurrent doubles it). _i < 12: mesh (16x32, 32x32) x fault x model. */
 START_TEST(test_lines_pod_bounds)
 {
     /* [mesh][model] largest overhead measured over the three faults,
      * rounded up by about 3 points (ftmesh sweep, README). */
-    static const double bound[2][2] = { { 0.66, 0.35 }, { 0.63, 0.32 } };
+    static const double bound[2][2] = { { 0.69, 0.35 }, { 0.66, 0.32 } };
     static const size_t count[2] = { 25600000, 340000000 };
     /* _i >= 12: two dead hosts half a torus apart (sweep --throughput's
      * scenario), 32x32 ResNet-50 and BERT-large, 16x32 BERT-large. */
-    static const double two_hosts[3] = { 0.72, 0.40, 0.49 };
+    static const double two_hosts[3] = { 0.75, 0.40, 0.49 };
     int two = _i >= 12, mi = two ? _i < 14 : _i / 6, f = (_i / 2) % 3;
     int md = two ? _i != 12 : _i % 2, R = mi ? 32 : 16;
     double b = two ? two_hosts[_i - 12] : bound[mi][md];
@@ -346,12 +346,9 @@ START_TEST(test_crowded_degrades_gracefully)
         return;
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, cfg[_i][0], cfg[_i][1], cfg[_i][2]), 0);
-    ftm_mesh_fail_random(&m, cfg[_i][3], 7);
-    int x, y;
-    if (ftm_mesh_check_connected(&m, &x, &y)) {
-        ftm_mesh_free(&m);
-        return;
-    }
+    ck_assert_int_eq(ftm_mesh_fail_random(&m, cfg[_i][3], 7), 0);
+    int x, y; /* the seed leaves the healthy chips connected: checked, not assumed */
+    ck_assert_int_eq(ftm_mesh_check_connected(&m, &x, &y), 0);
     double ring = model_algo("ring", &m, 25000000);
     static const char *const names[] = { "2d", "2d-concurrent", "2d-lines" };
     for (int a = 0; a < 3; a++) {

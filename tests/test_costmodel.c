@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "ftmesh/costmodel.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
@@ -323,23 +322,19 @@ START_TEST(test_determinism_and_link_bytes)
 }
 END_TEST
 
-/* Model-only speed: 2d on a 32x32 torus with 400 MB builds and replays in
- * seconds (the bound is generous for sanitizer builds). */
-START_TEST(test_model_only_speed)
+/* Model only at pod scale: 2d on a 32x32 torus with a dead host and
+ * 400 MB builds and replays (how fast is bench/'s to measure, not a
+ * test's), and models no faster than the row phase's bytes per link. */
+START_TEST(test_model_only_pod)
 {
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 32, 32, 1), 0);
     ck_assert_int_eq(ftm_mesh_fail_host(&m, 10, 10), 0);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     ftm_sched s;
     ck_assert_int_eq(ftm_allreduce_2d_build(&s, NULL, &m, 100000000, FTM_RED_SUM_F32), 0);
     ftm_cost_params p = params();
     ftm_cost_result r;
     ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    ck_assert_double_lt(wall, 20.0);
     /* 400 MB over 100 GB/s links cannot take less than the row phase's
      * bytes per link: (C-1)/C * S/2 each way, twice (RS + AG). */
     ck_assert_double_gt(r.time_s, 2 * 31.0 / 32 * 200e6 / 100e9);
@@ -432,7 +427,7 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_rejects_races_and_hangs);
     tcase_add_test(tc, test_exec_data_int64_overflow);
     tcase_add_test(tc, test_determinism_and_link_bytes);
-    tcase_add_test(tc, test_model_only_speed);
+    tcase_add_test(tc, test_model_only_pod);
     tcase_add_test(tc, test_tput_step_formula);
     tcase_add_test(tc, test_tput_rejects_bad_params);
     tcase_set_timeout(tc, 60);
