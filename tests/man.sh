@@ -49,9 +49,20 @@ compare() {
     cmp -s "$2" "$3" && ok
 }
 
-opts <"$tmp/help-top" >"$tmp/h"
+# The command's own options are those of its "Options:" block; an option
+# the command list names (demo's --html) belongs to that command, and its
+# --help must print it.
+awk '/^Options:/ { on = 1; next } /^[^ ]/ { on = 0 } on' "$tmp/help-top" | opts >"$tmp/h"
 man_opts top >"$tmp/m"
 compare "ftmesh" "$tmp/h" "$tmp/m"
+awk '/^Commands:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  [a-z]/' "$tmp/help-top" |
+while read -r cmd rest; do
+    for o in $(printf '%s\n' "$rest" | opts); do
+        "$ftmesh" "$cmd" --help | grep -q -- "$o" ||
+            { echo "FAIL: ftmesh --help names $o for $cmd, which ftmesh $cmd --help does not print"; echo x >>"$tmp/listfail"; }
+    done
+done
+[ -e "$tmp/listfail" ] && bad "options in the command list of ftmesh --help" || ok
 
 man_opts common >"$tmp/common"
 [ -s "$tmp/common" ] && ok || bad "the man page has no MESH AND FAULT OPTIONS entries"
