@@ -58,7 +58,7 @@ static const cli_opt ar_table[] = {
     { "packets-only", NULL, O_PACKETS_ONLY,
       "copy every link byte twice, through mailbox packets\n"
       "(default: a one-hop transfer is read from the sender's\n"
-      "memory, one copy; see README, Performance)" },
+      "memory, one copy; see bench/README.md, Performance)" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };

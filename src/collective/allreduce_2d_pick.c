@@ -28,6 +28,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/test_hooks.h"
 #include "allreduce_2d_int.h"
+#include "keep.h"
 
 #include <string.h>
 
@@ -44,32 +45,6 @@ int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_ctx *ctx, c
     return ar2d_build_lines_variant(s, ctx, m, count, red, &v, NULL);
 }
 
-static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m);
-
-/* The faster of two builds into s (rs and rc their results), where a
- * watched build (sched.h) may have stopped: FTM_ESTOPPED when both did,
- * else the one that did not; the faster when neither did. A stopped
- * build models above the watch's limit, so the fallback's choice
- * (allreduce_2d_fallback.c) is the one it makes with both built. */
-static int keep_built(ftm_sched *s, int rs, ftm_sched *c, int rc, const ftm_mesh *m)
-{
-    if (!rs && !rc) {
-        if ((rs = keep_faster(s, c, m)))
-            ftm_sched_free(s);
-        return rs;
-    }
-    if (rs == FTM_ESTOPPED && !rc) {
-        *s = *c; /* with its own algo and fallback */
-        return 0;
-    }
-    if (rc == FTM_ESTOPPED && !rs)
-        return 0;
-    if (!rs)
-        ftm_sched_free(s);
-    if (!rc)
-        ftm_sched_free(c);
-    return !rs || rs == FTM_ESTOPPED ? rc : rs; /* an error before a stop */
-}
 
 /* Builds variant v into b and keeps the faster of it and *s (rs: how
  * *s's build ended); found as ar2d_build_lines_variant's. */
@@ -81,7 +56,7 @@ static int try_variant(ftm_sched *s, int rs, const ftm_sched_ctx *ctx, const ftm
         return rs;
     ftm_sched b;
     int rb = ar2d_build_lines_variant(&b, ctx, m, count, red, v, found);
-    return keep_built(s, rs, &b, rb, m);
+    return coll_keep_built(s, rs, &b, rb, m);
 }
 
 /* With one-way whole rows where they apply, and, if they did, also
@@ -114,26 +89,6 @@ int ar2d_build_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, 
     return rc;
 }
 
-/* Of two built schedules, keeps in *s the one that models faster with
- * the TPU-v3 defaults (ties: *s) and frees the other. In a dry run
- * (sched.h), which knows no times, the larger one: an upper bound. Both
- * are modeled while both are held, so a dry run's peak covers it. */
-static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
-{
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    ftm_cost_result a = { 0 }, b = { 0 };
-    int rc = ftm_cost_sched(s, m, &p, s->dry ? NULL : &a, NULL);
-    if (!rc)
-        rc = ftm_cost_sched(c, m, &p, c->dry ? NULL : &b, NULL);
-    int swap = s->dry ? ftm_sched_mem_bytes(c) > ftm_sched_mem_bytes(s) : b.time_s < a.time_s;
-    if (!rc && swap) {
-        ftm_sched_free(s);
-        *s = *c; /* with its own algo and fallback */
-    } else
-        ftm_sched_free(c);
-    return rc;
-}
 
 /* 2d-lines' own schedule, or 2d-concurrent's (algo "2d-concurrent", its
  * fallback saying why) where that models faster (measured: rows cut twice at ResNet-50 size, 16x32, two
@@ -160,7 +115,7 @@ static int build_lines_or_concurrent(ftm_sched *s, const ftm_sched_ctx *ctx, con
         }
         return rc;
     }
-    return keep_built(s, rs, &c, rc, m);
+    return coll_keep_built(s, rs, &c, rc, m);
 }
 
 /* 2d-lines' own schedule alone (build_k with k chosen): FTM_ENOTSUP where

@@ -9,7 +9,8 @@
  * 2-D schedules instead pay for a barrier between their phases next to
  * a hole (the chip beside it has 3 links for the same share).
  *
- * The buffer is split into K equal shares, one per tree; tree t is rooted
+ * The buffer is split into K equal shares, one per tree (K: the tree
+ * count that models fastest of a few, TR_COUNTS); tree t is rooted
  * at a chip of a grid spread over the mesh and is a breadth-first
  * (shortest-path) tree of the live graph, so it is no deeper than the
  * root's eccentricity. Each chip picks, among its parents in the BFS
@@ -48,19 +49,28 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "keep.h"
 #include "trees_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-/* Tree counts: measured 4 to 256 on the 32x32 and 64x64 tori (healthy
- * and a dead host, 100 MB and 1.36 GB): 16 to 33 are best. The busiest
- * link carries ceil(K (N'-1)/E') of the K trees (E' live links), so 16
- * trees balance a healthy torus exactly but put 9 of 16 (+12%) on some
- * link once a chip is missing; 23 then carry 12 of 23 (+4%). More trees
- * cost more idle slots in the list schedule. pick_trees takes the count
- * of these two that loads the busiest link least. */
+/* Tree counts. The busiest link carries ceil(K (N'-1)/E') of the K
+ * trees (E' live links), so 16 trees balance a healthy torus exactly but
+ * put 9 of 16 (+12%) on some link once a chip is missing; 23 then carry
+ * 12 of 23 (+4%): pick_trees takes the count of TR_COUNTS that loads the
+ * busiest link least. But the root grids and the list schedules differ
+ * too, and the time is not smooth in K: measured 16 to 47 on the healthy
+ * 16x32 and 32x32 tori and with a dead host, chip or link, at ResNet-50
+ * and BERT-large sizes, pick_trees' count alone is up to 8% slower than
+ * the best of it, 29 and 35 (TR_MORE), which is within 0.4% of the best
+ * count measured. So on meshes of up to TR_MORE_CHIPS live chips the
+ * builder tries all three and keeps the fastest by model; beyond, the
+ * builds cost too much (64x64 torus with 400 dead chips: 4 s each, and
+ * there pick_trees' 16 is the fastest). */
 static const int TR_COUNTS[] = { 16, 23 };
+static const int TR_MORE[] = { 29, 35 };
+#define TR_MORE_CHIPS 1024
 #define TR_ROUNDS 2  /* rebuilds of every tree against the others' loads */
 static const char *const PH_TREES = "trees";
 
@@ -301,13 +311,12 @@ static int root_has(const tset *T, int t, int u, int c, int st)
  * race); a down send needs the sender's chunk c complete. */
 static int entry_ready(const tset *T, const tr_entry *e, int c, int st)
 {
-    const int *par = T->par + (size_t)e->t * T->n;
-    int p = T->nbr[e->x * 4 + par[e->x]];
     if (e->up)
-        return children_in(T, e->t, e->x, c, st) && LAST(T, e->t, p, c) != st;
-    if (par[p] == -1)
-        return root_has(T, e->t, p, c, st);
-    return DNAT(T, e->t, p, c) >= 0 && DNAT(T, e->t, p, c) < st;
+        return children_in(T, e->t, e->x, c, st) && LAST(T, e->t, e->p, c) != st;
+    if (e->proot)
+        return root_has(T, e->t, e->p, c, st);
+    int at = DNAT(T, e->t, e->p, c);
+    return at >= 0 && at < st;
 }
 
 /* How long a chain of steps entry e's chunk c holds up: its hops to the
@@ -330,9 +339,8 @@ static int entry_rank(const tset *T, const tr_entry *e, int c)
     size_t i = (size_t)e->t * T->n + e->x;
     int hops = e->up ? T->dep[i] + T->maxdep[e->t] : T->hgt[i] + 1, crit = T->dnm[i];
     if (e->up) {
-        int p = T->nbr[e->x * 4 + T->par[i]];
         int root = T->dnm[(size_t)e->t * T->n + T->root[e->t]];
-        crit = T->upm[(size_t)e->t * T->n + p];
+        crit = T->upm[(size_t)e->t * T->n + e->p];
         crit = root > crit ? root : crit;
     }
     return 10 * (hops + TR_BEHIND * (chunks(T, e->up) - 1 - c)) + TR_CRIT * crit;
@@ -377,6 +385,8 @@ static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
     int made = 0;
     for (int l = 0; l < 4 * T->n; l++) {
         int best = -1, br = 0;
+        if (T->rem[l] == 0)
+            continue;
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++) {
             const tr_entry *e = &T->ent[j];
             int c = T->next[j];
@@ -401,9 +411,8 @@ static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
             return rc;
         T->rem[l]--;
         if (e->up) {
-            int p = T->nbr[e->x * 4 + T->par[(size_t)e->t * T->n + e->x]];
-            LAST(T, e->t, p, c) = st;
-            PEND(T, e->t, p, c)--;
+            LAST(T, e->t, e->p, c) = st;
+            PEND(T, e->t, e->p, c)--;
         } else
             DNAT(T, e->t, e->x, c) = st;
         made++;
@@ -442,8 +451,9 @@ static int make_entries(tset *T)
         for (int x = 0; x < T->n; x++) {
             int d = T->par[(size_t)t * T->n + x];
             if (d >= 0) {
-                T->ent[fill[x * 4 + d]++] = (tr_entry){ t, x, 1 };
-                T->ent[fill[T->nbr[x * 4 + d] * 4 + (d + 2) % 4]++] = (tr_entry){ t, x, 0 };
+                int p = T->nbr[x * 4 + d], pr = T->par[(size_t)t * T->n + p] == -1;
+                T->ent[fill[x * 4 + d]++] = (tr_entry){ t, x, 1, p, pr };
+                T->ent[fill[p * 4 + (d + 2) % 4]++] = (tr_entry){ t, x, 0, p, pr };
             }
         }
     free(fill);
@@ -603,10 +613,25 @@ static int pick_trees(const ftm_mesh *m)
     return best;
 }
 
+/* pick_trees' count, and on meshes of at most TR_MORE_CHIPS live chips
+ * also TR_MORE's (at most the live chips; each count once): the fastest
+ * by model (keep.h; under a watch, of the builds that finish). */
 int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
                                   size_t count, ftm_red red)
 {
-    return ftm_allreduce_trees_build_kc(s, ctx, m, count, red, pick_trees(m), 0);
+    int live = ftm_mesh_healthy_count(m), k0 = pick_trees(m), last = k0 < live ? k0 : live;
+    int rc = ftm_allreduce_trees_build_kc(s, ctx, m, count, red, k0, 0);
+    for (size_t i = 0; live <= TR_MORE_CHIPS && i < sizeof TR_MORE / sizeof TR_MORE[0]; i++) {
+        int k = TR_MORE[i] < live ? TR_MORE[i] : live;
+        if (rc && rc != FTM_ESTOPPED)
+            return rc;
+        if (k <= last)
+            continue;
+        ftm_sched c;
+        rc = coll_keep_built(s, rc, &c, ftm_allreduce_trees_build_kc(&c, ctx, m, count, red, k, 0), m);
+        last = k;
+    }
+    return rc;
 }
 
 /* Where a live chip is reachable only over a one-way link (no tree edge

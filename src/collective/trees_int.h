@@ -6,9 +6,10 @@
 #include <stddef.h>
 
 /* A directed link's use by one tree: chip x's chunks up to its parent
- * (up), or down from its parent to x. */
+ * p (up), or down from p to x; proot: p is the tree's root (kept here
+ * because the list schedule asks every step). */
 typedef struct tr_entry {
-    int t, x, up;
+    int t, x, up, p, proot;
 } tr_entry;
 
 typedef struct tset {
