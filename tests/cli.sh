@@ -242,6 +242,15 @@ warns 1
 expect 0 allreduce --model-only --size 4K --size 8K --json
 grep_err "warning: --size given twice: only the last, --size 8K, has an effect"
 json "$tmp/out" 'j["bytes"] == 8192'
+expect 0 sweep --list --link-GBps 50
+grep_err "warning: --link-GBps has no effect with --list"
+expect 0 allreduce --size 4K --iters 2 --repair-after 1
+grep_err "warning: --repair-after has no effect: nothing dies during the run"
+expect 0 allreduce --size 4K --iters 2 --repair-after 1 --kill 1,1@0
+warns 0
+# a host named twice is recorded once
+expect 0 allreduce --model-only --size 4K --fail-host 0,0 --fail-host 0,0 --json
+json "$tmp/out" 'j["faults"]["hosts"] == [[0, 0]] and j["chips"] == 60'
 # an event time that is not a number: the message reads right in both units
 expect 2 allreduce --kill 3,4@x
 grep_err "expected an iteration number 0..1000000000 after '@'"
