@@ -233,6 +233,9 @@ expect 0 rings --fault-seed 3
 grep_err "warning: --fault-seed has no effect without --random-faults"
 expect 0 rings --fault-seed 3 --random-faults 2
 warns 0
+expect 0 rings --fault-seed 3 --seed 4 --random-faults 2
+grep_err "warning: --seed has no effect with --fault-seed"
+warns 1
 expect 0 allreduce --size 4K --iters 1 --trace-clock modeled
 grep_err "warning: --trace-clock has no effect without --trace FILE"
 warns 1
