@@ -91,8 +91,11 @@ json "$tmp/out" 'j["algo"] == "bidir" and j["bytes"] == 4096 and j["iters"] == 1
 
 # Help and version; no option listed twice in any help.
 expect 0 --help
+long=$(awk 'length > 80' "$tmp/out")
+[ -z "$long" ] && ok || bad "ftmesh --help: over 80 columns: $long"
+grep -q "^             faults$" "$tmp/out" && ok || bad "ftmesh --help: the sweep line not wrapped under its text"
 expect 0 --version
-for cmd in rings allreduce sweep train; do
+for cmd in rings allreduce sweep train demo; do
     expect 0 $cmd --help
     dups=$(grep -oE '^  --[A-Za-z0-9-]+' "$tmp/out" | sort | uniq -d)
     [ -z "$dups" ] && ok || bad "$cmd --help lists twice: $dups"
@@ -230,6 +233,9 @@ expect 0 rings --fault-seed 3
 grep_err "warning: --fault-seed has no effect without --random-faults"
 expect 0 rings --fault-seed 3 --random-faults 2
 warns 0
+expect 0 rings --fault-seed 3 --seed 4 --random-faults 2
+grep_err "warning: --seed has no effect with --fault-seed"
+warns 1
 expect 0 allreduce --size 4K --iters 1 --trace-clock modeled
 grep_err "warning: --trace-clock has no effect without --trace FILE"
 warns 1
@@ -239,6 +245,27 @@ warns 1
 expect 0 allreduce --model-only --size 4K --size 8K --json
 grep_err "warning: --size given twice: only the last, --size 8K, has an effect"
 json "$tmp/out" 'j["bytes"] == 8192'
+expect 0 sweep --list --link-GBps 50
+grep_err "warning: --link-GBps has no effect with --list"
+expect 0 allreduce --size 4K --iters 2 --repair-after 1
+grep_err "warning: --repair-after has no effect: nothing dies during the run"
+expect 0 allreduce --size 4K --iters 2 --repair-after 1 --kill 1,1@0
+warns 0
+# a host named twice is recorded once
+expect 0 allreduce --model-only --size 4K --fail-host 0,0 --fail-host 0,0 --json
+json "$tmp/out" 'j["faults"]["hosts"] == [[0, 0]] and j["chips"] == 60'
+# an event time that is not a number: the message reads right in both units
+expect 2 allreduce --kill 3,4@x
+grep_err "expected an iteration number 0..1000000000 after '@'"
+expect 2 train --kill 3,4@x
+grep_err "expected a step number 0..1000000000 after '@'"
+# --packets-only points to where single copy is measured, and it is there
+expect 0 allreduce --help
+tr "\n" " " <"$tmp/out" | grep -q "see bench/README.md, Performance)" && ok ||
+    bad "allreduce --help: --packets-only does not point to bench/README.md"
+bench_readme=${srcdir:-.}/bench/README.md # (not in a dist tarball)
+[ ! -f "$bench_readme" ] || { sed -n '/^### Performance/,$p' "$bench_readme" | grep -q -- "--packets-only"; } &&
+    ok || bad "bench/README.md, Performance: no --packets-only"
 expect 0 demo --mesh 3x3 --text --trace-clock wall
 grep_err "warning: --text has no effect without --html"
 grep_err "warning: --trace-clock has no effect without --trace FILE"

@@ -23,6 +23,15 @@ for part in "1. The mesh and its hole" "2. ring allreduce" "3. The 2-D algorithm
     grep -q "$part" "$tmp/out" || bad "demo: no '$part'"
 done
 tr "\n" " " <"$tmp/out" | grep -q "Here 7 B and 8 w: 1 ring edge must join" || bad "demo: no two-colour argument"
+# part 1 says what this mesh is: its holes (if any), the numbers per chip
+tr "\n" " " <"$tmp/out" | grep -q "== 1. The mesh and its hole == A 4x4 mesh of chips; 1 dead, 15 healthy. Each healthy chip holds 15 small numbers;" ||
+    bad "demo: part 1 of the default lesson: $(head -3 "$tmp/out")"
+"$ftmesh" demo --algo ring --mesh 8x8 >"$tmp/out" || bad "demo --mesh 8x8 exited $?"
+tr "\n" " " <"$tmp/out" | grep -q "== 1. The mesh == An 8x8 mesh of chips; 0 dead, 64 healthy. Each healthy chip holds 64 small numbers;" ||
+    bad "demo --mesh 8x8: part 1: $(head -3 "$tmp/out")"
+"$ftmesh" demo --algo bidir --mesh 4x4 --fail 0,0 --fail 3,3 >"$tmp/out" || bad "demo two holes exited $?"
+tr "\n" " " <"$tmp/out" | grep -q "== 1. The mesh and its holes == A 4x4 mesh of chips; 2 dead, 14 healthy. Each healthy chip holds 28 small numbers;" ||
+    bad "demo two holes: part 1: $(head -3 "$tmp/out")"
 for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"

@@ -55,7 +55,10 @@ compare() {
 awk '/^Options:/ { on = 1; next } /^[^ ]/ { on = 0 } on' "$tmp/help-top" | opts >"$tmp/h"
 man_opts top >"$tmp/m"
 compare "ftmesh" "$tmp/h" "$tmp/m"
-awk '/^Commands:/ { on = 1; next } /^[^ ]/ { on = 0 } on && /^  [a-z]/' "$tmp/help-top" |
+# (a command's description may go on over indented lines)
+awk '/^Commands:/ { on = 1; next } /^[^ ]/ { on = 0 }
+     on && /^  [a-z]/ { cmd = $1; print; next }
+     on && /^   / && cmd != "" { print cmd, $0 }' "$tmp/help-top" |
 while read -r cmd rest; do
     for o in $(printf '%s\n' "$rest" | opts); do
         "$ftmesh" "$cmd" --help | grep -q -- "$o" ||

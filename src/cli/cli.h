@@ -120,7 +120,8 @@ typedef struct cli_mesh_opts {
 
 /* Warns that --seed (unless seed_used: the command uses it for more) and
  * --fault-seed have no effect without random draws: --random-faults, or
- * random_kills > 0 (--random-kills given; -1: the command has none). */
+ * random_kills > 0 (--random-kills given; -1: the command has none); and
+ * --seed none beside --fault-seed. */
 void cli_mesh_warn_seeds(const cli_mesh_opts *o, int seed_used, int random_kills);
 /* The seed of --random-faults and --random-kills: --fault-seed, else --seed. */
 uint64_t cli_fault_seed(const cli_mesh_opts *o);

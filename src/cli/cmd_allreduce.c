@@ -58,7 +58,7 @@ static const cli_opt ar_table[] = {
     { "packets-only", NULL, O_PACKETS_ONLY,
       "copy every link byte twice, through mailbox packets\n"
       "(default: a one-hop transfer is read from the sender's\n"
-      "memory, one copy; see README, Performance)" },
+      "memory, one copy; see bench/README.md, Performance)" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
 };
@@ -212,7 +212,7 @@ static int build_script(ar_args *a, ar_run *x)
     ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .phase = FTM_PHASE_ALLREDUCE,
                            .pkts = a->fail_after ? a->fail_after : FTM_FAULT_MID };
     if (!cli_faults_any(&a->f) && x->fail_chip < 0)
-        return 0;
+        return cli_faults_none(CMD, &a->f);
     if (a->model_only)
         return cli_usage_error(CMD, "%s needs chips running: drop --model-only",
                                x->fail_chip >= 0 ? "--fail-during"

@@ -273,7 +273,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     m2.chip_dead[victim] = 1;
     ftm_ring ring = { 0 };
     int have_ring = ftm_router_ring(&m2, &ring) == 0;
-    demo_mesh(o, &m2, have_ring ? &ring : NULL);
+    demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
     rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
@@ -389,7 +389,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     if (rc)
         return rc;
     ftm_mesh_fail_host(&t, 2, 2);
-    demo_mesh(o, &t, NULL);
+    demo_mesh(o, &t, NULL, demo_lesson_count(&t, DEMO_2D));
     char own[600];
     lines_owners(&t, own, sizeof own);
     demo_wrap(own);
@@ -545,8 +545,8 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
 {
     ftm_ring ring = { 0 }, ring2 = { 0 };
     int have_ring = ftm_router_ring(m, &ring) == 0;
-    demo_heading(o, "1. The mesh and its hole");
-    demo_mesh(o, m, have_ring ? &ring : NULL);
+    demo_heading(o, demo_mesh_title(m));
+    demo_mesh(o, m, have_ring ? &ring : NULL, demo_lesson_count(m, algo));
     demo_pause(o);
     char h[80];
     snprintf(h, sizeof h, "2. %s allreduce, step by step", algo);
@@ -573,7 +573,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
                  demo_algo_story(algo), demo_lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
-        snprintf(st->title[0], sizeof st->title[0], "1. The mesh and its hole");
+        snprintf(st->title[0], sizeof st->title[0], "%s", demo_mesh_title(m));
         p1->title = st->title[0];
         p1->l = &st->les[1];
         p1->picture = p1->chessboard = 1;

@@ -77,6 +77,7 @@ typedef struct sweep_args {
     ftm_cost_params cp;
     int throughput;
     const char *tput_only;   /* a throughput option given (its name) */
+    const char *cost_given;  /* a cost-model option given (its name) */
     ftm_tput_params tp;
     char *algos;             /* --algos copy, the names point into it */
     ftm_sweep_only only;     /* --pod (0x0: both), --model (NULL: both) */
@@ -115,6 +116,7 @@ static int sweep_opt(void *ctx, int id, const char *name, const char *val)
         a->tput_only = name;
         return cli_tput_set("sweep", id - O_OVERLAP, name, val, &a->tp, &a->algos);
     }
+    a->cost_given = name;
     return cli_cost_set("sweep", id, val, &a->cp);
 }
 
@@ -334,8 +336,11 @@ int cli_sweep(int argc, char **argv)
                              a.only.rows ? "pod" : "model");
     else if (!rc && a.list && (a.throughput || a.only.rows || a.only.model))
         rc = cli_usage_error("sweep", "--list prints every scenario: give it alone (or with --json)");
-    else if (!rc && a.list)
+    else if (!rc && a.list) {
+        if (a.cost_given) /* the scenarios do not depend on the cost model */
+            cli_warn("sweep", "--%s has no effect with --list", a.cost_given);
         rc = cli_sweep_list(a.json);
+    }
     else if (!rc && a.throughput) {
         a.tp.cost = a.cp;
         rc = cli_sweep_throughput(&a.tp, a.json);

@@ -319,7 +319,7 @@ static int build_script(targs *a, train_run *x)
     /* a short-form step past the run never comes (said after the run) */
     int short_form = a->t.fail_during && a->t.fail_step < a->t.steps;
     if (!cli_faults_any(&a->f) && !short_form)
-        return 0;
+        return cli_faults_none(CMD, &a->f);
     char name[64];
     sf.r = ftm_mesh_row(&x->m, a->t.fail_chip);
     sf.c = ftm_mesh_col(&x->m, a->t.fail_chip);

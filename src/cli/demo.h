@@ -51,8 +51,10 @@ void demo_heading(const demo_out *o, const char *text);
 /* Waits for Enter (--step) or sleeps (--delay), on a terminal only. */
 void demo_pause(const demo_out *o);
 /* The mesh, its hole(s) and the ring; with why the ring must detour (the
- * two-colour argument). */
-void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring);
+ * two-colour argument); count: the numbers each chip holds. */
+void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_t count);
+/* Part 1's heading: "1. The mesh", "... and its hole" or "... holes". */
+const char *demo_mesh_title(const ftm_mesh *m);
 /* The two-colour argument for m and its ring, as one paragraph. */
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n);
 /* Prints a paragraph wrapped at 76 columns, after an empty line. */

@@ -77,10 +77,10 @@ static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ri
     (void)nb, (void)nw;
 }
 
-void demo_wrap(const char *s)
+/* s wrapped at 76 columns, ending the line. */
+static void wrap(const char *s)
 {
     int col = 0;
-    printf("\n");
     while (*s) {
         size_t n = strcspn(s, " ");
         if (col && col + 1 + (int)n > 76) {
@@ -97,6 +97,12 @@ void demo_wrap(const char *s)
             s++;
     }
     printf("\n");
+}
+
+void demo_wrap(const char *s)
+{
+    printf("\n");
+    wrap(s);
 }
 
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
@@ -132,14 +138,37 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
     }
 }
 
-void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring)
+/* "An" before a number said with a vowel sound (8, 11, 18, 80..89). */
+static const char *article(int n)
+{
+    return n == 8 || n == 11 || n == 18 || (n >= 80 && n <= 89) ? "An" : "A";
+}
+
+static int dead_chips(const ftm_mesh *m)
 {
     int dead = 0;
     for (int c = 0; c < m->nchips; c++)
         dead += !ftm_mesh_alive(m, c);
-    printf("A %dx%d %s of chips; %d dead, %d healthy. Each healthy chip holds a few\n"
-           "small numbers; allreduce must leave every chip holding the sums.\n\n",
-           m->rows, m->cols, m->torus ? "torus" : "mesh", dead, m->nchips - dead);
+    return dead;
+}
+
+const char *demo_mesh_title(const ftm_mesh *m)
+{
+    int dead = dead_chips(m);
+    return dead == 0 ? "1. The mesh" : dead == 1 ? "1. The mesh and its hole"
+                                                 : "1. The mesh and its holes";
+}
+
+void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_t count)
+{
+    int dead = dead_chips(m);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s %dx%d %s of chips; %d dead, %d healthy. Each healthy chip "
+             "holds %zu small number%s; allreduce must leave every chip holding the %s.",
+             article(m->rows), m->rows, m->cols, m->torus ? "torus" : "mesh", dead,
+             m->nchips - dead, count, count == 1 ? "" : "s", count == 1 ? "sum" : "sums");
+    wrap(buf);
+    printf("\n");
     char *pic = NULL;
     if (ftm_viz_ring_ascii(m, ring, &pic) == 0 && pic) {
         printf("%s", pic);

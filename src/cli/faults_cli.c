@@ -69,6 +69,14 @@ int cli_faults_any(const cli_faults *f)
     return f->nkill || f->file || f->random || f->nrepair;
 }
 
+int cli_faults_none(const char *cmd, const cli_faults *f)
+{
+    if (f->repair_after && !(f->pending && f->pending->n))
+        cli_warn(cmd, "--repair-after has no effect: nothing dies during the run (add --kill, "
+                 "--faults or --random-kills)");
+    return 0;
+}
+
 /* "--kill V", "--faults F line N", "--random-kills K", "--fail-during ..." */
 static void origin_text(const cli_faults *f, const ftm_fault_event *e, const char *short_name,
                         char *buf, size_t len)
@@ -184,6 +192,15 @@ static int check_script(ftm_fault_script *s, const ftm_mesh *m, int mode,
     return rc;
 }
 
+/* 1 when s has an event that kills. */
+static int any_kill(const ftm_fault_script *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!s->ev[i].repair)
+            return 1;
+    return 0;
+}
+
 int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s)
@@ -198,6 +215,8 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     }
     if (!rc && (f->pending || f->start) && add_pending(f, s))
         rc = cli_usage_error(cmd, "out of memory");
+    if (!rc && !any_kill(s))
+        cli_faults_none(cmd, f);
     if (!rc && f->repair_after) {
         int n0 = s->n;
         /* training keeps the repairs past the run pending (checkpoints) */

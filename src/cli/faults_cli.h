@@ -58,6 +58,9 @@ int cli_faults_init(cli_faults *f, int argc);
 void cli_faults_free(cli_faults *f);
 /* 1 when id is one of the options above. */
 int cli_faults_opt(int id);
+/* A run without a fault script (nothing dies): warns that --repair-after,
+ * if given, has no effect; returns 0. */
+int cli_faults_none(const char *cmd, const cli_faults *f);
 /* Applies CLI_O_KILL, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR or
  * CLI_O_REPAIR_AFTER; 0 or
  * CLI_EXIT_USAGE (after printing). */

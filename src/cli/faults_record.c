@@ -7,14 +7,25 @@
 
 #include <string.h>
 
-/* Dead host k of --fail-host (top-left chip), or -1 when unparsable. */
-static int host_at(const cli_mesh_opts *o, const ftm_mesh *m, int k)
+/* The top-left chip of --fail-host k, or -1 when unparsable. */
+static int host_raw(const cli_mesh_opts *o, const ftm_mesh *m, int k)
 {
     int r, c;
     if (ftm_mesh_parse_coord(o->fail_host[k], &r, &c) || r < 0 || c < 0 || r >= m->rows ||
         c >= m->cols)
         return -1;
     return ftm_mesh_chip(m, r, c);
+}
+
+/* Dead host k of --fail-host (top-left chip), or -1 when unparsable or
+ * named before (listed once). */
+static int host_at(const cli_mesh_opts *o, const ftm_mesh *m, int k)
+{
+    int h = host_raw(o, m, k);
+    for (int j = 0; j < k && h >= 0; j++)
+        if (host_raw(o, m, j) == h)
+            return -1;
+    return h;
 }
 
 /* 1 when chip lies in one of the --fail-host blocks. */

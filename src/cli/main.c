@@ -27,7 +27,7 @@ static void usage(FILE *f)
                "accelerator chips: one thread per chip, links as mailboxes, rings routed\n"
                "around failed chips, hosts and links.\n\nCommands:\n");
     for (const cli_cmd *c = cmds; c->name; c++)
-        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+        cli_print_wrapped(f, 13, fprintf(f, "  %-10s ", c->name), c->summary);
     fprintf(f, "\nOptions:\n  --help     this text\n  --version  print the version\n"
                "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang.\n");
 }

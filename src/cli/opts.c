@@ -221,8 +221,11 @@ void cli_mesh_warn_seeds(const cli_mesh_opts *o, int seed_used, int random_kills
 {
     const char *without = random_kills < 0 ? "--random-faults"
                                            : "--random-faults or --random-kills";
-    if (o->random_faults_given || random_kills > 0)
+    if (o->random_faults_given || random_kills > 0) {
+        if (o->seed_given && o->fault_seed_given && !seed_used)
+            cli_warn(o->cmd, "--seed has no effect with --fault-seed (the draws use --fault-seed)");
         return;
+    }
     if (o->seed_given && !seed_used)
         cli_warn(o->cmd, "--seed has no effect without %s", without);
     if (o->fault_seed_given)

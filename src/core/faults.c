@@ -173,8 +173,8 @@ int ftm_fault_parse(const char *text, int mode, ftm_fault_event *ev, char *detai
     if (rc)
         return rc;
     if (fs_num(&p, FTM_FAULT_MAX_WHEN, &when))
-        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected a %s number 0..%ld after '@'",
-                       mode == FTM_FAULT_TRAIN ? "step" : "iteration", FTM_FAULT_MAX_WHEN);
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "expected %s number 0..%ld after '@'",
+                       mode == FTM_FAULT_TRAIN ? "a step" : "an iteration", FTM_FAULT_MAX_WHEN);
     ev->when = (long)when;
     return mode == FTM_FAULT_TRAIN ? fs_when_train(p, ev, detail, dlen)
                                    : fs_when_iter(p, ev, detail, dlen);
