@@ -353,12 +353,14 @@ static void text_cpu(const ftm_train_result *r, const train_summary_info *in, co
     char bn[64] = "";
     if (in->bn)
         snprintf(bn, sizeof bn, " BN allreduces %.3f s,", r->hook_cpu_s);
+    /* the parts are read from the clock separately, so their sum can pass
+     * the total by a clock tick: the rest is then 0, not -0.000 */
+    double rest = r->cpu_s - r->math_cpu_s - r->hook_cpu_s - r->grad_cpu_s - r->optim_cpu_s -
+                  r->check_cpu_s;
     printf("# CPU time: %.3f s in all; forward/backward %.3f s (%.1f%%),%s\n"
            "#   gradient allreduce %.3f s, optimizer %.3f s, per-step check %.3f s, the rest %.3f s\n",
            r->cpu_s, r->math_cpu_s, r->cpu_s > 0 ? 100 * r->math_cpu_s / r->cpu_s : 0, bn,
-           r->grad_cpu_s, r->optim_cpu_s, r->check_cpu_s,
-           r->cpu_s - r->math_cpu_s - r->hook_cpu_s - r->grad_cpu_s - r->optim_cpu_s -
-           r->check_cpu_s);
+           r->grad_cpu_s, r->optim_cpu_s, r->check_cpu_s, rest > 0 ? rest : 0.0);
     printf("# sgemm: %.3g GFLOP, %.1f%% of chip-thread time, %.2f GFLOP/s per call-time, "
            "%.2f GFLOP/s over wall\n", r->gemm.flops * 1e-9, 100 * f->share, f->gf_call, f->gf_wall);
 }
