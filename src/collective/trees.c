@@ -52,6 +52,7 @@
 #include "keep.h"
 #include "trees_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -84,6 +85,9 @@ static void tset_free(tset *T)
     free(T->lfirst);
     free(T->ent);
     free(T->next);
+    free(T->rdy);
+    free(T->upidx);
+    free(T->dnidx);
     free(T->last);
     free(T->pend);
     free(T->dnat);
@@ -94,6 +98,7 @@ static void tset_free(tset *T)
     free(T->route);
     free(T->rem);
     free(T->upm);
+    free(T->ord);
     free(T->dnm);
 }
 
@@ -305,18 +310,62 @@ static int root_has(const tset *T, int t, int u, int c, int st)
     return 1;
 }
 
-/* Whether link entry e may send its next chunk c in step st. An up send
- * needs the chip's children's chunk c in, and no sibling summing chunk c
- * into the parent in this step (two sums into one range in one step would
- * race); a down send needs the sender's chunk c complete. */
-static int entry_ready(const tset *T, const tr_entry *e, int c, int st)
+/* The list schedule keeps, per entry, the step from which its next
+ * chunk is ready (rdy), updated when that can change: when the entry
+ * sends (its next chunk), when the last child sums a chunk into the
+ * chip (its up entry), when the chip gets a chunk from its parent (its
+ * children's down entries). An up chunk is ready once every child has
+ * summed it in, in earlier steps; a down chunk once the sender has it
+ * complete. The root's children are checked every step (root_has). */
+static int up_ready_from(const tset *T, int t, int x, int c)
 {
+    return PEND(T, t, x, c) == 0 ? LAST(T, t, x, c) + 1 : INT_MAX;
+}
+
+static void set_ready(tset *T, int j)
+{
+    const tr_entry *e = &T->ent[j];
+    int c = T->next[j];
+    if (c >= chunks(T, e->up))
+        T->rdy[j] = INT_MAX;
+    else if (e->up)
+        T->rdy[j] = up_ready_from(T, e->t, e->x, c);
+    else if (e->proot)
+        T->rdy[j] = 0;
+    else
+        T->rdy[j] = DNAT(T, e->t, e->p, c) >= 0 ? DNAT(T, e->t, e->p, c) + 1 : INT_MAX;
+}
+
+/* Whether entry j (rdy[j] <= st) may send its next chunk c in step st:
+ * no sibling sums chunk c into the same parent in this step (two sums
+ * into one range in one step would race); from the root, the root holds
+ * the chunk complete. */
+static int entry_ready(const tset *T, int j, int c, int st)
+{
+    const tr_entry *e = &T->ent[j];
     if (e->up)
-        return children_in(T, e->t, e->x, c, st) && LAST(T, e->t, e->p, c) != st;
-    if (e->proot)
-        return root_has(T, e->t, e->p, c, st);
-    int at = DNAT(T, e->t, e->p, c);
-    return at >= 0 && at < st;
+        return LAST(T, e->t, e->p, c) != st;
+    return !e->proot || root_has(T, e->t, e->p, c, st);
+}
+
+/* After entry e sent chunk c in step st: the entries that may now be
+ * ready (its parent's up entry, or its own children's down entries). */
+static void sent(tset *T, const tr_entry *e, int c, int st)
+{
+    size_t tn = (size_t)e->t * T->n;
+    if (e->up) {
+        if (PEND(T, e->t, e->p, c) == 0 && T->par[tn + e->p] >= 0) {
+            int j = T->upidx[tn + e->p];
+            if (T->next[j] == c)
+                T->rdy[j] = st + 1;
+        }
+        return;
+    }
+    for (int d = 0; d < 4; d++) {
+        int v = T->nbr[e->x * 4 + d];
+        if (v >= 0 && T->par[tn + v] == (d + 2) % 4 && T->next[T->dnidx[tn + v]] == c)
+            T->rdy[T->dnidx[tn + v]] = st + 1;
+    }
 }
 
 /* How long a chain of steps entry e's chunk c holds up: its hops to the
@@ -352,29 +401,41 @@ static int entry_rank(const tset *T, const tr_entry *e, int c)
 static void crit_update(tset *T)
 {
     for (int t = 0; t < T->k; t++) {
-        const int *par = T->par + (size_t)t * T->n;
-        int *up = T->upm + (size_t)t * T->n, *dn = T->dnm + (size_t)t * T->n, got = 1;
-        T->queue[0] = T->root[t];
-        for (int h = 0; h < got; h++) {
-            int u = T->queue[h];
-            dn[u] = 0;
-            up[u] = 0;
-            if (par[u] >= 0) {
-                int pp = T->nbr[u * 4 + par[u]], r = T->rem[u * 4 + par[u]];
-                up[u] = up[pp] > r ? up[pp] : r;
-            }
-            for (int d = 0; d < 4; d++) {
-                int v = T->nbr[u * 4 + d];
-                if (v >= 0 && par[v] == (d + 2) % 4)
-                    T->queue[got++] = v;
-            }
+        const tr_node *o = T->ord + (size_t)t * T->nord;
+        int *up = T->upm + (size_t)t * T->n, *dn = T->dnm + (size_t)t * T->n;
+        up[o[0].u] = dn[o[0].u] = 0;
+        for (int h = 1; h < T->nord; h++) {
+            int r = T->rem[o[h].lu];
+            up[o[h].u] = up[o[h].pp] > r ? up[o[h].pp] : r;
+            dn[o[h].u] = 0;
         }
-        for (int h = got - 1; h > 0; h--) {
-            int u = T->queue[h], pp = T->nbr[u * 4 + par[u]];
-            int r = T->rem[pp * 4 + (par[u] + 2) % 4], m = dn[u] > r ? dn[u] : r;
-            dn[pp] = m > dn[pp] ? m : dn[pp];
+        for (int h = T->nord - 1; h > 0; h--) {
+            int r = T->rem[o[h].ld], m = dn[o[h].u] > r ? dn[o[h].u] : r;
+            dn[o[h].pp] = m > dn[o[h].pp] ? m : dn[o[h].pp];
         }
     }
+}
+
+/* Each tree's chips top-down, with their edges' links (crit_update). */
+static int make_order(tset *T)
+{
+    T->nord = bfs(T, T->root[0]);
+    T->ord = malloc((size_t)T->k * T->nord * sizeof *T->ord);
+    if (!T->ord)
+        return FTM_ENOMEM;
+    for (int t = 0; t < T->k; t++) {
+        const int *par = T->par + (size_t)t * T->n;
+        tr_node *o = T->ord + (size_t)t * T->nord;
+        int got = 1;
+        o[0] = (tr_node){ T->root[t], -1, -1, -1 };
+        for (int h = 0; h < got; h++)
+            for (int d = 0, u = o[h].u; d < 4; d++) {
+                int v = T->nbr[u * 4 + d];
+                if (v >= 0 && par[v] == (d + 2) % 4)
+                    o[got++] = (tr_node){ v, u, v * 4 + par[v], u * 4 + d };
+            }
+    }
+    return 0;
 }
 
 /* One step: every directed link sends at most one chunk, the ready one
@@ -388,11 +449,10 @@ static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
         if (T->rem[l] == 0)
             continue;
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++) {
-            const tr_entry *e = &T->ent[j];
             int c = T->next[j];
-            if (c >= chunks(T, e->up) || !entry_ready(T, e, c, st))
+            if (T->rdy[j] > st || !entry_ready(T, j, c, st))
                 continue;
-            int r = entry_rank(T, e, c);
+            int r = entry_rank(T, &T->ent[j], c);
             if (best < 0 || r > br) {
                 best = j;
                 br = r;
@@ -415,6 +475,8 @@ static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
             PEND(T, e->t, e->p, c)--;
         } else
             DNAT(T, e->t, e->x, c) = st;
+        set_ready(T, best);
+        sent(T, e, c, st);
         made++;
     }
     return made;
@@ -440,8 +502,11 @@ static int make_entries(tset *T)
         T->lfirst[l + 1] += T->lfirst[l];
     T->ent = malloc((ne ? ne : 1) * sizeof *T->ent);
     T->next = calloc(ne ? ne : 1, sizeof(int));
+    T->rdy = malloc((ne ? ne : 1) * sizeof(int));
+    T->upidx = malloc((size_t)T->k * T->n * sizeof(int));
+    T->dnidx = malloc((size_t)T->k * T->n * sizeof(int));
     int *fill = malloc(4 * (size_t)T->n * sizeof(int));
-    if (!T->ent || !T->next || !fill) {
+    if (!T->ent || !T->next || !T->rdy || !T->upidx || !T->dnidx || !fill) {
         free(fill);
         return FTM_ENOMEM;
     }
@@ -452,8 +517,11 @@ static int make_entries(tset *T)
             int d = T->par[(size_t)t * T->n + x];
             if (d >= 0) {
                 int p = T->nbr[x * 4 + d], pr = T->par[(size_t)t * T->n + p] == -1;
-                T->ent[fill[x * 4 + d]++] = (tr_entry){ t, x, 1, p, pr };
-                T->ent[fill[p * 4 + (d + 2) % 4]++] = (tr_entry){ t, x, 0, p, pr };
+                int ju = fill[x * 4 + d]++, jd = fill[p * 4 + (d + 2) % 4]++;
+                T->ent[ju] = (tr_entry){ t, x, 1, p, pr };
+                T->ent[jd] = (tr_entry){ t, x, 0, p, pr };
+                T->upidx[(size_t)t * T->n + x] = ju;
+                T->dnidx[(size_t)t * T->n + x] = jd;
             }
         }
     free(fill);
@@ -479,6 +547,10 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
                 PEND(T, t, T->nbr[x * 4 + d], c)++;
         }
     int rc = make_entries(T);
+    if (!rc)
+        rc = make_order(T);
+    for (int j = 0; !rc && j < T->lfirst[4 * T->n]; j++)
+        set_ready(T, j);
     T->rem = calloc(4 * (size_t)T->n, sizeof(int));
     T->upm = malloc((size_t)T->k * T->n * sizeof(int));
     T->dnm = malloc((size_t)T->k * T->n * sizeof(int));

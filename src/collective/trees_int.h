@@ -12,6 +12,13 @@ typedef struct tr_entry {
     int t, x, up, p, proot;
 } tr_entry;
 
+/* A chip of one tree in top-down (BFS) order, with its parent pp and the
+ * link indices of its edge up (u -> pp) and down (pp -> u); pp -1 at the
+ * root. crit_update walks these every step. */
+typedef struct tr_node {
+    int u, pp, lu, ld;
+} tr_node;
+
 typedef struct tset {
     int n, k, nc;      /* chips, trees, chunks copied down each share */
     int ncu;           /* chunks summed up each share (trees.c: up_chunks) */
@@ -28,8 +35,14 @@ typedef struct tset {
     int *lfirst;       /* [n*4 + 1] link l's entries: ent[lfirst[l] .. lfirst[l+1]) */
     tr_entry *ent;
     int *next;         /* [entries] the entry's next chunk to send */
+    int *rdy;          /* [entries] the step from which its next chunk is
+                        * ready (INT_MAX: not yet known ready, or none
+                        * left; 0 for the root's children: checked each step) */
+    int *upidx, *dnidx; /* [k*n] chip x's up entry and down entry in tree t */
     int *rem;          /* [n*4] chunks the link has left to send */
     int *upm, *dnm;    /* [k*n] trees.c: crit_update */
+    tr_node *ord;      /* [k*nord] each tree's chips top-down */
+    int nord;          /* chips in each tree */
     int *last, *dnat;  /* [k*n*nc] LAST, DNAT (trees.c) */
     unsigned char *pend; /* [k*n*nc] PEND */
 } tset;
