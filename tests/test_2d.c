@@ -272,51 +272,6 @@ static int chip_fn(ftm_chip *chip, void *arg)
     return ftm_chip_exec(chip, x->s, x->b[ftm_chip_id(chip)]);
 }
 
-/* A few sweep meshes through real chip threads (0-4 "2d", 5-9
- * "2d-concurrent"). */
-START_TEST(test_threads_exact)
-{
-    static const int cases[] = { 48 + 98, 40 + 196, 47 + 294, 30 + 392, 55 + 98 };
-    int conc = _i >= 5;
-    ftm_mesh m;
-    if (sweep_mesh(cases[_i % 5], &m)) {
-        ftm_mesh_free(&m);
-        return;
-    }
-    size_t count = 4099;
-    ftm_sched s;
-    ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32)
-                          : ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
-    float **b = calloc((size_t)m.nchips, sizeof(float *));
-    for (int c = 0; c < m.nchips; c++) {
-        b[c] = malloc(count * sizeof(float));
-        for (size_t k = 0; k < count; k++)
-            b[c][k] = input(c, k);
-    }
-    ftm_rt *rt;
-    ftm_rt_config cfg = { 0, 0, 10.0, 0 };
-    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
-    thr_ctx x = { &s, b };
-    ck_assert_int_eq(ftm_rt_run(rt, chip_fn, &x), 0);
-    check_exact(&m, &s, b, count);
-    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4);
-    ftm_sched_link_bytes(&s, &m, lb);
-    for (int c = 0; c < m.nchips; c++)
-        for (int d = 0; d < 4; d++) {
-            uint64_t bytes, pkts;
-            ftm_rt_link_stats(rt, c, d, &bytes, &pkts);
-            ck_assert_uint_eq(bytes, lb[c * 4 + d]);
-        }
-    free(lb);
-    ftm_rt_destroy(rt);
-    for (int c = 0; c < m.nchips; c++)
-        free(b[c]);
-    free(b);
-    ftm_sched_free(&s);
-    ftm_mesh_free(&m);
-}
-END_TEST
-
 /* Runs s on real chip threads (count floats): exact on every chip, and
  * the bytes the runtime counts on every link are the schedule's (hence
  * the model's). */
@@ -348,6 +303,27 @@ static void threads_check(const ftm_sched *s, const ftm_mesh *m, size_t count)
         free(b[c]);
     free(b);
 }
+
+/* A few sweep meshes through real chip threads (0-4 "2d", 5-9
+ * "2d-concurrent"). */
+START_TEST(test_threads_exact)
+{
+    static const int cases[] = { 48 + 98, 40 + 196, 47 + 294, 30 + 392, 55 + 98 };
+    int conc = _i >= 5;
+    ftm_mesh m;
+    if (sweep_mesh(cases[_i % 5], &m)) {
+        ftm_mesh_free(&m);
+        return;
+    }
+    size_t count = 4099;
+    ftm_sched s;
+    ck_assert_int_eq(conc ? ftm_allreduce_2d_concurrent_build(&s, NULL, &m, count, FTM_RED_SUM_F32)
+                          : ftm_allreduce_2d_build(&s, NULL, &m, count, FTM_RED_SUM_F32), 0);
+    threads_check(&s, &m, count);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
 
 /* 2d-lines (3 chunks) on real chip threads (threads_check). 3 and 4:
  * rows cut twice (segments folded into a helper row). */
