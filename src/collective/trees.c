@@ -380,11 +380,12 @@ static int entry_rank(const tset *T, const tr_entry *e, int c)
 
 /* Per tree and chip x: the most chunks left on one link of x's path up
  * to the root (upm; x's own link up included), and on one down link of
- * x's subtree (dnm). Over the tree in BFS order (queue: scratch). */
+ * x's subtree (dnm). Over each tree's chips top-down (ord), then
+ * bottom-up. */
 static void crit_update(tset *T)
 {
     for (int t = 0; t < T->k; t++) {
-        const tr_node *o = T->ord + (size_t)t * T->nord;
+        const tr_node *o = T->ord + (size_t)t * T->n;
         int *up = T->upm + (size_t)t * T->n, *dn = T->dnm + (size_t)t * T->n;
         up[o[0].u] = dn[o[0].u] = 0;
         for (int h = 1; h < T->nord; h++) {
@@ -399,16 +400,16 @@ static void crit_update(tset *T)
     }
 }
 
-/* Each tree's chips top-down, with their edges' links (crit_update). */
+/* Each tree's chips top-down, with their edges' links (crit_update).
+ * Every tree spans the same live chips, so each has nord of them. */
 static int make_order(tset *T)
 {
-    T->nord = bfs(T, T->root[0]);
-    T->ord = malloc((size_t)T->k * T->nord * sizeof *T->ord);
+    T->ord = malloc((size_t)T->k * T->n * sizeof *T->ord);
     if (!T->ord)
         return FTM_ENOMEM;
     for (int t = 0; t < T->k; t++) {
         const int *par = T->par + (size_t)t * T->n;
-        tr_node *o = T->ord + (size_t)t * T->nord;
+        tr_node *o = T->ord + (size_t)t * T->n;
         int got = 1;
         o[0] = (tr_node){ T->root[t], -1, -1, -1 };
         for (int h = 0; h < got; h++)
@@ -417,6 +418,7 @@ static int make_order(tset *T)
                 if (v >= 0 && par[v] == (d + 2) % 4)
                     o[got++] = (tr_node){ v, u, v * 4 + par[v], u * 4 + d };
             }
+        T->nord = got;
     }
     return 0;
 }

@@ -41,7 +41,7 @@ typedef struct tset {
     int *upidx, *dnidx; /* [k*n] chip x's up entry and down entry in tree t */
     int *rem;          /* [n*4] chunks the link has left to send */
     int *upm, *dnm;    /* [k*n] trees.c: crit_update */
-    tr_node *ord;      /* [k*nord] each tree's chips top-down */
+    tr_node *ord;      /* [k*n] each tree's chips top-down (nord of n) */
     int nord;          /* chips in each tree */
     int *last, *dnat;  /* [k*n*nc] LAST, DNAT (trees.c) */
     unsigned char *pend; /* [k*n*nc] PEND */
