@@ -83,6 +83,8 @@ static void tset_free(tset *T)
     free(T->upm);
     free(T->ord);
     free(T->dnm);
+    free(T->obase);
+    free(T->ostep);
 }
 
 static int tset_alloc(tset *T, const ftm_mesh *m, int k, int nc)
@@ -424,10 +426,10 @@ static int make_order(tset *T)
 }
 
 /* One step: every directed link sends at most one chunk, the ready one
- * with the longest chain left. Returns the sends made, or an error. */
-static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
+ * with the longest chain left (its step kept in ostep). Returns the
+ * sends made. */
+static int sched_step(tset *T, int st)
 {
-    size_t el = ftm_red_elem_size(red);
     int made = 0;
     for (int l = 0; l < 4 * T->n; l++) {
         int best = -1, br = 0;
@@ -447,13 +449,7 @@ static int sched_step(ftm_sched *s, tset *T, int st, size_t count, ftm_red red)
             continue;
         const tr_entry *e = &T->ent[best];
         int c = T->next[best]++;
-        size_t f, len;
-        chunk_range(T, count, e->t, c, e->up, &f, &len);
-        int rt = hop_route(s, T, l / 4, l % 4);
-        int rc = rt < 0 ? rt : ftm_sched_xfer(s, rt, f * el, f * el, len * el,
-                                               e->up ? red : FTM_RED_COPY);
-        if (rc)
-            return rc;
+        T->ostep[T->obase[best] + c] = st;
         T->rem[l]--;
         if (e->up) {
             LAST(T, e->t, e->p, c) = st;
@@ -510,10 +506,18 @@ static int make_entries(tset *T)
             }
         }
     free(fill);
-    return 0;
+    T->obase = malloc((ne + 1) * sizeof(int));
+    if (!T->obase)
+        return FTM_ENOMEM;
+    T->obase[0] = 0;
+    for (size_t j = 0; j < ne; j++)
+        T->obase[j + 1] = T->obase[j] + chunks(T, T->ent[j].up);
+    T->ostep = malloc(((size_t)T->obase[ne] + 1) * sizeof(int));
+    return T->ostep ? 0 : FTM_ENOMEM;
 }
 
-static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red red)
+/* The list schedule: ostep, and the steps it takes (or an error). */
+static int list_schedule(tset *T)
 {
     size_t up = (size_t)T->k * T->n * T->ncu, down = (size_t)T->k * T->n * T->nc;
     T->last = malloc(up * sizeof(int));
@@ -544,19 +548,66 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
     for (int l = 0; !rc && l < 4 * T->n; l++)
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++)
             T->rem[l] += chunks(T, T->ent[j].up);
-    long left = (long)T->lfirst[4 * T->n] / 2 * (T->ncu + T->nc);
-    for (int st = 0; left > 0 && rc >= 0; st++) {
-        if (st > T->lfirst[4 * T->n] * (T->ncu + T->nc))
+    long left = rc ? 0 : T->obase[T->lfirst[4 * T->n]];
+    int st = 0;
+    for (; left > 0; st++) {
+        if (st > T->obase[T->lfirst[4 * T->n]])
             return FTM_EINVAL; /* cannot happen: some send is always ready */
-        for (int u = 0; u < T->n && rc >= 0; u++)
+        crit_update(T);
+        left -= sched_step(T, st);
+    }
+    return rc ? rc : st;
+}
+
+/* Op op (a chunk of the entry whose ops hold it) as a transfer. */
+static int emit_op(ftm_sched *s, tset *T, size_t count, ftm_red red, size_t el, int op)
+{
+    int lo = 0, hi = T->lfirst[4 * T->n] - 1; /* the entry: obase[j] <= op < obase[j + 1] */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (T->obase[mid] <= op)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const tr_entry *e = &T->ent[lo];
+    size_t f, len;
+    chunk_range(T, count, e->t, op - T->obase[lo], e->up, &f, &len);
+    int src = e->up ? e->x : e->p, d = e->up ? T->par[(size_t)e->t * T->n + e->x]
+                                             : (T->par[(size_t)e->t * T->n + e->x] + 2) % 4;
+    int rt = hop_route(s, T, src, d);
+    return rt < 0 ? rt : ftm_sched_xfer(s, rt, f * el, f * el, len * el, e->up ? red : FTM_RED_COPY);
+}
+
+/* The schedule: each step's sends link by link, as ostep has them. */
+static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red red, int nsteps)
+{
+    int nops = T->obase[T->lfirst[4 * T->n]];
+    int *first = calloc((size_t)nsteps + 1, sizeof(int)), *ord = malloc((nops ? nops : 1) * sizeof(int));
+    int rc = first && ord ? 0 : FTM_ENOMEM;
+    for (int op = 0; !rc && op < nops; op++)
+        first[T->ostep[op] + 1]++;
+    for (int st = 0; !rc && st < nsteps; st++)
+        first[st + 1] += first[st];
+    for (int l = 0, j = 0; !rc && l < 4 * T->n; l++) /* ops by step, each step's by link */
+        for (j = T->lfirst[l]; j < T->lfirst[l + 1]; j++)
+            for (int op = T->obase[j]; op < T->obase[j + 1]; op++)
+                ord[first[T->ostep[op]]++] = op;
+    for (int st = nsteps - 1; !rc && st > 0; st--)
+        first[st] = first[st - 1];
+    if (first)
+        first[0] = 0;
+    size_t el = ftm_red_elem_size(red);
+    for (int st = 0, i = 0; !rc && st < nsteps; st++) {
+        for (int u = 0; u < T->n && !rc; u++)
             if (ftm_mesh_alive(m, u))
                 rc = ftm_sched_step(s, u, PH_TREES, st);
-        if (rc >= 0)
-            crit_update(T);
-        rc = rc < 0 ? rc : sched_step(s, T, st, count, red);
-        left -= rc > 0 ? rc : 0;
+        for (; !rc && i < first[st + 1]; i++)
+            rc = emit_op(s, T, count, red, el, ord[i]);
     }
-    return rc < 0 ? rc : 0;
+    free(first);
+    free(ord);
+    return rc;
 }
 
 /* The chunk count. Per step each link sends at most one chunk (M/(KC)
@@ -633,10 +684,14 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const f
         T.nc = pick_chunks(&T, count * ftm_red_elem_size(red), live);
     T.ncu = up_chunks(T.nc, (double)(count * ftm_red_elem_size(red)) / ((double)T.k * T.nc));
     T.count = count;
+    int nsteps = rc ? 0 : list_schedule(&T);
+    rc = nsteps < 0 ? nsteps : rc;
+    if (!rc)
+        rc = tr_justify(&T, T.ostep, &nsteps);
     if (!rc)
         rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
     if (!rc) {
-        rc = emit(s, &T, m, count, red);
+        rc = emit(s, &T, m, count, red, nsteps);
         if (rc)
             ftm_sched_free(s);
         else

@@ -45,6 +45,8 @@ typedef struct tset {
     int nord;          /* chips in each tree */
     int *last, *dnat;  /* [k*n*nc] LAST, DNAT (trees.c) */
     unsigned char *pend; /* [k*n*nc] PEND */
+    int *obase;        /* [entries + 1] entry j's chunks are ops obase[j] .. */
+    int *ostep;        /* [ops] the step each op is sent in */
 } tset;
 
 /* Moves tree edges between each chip's BFS parents (any choice is a
@@ -52,5 +54,10 @@ typedef struct tset {
  * augmenting paths over the links, as in a max-flow. Keeps load (both
  * ends of a link) in step with par. 0 or FTM_ENOMEM. */
 int tr_balance(tset *T);
+
+/* Reorders the list schedule's steps (ostep, *nsteps of them) by
+ * justification passes, keeping the fewest steps (trees_just.c).
+ * 0 or FTM_ENOMEM. */
+int tr_justify(const tset *T, int *step, int *nsteps);
 
 #endif
