@@ -10,6 +10,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
 #include "test_util.h"
 
 static float input(int chip, size_t k) { return (float)((int)((chip * 13 + (int)(k % 1000) * 7) % 9) - 4); }
@@ -214,11 +215,11 @@ END_TEST
 
 /* How near the bound the trees model (a ratchet on the measured ratios,
  * so a change that slows them fails here): a 16x16 torus with a dead
- * host, 100 MB and 1.3 GB, the TPU-v3 defaults. Measured 1.559 and
+ * host, 100 MB and 1.3 GB, the TPU-v3 defaults. Measured 1.509 and
  * 1.222 times the bound (doc/trees.md says what the rest is). */
 START_TEST(test_trees_near_bound)
 {
-    static const double MB[] = { 100, 1300 }, MOST[] = { 1.58, 1.25 };
+    static const double MB[] = { 100, 1300 }, MOST[] = { 1.53, 1.25 };
     if (_i && small_scale()) /* make check: 100 MB only (the 1.3 GB build: 1 s) */
         return;
     ftm_mesh m;
@@ -242,6 +243,60 @@ START_TEST(test_trees_near_bound)
 }
 END_TEST
 
+static int steps_of(const ftm_sched *s)
+{
+    int n = 0;
+    for (int c = 0; c < s->nchips; c++)
+        n = s->prog[c].nsteps > n ? s->prog[c].nsteps : n;
+    return n;
+}
+
+/* The justification passes (trees_just.c) reorder the list schedule's
+ * sends: on every fault pattern of make_mesh the result is exact (float
+ * and int64, up and down cut alike or not) and takes no more steps than
+ * the list schedule; on the 16x16 torus with a dead host (16 and 23
+ * trees, 4 chunks) it takes fewer. */
+START_TEST(test_trees_justified)
+{
+    int fewer = 0;
+    for (int i = 0; i < 84; i += 5) {
+        ftm_mesh m;
+        make_mesh(i, &m);
+        size_t count = 300 + (size_t)i;
+        ftm_red red = i % 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+        ftm_sched a, b;
+        int rc = ftm_allreduce_trees_build_list(&a, NULL, &m, count, red, 5, 3);
+        if (rc == FTM_ENOTSUP) {
+            ftm_mesh_free(&m);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(ftm_allreduce_trees_build_kc(&b, NULL, &m, count, red, 5, 3), 0);
+        check_sched(&m, &a, count, red);
+        check_sched(&m, &b, count, red);
+        ck_assert_int_le(steps_of(&b), steps_of(&a));
+        ftm_sched_free(&a);
+        ftm_sched_free(&b);
+        ftm_mesh_free(&m);
+    }
+    for (int k = 16; k <= 23; k += 7) {
+        ftm_mesh m;
+        ck_assert_int_eq(ftm_mesh_init(&m, 16, 16, 1), 0);
+        ck_assert_int_eq(ftm_mesh_fail_host(&m, 4, 8), 0);
+        ftm_sched a, b;
+        ck_assert_int_eq(ftm_allreduce_trees_build_list(&a, NULL, &m, 4096, FTM_RED_SUM_F32, k, 4), 0);
+        ck_assert_int_eq(ftm_allreduce_trees_build_kc(&b, NULL, &m, 4096, FTM_RED_SUM_F32, k, 4), 0);
+        check_sched(&m, &b, 4096, FTM_RED_SUM_F32);
+        ck_assert_int_le(steps_of(&b), steps_of(&a));
+        fewer += steps_of(&b) < steps_of(&a);
+        ftm_sched_free(&a);
+        ftm_sched_free(&b);
+        ftm_mesh_free(&m);
+    }
+    ck_assert_int_ge(fewer, 1);
+}
+END_TEST
+
 static Suite *trees_suite(void)
 {
     Suite *su = suite_create("trees");
@@ -251,6 +306,7 @@ static Suite *trees_suite(void)
     tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
     tcase_add_loop_test(tc, test_trees_near_bound, 0, 2);
     tcase_add_loop_test(tc, test_trees_split_chunks, 0, 2);
+    tcase_add_test(tc, test_trees_justified);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     return su;

@@ -20,4 +20,11 @@ FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_
                                                   const ftm_mesh *m, size_t count, ftm_red red,
                                                   int k, size_t split);
 
+/* "trees" as ftm_allreduce_trees_build_kc builds it, but with the list
+ * schedule's steps as they are, before the justification passes
+ * (trees_just.c), so tests can hold the two against each other. */
+FTM_EXTERN int ftm_allreduce_trees_build_list(ftm_sched *s, const ftm_sched_ctx *ctx,
+                                              const ftm_mesh *m, size_t count, ftm_red red,
+                                              int k, int nc);
+
 #endif

@@ -49,6 +49,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
+#include "ftmesh/test_hooks.h"
 #include "trees_int.h"
 
 #include <limits.h>
@@ -656,9 +657,9 @@ static int up_chunks(int nc, double chunk)
     return nc + (int)(nc * p.link_Bps / p.hbm_Bps + 0.5);
 }
 
-/* nc 0: pick_chunks. */
-int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
-                                 size_t count, ftm_red red, int k, int nc)
+/* nc 0: pick_chunks; justify 0: the list schedule as it is. */
+static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                 ftm_red red, int k, int nc, int justify)
 {
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
@@ -686,7 +687,7 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const f
     T.count = count;
     int nsteps = rc ? 0 : list_schedule(&T);
     rc = nsteps < 0 ? nsteps : rc;
-    if (!rc)
+    if (!rc && justify)
         rc = tr_justify(&T, T.ostep, &nsteps);
     if (!rc)
         rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
@@ -699,4 +700,16 @@ int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const f
     }
     tset_free(&T);
     return rc;
+}
+
+int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                 size_t count, ftm_red red, int k, int nc)
+{
+    return build(s, ctx, m, count, red, k, nc, 1);
+}
+
+int ftm_allreduce_trees_build_list(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                                   size_t count, ftm_red red, int k, int nc)
+{
+    return build(s, ctx, m, count, red, k, nc, 0);
 }
