@@ -20,6 +20,7 @@
 #include "ftmesh/sched.h"
 #include "trees_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct jstate {
@@ -34,9 +35,8 @@ typedef struct jstate {
                            * direction (-1 past the last) */
     int *order;           /* [nops] ops by step */
     int *first;           /* [steps + 1] counting sort by step */
-    int *free_at;         /* [links x (steps + 2)] the link's nearest free
-                           * step at or past each (a union-find; 0 and
-                           * steps + 1 stand for -1 and steps) */
+    int nw;               /* 64-bit words of a link's busy steps */
+    uint64_t *busy;       /* [links x nw] the steps each link sends in */
 } jstate;
 
 static int nchunks(const tset *T, int up) { return up ? T->ncu : T->nc; }
@@ -127,16 +127,22 @@ static int sibling_at(const jstate *J, int op, int st, const int *place)
     return 0;
 }
 
-/* The nearest step at or past st (towards step 0 when late) that link
- * row f (free_at) has free, halving the paths it walks. */
-static int nearest_free(int *f, int st)
+/* The nearest step at or past st (towards step 0 when late) in which
+ * the link whose busy words are b sends nothing, or -1. The bits of a
+ * link fit a cache line or two, so a scan beats a union-find here. */
+static int nearest_free(const uint64_t *b, int nw, int st, int late)
 {
-    int i = st + 1;
-    while (f[i] != i) {
-        f[i] = f[f[i]];
-        i = f[i];
+    if (st < 0 || st >= 64 * nw)
+        return -1;
+    int w = st >> 6;
+    uint64_t fr = ~b[w] & (late ? ~0ULL >> (63 - (st & 63)) : ~0ULL << (st & 63));
+    while (!fr) {
+        w += late ? -1 : 1;
+        if (w < 0 || w >= nw)
+            return -1;
+        fr = ~b[w];
     }
-    return i - 1;
+    return 64 * w + (late ? 63 - __builtin_clzll(fr) : __builtin_ctzll(fr));
 }
 
 /* The ops by their steps in from (-1: no such op), into J->order. */
@@ -163,26 +169,26 @@ static void sort_by_step(jstate *J, const int *from, int nsteps)
  * spans, renumbered from 0 (-1 if that proof failed). */
 static int shift(jstate *J, int late, const int *from, int *to, int nsteps)
 {
-    int nb[16], w = nsteps + 2, dir = late ? -1 : 1, lo = nsteps, hi = -1;
+    int nb[16], dir = late ? -1 : 1, lo = nsteps, hi = -1, nw = J->nw;
     sort_by_step(J, from, nsteps);
     for (int op = 0; op < J->nid; op++)
         to[op] = -1;
-    for (size_t l = 0; l < (size_t)4 * J->T->n; l++)
-        for (int i = 0; i < w; i++)
-            J->free_at[l * w + i] = i;
+    for (size_t i = 0; i < (size_t)4 * J->T->n * nw; i++)
+        J->busy[i] = 0;
     for (int i = 0; i < J->nops; i++) {
         int op = J->order[late ? J->nops - 1 - i : i], n = neighbours(J, op, !late, nb);
-        int st = late ? nsteps - 1 : 0, *f = J->free_at + (size_t)J->elink[op % J->ne] * w;
+        int st = late ? nsteps - 1 : 0;
+        uint64_t *bw = J->busy + (size_t)J->elink[op % J->ne] * nw;
         for (int q = 0; q < n; q++) {
             int b = to[nb[q]] + dir;
             st = late ? (b < st ? b : st) : (b > st ? b : st);
         }
-        st = nearest_free(f, st);
-        while (sibling_at(J, op, st, to))
-            st = nearest_free(f, st + dir);
+        st = nearest_free(bw, nw, st, late);
+        while (st >= 0 && sibling_at(J, op, st, to))
+            st = nearest_free(bw, nw, st + dir, late);
         if (st < 0 || st >= nsteps)
             return -1; /* cannot happen (see above) */
-        f[st + 1] = st + 1 + dir; /* taken: the next free one is past it */
+        bw[st >> 6] |= 1ULL << (st & 63);
         to[op] = st;
         lo = st < lo ? st : lo;
         hi = st > hi ? st : hi;
@@ -198,7 +204,7 @@ static void jstate_free(jstate *J)
     free(J->kids);
     free(J->order);
     free(J->first);
-    free(J->free_at);
+    free(J->busy);
 }
 
 static int jstate_init(jstate *J, const tset *T, int nsteps)
@@ -211,8 +217,9 @@ static int jstate_init(jstate *J, const tset *T, int nsteps)
     J->kids = malloc(4 * (size_t)(ne ? ne : 1) * sizeof(int));
     J->order = malloc((size_t)(J->nops ? J->nops : 1) * sizeof(int));
     J->first = malloc(((size_t)nsteps + 1) * sizeof(int));
-    J->free_at = malloc((size_t)4 * T->n * (nsteps + 2) * sizeof(int));
-    if (!J->elink || !J->kids || !J->order || !J->first || !J->free_at)
+    J->nw = (nsteps + 63) / 64;
+    J->busy = malloc((size_t)4 * T->n * (J->nw ? J->nw : 1) * sizeof(uint64_t));
+    if (!J->elink || !J->kids || !J->order || !J->first || !J->busy)
         return FTM_ENOMEM;
     for (int l = 0; l < 4 * T->n; l++)
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++) {
