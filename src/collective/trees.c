@@ -37,14 +37,17 @@
  *     root -> mid            c0  c1  c2          copied to the child
  *     mid  -> leaf               c0  c1  c2
  *
+ * Then justification passes (trees_just.c) schedule the same sends again,
+ * as late and then as early as they can go, which shortens the drain.
  * With L trees on the busiest link the steps number about L C plus a
  * fill and drain of up to 2H (H: the depth; about H with entry_rank's
- * weights), each about a hop's latency plus a chunk M/(KC) (and its
- * reduction at HBM speed when summed, unless up_chunks hides it): the
+ * weights, under H/2 once justified), each about a hop's latency plus a chunk M/(KC) (and its
+ * reduction at HBM speed when summed, unless tr_up_chunks hides it): the
  * bandwidth term is L/K of M/B (the bound's 1/2 when balanced), plus the
- * fill and drain and the latency; C balances the two (pick_chunks). Every chip ends with
- * the root's bits (the broadcast copies them), so float results agree
- * everywhere.
+ * fill and drain and the latency; C balances the two (trees_pick.c:
+ * tr_pick_chunks).
+ * Every chip ends with the root's bits (the broadcast copies them), so
+ * float results agree everywhere.
  */
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
@@ -577,23 +580,25 @@ static int emit_op(ftm_sched *s, tset *T, size_t count, ftm_red red, size_t el, 
     int src = e->up ? e->x : e->p, d = e->up ? T->par[(size_t)e->t * T->n + e->x]
                                              : (T->par[(size_t)e->t * T->n + e->x] + 2) % 4;
     int rt = hop_route(s, T, src, d);
-    return rt < 0 ? rt : ftm_sched_xfer(s, rt, f * el, f * el, len * el, e->up ? red : FTM_RED_COPY);
+    return rt < 0 ? rt
+                  : ftm_sched_xfer(s, rt, f * el, f * el, len * el, e->up ? red : FTM_RED_COPY);
 }
 
 /* The schedule: each step's sends link by link, as ostep has them. */
 static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red red, int nsteps)
 {
     int nops = T->obase[T->lfirst[4 * T->n]];
-    int *first = calloc((size_t)nsteps + 1, sizeof(int)), *ord = malloc((nops ? nops : 1) * sizeof(int));
+    int *first = calloc((size_t)nsteps + 1, sizeof(int));
+    int *ord = malloc((nops ? nops : 1) * sizeof(int));
     int rc = first && ord ? 0 : FTM_ENOMEM;
     for (int op = 0; !rc && op < nops; op++)
         first[T->ostep[op] + 1]++;
     for (int st = 0; !rc && st < nsteps; st++)
         first[st + 1] += first[st];
-    for (int l = 0, j = 0; !rc && l < 4 * T->n; l++) /* ops by step, each step's by link */
-        for (j = T->lfirst[l]; j < T->lfirst[l + 1]; j++)
-            for (int op = T->obase[j]; op < T->obase[j + 1]; op++)
-                ord[first[T->ostep[op]]++] = op;
+    /* ops by step; within a step by link, as op numbers go (entries are
+     * stored link by link); first[st] ends up at step st + 1's start */
+    for (int op = 0; !rc && op < nops; op++)
+        ord[first[T->ostep[op]]++] = op;
     for (int st = nsteps - 1; !rc && st > 0; st--)
         first[st] = first[st - 1];
     if (first)
@@ -611,53 +616,7 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
     return rc;
 }
 
-/* The chunk count. Per step each link sends at most one chunk (M/(KC)
- * bytes, K trees, C chunks each), so the busiest link (L trees, about
- * K/2) needs L C steps and the pipeline's fill and drain about H more
- * (H: the trees' depth; measured with entry_rank's weights: 236 steps
- * for the 12 x 17 = 204 of the busiest link on the 32x32 torus with a
- * dead host, H = 32), each step a hop's latency a plus its chunk (and the
- * reduction of a summed one at HBM speed). T ~ (LC + H)(a + M (1 +
- * B/HBM) / (K C B)): least at K C = sqrt(2 H M (1 + B/HBM) / (B a)) (at
- * 100 MB 2% to 3% faster than sizing for a fill of 2H), with the TPU-v3
- * defaults. At most TR_XFERS transfers in all (build time). Chunks of
- * different sizes in one share (small ones for the fill and drain,
- * large ones between, or several chunks in one op) were measured slower:
- * a step lasts as long as its longest op, and the small ones share steps
- * with the large ones of other trees. */
-#define TR_XFERS 1500000.0
-static int pick_chunks(const tset *T, size_t bytes, int live)
-{
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    int h = 0;
-    for (int t = 0; t < T->k; t++)
-        h = T->maxdep[t] > h ? T->maxdep[t] : h;
-    double x = sqrt(2.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) /
-                    (p.link_Bps * p.hop_s));
-    double c = x / T->k, cap = TR_XFERS / (2.0 * T->k * (live > 1 ? live - 1 : 1));
-    c = c > cap ? cap : c;
-    return c < 1 ? 1 : (int)(c + 0.5);
-}
-
-/* The up chunks for nc down chunks of about chunk bytes: a summed chunk
- * ends len/HBM after it arrives, a copied one when it arrives, and a
- * chip's step lasts until its last receive ends; so summed chunks B/HBM
- * smaller (1/9 smaller with the TPU-v3 defaults) end with the copies sent
- * in the same step, and a step that sums costs no more than one that
- * copies. That pays where a chunk takes well over a hop's latency (at
- * 1.36 GB on the 16x32 and 32x32 tori -1% to -2%); at 100 MB the extra
- * steps cost as much as it saves, so up and down are cut alike there. */
-static int up_chunks(int nc, double chunk)
-{
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    if (chunk / p.link_Bps < 5 * p.hop_s)
-        return nc;
-    return nc + (int)(nc * p.link_Bps / p.hbm_Bps + 0.5);
-}
-
-/* nc 0: pick_chunks; justify 0: the list schedule as it is. */
+/* nc 0: tr_pick_chunks; justify 0: the list schedule as it is. */
 static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                  ftm_red red, int k, int nc, int justify)
 {
@@ -682,8 +641,8 @@ static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size
             set_height(&T, t, T.queue[i]);
     }
     if (!rc && !nc)
-        T.nc = pick_chunks(&T, count * ftm_red_elem_size(red), live);
-    T.ncu = up_chunks(T.nc, (double)(count * ftm_red_elem_size(red)) / ((double)T.k * T.nc));
+        T.nc = tr_pick_chunks(&T, count * ftm_red_elem_size(red), live);
+    T.ncu = tr_up_chunks(T.nc, (double)(count * ftm_red_elem_size(red)) / ((double)T.k * T.nc));
     T.count = count;
     int nsteps = rc ? 0 : list_schedule(&T);
     rc = nsteps < 0 ? nsteps : rc;

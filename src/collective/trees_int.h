@@ -21,7 +21,7 @@ typedef struct tr_node {
 
 typedef struct tset {
     int n, k, nc;      /* chips, trees, chunks copied down each share */
-    int ncu;           /* chunks summed up each share (trees.c: up_chunks) */
+    int ncu;           /* chunks summed up each share (tr_up_chunks) */
     size_t count;      /* elements in the buffer */
     int round;         /* the balancing round (tie_hash) */
     int *nbr;          /* [n*4] neighbour over a link live both ways, or -1 */
@@ -54,6 +54,12 @@ typedef struct tset {
  * augmenting paths over the links, as in a max-flow. Keeps load (both
  * ends of a link) in step with par. 0 or FTM_ENOMEM. */
 int tr_balance(tset *T);
+
+/* The chunks to cut each share into for bytes per chip over live chips
+ * (down), and the up chunks for nc down chunks of about chunk bytes
+ * (trees_pick.c). */
+int tr_pick_chunks(const tset *T, size_t bytes, int live);
+int tr_up_chunks(int nc, double chunk);
 
 /* Reorders the list schedule's steps (ostep, *nsteps of them) by
  * justification passes, keeping the fewest steps (trees_just.c).

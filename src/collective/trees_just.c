@@ -80,7 +80,7 @@ static int kids_of(const jstate *J, int j, int *out)
 
 /* The ops right after op (before 0) or right before it (before 1): at
  * most 16: 4 children of a root, each with the up chunks a down chunk
- * overlaps (up_chunks cuts at most 1/9 more, so at most 3). */
+ * overlaps (tr_up_chunks cuts at most 1/9 more, so at most 3). */
 static int neighbours(const jstate *J, int op, int before, int *out)
 {
     const tset *T = J->T;
