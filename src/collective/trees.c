@@ -44,7 +44,7 @@
  * weights, under H/2 once justified), each about a hop's latency plus a chunk M/(KC) (and its
  * reduction at HBM speed when summed, unless tr_up_chunks hides it): the
  * bandwidth term is L/K of M/B (the bound's 1/2 when balanced), plus the
- * fill and drain and the latency; C balances the two (trees_pick.c:
+ * fill and drain and the latency; C balances the two (trees_chunks.c:
  * tr_pick_chunks).
  * Every chip ends with the root's bits (the broadcast copies them), so
  * float results agree everywhere.

@@ -57,13 +57,14 @@ int tr_balance(tset *T);
 
 /* The chunks to cut each share into for bytes per chip over live chips
  * (down), and the up chunks for nc down chunks of about chunk bytes
- * (trees_pick.c). */
+ * (trees_chunks.c). */
 int tr_pick_chunks(const tset *T, size_t bytes, int live);
 int tr_up_chunks(int nc, double chunk);
 
-/* Reorders the list schedule's steps (ostep, *nsteps of them) by
- * justification passes, keeping the fewest steps (trees_just.c).
- * 0 or FTM_ENOMEM. */
+/* Reorders the list schedule's steps (step: ostep, *nsteps of them)
+ * by justification passes, late then early, until a round gains no
+ * step (trees_just.c). 0, FTM_ENOMEM or FTM_EINVAL (a pass that would
+ * have grown: cannot happen). */
 int tr_justify(const tset *T, int *step, int *nsteps);
 
 #endif
