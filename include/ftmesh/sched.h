@@ -167,7 +167,8 @@ typedef struct ftm_sched {
     int ndirs, cap_dirs;
     uint32_t next_tag;
     int dry;               /* built in a dry run: counts and capacities only
-                            * (2: set aside, sched/sched_lib.h) */
+                            * (src/sched/sched_lib.h: SCHED_DRY_HIDDEN, set
+                            * aside) */
     int packed;            /* programs stored packed (ftm_sched_ctx) */
     const char **phases;   /* packed: the step phases, by id */
     int nphases, cap_phases;

@@ -135,16 +135,39 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     }
 }
 
+/* The share of mem_have a run may plan to fill (chip buffers, schedule,
+ * its replay): the rest is room for the mailboxes, the libraries and
+ * everything not counted. The messages say "3/4". */
+#define MEM_SHARE 0.75
+
+/* The address space this process already holds (libraries, OpenBLAS's
+ * buffers, thread stacks), from /proc/self/statm; 0 where unknown. */
+static double mem_mapped(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    long psize = sysconf(_SC_PAGESIZE);
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return psize > 0 ? (double)pages * (double)psize : 0;
+}
+
 /* The memory this process may use: the machine's, or less under a
- * limit on its address space (ulimit -v); 0 when unknown. */
+ * limit on its address space (ulimit -v: what the limit leaves beyond
+ * what is mapped already); 0 when unknown. */
 static double mem_have(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (have == 0 || (double)rl.rlim_cur < have))
-        have = (double)rl.rlim_cur;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        double left = (double)rl.rlim_cur - mem_mapped();
+        left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
+        have = have == 0 || left < have ? left : have;
+    }
     return have;
 }
 
@@ -157,13 +180,13 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
     double have = mem_have();
     int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
     double need = ((double)block + 1) * (double)bytes;
-    if (have > 0 && need * local > 0.75 * have && block < ftm_mesh_healthy_count(m))
+    if (have > 0 && need * local > MEM_SHARE * have && block < ftm_mesh_healthy_count(m))
         return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
                                "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
                                "of the %.1f GiB available: spread the ranks over more machines, or use a "
                                "smaller --size or mesh, or --model-only", bytes, block,
                                need / (1 << 30), local, cli_s(local), have / (1 << 30));
-    if (have > 0 && need > 0.75 * have)
+    if (have > 0 && need > MEM_SHARE * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
                                "more than 3/4 of the %.1f GiB this process may use: use a smaller --size "
                                "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
@@ -293,7 +316,7 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
                                         cli_ranks_block_chips(&x->m)) * (double)a->bytes;
     double need = (sched + (run > model ? run : model)) * cli_ranks_on_node();
-    if (have > 0 && need > 0.75 * have)
+    if (have > 0 && need > MEM_SHARE * have)
         return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
                                "model %.1f, run %.1f GiB), more than 3/4 of the %.1f GiB this "
                                "process may use: use a smaller mesh%s or another --algo", algo,
@@ -324,7 +347,7 @@ static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, doub
     double build = (double)peak > at_least ? (double)peak : at_least, sched = (double)sb;
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
     double need = build > run ? build : run;
-    if (need > 0.75 * have)
+    if (need > MEM_SHARE * have)
         return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
                                "%.2f, building and modeling it %.2f, run %.2f GiB), more than "
                                "3/4 of the %.1f GiB this process may use: %s; use a smaller "
@@ -446,9 +469,9 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
         return pick_and_model(a, algo, x);
     ftm_allreduce_opts ao = { .algo = asked, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
-    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > 0.75 * have)
+    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > MEM_SHARE * have)
         return refuse_plan(a, asked, x, have, 0);
-    size_t limit = (size_t)(0.75 * have);
+    size_t limit = (size_t)(MEM_SHARE * have);
     x->meter = (ftm_sched_meter){ .limit = limit };
     x->ctx.meter = &x->meter; /* x->sched, built under it, counts its free there */
     int err = pick_and_model(a, algo, x);

@@ -2,6 +2,7 @@
 #include "ftmesh/sched.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/error.h"
+#include "sched_lib.h"
 #include "sched_int.h"
 #include "sched_code.h"
 
@@ -68,7 +69,7 @@ int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char *algo, int
     if (!ctx)
         ctx = &plain;
     memset(s, 0, sizeof *s);
-    s->dry = ctx->dry != 0;
+    s->dry = ctx->dry ? SCHED_DRY : SCHED_REAL;
     s->meter = ctx->meter;
     if (sched_room(s, sizeof *s + (size_t)nchips * sizeof *s->prog) ||
         !(s->prog = calloc((size_t)nchips, sizeof *s->prog))) {

@@ -5,6 +5,10 @@
 
 #include "ftmesh/sched.h"
 
+/* The values of ftm_sched.dry: built for real, dry and counted on its
+ * meter, dry and set aside (ftm_sched_dry_hide). */
+enum { SCHED_REAL = 0, SCHED_DRY = 1, SCHED_DRY_HIDDEN = 2 };
+
 /* A dry schedule set aside: hide 1 stops counting s (as if freed: its
  * bytes leave the live total and freeing it later counts nothing), hide 0
  * counts it again. Lets a dry run keep a schedule it would rebuild,

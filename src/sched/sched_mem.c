@@ -41,7 +41,7 @@ int sched_room(const ftm_sched *s, size_t more)
 void sched_acct(const ftm_sched *s, size_t more, size_t less)
 {
     ftm_sched_meter *mt = s->meter;
-    if (!mt || s->dry == 2)
+    if (!mt || s->dry == SCHED_DRY_HIDDEN)
         return;
     mt->live += more;
     mt->live = mt->live > less ? mt->live - less : 0;
@@ -49,14 +49,13 @@ void sched_acct(const ftm_sched *s, size_t more, size_t less)
         mt->peak = mt->live;
 }
 
-/* s->dry: 0 built for real, 1 dry and counted, 2 dry and hidden. */
 void ftm_sched_dry_hide(ftm_sched *s, int hide)
 {
-    if (hide && s->dry == 1) {
+    if (hide && s->dry == SCHED_DRY) {
         sched_acct(s, 0, ftm_sched_mem_bytes(s));
-        s->dry = 2;
-    } else if (!hide && s->dry == 2) {
-        s->dry = 1;
+        s->dry = SCHED_DRY_HIDDEN;
+    } else if (!hide && s->dry == SCHED_DRY_HIDDEN) {
+        s->dry = SCHED_DRY;
         sched_acct(s, ftm_sched_mem_bytes(s), 0);
     }
 }
