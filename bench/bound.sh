@@ -50,8 +50,11 @@ timed "sweep --throughput" "$ftm" sweep --throughput --json
 python3 - "$tmp/out" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
+one = ("dead-host", "dead-chip", "dead-link")  # the issue's goal: one fault
 for r in j["rows"]:
     if r["scenario"] != "healthy":
-        print("%-6s %-10s %-15s %-6s throughput lost %5.2f%% (goal 1%% for one fault)" % (
-              r["mesh"], r["model"], r["scenario"], r["algo"], r["impact_pct"]))
+        goal = ("goal 1%%: %s" % ("met" if r["impact_pct"] <= 1 else "not met")
+                if r["scenario"] in one else "no goal: two faults")
+        print("%-6s %-10s %-15s %-6s throughput lost %5.2f%% (%s)" % (
+              r["mesh"], r["model"], r["scenario"], r["algo"], r["impact_pct"], goal))
 EOF

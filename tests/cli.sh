@@ -214,6 +214,7 @@ expect 0 rings --mesh 4x4 --torus --torus
 grep_err "warning: --torus given twice: once is enough"
 expect 0 rings --mesh 2x2 --torus
 grep_err "warning: --torus has no effect on a 2x2 mesh"
+grep -q "^2x2 mesh, 4 healthy chips" "$tmp/out" && ok || bad "rings --mesh 2x2 --torus: not reported as a mesh"
 expect 0 rings --mesh 2x3 --torus
 warns 0
 expect 0 rings --fail 3,4 --fail 3,4 --fail 2,2

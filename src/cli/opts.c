@@ -474,10 +474,13 @@ int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
     int rows, cols;
     if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
         return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
-    if (ftm_mesh_init(m, rows, cols, o->torus))
+    /* no side of 3 or more: no wrap-around link, so it is a mesh (and
+     * the reports say so) */
+    int wraps = o->torus && (rows >= 3 || cols >= 3);
+    if (ftm_mesh_init(m, rows, cols, wraps))
         return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
                                FTM_MESH_MAX_SIDE);
-    if (o->torus && rows < 3 && cols < 3)
+    if (o->torus && !wraps)
         cli_warn(o->cmd, "--torus has no effect on a %dx%d mesh: wrap-around links need a side "
                  "of 3 or more", rows, cols);
     int rc = fail_chips(o, m);
