@@ -139,15 +139,21 @@ static int band_bound(const ftm_mesh *m, const ftm_ring *r)
     return two_coloured(m) ? abs(gap) : 0;
 }
 
+/* Opens the JSON object every rings report starts with: the mesh. */
+static void json_head(cli_json *j, const ftm_mesh *m)
+{
+    char mesh[32];
+    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
+    cli_json_init(j, stdout);
+    cli_json_begin_obj(j, NULL);
+    cli_json_str(j, "mesh", mesh);
+    cli_json_bool(j, "torus", m->torus);
+}
+
 static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
 {
     cli_json j;
-    char mesh[32];
-    snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
-    cli_json_init(&j, stdout);
-    cli_json_begin_obj(&j, NULL);
-    cli_json_str(&j, "mesh", mesh);
-    cli_json_bool(&j, "torus", m->torus);
+    json_head(&j, m);
     cli_json_str(&j, "algo", "2d");
     cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
     cli_json_int(&j, "max_link_load", p->max_load);
@@ -255,12 +261,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
 {
     if (json) {
         cli_json j;
-        char mesh[32];
-        snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
-        cli_json_init(&j, stdout);
-        cli_json_begin_obj(&j, NULL);
-        cli_json_str(&j, "mesh", mesh);
-        cli_json_bool(&j, "torus", m->torus);
+        json_head(&j, m);
         cli_json_int(&j, "healthy", q->healthy);
         cli_json_int(&j, "ring_chips", q->ring_chips);
         cli_json_int(&j, "hops", q->hops);
@@ -318,12 +319,7 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg
     int rc = 0;
     if (json) {
         cli_json j;
-        char mesh[32];
-        snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
-        cli_json_init(&j, stdout);
-        cli_json_begin_obj(&j, NULL);
-        cli_json_str(&j, "mesh", mesh);
-        cli_json_bool(&j, "torus", m->torus);
+        json_head(&j, m);
         cli_json_str(&j, "algo", algo);
         cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
