@@ -13,6 +13,7 @@
 #include "ftmesh/error.h"
 #include "train_int.h"
 #include "trainer.h"
+#include "core/util.h"
 
 /* One chip's replica, optimizer and buffers. */
 static int chip_setup(chip_st *c, const ftm_model_config *mc, const ftm_optim_config *oc, int exact)
@@ -121,7 +122,7 @@ typedef struct recovery {
 static void finish_events(trainer *t, recovery *rv)
 {
     ftm_train_result *res = t->res;
-    double now = train_now();
+    double now = core_now_s();
     int first = 1;
     for (int i = rv->first_new; i < res->nevents; i++) {
         ftm_train_event *e = &res->events[i];
@@ -455,10 +456,10 @@ static int train_all(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train
     if (!rc)
         rc = ftm_fault_script_check(&chk, cur, o->steps, NULL, res->detail, sizeof res->detail);
     ftm_fault_script_free(&chk);
-    double t0 = train_now();
+    double t0 = core_now_s();
     if (!rc)
         rc = run_attempts(cur, o, cb, res, &f, snap);
-    res->run_wall_s = train_now() - t0 - res->ref_wall_s;
+    res->run_wall_s = core_now_s() - t0 - res->ref_wall_s;
     ftm_rt_script_free(&f);
     ftm_fault_script_free(&ck);
     return rc;

@@ -32,6 +32,7 @@
 #include <string.h>
 #include "ftmesh/error.h"
 #include "train_int.h"
+#include "core/util.h"
 
 /* Float bits mapped to integers in the same order as the floats, so the
  * difference of two is their distance in ULPs (+0 and -0 both map to 0). */
@@ -111,7 +112,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
         else
             memcpy(init, ftm_model_params(m), sizeof(float) * np);
     }
-    double t0 = train_now();
+    double t0 = core_now_s();
     for (long s = 0; s < o->steps && !rc; s++) {
         float *g = ftm_model_grads(m);
         memset(g, 0, sizeof(float) * np);
@@ -131,7 +132,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
         if (cb && cb->ref_step)
             cb->ref_step(cb->ctx, s, loss);
     }
-    res->ref_wall_s = train_now() - t0;
+    res->ref_wall_s = core_now_s() - t0;
     if (!rc) {
         res->checked = 1;
         for (long s = 0; s < o->steps; s++) {

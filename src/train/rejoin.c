@@ -22,6 +22,7 @@
 #include "ftmesh/router.h"
 #include "train_int.h"
 #include "trainer.h"
+#include "core/util.h"
 
 int train_rejoin_init(rejoin *r, const ftm_rt_script *f, const ftm_mesh *m)
 {
@@ -194,7 +195,7 @@ int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
         note_repair(&res->events[r->rec[k]], e, cur, r->donor[k], r->modeled_before_s);
     }
     ftm_mesh_free(&old);
-    r->t0 = train_now();
+    r->t0 = core_now_s();
     return rc;
 }
 
@@ -292,7 +293,7 @@ static void tell(trainer *t)
 {
     rejoin *r = t->rj;
     ftm_train_result *res = t->res;
-    double now = train_now();
+    double now = core_now_s();
     for (int k = 0; k < r->n; k++) {
         ftm_train_event *e = &res->events[r->rec[k]];
         e->lost_wall_s = k == 0 ? now - r->t0 : 0;

@@ -34,7 +34,6 @@
 #include "trainer.h"
 #include "core/util.h"
 
-double train_now(void) { return core_now_s(); }
 double train_thread_cpu(void) { return core_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 double train_process_cpu(void) { return core_clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
@@ -177,7 +176,7 @@ typedef char bar_fits_[BAR_WORDS <= FTM_BARRIER_WORDS ? 1 : -1];
 static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
 {
     ftm_train_step *st = &t->res->step[s];
-    double now = train_now(), msum = 1e-9 * (double)v[BAR_MATH];
+    double now = core_now_s(), msum = 1e-9 * (double)v[BAR_MATH];
     double mmax = 1e-9 * (double)v[BAR_MATH_MAX];
     double loss = ftm_xsum_value(v);
     st->step = s;
@@ -321,7 +320,7 @@ int train_chip_fn(ftm_chip *chip, void *arg)
     c->chip = chip;
     int rc = ftm_chip_barrier(chip);
     if (id == t->reporter) {
-        t->t_prev = train_now();
+        t->t_prev = core_now_s();
         t->cpu0 = train_process_cpu();
     }
     if (!rc)

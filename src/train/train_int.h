@@ -50,7 +50,6 @@ int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long 
 int train_ckpt_load(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_state *st,
                     char *detail, size_t dlen);
 
-double train_now(void);
 double train_thread_cpu(void);
 double train_process_cpu(void);
 
