@@ -1,7 +1,7 @@
 # trace: the event recorder the runtime and trainer write to (below the
-# runtime), and timelines on the wall or modeled clock (above the cost model)
-libftmesh_la_SOURCES += src/trace/trace.c src/trace/timeline.c
-ftmeshinclude_HEADERS += include/ftmesh/trace.h include/ftmesh/timeline.h
+# runtime; src/timeline turns its records into timelines)
+libftmesh_la_SOURCES += src/trace/trace.c
+ftmeshinclude_HEADERS += include/ftmesh/trace.h
 
 check_PROGRAMS += tests/test_trace
 TESTS += tests/test_trace
