@@ -153,6 +153,15 @@ for algo in ring bidir tree 2d 2d-concurrent; do
     # 6x6 less (2,2): 17 chips of its colour against 18
     json "$tmp/out" 'j["detour_lower_bound"] == 1 if "detour_lower_bound" in j else any(b["detour_lower_bound"] == 1 for b in j["bands"])'
 done
+# --json: the schedule the algorithm builds: a tree sends each of the 34
+# edges of its 35 live chips once up and once down; every tree of trees
+# too, each share in the same number of chunks; too big a mesh: null
+expect 0 rings --mesh 6x6 --fail 2,2 --algo tree --json
+json "$tmp/out" 'j["schedule"]["algo"] == "tree" and j["schedule"]["fallback"] is None and j["schedule"]["transfers"] == 68 and j["schedule"]["steps"] >= 2'
+expect 0 rings --mesh 6x6 --fail 2,2 --algo trees --json
+json "$tmp/out" 'j["schedule"]["algo"] == "trees" and j["schedule"]["transfers"] % 68 == 0 and j["schedule"]["transfers"] > 68'
+expect 0 rings --mesh 40x40 --algo tree --json
+json "$tmp/out" 'j["schedule"] is None'
 expect 0 rings --mesh 1x1
 grep_out "1 healthy chip;"
 grep_out "ring of 1 chip:"

@@ -313,6 +313,42 @@ static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
     return rc;
 }
 
+/* The schedule algo builds here, for --json: the algorithm it runs
+ * ("fallback" says why when that is another one), its steps (the most
+ * any chip takes) and transfers, for a buffer of 2 x chips^2 floats,
+ * the size the pictures are drawn for. Built for real, packed (a few
+ * bytes a transfer): a dry run would not pick between schedules by
+ * time as the real build does. Up to the pod sizes (SCHED_JSON_CHIPS:
+ * under a second); null beyond (2d-lines takes 30 s on 64x64). */
+#define SCHED_JSON_CHIPS 1024
+static int schedule_json(cli_json *j, const ftm_mesh *m, const char *algo)
+{
+    if (m->nchips > SCHED_JSON_CHIPS) {
+        cli_json_null(j, "schedule");
+        return 0;
+    }
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    ftm_sched_ctx ctx = { .packed = 1 };
+    ftm_sched s;
+    int err = a ? a->build(&s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2,
+                           FTM_RED_SUM_F32) : FTM_EINVAL;
+    if (err)
+        return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
+    long steps = 0, ops = 0;
+    for (int c = 0; c < s.nchips; c++) {
+        steps = s.prog[c].nsteps > steps ? s.prog[c].nsteps : steps;
+        ops += s.prog[c].nops;
+    }
+    cli_json_begin_obj(j, "schedule");
+    cli_json_str(j, "algo", s.algo);
+    cli_json_str(j, "fallback", s.fallback);
+    cli_json_int(j, "steps", steps);
+    cli_json_int(j, "transfers", ops / 2);
+    cli_json_end(j);
+    ftm_sched_free(&s);
+    return 0;
+}
+
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
 static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg)
 {
@@ -325,6 +361,7 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
         bound_json(&j, m);
         cli_ranks_json(&j, m);
+        rc = schedule_json(&j, m, algo);
         cli_json_end(&j);
     } else {
         rc = cli_rings_algo_pictures(m, algo);
