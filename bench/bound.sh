@@ -6,7 +6,9 @@
 #      the best healthy time, and the best healthy time against its bound;
 #   2. the 64x64 torus with 400 random dead chips at 100 MB: trees against
 #      the bound, and auto's CPU time and peak memory to decide;
-#   3. a 32x32 torus with a dead host: building and modeling trees;
+#   3. a 32x32 torus with a dead host: building and modeling trees, and
+#      the trees schedule's steps against a lower bound on any order of
+#      its sends (bench/trees_steps, when built: make bench builds it);
 #   4. ftmesh sweep --throughput: training throughput lost to a fault.
 # Usage: bench/bound.sh BUILD_DIR
 set -eu
@@ -46,6 +48,9 @@ timed "64x64/400 auto (goal: 20 s, 2 GB)" "$ftm" allreduce $big --algo auto
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("64x64/400 auto picks %s: %.3f x bound" % (j["schedule"], j["over_bound"]))' "$tmp/out"
 timed "32x32 dead host trees (goal: 2 s)" "$ftm" allreduce --mesh 32x32 --torus --fail-host 8,16 \
     --algo trees --size 100M --model-only --json
+if [ -x "$build/bench/trees_steps" ]; then
+    "$build/bench/trees_steps"
+fi
 timed "sweep --throughput" "$ftm" sweep --throughput --json
 python3 - "$tmp/out" <<'EOF'
 import json, sys

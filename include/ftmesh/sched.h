@@ -235,9 +235,6 @@ FTM_EXTERN int ftm_sched_unpack(const ftm_sched *s, ftm_sched *out);
  * it; FTM_ENOMEM if s is not dry and that passes the meter's limit, else
  * 0. No effect without a meter. */
 FTM_EXTERN int ftm_sched_charge(const ftm_sched *s, size_t bytes);
-/* Frees chip's program (steps and ops) of s; the chip's step and op counts
- * become 0. Dry schedules too. */
-FTM_EXTERN void ftm_sched_clear_chip(ftm_sched *s, int chip);
 
 /* The build is over: s forgets its watch (ftm_sched_ctx) and frees the
  * watch's sums. */

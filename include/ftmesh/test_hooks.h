@@ -20,11 +20,13 @@ FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_
                                                   const ftm_mesh *m, size_t count, ftm_red red,
                                                   int k, size_t split);
 
-/* "trees" as ftm_allreduce_trees_build_kc builds it, but with the list
- * schedule's steps as they are, before the justification passes
- * (trees_just.c), so tests can hold the two against each other. */
-FTM_EXTERN int ftm_allreduce_trees_build_list(ftm_sched *s, const ftm_sched_ctx *ctx,
-                                              const ftm_mesh *m, size_t count, ftm_red red,
-                                              int k, int nc);
+/* The steps of the "trees" schedule ftm_allreduce_trees_build_kc builds
+ * for k trees and nc chunks (0: chosen from the size): out[0] the list
+ * schedule's, out[1] after the justification passes (the schedule it
+ * builds), out[2] a lower bound on any order of the same sends
+ * (trees_just.c: tr_step_bound), out[3] the chunks per share. For the
+ * tests and bench/trees_steps. 0 or an error as build_kc's. */
+FTM_EXTERN int ftm_allreduce_trees_steps(const ftm_mesh *m, size_t count, ftm_red red, int k,
+                                         int nc, int out[4]);
 
 #endif

@@ -16,6 +16,11 @@ libftmesh_la_SOURCES += src/collective/allreduce_2d.c \
 	src/collective/allreduce_2d_segs.c src/collective/allreduce_2d_pick.c
 noinst_HEADERS += src/collective/allreduce_2d_int.h src/collective/allreduce_2d_lines.h
 
+# make bench: the trees schedule's steps against their lower bound
+EXTRA_PROGRAMS += bench/trees_steps
+bench_trees_steps_SOURCES = bench/trees_steps.c
+bench_trees_steps_LDADD = libftmesh.la $(PTHREAD_LIBS) -lm
+
 check_PROGRAMS += tests/test_allreduce
 # tests/test_allreduce: in TESTS from Makefile.am (the longest first)
 THREADED_TESTS += tests/test_allreduce

@@ -41,8 +41,9 @@
  * as late and then as early as they can go, which shortens the drain.
  * With L trees on the busiest link the steps number about L C plus a
  * fill and drain of up to 2H (H: the depth; about H with entry_rank's
- * weights, under H/2 once justified), each about a hop's latency plus a chunk M/(KC) (and its
- * reduction at HBM speed when summed, unless tr_up_chunks hides it): the
+ * weights, about 2H/3 once justified), each about a hop's latency plus
+ * a chunk M/(KC) (and its reduction at HBM speed when summed, unless
+ * tr_up_chunks hides it): the
  * bandwidth term is L/K of M/B (the bound's 1/2 when balanced), plus the
  * fill and drain and the latency; C balances the two (trees_chunks.c:
  * tr_pick_chunks).
@@ -265,9 +266,6 @@ static void chunk_range(const tset *T, size_t count, int t, int c, int up, size_
     *f += sf;
 }
 
-/* The chunks a direction cuts each share into. */
-static int chunks(const tset *T, int up) { return up ? T->ncu : T->nc; }
-
 /* Per tree, chip and up chunk: the last step a child summed the chunk
  * into the chip (-1: none yet) and the children yet to; per tree, chip
  * and down chunk: the step the chip got the chunk from its parent (-1:
@@ -287,12 +285,8 @@ static int children_in(const tset *T, int t, int u, int c, int st)
  * every up chunk it overlaps summed in. */
 static int root_has(const tset *T, int t, int u, int c, int st)
 {
-    size_t sf, sn, f, len;
-    ftm_sched_block(T->count, T->k, t, &sf, &sn);
-    ftm_sched_block(sn, T->nc, c, &f, &len);
-    if (!len)
-        return 1;
-    int a = ftm_sched_block_of(sn, T->ncu, f), b = ftm_sched_block_of(sn, T->ncu, f + len - 1);
+    int a, b;
+    tr_overlap(T, t, 0, c, &a, &b);
     for (int i = a; i <= b; i++)
         if (!children_in(T, t, u, i, st))
             return 0;
@@ -315,7 +309,7 @@ static void set_ready(tset *T, int j)
 {
     const tr_entry *e = &T->ent[j];
     int c = T->next[j];
-    if (c >= chunks(T, e->up))
+    if (c >= tr_chunks(T, e->up))
         T->rdy[j] = INT_MAX;
     else if (e->up)
         T->rdy[j] = up_ready_from(T, e->t, e->x, c);
@@ -381,7 +375,7 @@ static int entry_rank(const tset *T, const tr_entry *e, int c)
         crit = T->upm[(size_t)e->t * T->n + e->p];
         crit = root > crit ? root : crit;
     }
-    return 10 * (hops + TR_BEHIND * (chunks(T, e->up) - 1 - c)) + TR_CRIT * crit;
+    return 10 * (hops + TR_BEHIND * (tr_chunks(T, e->up) - 1 - c)) + TR_CRIT * crit;
 }
 
 /* Per tree and chip x: the most chunks left on one link of x's path up
@@ -515,7 +509,7 @@ static int make_entries(tset *T)
         return FTM_ENOMEM;
     T->obase[0] = 0;
     for (size_t j = 0; j < ne; j++)
-        T->obase[j + 1] = T->obase[j] + chunks(T, T->ent[j].up);
+        T->obase[j + 1] = T->obase[j] + tr_chunks(T, T->ent[j].up);
     T->ostep = malloc(((size_t)T->obase[ne] + 1) * sizeof(int));
     return T->ostep ? 0 : FTM_ENOMEM;
 }
@@ -551,7 +545,7 @@ static int list_schedule(tset *T)
         rc = FTM_ENOMEM;
     for (int l = 0; !rc && l < 4 * T->n; l++)
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++)
-            T->rem[l] += chunks(T, T->ent[j].up);
+            T->rem[l] += tr_chunks(T, T->ent[j].up);
     long left = rc ? 0 : T->obase[T->lfirst[4 * T->n]];
     int st = 0;
     for (; left > 0; st++) {
@@ -616,38 +610,54 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
     return rc;
 }
 
-/* nc 0: tr_pick_chunks; justify 0: the list schedule as it is. */
-static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                 ftm_red red, int k, int nc, int justify)
+/* The tree set for k trees and nc chunks (0: tr_pick_chunks) and its
+ * list schedule (ostep, *nsteps). FTM_EINVAL where the ops would not fit
+ * an int (a caller's huge nc). */
+static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, int nc, int *nsteps)
 {
-    int rc = ftm_mesh_check_connected(m, NULL, NULL);
-    if (rc)
-        return rc;
-    int live = ftm_mesh_healthy_count(m);
-    if (k < 1 || nc < 0)
-        return FTM_EINVAL;
-    k = k > live ? live : k;
-    tset T;
-    rc = tset_alloc(&T, m, k, nc);
+    int live = ftm_mesh_healthy_count(m), rc = tset_alloc(T, m, k > live ? live : k, nc);
     if (!rc) {
-        pick_roots(&T, m);
-        rc = trees_make(&T, m);
+        pick_roots(T, m);
+        rc = trees_make(T, m);
     }
     if (!rc)
-        rc = tr_balance(&T);
-    for (int t = 0; t < T.k && !rc; t++) { /* the heights after the moves */
-        int got = bfs(&T, T.root[t]);
+        rc = tr_balance(T);
+    for (int t = 0; t < T->k && !rc; t++) { /* the heights after the moves */
+        int got = bfs(T, T->root[t]);
         for (int i = got - 1; i >= 0; i--)
-            set_height(&T, t, T.queue[i]);
+            set_height(T, t, T->queue[i]);
     }
     if (!rc && !nc)
-        T.nc = tr_pick_chunks(&T, count * ftm_red_elem_size(red), live);
-    T.ncu = tr_up_chunks(T.nc, (double)(count * ftm_red_elem_size(red)) / ((double)T.k * T.nc));
-    T.count = count;
-    int nsteps = rc ? 0 : list_schedule(&T);
-    rc = nsteps < 0 ? nsteps : rc;
-    if (!rc && justify)
+        T->nc = tr_pick_chunks(T, count * ftm_red_elem_size(red), live);
+    T->ncu = tr_up_chunks(T->nc, (double)(count * ftm_red_elem_size(red)) / ((double)T->k * T->nc));
+    T->count = count;
+    if (!rc && 2.0 * T->k * live * (T->ncu > T->nc ? T->ncu : T->nc) > INT_MAX)
+        rc = FTM_EINVAL;
+    *nsteps = rc ? 0 : list_schedule(T);
+    return *nsteps < 0 ? *nsteps : rc;
+}
+
+/* stats (NULL: none) as ftm_allreduce_trees_steps gives them. */
+static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
+                 ftm_red red, int k, int nc, int *stats)
+{
+    int rc = ftm_mesh_check_connected(m, NULL, NULL), nsteps = 0;
+    if (!rc && (k < 1 || nc < 0))
+        rc = FTM_EINVAL;
+    if (rc)
+        return rc;
+    tset T;
+    rc = plan(&T, m, count, red, k, nc, &nsteps);
+    if (stats && !rc) {
+        stats[0] = nsteps;
+        stats[3] = T.nc;
+    }
+    if (!rc)
         rc = tr_justify(&T, T.ostep, &nsteps);
+    if (stats && !rc) {
+        stats[1] = nsteps;
+        rc = tr_step_bound(&T, T.ostep, nsteps, &stats[2]);
+    }
     if (!rc)
         rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
     if (!rc) {
@@ -664,11 +674,16 @@ static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size
 int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
                                  size_t count, ftm_red red, int k, int nc)
 {
-    return build(s, ctx, m, count, red, k, nc, 1);
+    return build(s, ctx, m, count, red, k, nc, NULL);
 }
 
-int ftm_allreduce_trees_build_list(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
-                                   size_t count, ftm_red red, int k, int nc)
+int ftm_allreduce_trees_steps(const ftm_mesh *m, size_t count, ftm_red red, int k, int nc,
+                              int out[4])
 {
-    return build(s, ctx, m, count, red, k, nc, 0);
+    ftm_sched_ctx dry = { .dry = 1 };
+    ftm_sched s;
+    int rc = build(&s, &dry, m, count, red, k, nc, out);
+    if (!rc)
+        ftm_sched_free(&s);
+    return rc;
 }

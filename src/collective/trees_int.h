@@ -1,5 +1,6 @@
-/* The "trees" allreduce's tree set, shared by trees.c (trees, schedule)
- * and trees_balance.c (link loads). Internal. */
+/* The "trees" allreduce's tree set, shared by trees.c (trees, list
+ * schedule, emission), trees_balance.c (link loads), trees_chunks.c
+ * (chunk counts) and trees_just.c (justification). Internal. */
 #ifndef FTMESH_TREES_INT_H
 #define FTMESH_TREES_INT_H
 
@@ -55,6 +56,14 @@ typedef struct tset {
  * ends of a link) in step with par. 0 or FTM_ENOMEM. */
 int tr_balance(tset *T);
 
+/* The chunks each share is cut into, up or down. */
+static inline int tr_chunks(const tset *T, int up) { return up ? T->ncu : T->nc; }
+
+/* Chunks [*a, *b] of the other direction that overlap chunk c of tree
+ * t's share cut up (up 1) or down (up 0): *a > *b when none (c is
+ * empty) (trees_just.c). */
+void tr_overlap(const tset *T, int t, int up, int c, int *a, int *b);
+
 /* The chunks to cut each share into for bytes per chip over live chips
  * (down), and the up chunks for nc down chunks of about chunk bytes
  * (trees_chunks.c). */
@@ -66,5 +75,12 @@ int tr_up_chunks(int nc, double chunk);
  * step (trees_just.c). 0, FTM_ENOMEM or FTM_EINVAL (a pass that would
  * have grown: cannot happen). */
 int tr_justify(const tset *T, int *step, int *nsteps);
+
+/* *lb: a lower bound on the steps of any order of the sends step[]
+ * orders (*nsteps of them): per link, the ops whose longest chains of
+ * ops before and after them are at least a and b take a + their count
+ * + b steps (one machine, unit ops, release and tail times), the most
+ * over every link, a and b (trees_just.c). 0 or FTM_ENOMEM. */
+int tr_step_bound(const tset *T, const int *step, int nsteps, int *lb);
 
 #endif

@@ -8,7 +8,8 @@
  * still sends one chunk per step, a chunk still after everything it
  * needs), then forwards again, in the order the backward pass left them;
  * each pass is a valid schedule, never longer in steps than the one it
- * reorders, and the shortest is kept.
+ * reorders; a round is kept only if it is shorter. Empty chunks (a share
+ * of fewer elements than chunks) send nothing and are left out.
  *
  * A send is one chunk of one entry (tr_entry: a tree's use of a directed
  * link): op obase[j] + c. Before it: an up chunk needs the same chunk
@@ -39,21 +40,26 @@ typedef struct jstate {
     uint64_t *busy;       /* [links x nw] the steps each link sends in */
 } jstate;
 
-static int nchunks(const tset *T, int up) { return up ? T->ncu : T->nc; }
-
-/* Chunks [*a, *b] of direction !from that overlap chunk c of direction
- * from, in tree t's share (*a > *b: none, an empty chunk). */
-static void overlap(const tset *T, int t, int from, int c, int *a, int *b)
+void tr_overlap(const tset *T, int t, int up, int c, int *a, int *b)
 {
     size_t sf, sn, f, len;
     ftm_sched_block(T->count, T->k, t, &sf, &sn);
-    ftm_sched_block(sn, nchunks(T, from), c, &f, &len);
+    ftm_sched_block(sn, tr_chunks(T, up), c, &f, &len);
     *a = 0;
     *b = -1;
     if (len) {
-        *a = ftm_sched_block_of(sn, nchunks(T, !from), f);
-        *b = ftm_sched_block_of(sn, nchunks(T, !from), f + len - 1);
+        *a = ftm_sched_block_of(sn, tr_chunks(T, !up), f);
+        *b = ftm_sched_block_of(sn, tr_chunks(T, !up), f + len - 1);
     }
+}
+
+/* 1 when chunk c of tree t's share, up or down, holds no element. */
+static int empty_chunk(const tset *T, int t, int up, int c)
+{
+    size_t sf, sn, f, len;
+    ftm_sched_block(T->count, T->k, t, &sf, &sn);
+    ftm_sched_block(sn, tr_chunks(T, up), c, &f, &len);
+    return len == 0;
 }
 
 /* The entries of x's children in tree t, up (up entries) or down. */
@@ -79,8 +85,10 @@ static int kids_of(const jstate *J, int j, int *out)
 }
 
 /* The ops right after op (before 0) or right before it (before 1): at
- * most 16: 4 children of a root, each with the up chunks a down chunk
- * overlaps (tr_up_chunks cuts at most 1/9 more, so at most 3). */
+ * most 12: 4 children of a root, each with the up chunks a down chunk
+ * overlaps (tr_up_chunks cuts at most a fifth more, so at most 3). An
+ * empty chunk's neighbours are empty too (the same chunk of the same
+ * share; at the root, an empty chunk overlaps none). */
 static int neighbours(const jstate *J, int op, int before, int *out)
 {
     const tset *T = J->T;
@@ -103,7 +111,7 @@ static int neighbours(const jstate *J, int op, int before, int *out)
     }
     /* at the root: up chunks summed in before the down chunks they overlap */
     int a, b, nch = children(T, e->t, e->p, !e->up, ch);
-    overlap(T, e->t, e->up, c, &a, &b);
+    tr_overlap(T, e->t, e->up, c, &a, &b);
     for (int i = 0; i < nch; i++)
         for (int cc = a; cc <= b; cc++)
             out[n++] = cc * J->ne + ch[i];
@@ -164,9 +172,12 @@ static void sort_by_step(jstate *J, const int *from, int nsteps)
  * first when late, else earliest), put in the latest (late) or earliest
  * step its neighbours already put allow where its link is free and no
  * sibling sums the same chunk; to[] gets the steps. No op goes past
- * where from has it (by induction over the order: its own step stays
- * free for it), so the pass is never longer. Returns the steps it
- * spans, renumbered from 0 (-1 if that proof failed). */
+ * where from has it, by induction over the order: ops of one step in
+ * from are never on one link, never siblings and never neighbours, so
+ * an op's neighbours on the pass's side were put already, no later than
+ * from has them, and its own step in from is still free for it. So the
+ * pass is never longer. Returns the steps it spans, renumbered from 0
+ * (-1 if that proof failed). */
 static int shift(jstate *J, int late, const int *from, int *to, int nsteps)
 {
     int nb[16], dir = late ? -1 : 1, lo = nsteps, hi = -1, nw = J->nw;
@@ -232,36 +243,142 @@ static int jstate_init(jstate *J, const tset *T, int nsteps)
     return 0;
 }
 
+/* step[] (by tset op) into a (by jstate op), empty chunks -1. */
+static void to_ids(const jstate *J, const int *step, int *a)
+{
+    const tset *T = J->T;
+    for (int op = 0; op < J->nid; op++) {
+        int j = op % J->ne, c = op / J->ne;
+        const tr_entry *e = &T->ent[j];
+        a[op] = c < T->obase[j + 1] - T->obase[j] && !empty_chunk(T, e->t, e->up, c)
+                    ? step[T->obase[j] + c] : -1;
+    }
+}
+
 /* Justification: a late pass, then an early one, TR_JUST_ROUNDS times
- * or until a round gains no step (no pass is longer than the one
- * before). step[] (the list schedule's, by tset op, *nsteps of them)
- * becomes the last. 0 or FTM_ENOMEM. */
+ * or until a round gains no step; step[] (the list schedule's, by tset
+ * op, *nsteps of them) becomes the shortest round's, if one is shorter
+ * (empty chunks: step 0, they send nothing). 0, FTM_ENOMEM or
+ * FTM_EINVAL. */
 #define TR_JUST_ROUNDS 4
 int tr_justify(const tset *T, int *step, int *nsteps)
 {
     jstate J;
-    int rc = jstate_init(&J, T, *nsteps);
-    int *a = rc ? NULL : malloc((size_t)(J.nid ? J.nid : 1) * sizeof(int));
-    int *b = rc ? NULL : malloc((size_t)(J.nid ? J.nid : 1) * sizeof(int));
-    if (!rc && (!a || !b))
-        rc = FTM_ENOMEM;
-    for (int op = 0; !rc && op < J.nid; op++) {
-        int j = op % J.ne, c = op / J.ne;
-        a[op] = c < T->obase[j + 1] - T->obase[j] ? step[T->obase[j] + c] : -1;
-    }
-    for (int gain = 1, r = 0; !rc && gain && r < TR_JUST_ROUNDS; r++) {
-        int n = shift(&J, 1, a, b, *nsteps);
-        n = n < 0 ? n : shift(&J, 0, b, a, n);
-        if (n < 0)
-            rc = FTM_EINVAL;
-        gain = n < *nsteps;
-        *nsteps = n < 0 ? *nsteps : n;
-    }
+    int rc = jstate_init(&J, T, *nsteps), n = *nsteps, *w[3] = { NULL, NULL, NULL };
+    for (int i = 0; i < 3 && !rc; i++)
+        if (!(w[i] = malloc((size_t)(J.nid ? J.nid : 1) * sizeof(int))))
+            rc = FTM_ENOMEM;
+    int *cur = w[0], *late = w[1], *next = w[2];
+    if (!rc)
+        to_ids(&J, step, cur);
+    J.nops = 0;
     for (int op = 0; !rc && op < J.nid; op++)
-        if (a[op] >= 0)
-            step[T->obase[op % J.ne] + op / J.ne] = a[op];
-    free(a);
-    free(b);
+        J.nops += cur[op] >= 0;
+    for (int r = 0; !rc && J.nops && r < TR_JUST_ROUNDS; r++) {
+        int m = shift(&J, 1, cur, late, n);
+        m = m < 0 ? m : shift(&J, 0, late, next, m);
+        if (m < 0)
+            rc = FTM_EINVAL;
+        if (rc || m >= n)
+            break;
+        int *t = cur;
+        cur = next;
+        next = t;
+        n = m;
+    }
+    for (int op = 0; !rc && n < *nsteps && op < J.nid; op++)
+        if (op / J.ne < T->obase[op % J.ne + 1] - T->obase[op % J.ne])
+            step[T->obase[op % J.ne] + op / J.ne] = cur[op] >= 0 ? cur[op] : 0;
+    *nsteps = rc ? *nsteps : n;
+    for (int i = 0; i < 3; i++)
+        free(w[i]);
+    jstate_free(&J);
+    return rc;
+}
+
+/* Per link (its ops' heads and tails, as (h, q) pairs in hq, n of them,
+ * sorted by h, largest first): the most steps the ops with h >= a and
+ * q >= b force, a + their count + b, over every a and b (cnt: zeroed
+ * ints, one per step a tail can be; left zeroed). */
+static int link_bound(const int *hq, int n, int *cnt)
+{
+    int best = 0, maxq = 0;
+    for (int i = 0; i < n;) {
+        int a = hq[2 * i];
+        for (; i < n && hq[2 * i] == a; i++) {
+            cnt[hq[2 * i + 1]]++;
+            maxq = hq[2 * i + 1] > maxq ? hq[2 * i + 1] : maxq;
+        }
+        for (int b = maxq, ge = 0; b >= 0; b--)
+            if ((ge += cnt[b]) && a + ge + b > best)
+                best = a + ge + b;
+    }
+    for (int b = 0; b <= maxq; b++)
+        cnt[b] = 0;
+    return best;
+}
+
+static int by_head_desc(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return (b[0] > a[0]) - (b[0] < a[0]);
+}
+
+/* The longest chains of ops before (hd) and after (tl) each op, over the
+ * order step[] gives (by jstate op, -1: none). */
+static void chains(jstate *J, const int *a, int nsteps, int *hd, int *tl)
+{
+    int nb[16];
+    sort_by_step(J, a, nsteps);
+    for (int op = 0; op < J->nid; op++)
+        hd[op] = tl[op] = 0;
+    for (int i = 0; i < J->nops; i++)
+        for (int op = J->order[i], q = 0, n = neighbours(J, op, 1, nb); q < n; q++)
+            hd[op] = hd[nb[q]] + 1 > hd[op] ? hd[nb[q]] + 1 : hd[op];
+    for (int i = J->nops - 1; i >= 0; i--)
+        for (int op = J->order[i], q = 0, n = neighbours(J, op, 0, nb); q < n; q++)
+            tl[op] = tl[nb[q]] + 1 > tl[op] ? tl[nb[q]] + 1 : tl[op];
+}
+
+int tr_step_bound(const tset *T, const int *step, int nsteps, int *lb)
+{
+    jstate J;
+    int rc = jstate_init(&J, T, nsteps), most = 0, *w[3] = { NULL, NULL, NULL };
+    for (int l = 0; l < 4 * T->n; l++) { /* the most ops on a link */
+        int n = T->obase[T->lfirst[l + 1]] - T->obase[T->lfirst[l]];
+        most = n > most ? n : most;
+    }
+    for (int i = 0; i < 3 && !rc; i++)
+        if (!(w[i] = malloc((size_t)(J.nid ? J.nid : 1) * sizeof(int))))
+            rc = FTM_ENOMEM;
+    int *a = w[0], *hd = w[1], *tl = w[2], *hq = NULL, *cnt = NULL;
+    if (!rc && (!(hq = malloc((2 * (size_t)most + 1) * sizeof(int))) ||
+                !(cnt = calloc((size_t)nsteps + 1, sizeof(int)))))
+        rc = FTM_ENOMEM;
+    *lb = 0;
+    if (!rc) {
+        to_ids(&J, step, a);
+        J.nops = 0;
+        for (int op = 0; op < J.nid; op++)
+            J.nops += a[op] >= 0;
+        chains(&J, a, nsteps, hd, tl);
+    }
+    for (int l = 0; !rc && l < 4 * T->n; l++) {
+        int n = 0;
+        for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++)
+            for (int c = 0; c < T->obase[j + 1] - T->obase[j]; c++)
+                if (a[c * J.ne + j] >= 0) {
+                    hq[2 * n] = hd[c * J.ne + j];
+                    hq[2 * n++ + 1] = tl[c * J.ne + j];
+                }
+        qsort(hq, (size_t)n, 2 * sizeof(int), by_head_desc);
+        int b = link_bound(hq, n, cnt);
+        *lb = b > *lb ? b : *lb;
+    }
+    free(hq);
+    free(cnt);
+    for (int i = 0; i < 3; i++)
+        free(w[i]);
     jstate_free(&J);
     return rc;
 }

@@ -100,7 +100,7 @@ ftm_sched_ctx sched_ctx_of(const ftm_sched *s)
                             .meter = s->meter };
 }
 
-void ftm_sched_clear_chip(ftm_sched *s, int chip)
+void sched_clear_chip(ftm_sched *s, int chip)
 {
     s->nchange++;
     if (s->wsum)

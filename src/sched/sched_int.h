@@ -17,6 +17,9 @@ int sched_room(const ftm_sched *s, size_t more);
 /* The context s is built in (its form, watch and meter), for the
  * schedules built from it (ftm_sched_merge). */
 ftm_sched_ctx sched_ctx_of(const ftm_sched *s);
+/* Frees chip's program (steps and ops) of s; the chip's step and op counts
+ * become 0. Dry schedules too (ftm_sched_merge). */
+void sched_clear_chip(ftm_sched *s, int chip);
 
 /* For code in src/sched that moves programs between schedules
  * (sched_merge.c, sched_read.c). */

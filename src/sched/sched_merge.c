@@ -120,8 +120,8 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
         if (st->nops > out->max_step_ops)
             out->max_step_ops = st->nops;
     }
-    ftm_sched_clear_chip(a, c);
-    ftm_sched_clear_chip(b, tb);
+    sched_clear_chip(a, c);
+    sched_clear_chip(b, tb);
     return rc;
 }
 
