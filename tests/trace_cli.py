@@ -1,6 +1,8 @@
 """Checks a --trace file: valid Chrome trace-event JSON, one named track per
-healthy chip, X events with finite ts/dur; on the modeled clock the span is
-the modeled time and sends/receives pair up one for one by tag.
+healthy chip, X events with finite ts/dur; sends and receives last (on the
+wall clock from their step's start to their last byte); on the modeled
+clock the span is the modeled time and sends/receives pair up one for one
+by tag.
 usage: trace_cli.py FILE CLOCK ROWS COLS DEAD(r,c;...) [MODELED_S|- ITERS]"""
 import json
 import sys
@@ -47,6 +49,9 @@ def main():
     if clock == "modeled":
         if any(e["cat"] in ("wait", "compute") for e in xs):
             fail("wait/compute events on the modeled clock")
+    ops = [e for e in xs if e["cat"] in ("send", "recv") and e["args"]["bytes"] > 0]
+    if any(e["dur"] <= 0 for e in ops):
+        fail("a send or receive of no duration: %r" % [e for e in ops if e["dur"] <= 0][0])
     # sends and receives pair up by (run, exec, tag): one of each, peers crossed
     tid_chip = {}
     for e in evs:

@@ -93,10 +93,11 @@ FTM_EXTERN void ftm_trace_exec_end(ftm_trace *tr, int chip);
  * NULL: the step was cut short by an error, no snapshot). */
 FTM_EXTERN void ftm_trace_step_begin(ftm_trace *tr, int chip, int k);
 FTM_EXTERN void ftm_trace_step_end(ftm_trace *tr, int chip, const void *buf);
-/* Op i of the current step moved bytes: its done count went from before
- * to after (of op->len). The event is written when the op completes. */
-FTM_EXTERN void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t before, size_t after,
-                  const void *buf);
+/* Op i of the current step moved bytes: done of op->len are done. When
+ * it completes the event is written, spanning from its step's start (the
+ * chip issued it then) to now. */
+FTM_EXTERN void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t done,
+                             const void *buf);
 /* A transit packet of transfer tag (of schedule s, execution epoch, sent
  * by src) left this chip on link dir; consecutive packets of one transfer
  * on one link make one event. */

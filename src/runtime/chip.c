@@ -138,8 +138,7 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
             expo_release(x->chip, h);
         x->st[i].done += h->len;
         if (RT_TRACE(x->chip))
-            ftm_trace_op(RT_TRACE(x->chip), x->chip->id, i, op, x->st[i].done - h->len,
-                         x->st[i].done, x->buf);
+            ftm_trace_op(RT_TRACE(x->chip), x->chip->id, i, op, x->st[i].done, x->buf);
         return rc ? rc : 1;
     }
     return 0;
@@ -381,7 +380,7 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
     mb->pkts += npk;
     x->st[i].done += n;
     if (RT_TRACE(c))
-        ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done - n, x->st[i].done, x->buf);
+        ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done, x->buf);
     publish(c, d, !desc, n);
     c->sent_pkts += npk;
     if (c->fail_after && c->sent_pkts == c->fail_after) { /* injected (inject.c) */

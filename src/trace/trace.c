@@ -32,8 +32,6 @@ typedef struct tr_chip {
     const ftm_sched *s;
     int sched, exec, step;
     size_t exec_ev, step_ev;
-    double *op_t0;          /* start time of each op of the step */
-    int op_cap;
     size_t last_fwd[FTM_NDIRS]; /* event index + 1 of the last forward per link */
     struct { const ftm_sched *p; int id; } cache[TR_CACHE];
     int cache_next;
@@ -87,7 +85,6 @@ void ftm_trace_destroy(ftm_trace *tr)
     for (int i = 0; i < tr->nchips; i++) {
         free(tr->c[i].ev);
         free(tr->c[i].arena);
-        free(tr->c[i].op_t0);
     }
     for (int i = 0; i < tr->nreg; i++) {
         ftm_sched_free(&tr->reg[i].copy);
@@ -308,15 +305,6 @@ void ftm_trace_step_begin(ftm_trace *tr, int chip, int k)
     if (!c->s)
         return;
     const ftm_step *st = &c->s->prog[chip].steps[k];
-    if (st->nops > c->op_cap) {
-        double *p = realloc(c->op_t0, sizeof *p * (size_t)st->nops);
-        if (!p) {
-            c->err = FTM_ENOMEM;
-            return;
-        }
-        c->op_t0 = p;
-        c->op_cap = st->nops;
-    }
     c->step = k;
     ftm_event e = blank(FTM_EV_STEP, chip, ftm_trace_now(tr));
     e.sched = c->sched;
@@ -338,19 +326,17 @@ void ftm_trace_step_end(ftm_trace *tr, int chip, const void *buf)
     c->step_ev = 0;
 }
 
-void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t before, size_t after,
-                  const void *buf)
+void ftm_trace_op(ftm_trace *tr, int chip, int i, const ftm_op *op, size_t done, const void *buf)
 {
     tr_chip *c = &tr->c[chip];
-    if (!c->s || i >= c->op_cap)
+    if (!c->s || done < op->len)
         return;
+    /* an op spans its step, from the step's start (when the chip issued
+     * it) until its last byte moved: on this machine's clock a one-hop op
+     * often moves all its bytes in one call, which has no start apart */
     double now = ftm_trace_now(tr);
-    if (before == 0)
-        c->op_t0[i] = now;
-    if (after < op->len)
-        return;
     ftm_event e = blank(op->kind == FTM_OP_SEND ? FTM_EV_SEND : FTM_EV_RECV, chip, now);
-    e.t0 = c->op_t0[i];
+    e.t0 = c->step_ev ? c->ev[c->step_ev - 1].t0 : now;
     e.red = op->red;
     e.peer = op->peer;
     e.sched = c->sched;
