@@ -14,9 +14,8 @@
 #include <unistd.h>
 
 static const unsigned char ck_magic_[8] = { 'F', 'T', 'M', 'C', 'K', 'P', 'T', 0 };
-/* Fixed part after the magic, and the bytes of the serialised meta. */
+/* The header: magic, version, flags, total bytes, meta length. */
 #define CK_HEAD (8 + 4 + 4 + 8 + 4)
-#define CK_META_LEN (21 * 4 + 4 * 8)
 
 uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n)
 {
@@ -71,6 +70,8 @@ static int ckpt_describe(const ftm_ckpt_meta *mt, char *buf, size_t len)
 
 /* ---- little-endian writer and bounds-checked reader -------------------------------- */
 
+/* p NULL: counts the bytes only (the encoder's first pass sizes the
+ * buffer with the same calls that fill it). */
 typedef struct ck_w {
     unsigned char *p;
     size_t pos;
@@ -78,14 +79,23 @@ typedef struct ck_w {
 
 static void ck_u32(ck_w *w, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        w->p[w->pos++] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++, w->pos++)
+        if (w->p)
+            w->p[w->pos] = (unsigned char)(v >> (8 * i));
 }
 
 static void ck_u64(ck_w *w, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        w->p[w->pos++] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 8; i++, w->pos++)
+        if (w->p)
+            w->p[w->pos] = (unsigned char)(v >> (8 * i));
+}
+
+static void ck_bytes(ck_w *w, const void *b, size_t n)
+{
+    if (w->p && n)
+        memcpy(w->p + w->pos, b, n);
+    w->pos += n;
 }
 
 static void ck_f32(ck_w *w, float f)
@@ -142,7 +152,7 @@ static double ck_gf64(ck_r *r)
 
 /* ---- encode ------------------------------------------------------------------------- */
 
-/* The meta section: CK_META_LEN bytes. */
+/* The meta section (ck_meta_len bytes). */
 static void ck_put_meta(ck_w *w, const ftm_ckpt_meta *mt)
 {
     const ftm_model_config *m = &mt->model;
@@ -174,6 +184,15 @@ static void ck_put_meta(ck_w *w, const ftm_ckpt_meta *mt)
     ck_u64(w, (uint64_t)mt->nparams);
 }
 
+/* The meta section's length, counted by writing one. */
+static uint32_t ck_meta_len(void)
+{
+    ftm_ckpt_meta zero = { 0 };
+    ck_w count = { NULL, 0 };
+    ck_put_meta(&count, &zero);
+    return (uint32_t)count.pos;
+}
+
 static int ck_state_fits(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st)
 {
     int nm = ftm_ckpt_nmoments(mt->optim.kind);
@@ -192,6 +211,42 @@ static int ck_state_fits(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st)
     return st->nparams <= ((size_t)1 << 40);
 }
 
+/* The whole file but its checksum, total bytes long with it (0 while
+ * counting). */
+static void ck_put_file(ck_w *w, const ftm_ckpt_meta *mt, const ftm_ckpt_state *st,
+                        const char *desc, size_t dn, size_t total)
+{
+    size_t nl = st->losses ? (size_t)st->step : 0, np = st->nparams;
+    size_t nc = (size_t)st->rows * (size_t)st->cols;
+    ck_bytes(w, ck_magic_, 8);
+    ck_u32(w, FTM_CKPT_VERSION);
+    ck_u32(w, 0);
+    ck_u64(w, total);
+    ck_u32(w, ck_meta_len());
+    ck_put_meta(w, mt);
+    ck_u32(w, (uint32_t)dn);
+    ck_bytes(w, desc, dn);
+    ck_u64(w, (uint64_t)st->step);
+    ck_u64(w, st->examples);
+    ck_u64(w, np);
+    ck_u32(w, (uint32_t)st->nmoments);
+    ck_u64(w, nl);
+    for (size_t i = 0; i < np; i++)
+        ck_f32(w, st->params[i]);
+    for (int k = 0; k < st->nmoments; k++)
+        for (size_t i = 0; i < np; i++)
+            ck_f32(w, st->moment[k][i]);
+    for (size_t i = 0; i < nl; i++)
+        ck_f64(w, st->losses[i]);
+    ck_u32(w, (uint32_t)st->rows);
+    ck_u32(w, (uint32_t)st->cols);
+    ck_u32(w, (uint32_t)st->torus);
+    ck_bytes(w, st->chip_dead, nc);
+    ck_bytes(w, st->link_dead, 4 * nc);
+    ck_u32(w, (uint32_t)st->script_len);
+    ck_bytes(w, st->script, st->script_len);
+}
+
 int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned char **buf,
                     size_t *len)
 {
@@ -202,48 +257,13 @@ int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned 
     char desc[FTM_CKPT_DESC_MAX];
     int dl = ckpt_describe(mt, desc, sizeof desc);
     size_t dn = dl < 0 ? 0 : (size_t)dl >= sizeof desc ? sizeof desc - 1 : (size_t)dl;
-    size_t nl = st->losses ? (size_t)st->step : 0, np = st->nparams;
-    size_t nc = (size_t)st->rows * (size_t)st->cols;
-    size_t total = CK_HEAD + CK_META_LEN + 4 + dn + 8 + 8 + 8 + 4 + 8 +
-                   4 * np * (size_t)(1 + st->nmoments) + 8 * nl + 12 + 5 * nc + 4 +
-                   st->script_len + 4;
+    ck_w count = { NULL, 0 };
+    ck_put_file(&count, mt, st, desc, dn, 0);
+    size_t total = count.pos + 4; /* and the checksum */
     ck_w w = { malloc(total), 0 };
     if (!w.p)
         return FTM_ENOMEM;
-    memcpy(w.p, ck_magic_, 8);
-    w.pos = 8;
-    ck_u32(&w, FTM_CKPT_VERSION);
-    ck_u32(&w, 0);
-    ck_u64(&w, total);
-    ck_u32(&w, CK_META_LEN);
-    ck_put_meta(&w, mt);
-    ck_u32(&w, (uint32_t)dn);
-    memcpy(w.p + w.pos, desc, dn);
-    w.pos += dn;
-    ck_u64(&w, (uint64_t)st->step);
-    ck_u64(&w, st->examples);
-    ck_u64(&w, np);
-    ck_u32(&w, (uint32_t)st->nmoments);
-    ck_u64(&w, nl);
-    for (size_t i = 0; i < np; i++)
-        ck_f32(&w, st->params[i]);
-    for (int k = 0; k < st->nmoments; k++)
-        for (size_t i = 0; i < np; i++)
-            ck_f32(&w, st->moment[k][i]);
-    for (size_t i = 0; i < nl; i++)
-        ck_f64(&w, st->losses[i]);
-    ck_u32(&w, (uint32_t)st->rows);
-    ck_u32(&w, (uint32_t)st->cols);
-    ck_u32(&w, (uint32_t)st->torus);
-    if (nc) {
-        memcpy(w.p + w.pos, st->chip_dead, nc);
-        memcpy(w.p + w.pos + nc, st->link_dead, 4 * nc);
-        w.pos += 5 * nc;
-    }
-    ck_u32(&w, (uint32_t)st->script_len);
-    if (st->script_len)
-        memcpy(w.p + w.pos, st->script, st->script_len);
-    w.pos += st->script_len;
+    ck_put_file(&w, mt, st, desc, dn, total);
     ck_u32(&w, ftm_crc32c(0, w.p, w.pos));
     *buf = w.p;
     *len = w.pos;
@@ -408,7 +428,7 @@ static int ck_parse_mesh(ck_r *r, ck_layout *l, uint64_t left, char *detail, siz
 static int ck_parse(ck_r *r, ftm_ckpt_meta *mt, ck_layout *l, char *desc, char *detail, size_t dlen)
 {
     r->pos = CK_HEAD - 4;
-    if (ck_g32(r) != CK_META_LEN)
+    if (ck_g32(r) != ck_meta_len())
         return core_fail_detail(FTM_EFORMAT, detail, dlen, "configuration section of the wrong size");
     ck_get_meta(r, mt);
     uint32_t dn = ck_g32(r);
@@ -510,7 +530,7 @@ static int ck_envelope(const unsigned char *p, size_t len, uint32_t *vers, char 
     if (total != len)
         return core_fail_detail(FTM_EFORMAT, detail, dlen, "%s: %zu bytes, the header says %llu",
                        len < total ? "truncated" : "wrong length", len, (unsigned long long)total);
-    if (len < CK_HEAD + CK_META_LEN + 4)
+    if (len < CK_HEAD + ck_meta_len() + 4)
         return core_fail_detail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes", len);
     r.pos = len - 4;
     uint32_t want = ck_g32(&r), got = ftm_crc32c(0, p, len - 4);
