@@ -443,21 +443,29 @@ static int half_step(ftm_sched *s, const half *h, own *o, int j)
 
 static int own_init(own *o, int L, size_t elem, ftm_red red)
 {
-    o->f = malloc(sizeof(size_t) * 8 * (size_t)(L + 1));
-    o->ro = malloc(sizeof(int) * 2 * (size_t)(L + 1));
-    if (!o->f || !o->ro) { /* the caller frees both: leave nothing to free twice */
-        free(o->f);
-        free(o->ro);
+    /* the size_t arrays and the int arrays, each carved from one block
+     * (f and ro are the blocks: the caller frees those two), in n = L + 1
+     * units: xf and xn take two */
+    size_t n = (size_t)L + 1, nz = 0, ni = 0;
+    size_t **zs[] = { &o->f, &o->len, &o->rf, &o->rn, &o->xf, &o->xn };
+    static const int zn[] = { 1, 1, 1, 1, 2, 2 };
+    int **is[] = { &o->ro, &o->route };
+    for (size_t i = 0; i < sizeof zn / sizeof zn[0]; i++)
+        nz += (size_t)zn[i] * n;
+    ni = 2 * n;
+    size_t *z = malloc(sizeof(size_t) * nz);
+    int *in = malloc(sizeof(int) * ni);
+    if (!z || !in) { /* the caller frees both: leave nothing to free twice */
+        free(z);
+        free(in);
         o->f = NULL;
         o->ro = NULL;
         return FTM_ENOMEM;
     }
-    o->len = o->f + (L + 1);
-    o->rf = o->f + 2 * (L + 1);
-    o->rn = o->f + 3 * (L + 1);
-    o->xf = o->f + 4 * (L + 1);
-    o->xn = o->f + 6 * (L + 1);
-    o->route = o->ro + (L + 1);
+    for (size_t i = 0; i < sizeof zn / sizeof zn[0]; z += (size_t)zn[i++] * n)
+        *zs[i] = z;
+    for (size_t i = 0; i < 2; in += n)
+        *is[i++] = in;
     o->elem = elem;
     o->red = red;
     return 0;
