@@ -28,6 +28,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One build to check against the ring: the mesh and buffer, the 2-D
+ * builder, the context it builds in (its watch taken off) and the cost
+ * parameters the choice is made by. */
+typedef struct ar2d_req {
+    ftm_sched_ctx base;
+    const ftm_mesh *m;
+    size_t count;
+    ftm_red red;
+    ftm_allreduce_build_fn build;
+    ftm_cost_params p;
+} ar2d_req;
+
 /* 1 when line i (a row, or a column if cols) holds a dead chip or a dead
  * link leaving one of its chips. */
 static int line_faulty(const ftm_mesh *m, int i, int cols)
@@ -77,16 +89,15 @@ static const char *ring_reason(const ftm_mesh *m)
 
 /* A dry run (sched.h) knows no times: it keeps the larger schedule, and
  * sets the 2-D one aside rather than rebuilding it (same counts). */
-static int dry_fallback(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                        ftm_red red, const ftm_cost_params *p)
+static int dry_fallback(ftm_sched *s, const ar2d_req *q)
 {
     ftm_sched ring;
-    int rc = ftm_cost_sched(s, m, p, NULL, NULL);
+    int rc = ftm_cost_sched(s, q->m, &q->p, NULL, NULL);
     ftm_sched_dry_hide(s, 1); /* freed, as below */
     if (!rc)
-        rc = ftm_allreduce_ring_build(&ring, ctx, m, count, red);
+        rc = ftm_allreduce_ring_build(&ring, &q->base, q->m, q->count, q->red);
     if (!rc)
-        rc = ftm_cost_sched(&ring, m, p, NULL, NULL);
+        rc = ftm_cost_sched(&ring, q->m, &q->p, NULL, NULL);
     if (rc)
         return rc;
     if (ftm_sched_mem_bytes(&ring) >= ftm_sched_mem_bytes(s)) {
@@ -125,17 +136,17 @@ static void rmemo_drop(void *v)
     free(r);
 }
 
-static int rmemo_hit(const ftm_mesh *m, size_t count, ftm_red red, const ftm_cost_params *p)
+static int rmemo_hit(const ar2d_req *q)
 {
     const ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
-    return rmemo && rmemo->valid && rmemo->count == count && rmemo->red == red &&
-           memcmp(&rmemo->p, p, sizeof *p) == 0 && ftm_mesh_same(&rmemo->m, m);
+    return rmemo && rmemo->valid && rmemo->count == q->count && rmemo->red == q->red &&
+           memcmp(&rmemo->p, &q->p, sizeof q->p) == 0 && ftm_mesh_same(&rmemo->m, q->m);
 }
 
 /* Replays the ring s into the memo (kept only on success). */
-static int rmemo_fill(const ftm_sched *s, const ftm_mesh *m, size_t count, ftm_red red,
-                      const ftm_cost_params *p, ftm_cost_result *b)
+static int rmemo_fill(const ftm_sched *s, const ar2d_req *q, ftm_cost_result *b)
 {
+    const ftm_mesh *m = q->m;
     ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
     if (!rmemo) {
         if (!(rmemo = calloc(1, sizeof *rmemo)))
@@ -149,63 +160,61 @@ static int rmemo_fill(const ftm_sched *s, const ftm_mesh *m, size_t count, ftm_r
     rmemo->lb = malloc(sizeof *rmemo->lb * (size_t)m->nchips * FTM_NDIRS);
     if (!rmemo->lb)
         return FTM_ENOMEM;
-    int rc = ftm_cost_sched(s, m, p, b, rmemo->lb);
+    int rc = ftm_cost_sched(s, m, &q->p, b, rmemo->lb);
     if (rc || (rc = ftm_mesh_copy(&rmemo->m, m)))
         return rc;
     rmemo->valid = 1;
-    rmemo->count = count;
-    rmemo->red = red;
-    rmemo->p = *p;
+    rmemo->count = q->count;
+    rmemo->red = q->red;
+    rmemo->p = q->p;
     rmemo->r = *b;
     return 0;
 }
 
 /* Builds the ring into s (as ctx says) and models it into *b. */
-static int ring_modeled(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                        ftm_red red, const ftm_cost_params *p, ftm_cost_result *b)
+static int ring_modeled(ftm_sched *s, const ar2d_req *q, const ftm_sched_ctx *ctx,
+                        ftm_cost_result *b)
 {
-    int rc = ftm_allreduce_ring_build(s, ctx, m, count, red);
+    int rc = ftm_allreduce_ring_build(s, ctx, q->m, q->count, q->red);
     if (rc)
         return rc;
-    if (!rmemo_hit(m, count, red, p))
-        return rmemo_fill(s, m, count, red, p, b);
+    if (!rmemo_hit(q))
+        return rmemo_fill(s, q, b);
     const ring_model *rmemo = core_memo_get(CORE_MEMO_RING_MODEL);
     *b = rmemo->r;
-    return ftm_cost_memo_put(s, m, p, b, rmemo->lb);
+    return ftm_cost_memo_put(s, q->m, &q->p, b, rmemo->lb);
 }
 
-/* s := the ring, modeled into *b, saying why it ran instead. */
-static int ring_kept(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
-                     ftm_red red, const ftm_cost_params *p, ftm_cost_result *b)
+/* s := the ring (built as ctx says), modeled into *b, saying why it ran
+ * instead. */
+static int ring_kept(ftm_sched *s, const ar2d_req *q, const ftm_sched_ctx *ctx,
+                     ftm_cost_result *b)
 {
     memset(s, 0, sizeof *s);
-    int rc = ring_modeled(s, ctx, m, count, red, p, b);
+    int rc = ring_modeled(s, q, ctx, b);
     if (!rc)
-        s->fallback = ring_reason(m);
+        s->fallback = ring_reason(q->m);
     return rc;
 }
 
-/* build under watch w (NULL: none) in the context base (unwatched). */
-static int build_under(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
-                       ftm_red red, ftm_allreduce_build_fn build, const ftm_sched_watch *w)
+/* The 2-D schedule, built under watch w (NULL: none). */
+static int build_under(ftm_sched *s, const ar2d_req *q, const ftm_sched_watch *w)
 {
-    ftm_sched_ctx c = *base;
+    ftm_sched_ctx c = q->base;
     c.watch = w;
     memset(s, 0, sizeof *s);
-    int rc = build(s, &c, m, count, red);
+    int rc = q->build(s, &c, q->m, q->count, q->red);
     if (!rc)
         ftm_sched_unwatch(s);
     return rc;
 }
 
 /* The 2-D schedule, built under a watch whose limit is the ring's modeled
- * time b: FTM_ESTOPPED when its bound passes it. */
-static int build_watched(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
-                         ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p,
-                         double ring_s)
+ * time: FTM_ESTOPPED when its bound passes it. */
+static int build_watched(ftm_sched *s, const ar2d_req *q, double ring_s)
 {
-    ftm_sched_watch w = { ftm_cost_watch_floor, p, ring_s };
-    return build_under(s, base, m, count, red, build, &w);
+    ftm_sched_watch w = { ftm_cost_watch_floor, &q->p, ring_s };
+    return build_under(s, q, &w);
 }
 
 /* The ring is modeled first (once per mesh and size on this thread, see
@@ -219,23 +228,23 @@ static int build_watched(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh
  * replay of both would make. One schedule at a time: the peak is the
  * larger of the two, not their sum; builds are deterministic, so a
  * rebuild has the same bits. */
-static int checked(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
-                   ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p)
+static int checked(ftm_sched *s, const ar2d_req *q)
 {
     ftm_cost_result a, b;
-    int rc = ring_kept(s, base, m, count, red, p, &b);
+    int rc = ring_kept(s, q, &q->base, &b);
     ftm_sched_free(s);
     if (!rc)
-        rc = build_watched(s, base, m, count, red, build, p, b.time_s);
+        rc = build_watched(s, q, b.time_s);
     if (rc)
-        return rc == FTM_ESTOPPED ? ring_kept(s, base, m, count, red, p, &b) : rc;
+        return rc == FTM_ESTOPPED ? ring_kept(s, q, &q->base, &b) : rc;
     double bound;
-    if ((rc = ftm_cost_lower_bound(s, m, p, &bound)))
+    if ((rc = ftm_cost_lower_bound(s, q->m, &q->p, &bound)))
         return rc;
-    if (!(b.time_s < bound) && ((rc = ftm_cost_sched(s, m, p, &a, NULL)) || !(b.time_s < a.time_s)))
+    if (!(b.time_s < bound) &&
+        ((rc = ftm_cost_sched(s, q->m, &q->p, &a, NULL)) || !(b.time_s < a.time_s)))
         return rc;
     ftm_sched_free(s); /* the ring after all: built again */
-    return ring_kept(s, base, m, count, red, p, &b);
+    return ring_kept(s, q, &q->base, &b);
 }
 
 /* Under a watch from the caller (auto's limit L, auto.c) with the same
@@ -246,22 +255,20 @@ static int checked(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, s
  * the ring (its time below L, so below the 2-D's: the choice checked()
  * would make). *done = 0 when this does not decide (the 2-D schedule fit
  * under L: s is empty, and checked() builds it again). */
-static int under_limit(ftm_sched *s, const ftm_sched_ctx *base, const ftm_mesh *m, size_t count,
-                       ftm_red red, ftm_allreduce_build_fn build, const ftm_cost_params *p,
-                       const ftm_sched_watch *outer, int *done)
+static int under_limit(ftm_sched *s, const ar2d_req *q, const ftm_sched_watch *outer, int *done)
 {
     ftm_cost_result b;
-    ftm_sched_ctx c = *base;
+    ftm_sched_ctx c = q->base;
     c.watch = outer;
     memset(s, 0, sizeof *s);
-    int rc = build(s, &c, m, count, red);
+    int rc = q->build(s, &c, q->m, q->count, q->red);
     if (rc != FTM_ESTOPPED) { /* within L (or failed): not decided here */
         if (!rc)
             ftm_sched_free(s);
         *done = rc != 0;
         return rc;
     }
-    rc = ring_kept(s, &c, m, count, red, p, &b);
+    rc = ring_kept(s, q, &c, &b);
     *done = 1;
     if (!rc && b.time_s > outer->limit)
         rc = FTM_ESTOPPED;
@@ -284,23 +291,23 @@ static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
 int ar2d_build_checked(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                        ftm_red red, ftm_allreduce_build_fn build)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    ftm_sched_ctx base = ctx ? *ctx : (ftm_sched_ctx){ 0 };
-    const ftm_sched_watch *w = same_params(base.watch, &p) ? base.watch : NULL;
-    base.watch = NULL;
+    ar2d_req q = { .base = ctx ? *ctx : (ftm_sched_ctx){ 0 }, .m = m, .count = count,
+                   .red = red, .build = build };
+    ftm_cost_defaults(&q.p);
+    const ftm_sched_watch *w = same_params(q.base.watch, &q.p) ? q.base.watch : NULL;
+    q.base.watch = NULL;
     int done = 0, rc = 0;
     if (!worth_checking(m)) {
-        rc = build_under(s, &base, m, count, red, build, w);
-    } else if (base.dry) {
-        rc = build(s, &base, m, count, red);
-        if (!rc && (rc = dry_fallback(s, &base, m, count, red, &p)))
+        rc = build_under(s, &q, w);
+    } else if (q.base.dry) {
+        rc = build(s, &q.base, m, count, red);
+        if (!rc && (rc = dry_fallback(s, &q)))
             ftm_sched_free(s);
     } else {
         if (w)
-            rc = under_limit(s, &base, m, count, red, build, &p, w, &done);
+            rc = under_limit(s, &q, w, &done);
         if (!rc && !done)
-            rc = checked(s, &base, m, count, red, build, &p);
+            rc = checked(s, &q);
         if (rc)
             ftm_sched_free(s);
     }
