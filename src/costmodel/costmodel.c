@@ -21,6 +21,7 @@
 #include "cost_lib.h"
 #include "sched/sched_lib.h"
 #include "core/tls_memo.h"
+#include "core/heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,6 @@ void ftm_cost_defaults(ftm_cost_params *p)
     p->hbm_Bps = 900e9;
 }
 
-typedef struct ev { double t; int chip; } ev;
 
 typedef struct chip_st {
     int cur;        /* index of the running (or next) step */
@@ -62,8 +62,7 @@ typedef struct replay {
     int *nbr;             /* [nchips * 4] ftm_mesh_neighbor, looked up once
                            * (it divides: a quarter of a ring replay's time) */
     uint64_t *lbytes;     /* [nchips * 4] */
-    ev *heap;
-    int nheap;
+    core_heap ev;      /* step starts: (time, chip) */
     ftm_sched_view view;  /* the step being started */
     ftm_cost_timing *tm;  /* per-op times, or NULL */
 } replay;
@@ -76,48 +75,6 @@ typedef struct replay {
 #else
 #define PREFETCH(p) ((void)(p))
 #endif
-
-static int ev_less(const ev *a, const ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->chip < b->chip);
-}
-
-static void heap_push(replay *r, double t, int chip)
-{
-    int i = r->nheap++;
-    r->heap[i].t = t;
-    r->heap[i].chip = chip;
-    while (i > 0) {
-        int up = (i - 1) / 2;
-        if (!ev_less(&r->heap[i], &r->heap[up]))
-            break;
-        ev tmp = r->heap[i];
-        r->heap[i] = r->heap[up];
-        r->heap[up] = tmp;
-        i = up;
-    }
-}
-
-static ev heap_pop(replay *r)
-{
-    ev top = r->heap[0];
-    r->heap[0] = r->heap[--r->nheap];
-    int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, rr = l + 1, m = i;
-        if (l < r->nheap && ev_less(&r->heap[l], &r->heap[m]))
-            m = l;
-        if (rr < r->nheap && ev_less(&r->heap[rr], &r->heap[m]))
-            m = rr;
-        if (m == i)
-            break;
-        ev tmp = r->heap[i];
-        r->heap[i] = r->heap[m];
-        r->heap[m] = tmp;
-        i = m;
-    }
-    return top;
-}
 
 static double recv_cost(const replay *r, const ftm_op *op)
 {
@@ -153,7 +110,7 @@ static void end_step(replay *r, int c)
     cs->cur++;
     if (cs->cur < r->s->prog[c].nsteps) {
         prefetch_step(r, c);
-        heap_push(r, cs->end, c);
+        core_heap_push(&r->ev, cs->end, c);
     }
 }
 
@@ -274,7 +231,7 @@ static void replay_free(replay *r)
     free(r->link_free);
     free(r->nbr);
     free(r->lbytes);
-    free(r->heap);
+    free(r->ev.a);
     ftm_sched_view_free(&r->view);
 }
 
@@ -326,9 +283,9 @@ static int index_tags(replay *r)
 static void prefetch_next(const replay *r)
 {
     const ftm_sched *s = r->s;
-    if (r->nheap == 0 || s->packed)
+    if (r->ev.n == 0 || s->packed)
         return;
-    int nc = r->heap[0].chip;
+    int nc = r->ev.a[0].id;
     const ftm_chip_prog *pg = &s->prog[nc];
     const ftm_step *st = &pg->steps[r->st[nc].cur];
     for (int k = 0; k < st->nops; k++)
@@ -345,8 +302,8 @@ static int replay_alloc(replay *r)
     r->link_free = calloc(nl, sizeof *r->link_free);
     r->nbr = malloc(nl * sizeof *r->nbr);
     r->lbytes = calloc(nl, sizeof *r->lbytes);
-    r->heap = malloc((size_t)s->nchips * sizeof *r->heap);
-    if (!r->st || !r->tg || !r->link_free || !r->nbr || !r->lbytes || !r->heap)
+    r->ev.a = malloc((size_t)s->nchips * sizeof *r->ev.a);
+    if (!r->st || !r->tg || !r->link_free || !r->nbr || !r->lbytes || !r->ev.a)
         return FTM_ENOMEM;
     for (size_t l = 0; l < nl; l++)
         r->nbr[l] = ftm_mesh_neighbor(r->m, (int)(l / FTM_NDIRS), (int)(l % FTM_NDIRS));
@@ -416,14 +373,14 @@ static int replay_run(const ftm_sched *s, const ftm_mesh *m, const ftm_cost_para
         rc = index_tags(&r);
     for (int c = 0; c < s->nchips && !rc; c++)
         if (s->prog[c].nsteps > 0)
-            heap_push(&r, 0.0, c);
+            core_heap_push(&r.ev, 0.0, c);
     double t_end = 0;
-    while (!rc && r.nheap > 0) {
-        ev e = heap_pop(&r);
+    while (!rc && r.ev.n > 0) {
+        core_hnode e = core_heap_pop(&r.ev);
         prefetch_next(&r);
-        if (e.t > t_end)
-            t_end = e.t;
-        rc = start_step(&r, e.chip, e.t);
+        if (e.key > t_end)
+            t_end = e.key;
+        rc = start_step(&r, e.id, e.key);
     }
     for (int c = 0; c < s->nchips && !rc; c++) {
         if (r.st[c].cur < s->prog[c].nsteps)
@@ -443,7 +400,7 @@ size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m)
 {
     size_t nt = s->next_tag ? s->next_tag : 1, nl = (size_t)m->nchips * FTM_NDIRS;
     size_t view = s->packed ? (size_t)s->max_step_ops * sizeof(ftm_op) : 0;
-    return (size_t)s->nchips * (sizeof(chip_st) + sizeof(ev)) + nt * sizeof(double) +
+    return (size_t)s->nchips * (sizeof(chip_st) + sizeof(core_hnode)) + nt * sizeof(double) +
            (2 * nt + 7) / 8 + nl * (sizeof(double) + sizeof(int) + sizeof(uint64_t)) + view;
 }
 

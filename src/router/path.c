@@ -85,7 +85,7 @@ int rtr_route(const ftm_mesh *m, int a, int b, const int *load,
     return hops;
 }
 
-/* ---- load-weighted paths (Dijkstra with a binary heap) ----------------- */
+/* ---- load-weighted paths (Dijkstra with a binary heap, core/heap.h) ---- */
 
 int rtr_dijkstra_init(rtr_dijkstra *w, int n)
 {
@@ -94,53 +94,15 @@ int rtr_dijkstra_init(rtr_dijkstra *w, int n)
     w->cap = 4 * n + 4;
     w->dist = malloc(sizeof(int) * (size_t)n);
     w->pdir = malloc(sizeof(int) * (size_t)n);
-    w->heap = malloc(sizeof(rtr_hnode) * (size_t)w->cap);
-    return (w->dist && w->pdir && w->heap) ? 0 : FTM_ENOMEM;
+    w->heap.a = malloc(sizeof *w->heap.a * (size_t)w->cap);
+    return (w->dist && w->pdir && w->heap.a) ? 0 : FTM_ENOMEM;
 }
 
 void rtr_dijkstra_free(rtr_dijkstra *w)
 {
     free(w->dist);
     free(w->pdir);
-    free(w->heap);
-}
-
-static int hless(rtr_hnode a, rtr_hnode b)
-{
-    return a.cost < b.cost || (a.cost == b.cost && a.v < b.v);
-}
-
-static void hpush(rtr_dijkstra *w, int cost, int v)
-{
-    int i = w->nheap++;
-    w->heap[i].cost = cost;
-    w->heap[i].v = v;
-    while (i > 0 && hless(w->heap[i], w->heap[(i - 1) / 2])) {
-        rtr_hnode t = w->heap[i];
-        w->heap[i] = w->heap[(i - 1) / 2];
-        w->heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static rtr_hnode hpop(rtr_dijkstra *w)
-{
-    rtr_hnode top = w->heap[0];
-    w->heap[0] = w->heap[--w->nheap];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < w->nheap && hless(w->heap[l], w->heap[m]))
-            m = l;
-        if (r < w->nheap && hless(w->heap[r], w->heap[m]))
-            m = r;
-        if (m == i)
-            break;
-        rtr_hnode t = w->heap[i];
-        w->heap[i] = w->heap[m];
-        w->heap[m] = t;
-        i = m;
-    }
-    return top;
+    free(w->heap.a);
 }
 
 /* Writes the path a -> b recorded in w->pdir; hops or FTM_ERANGE. */
@@ -172,27 +134,28 @@ int rtr_cheapest(rtr_dijkstra *w, const ftm_mesh *m, int a, int b, const int *lo
     }
     for (int i = 0; i < w->n; i++)
         w->dist[i] = -1;
-    w->nheap = 0;
+    w->heap.n = 0;
     w->dist[a] = 0;
     w->pdir[a] = -1;
-    hpush(w, 0, a);
-    while (w->nheap > 0) {
-        rtr_hnode h = hpop(w);
-        if (h.cost != w->dist[h.v])
+    core_heap_push(&w->heap, 0, a);
+    while (w->heap.n > 0) {
+        core_hnode h = core_heap_pop(&w->heap);
+        int v = h.id, cost = (int)h.key;
+        if (cost != w->dist[v])
             continue; /* stale entry */
-        if (h.v == b)
+        if (v == b)
             break;
         for (int d = 0; d < FTM_NDIRS; d++) {
-            if (!ftm_mesh_link_live(m, h.v, d))
+            if (!ftm_mesh_link_live(m, v, d))
                 continue;
-            int nb = ftm_mesh_neighbor(m, h.v, d);
-            int c = h.cost + 1 + (load ? penalty * load[h.v * FTM_NDIRS + d] : 0);
+            int nb = ftm_mesh_neighbor(m, v, d);
+            int c = cost + 1 + (load ? penalty * load[v * FTM_NDIRS + d] : 0);
             if (w->dist[nb] < 0 || c < w->dist[nb]) {
                 w->dist[nb] = c;
                 w->pdir[nb] = d;
-                if (w->nheap >= w->cap)
+                if (w->heap.n >= w->cap)
                     return FTM_EINTERNAL; /* each directed link pushes once */
-                hpush(w, c, nb);
+                core_heap_push(&w->heap, c, nb);
             }
         }
     }

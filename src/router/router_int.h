@@ -11,6 +11,7 @@
 
 #include "ftmesh/mesh.h"
 #include "ftmesh/router.h"
+#include "core/heap.h"
 
 typedef struct rtr_ws {
     const ftm_mesh *m;
@@ -50,12 +51,11 @@ int rtr_route(const ftm_mesh *m, int a, int b, const int *load,
 
 /* Load-weighted shortest paths (the band planner's search): a workspace
  * for n chips, reused across calls. */
-typedef struct rtr_hnode { int cost, v; } rtr_hnode;
 typedef struct rtr_dijkstra {
     int n;
     int *dist, *pdir;  /* [n] cost from the source, direction of the last hop */
-    rtr_hnode *heap;   /* [cap] */
-    int nheap, cap;
+    core_heap heap;    /* (cost, chip), [cap] */
+    int cap;
 } rtr_dijkstra;
 int rtr_dijkstra_init(rtr_dijkstra *w, int n);
 void rtr_dijkstra_free(rtr_dijkstra *w);
