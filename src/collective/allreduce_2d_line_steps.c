@@ -8,6 +8,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "allreduce_2d_lines.h"
+#include "sched/sched_lib.h"
 #include "core/util.h"
 
 typedef ar2d_lview view;
@@ -23,15 +24,9 @@ int ar2d_lv_chip(const view *v, int r, int c)
 /* The view's direction d in m (transposed: N <-> W, E <-> S). */
 int ar2d_lv_dir(const view *v, int d) { return v->tr ? 3 - d : d; }
 
-/* Route id of the one-hop route from chip a in m-direction d (cached). */
 int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d)
 {
-    int *id = &cache[a * FTM_NDIRS + d];
-    if (*id < 0) {
-        unsigned char dir = (unsigned char)d;
-        *id = ftm_sched_route(s, a, ftm_mesh_neighbor(m, a, d), &dir, 1);
-    }
-    return *id;
+    return sched_hop_route(s, cache, a, d, ftm_mesh_neighbor(m, a, d));
 }
 
 int ar2d_lv_link(const view *v, int r, int c, int d)

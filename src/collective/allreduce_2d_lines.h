@@ -67,7 +67,8 @@ int ar2d_lv_chip(const ar2d_lview *v, int r, int c);
 int ar2d_lv_dir(const ar2d_lview *v, int d);
 /* 1 when the view's link from (r, c) towards view-direction d is live both ways. */
 int ar2d_lv_link(const ar2d_lview *v, int r, int c, int d);
-/* Route id of the one-hop route from chip a in m-direction d (cached). */
+/* Route id of the one-hop route from chip a in m-direction d (cached:
+ * sched_hop_route). */
 int ar2d_lhop(ftm_sched *s, int *cache, const ftm_mesh *m, int a, int d);
 /* Line reduce-scatter and all-gather step t (0 .. n-1) of g. */
 int ar2d_line_rs(ftm_sched *s, const ar2d_lseg *g, const ar2d_lown *o, int t);

@@ -54,6 +54,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/error.h"
 #include "ftmesh/test_hooks.h"
+#include "sched/sched_lib.h"
 #include "trees_int.h"
 
 #include <limits.h>
@@ -248,12 +249,7 @@ static int trees_make(tset *T, const ftm_mesh *m)
 /* The one-hop route from u in direction d (made once). */
 static int hop_route(ftm_sched *s, tset *T, int u, int d)
 {
-    int *r = &T->route[u * 4 + d];
-    if (*r < 0) {
-        unsigned char dir = (unsigned char)d;
-        *r = ftm_sched_route(s, u, T->nbr[u * 4 + d], &dir, 1);
-    }
-    return *r;
+    return sched_hop_route(s, T->route, u, d, T->nbr[u * 4 + d]);
 }
 
 /* Chunk c of tree t, summed up (up) or copied down: elements [*f, *f +

@@ -152,6 +152,16 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
     return s->nroutes++;
 }
 
+int sched_hop_route(ftm_sched *s, int *cache, int a, int d, int b)
+{
+    int *id = &cache[a * FTM_NDIRS + d];
+    if (*id < 0) {
+        unsigned char dir = (unsigned char)d;
+        *id = ftm_sched_route(s, a, b, &dir, 1);
+    }
+    return *id;
+}
+
 int ftm_sched_step(ftm_sched *s, int chip, const char *phase, int index)
 {
     if (chip < 0 || chip >= s->nchips)

@@ -5,6 +5,12 @@
 
 #include "ftmesh/sched.h"
 
+/* The one-hop route from chip a in direction d (to its neighbour b),
+ * made once: cache[a * 4 + d] holds its id after the first call (the
+ * caller's [chips x 4] ints, -1 at first). The id, or an error of
+ * ftm_sched_route. */
+int sched_hop_route(ftm_sched *s, int *cache, int a, int d, int b);
+
 /* The values of ftm_sched.dry: built for real, dry and counted on its
  * meter, dry and set aside (ftm_sched_dry_hide). */
 enum { SCHED_REAL = 0, SCHED_DRY = 1, SCHED_DRY_HIDDEN = 2 };
