@@ -6,9 +6,10 @@
 #      the best healthy time, and the best healthy time against its bound;
 #   2. the 64x64 torus with 400 random dead chips at 100 MB: trees against
 #      the bound, and auto's CPU time and peak memory to decide;
-#   3. a 32x32 torus with a dead host: building and modeling trees, and
-#      the trees schedule's steps against a lower bound on any order of
-#      its sends (bench/trees_steps, when built: make bench builds it);
+#   3. a 32x32 torus with a dead host (8,16): building and modeling trees;
+#      and on the sweep's dead host (16,16) the trees schedule's steps
+#      against a lower bound on any order of its sends (bench/trees_steps,
+#      when built: make bench builds it);
 #   4. ftmesh sweep --throughput: training throughput lost to a fault.
 # Usage: bench/bound.sh BUILD_DIR
 set -eu

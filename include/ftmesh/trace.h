@@ -31,8 +31,9 @@
 typedef enum {
     FTM_EV_EXEC = 0,  /* a schedule executed on this chip, start to end */
     FTM_EV_STEP,      /* one step of it */
-    FTM_EV_SEND,      /* a send op: first packet pushed to last */
-    FTM_EV_RECV,      /* a receive op (sum or copy): first packet applied to last */
+    FTM_EV_SEND,      /* a send op: its step's start to its last packet pushed */
+    FTM_EV_RECV,      /* a receive op (sum or copy): its step's start to its
+                       * last packet applied */
     FTM_EV_FORWARD,   /* transit packets of one transfer put on one link */
     FTM_EV_WAIT,      /* blocked until a packet or a free slot arrives */
     FTM_EV_COMPUTE,   /* trainer: name is "forward+backward", "optimizer", ... */

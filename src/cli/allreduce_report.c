@@ -54,7 +54,7 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     if (sched && sched->fallback)
         cli_json_str(&j, "fallback", sched->fallback);
     cli_json_str(&j, "mesh", mesh);
-    cli_json_bool(&j, "torus", m->torus);
+    cli_json_bool(&j, "torus", cli_wraps(m));
     cli_json_int(&j, "chips", P);
     cli_json_u64(&j, "bytes", a->bytes);
     cli_json_u64(&j, "count", a->bytes / 4);
@@ -93,7 +93,7 @@ void cli_ar_report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     double algbw = r->wall_s > 0 ? (double)bytes / r->wall_s / 1e9 : 0;
     double m_algbw = cost->time_s > 0 ? (double)bytes / cost->time_s / 1e9 : 0;
     printf("# ftmesh allreduce: %dx%d %s, %d healthy chip%s, algo %s%s\n", m->rows, m->cols,
-           m->torus ? "torus" : "mesh", P, cli_s(P), algo, mo ? ", model only" : "");
+           cli_mesh_kind(m), P, cli_s(P), algo, mo ? ", model only" : "");
     if (sched && sched->fallback)
         printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
     if (!mo)

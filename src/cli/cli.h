@@ -144,6 +144,12 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m);
 /* The same without splitting the chips over MPI ranks: a mesh only
  * described, never run. */
 int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m);
+/* 1 when m has wrap-around links: a torus with a side of 3 or more (a
+ * --torus flag on a smaller mesh adds none: the reports call it a mesh,
+ * and the mesh itself keeps the flag, as checkpoints record it). */
+int cli_wraps(const ftm_mesh *m);
+/* "torus" or "mesh", as cli_wraps says. */
+const char *cli_mesh_kind(const ftm_mesh *m);
 
 /* ---- the record of a run's static faults (faults_record.c) ----------------
  * Every dead chip (those of --fail-host blocks as hosts), host and failed

@@ -157,11 +157,16 @@ static double mem_mapped(void)
 
 /* The memory this process may use: the machine's, or less under a
  * limit on its address space (ulimit -v: what the limit leaves beyond
- * what is mapped already); 0 when unknown. */
+ * what was mapped at the first call, before anything was built: the
+ * checks after the build count the schedule themselves); 0 when
+ * unknown. */
 static double mem_have(void)
 {
+    static double have = -1;
+    if (have >= 0)
+        return have;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         double left = (double)rl.rlim_cur - mem_mapped();

@@ -421,7 +421,7 @@ static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const dem
     if (hf->f) {
         char title[96];
         snprintf(title, sizeof title, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
-                 l->mesh.rows, l->mesh.cols, l->mesh.torus ? "torus" : "mesh");
+                 l->mesh.rows, l->mesh.cols, cli_mesh_kind(&l->mesh));
         err = ftm_lesson_html_parts(hf->f, st->part, st->n, st->main_part, title);
         rc = cli_out_commit(CMD, hf, err);
     }

@@ -147,7 +147,7 @@ static void json_head(cli_json *j, const ftm_mesh *m)
     cli_json_init(j, stdout);
     cli_json_begin_obj(j, NULL);
     cli_json_str(j, "mesh", mesh);
-    cli_json_bool(j, "torus", m->torus);
+    cli_json_bool(j, "torus", cli_wraps(m));
 }
 
 static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
@@ -287,7 +287,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
     printf("\n%dx%d %s, %d healthy chip%s; ring of %d chip%s: %d hop%s,\n%d detour edge%s "
            "(lower bound %d: %s),\nlongest edge %d hop%s, most-used link carries %d ring "
            "edge%s; %s\n",
-           m->rows, m->cols, m->torus ? "torus" : "mesh", q->healthy, cli_s(q->healthy),
+           m->rows, m->cols, cli_mesh_kind(m), q->healthy, cli_s(q->healthy),
            q->ring_chips, cli_s(q->ring_chips), q->hops, cli_s(q->hops), q->detours,
            cli_s(q->detours), ftm_mesh_detour_lower_bound(m),
            two_coloured(m) ? "the imbalance of the two checkerboard colours"
@@ -319,7 +319,8 @@ static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
  * the size the pictures are drawn for. Built for real, packed (a few
  * bytes a transfer): a dry run would not pick between schedules by
  * time as the real build does. Up to the pod sizes (SCHED_JSON_CHIPS:
- * under a second); null beyond (2d-lines takes 30 s on 64x64). */
+ * under a second); null beyond (2d-lines takes 30 s on 64x64), and null
+ * with an error when the build fails. */
 #define SCHED_JSON_CHIPS 1024
 static int schedule_json(cli_json *j, const ftm_mesh *m, const char *algo)
 {
@@ -332,8 +333,10 @@ static int schedule_json(cli_json *j, const ftm_mesh *m, const char *algo)
     ftm_sched s;
     int err = a ? a->build(&s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2,
                            FTM_RED_SUM_F32) : FTM_EINVAL;
-    if (err)
+    if (err) {
+        cli_json_null(j, "schedule");
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
+    }
     long steps = 0, ops = 0;
     for (int c = 0; c < s.nchips; c++) {
         steps = s.prog[c].nsteps > steps ? s.prog[c].nsteps : steps;

@@ -458,7 +458,7 @@ static void header(const targs *a, const ftm_mesh *m)
     int P = ftm_mesh_healthy_count(m);
     const ftm_train_opts *t = &a->t;
     printf("# ftmesh train: %s, %dx%d %s, %d healthy chip%s, batch %ld, %ld step%s, "
-           "reduce %s%s\n", a->model, m->rows, m->cols, m->torus ? "torus" : "mesh", P, cli_s(P),
+           "reduce %s%s\n", a->model, m->rows, m->cols, cli_mesh_kind(m), P, cli_s(P),
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
     idle_note(t, P);

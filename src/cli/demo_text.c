@@ -2,6 +2,7 @@
  * recorded allreduce told step by step (every line comes from a frame of
  * the recorded run, see lesson.h). Lines stay within 80 columns for
  * meshes up to 8x8. */
+#include "cli.h"
 #include "demo.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/viz.h"
@@ -165,7 +166,7 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_
     char buf[256];
     snprintf(buf, sizeof buf, "%s %dx%d %s of chips; %d dead, %d healthy. Each healthy chip "
              "holds %zu small number%s; allreduce must leave every chip holding the %s.",
-             article(m->rows), m->rows, m->cols, m->torus ? "torus" : "mesh", dead,
+             article(m->rows), m->rows, m->cols, cli_mesh_kind(m), dead,
              m->nchips - dead, count, count == 1 ? "" : "s", count == 1 ? "sum" : "sums");
     wrap(buf);
     printf("\n");

@@ -387,7 +387,7 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
                                    o->fail_host[k]);
         if (ftm_mesh_fail_host(m, r, c))
             return cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s",
-                                   o->fail_host[k], r, c, m->rows, m->cols, m->torus ? "torus" : "mesh");
+                                   o->fail_host[k], r, c, m->rows, m->cols, cli_mesh_kind(m));
         for (int j = 0; j < k; j++)
             if (!ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2) && r2 == r && c2 == c) {
                 cli_warn(cmd, "--fail-host %s given twice: the host at (%d,%d) is dead already",
@@ -469,18 +469,25 @@ int cli_build_mesh(const cli_mesh_opts *o, ftm_mesh *m)
     return rc;
 }
 
+int cli_wraps(const ftm_mesh *m)
+{
+    return m->torus && (m->rows >= 3 || m->cols >= 3);
+}
+
+const char *cli_mesh_kind(const ftm_mesh *m)
+{
+    return cli_wraps(m) ? "torus" : "mesh";
+}
+
 int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
 {
     int rows, cols;
     if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
         return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
-    /* no side of 3 or more: no wrap-around link, so it is a mesh (and
-     * the reports say so) */
-    int wraps = o->torus && (rows >= 3 || cols >= 3);
-    if (ftm_mesh_init(m, rows, cols, wraps))
+    if (ftm_mesh_init(m, rows, cols, o->torus))
         return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
                                FTM_MESH_MAX_SIDE);
-    if (o->torus && !wraps)
+    if (o->torus && !cli_wraps(m))
         cli_warn(o->cmd, "--torus has no effect on a %dx%d mesh: wrap-around links need a side "
                  "of 3 or more", rows, cols);
     int rc = fail_chips(o, m);

@@ -211,7 +211,7 @@ int cli_trace_write_meta(FILE *f, const ftm_trace *tr, const ftm_mesh *m, int cl
     cli_json_str(&j, "clock", clock == FTM_CLOCK_MODELED ? "modeled" : "wall");
     cli_json_num(&j, "span_us", "%.6f", tl.span_s * 1e6);
     cli_json_str(&j, "mesh", mesh);
-    cli_json_bool(&j, "torus", m->torus);
+    cli_json_bool(&j, "torus", cli_wraps(m));
     if (meta_fn)
         meta_fn(&j, ctx);
     cli_json_end(&j);

@@ -265,7 +265,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_bool(&j, "summary", 1);
     cli_json_str(&j, "model", in->model);
     cli_json_str(&j, "mesh", mesh);
-    cli_json_bool(&j, "torus", m->torus);
+    cli_json_bool(&j, "torus", cli_wraps(m));
     cli_json_int(&j, "chips", r->chips);
     cli_json_u64(&j, "params", r->nparams);
     cli_json_str(&j, "algo", r->algo);
@@ -372,7 +372,7 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     if (in->bn)
         snprintf(bn, sizeof bn, " (bn %s)", r->bn_algo);
     printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s, reduce %s, micro %d\n",
-           in->model, m->rows, m->cols, m->torus ? "torus" : "mesh", r->chips, cli_s(r->chips),
+           in->model, m->rows, m->cols, cli_mesh_kind(m), r->chips, cli_s(r->chips),
            r->nparams, r->algo, bn, in->exact ? "exact" : "float", r->micro);
     printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, %.4f s/step "
            "(steps >= %ld), %.1f examples/s\n", r->step[0].loss, r->step[f->n - 1].loss, f->n,

@@ -450,9 +450,10 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
     size_t **zs[] = { &o->f, &o->len, &o->rf, &o->rn, &o->xf, &o->xn };
     static const int zn[] = { 1, 1, 1, 1, 2, 2 };
     int **is[] = { &o->ro, &o->route };
-    for (size_t i = 0; i < sizeof zn / sizeof zn[0]; i++)
+    enum { NZ = sizeof zn / sizeof zn[0], NI = sizeof is / sizeof is[0] };
+    for (size_t i = 0; i < NZ; i++)
         nz += (size_t)zn[i] * n;
-    ni = 2 * n;
+    ni = NI * n;
     size_t *z = malloc(sizeof(size_t) * nz);
     int *in = malloc(sizeof(int) * ni);
     if (!z || !in) { /* the caller frees both: leave nothing to free twice */
@@ -462,9 +463,9 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
         o->ro = NULL;
         return FTM_ENOMEM;
     }
-    for (size_t i = 0; i < sizeof zn / sizeof zn[0]; z += (size_t)zn[i++] * n)
+    for (size_t i = 0; i < NZ; z += (size_t)zn[i++] * n)
         *zs[i] = z;
-    for (size_t i = 0; i < 2; in += n)
+    for (size_t i = 0; i < NI; in += n)
         *is[i++] = in;
     o->elem = elem;
     o->red = red;
