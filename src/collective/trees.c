@@ -340,11 +340,10 @@ static void sent(tset *T, const tr_entry *e, int c, int st)
         }
         return;
     }
-    for (int d = 0; d < 4; d++) {
-        int v = T->nbr[e->x * 4 + d];
-        if (v >= 0 && T->par[tn + v] == (d + 2) % 4 && T->next[T->dnidx[tn + v]] == c)
-            T->rdy[T->dnidx[tn + v]] = st + 1;
-    }
+    int ch[4], n = tr_children(T, e->t, e->x, 0, ch);
+    for (int i = 0; i < n; i++)
+        if (T->next[ch[i]] == c)
+            T->rdy[ch[i]] = st + 1;
 }
 
 /* How long a chain of steps entry e's chunk c holds up: its hops to the

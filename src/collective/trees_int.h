@@ -64,6 +64,11 @@ static inline int tr_chunks(const tset *T, int up) { return up ? T->ncu : T->nc;
  * empty) (trees_just.c). */
 void tr_overlap(const tset *T, int t, int up, int c, int *a, int *b);
 
+/* The entries of chip x's children in tree t into out (at most 4), up
+ * (their up entries) or down (their down entries); how many
+ * (trees_just.c). */
+int tr_children(const tset *T, int t, int x, int up, int *out);
+
 /* The chunks to cut each share into for bytes per chip over live chips
  * (down), and the up chunks for nc down chunks of about chunk bytes
  * (trees_chunks.c). */

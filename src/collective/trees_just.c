@@ -30,7 +30,7 @@ typedef struct jstate {
     int nid;              /* ne x cmax: op c x ne + j is entry j's chunk c
                            * (chunk-major, so that an op's neighbours, the
                            * same chunk on nearby links, lie close) */
-    int nops;             /* the ops that exist (c < the entry's chunks) */
+    int nops;             /* the ops that send: non-empty chunks (to_ids) */
     int *elink;           /* [ne] the entry's directed link */
     int *kids;            /* [ne x 4] its chip's children's entries in its
                            * direction (-1 past the last) */
@@ -62,8 +62,7 @@ static int empty_chunk(const tset *T, int t, int up, int c)
     return len == 0;
 }
 
-/* The entries of x's children in tree t, up (up entries) or down. */
-static int children(const tset *T, int t, int x, int up, int *out)
+int tr_children(const tset *T, int t, int x, int up, int *out)
 {
     size_t tn = (size_t)t * T->n;
     int n = 0;
@@ -110,7 +109,7 @@ static int neighbours(const jstate *J, int op, int before, int *out)
         return n;
     }
     /* at the root: up chunks summed in before the down chunks they overlap */
-    int a, b, nch = children(T, e->t, e->p, !e->up, ch);
+    int a, b, nch = tr_children(T, e->t, e->p, !e->up, ch);
     tr_overlap(T, e->t, e->up, c, &a, &b);
     for (int i = 0; i < nch; i++)
         for (int cc = a; cc <= b; cc++)
@@ -127,7 +126,7 @@ static int sibling_at(const jstate *J, int op, int st, const int *place)
     const tr_entry *e = &T->ent[j];
     if (!e->up)
         return 0;
-    int n = e->proot ? children(T, e->t, e->p, 1, ch)
+    int n = e->proot ? tr_children(T, e->t, e->p, 1, ch)
                      : kids_of(J, T->upidx[(size_t)e->t * T->n + e->p], ch);
     for (int i = 0; i < n; i++)
         if (ch[i] != j && place[c * J->ne + ch[i]] == st)
@@ -223,10 +222,9 @@ static int jstate_init(jstate *J, const tset *T, int nsteps)
     int ne = T->lfirst[4 * T->n];
     *J = (jstate){ .T = T, .ne = ne, .cmax = T->ncu > T->nc ? T->ncu : T->nc };
     J->nid = ne * J->cmax;
-    J->nops = T->obase[ne];
     J->elink = malloc((size_t)(ne ? ne : 1) * sizeof(int));
     J->kids = malloc(4 * (size_t)(ne ? ne : 1) * sizeof(int));
-    J->order = malloc((size_t)(J->nops ? J->nops : 1) * sizeof(int));
+    J->order = malloc((size_t)(T->obase[ne] ? T->obase[ne] : 1) * sizeof(int)); /* every op */
     J->first = malloc(((size_t)nsteps + 1) * sizeof(int));
     J->nw = (nsteps + 63) / 64;
     J->busy = malloc((size_t)4 * T->n * (J->nw ? J->nw : 1) * sizeof(uint64_t));
@@ -235,7 +233,7 @@ static int jstate_init(jstate *J, const tset *T, int nsteps)
     for (int l = 0; l < 4 * T->n; l++)
         for (int j = T->lfirst[l]; j < T->lfirst[l + 1]; j++) {
             const tr_entry *e = &T->ent[j];
-            int n = children(T, e->t, e->x, e->up, J->kids + 4 * (size_t)j);
+            int n = tr_children(T, e->t, e->x, e->up, J->kids + 4 * (size_t)j);
             for (; n < 4; n++)
                 J->kids[4 * (size_t)j + n] = -1;
             J->elink[j] = l;
@@ -243,15 +241,18 @@ static int jstate_init(jstate *J, const tset *T, int nsteps)
     return 0;
 }
 
-/* step[] (by tset op) into a (by jstate op), empty chunks -1. */
-static void to_ids(const jstate *J, const int *step, int *a)
+/* step[] (by tset op) into a (by jstate op), empty chunks -1; J->nops
+ * counts the others. */
+static void to_ids(jstate *J, const int *step, int *a)
 {
     const tset *T = J->T;
+    J->nops = 0;
     for (int op = 0; op < J->nid; op++) {
         int j = op % J->ne, c = op / J->ne;
         const tr_entry *e = &T->ent[j];
         a[op] = c < T->obase[j + 1] - T->obase[j] && !empty_chunk(T, e->t, e->up, c)
                     ? step[T->obase[j] + c] : -1;
+        J->nops += a[op] >= 0;
     }
 }
 
@@ -271,9 +272,6 @@ int tr_justify(const tset *T, int *step, int *nsteps)
     int *cur = w[0], *late = w[1], *next = w[2];
     if (!rc)
         to_ids(&J, step, cur);
-    J.nops = 0;
-    for (int op = 0; !rc && op < J.nid; op++)
-        J.nops += cur[op] >= 0;
     for (int r = 0; !rc && J.nops && r < TR_JUST_ROUNDS; r++) {
         int m = shift(&J, 1, cur, late, n);
         m = m < 0 ? m : shift(&J, 0, late, next, m);
@@ -358,9 +356,6 @@ int tr_step_bound(const tset *T, const int *step, int nsteps, int *lb)
     *lb = 0;
     if (!rc) {
         to_ids(&J, step, a);
-        J.nops = 0;
-        for (int op = 0; op < J.nid; op++)
-            J.nops += a[op] >= 0;
         chains(&J, a, nsteps, hd, tl);
     }
     for (int l = 0; !rc && l < 4 * T->n; l++) {
