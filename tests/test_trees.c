@@ -213,13 +213,41 @@ START_TEST(test_trees_balanced)
 }
 END_TEST
 
+/* Balanced beside a hole: on a 16x16 torus with a dead 2x2 host (251
+ * other chips, 500 live links) K trees put at most ceil(251 K / 500)
+ * on a link. Shortest paths alone do not: the chips on the hole's rim
+ * have one BFS parent in every tree rooted on its far side (19, 20 and
+ * 31 trees put 11, 12 and 17 on a rim link), so some chips there hang a
+ * level or two deeper. */
+START_TEST(test_trees_balanced_hole)
+{
+    static const int K[] = { 19, 20, 31 };
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 16, 16, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 4, 8), 0);
+    size_t count = (size_t)K[_i] * 1000;
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, FTM_RED_SUM_F32, K[_i], 1),
+                     0);
+    uint64_t *lb = malloc(sizeof(uint64_t) * (size_t)m.nchips * 4), mx = 0;
+    ftm_sched_link_bytes(&s, &m, lb);
+    for (int l = 0; l < m.nchips * 4; l++)
+        mx = lb[l] > mx ? lb[l] : mx;
+    ck_assert_uint_eq(mx, (uint64_t)((251 * K[_i] + 499) / 500) * 1000 * 4);
+    check_sched(&m, &s, count, FTM_RED_SUM_F32);
+    free(lb);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* How near the bound the trees model (a ratchet on the measured ratios,
  * so a change that slows them fails here): a 16x16 torus with a dead
- * host, 100 MB and 1.3 GB, the TPU-v3 defaults. Measured 1.509 and
- * 1.222 times the bound (doc/trees.md says what the rest is). */
+ * host, 100 MB and 1.3 GB, the TPU-v3 defaults. Measured 1.441 and
+ * 1.174 times the bound (doc/trees.md says what the rest is). */
 START_TEST(test_trees_near_bound)
 {
-    static const double MB[] = { 100, 1300 }, MOST[] = { 1.53, 1.25 };
+    static const double MB[] = { 100, 1300 }, MOST[] = { 1.46, 1.19 };
     if (_i && small_scale()) /* make check: 100 MB only (the 1.3 GB build: 1 s) */
         return;
     ftm_mesh m;
@@ -295,6 +323,7 @@ static Suite *trees_suite(void)
     tcase_add_loop_test(tc, test_trees_exact, 0, 14);
     tcase_add_loop_test(tc, test_trees_threads_int64, 0, 6);
     tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
+    tcase_add_loop_test(tc, test_trees_balanced_hole, 0, 3);
     tcase_add_loop_test(tc, test_trees_near_bound, 0, 2);
     tcase_add_loop_test(tc, test_trees_split_chunks, 0, 2);
     tcase_add_test(tc, test_trees_justified);

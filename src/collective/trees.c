@@ -17,7 +17,9 @@
  * order, the one whose link the trees built so far use least (Blink's
  * multiplicative weights in their simplest form), rebuilt a few rounds
  * against the others' loads; then augmenting chains of moves between
- * BFS parents bring every link to at most ceil(K(N'-1)/E') trees
+ * BFS parents, and beside a hole a few chips hung one or two levels
+ * deeper, bring every link to at most ceil(K(N'-1)/E') trees, and the
+ * same chains keep each link's trees from running mostly one way
  * (trees_balance.c).
  *
  * Each share is cut into C chunks, and the steps are a list schedule:
@@ -175,19 +177,6 @@ static void tree_load(tset *T, int t, int sign)
         }
 }
 
-/* Height of x's subtree in tree t (its children's are known). */
-static void set_height(tset *T, int t, int x)
-{
-    const int *par = T->par + (size_t)t * T->n;
-    int h = 0;
-    for (int d = 0; d < 4; d++) {
-        int v = T->nbr[x * 4 + d];
-        if (v >= 0 && par[v] == (d + 2) % 4 && T->hgt[(size_t)t * T->n + v] + 1 > h)
-            h = T->hgt[(size_t)t * T->n + v] + 1;
-    }
-    T->hgt[(size_t)t * T->n + x] = h;
-}
-
 /* Ties between equally loaded parents broken by a fixed hash, different
  * per round, so that rebuilds do not repeat the same choices. */
 static unsigned tie_hash(int u, int t, int round, int d)
@@ -200,7 +189,8 @@ static unsigned tie_hash(int u, int t, int round, int d)
 }
 
 /* Builds tree t over the BFS order (dist/queue, nreach chips): each chip's
- * parent is its least-loaded BFS parent; then the subtree heights. */
+ * parent is its least-loaded BFS parent (tr_balance sets the subtree
+ * heights once the parents are final). */
 static void tree_make(tset *T, int t, int nreach)
 {
     int *par = T->par + (size_t)t * T->n, *dep = T->dep + (size_t)t * T->n;
@@ -223,8 +213,6 @@ static void tree_make(tset *T, int t, int nreach)
         T->load[u * 4 + best]++;
         T->load[T->nbr[u * 4 + best] * 4 + (best + 2) % 4]++;
     }
-    for (int i = nreach - 1; i >= 0; i--)
-        set_height(T, t, T->queue[i]);
     T->maxdep[t] = T->dist[T->queue[nreach - 1]];
 }
 
@@ -615,16 +603,11 @@ static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, in
         pick_roots(T, m);
         rc = trees_make(T, m);
     }
-    if (!rc)
-        rc = tr_balance(T);
-    for (int t = 0; t < T->k && !rc; t++) { /* the heights after the moves */
-        int got = bfs(T, T->root[t]);
-        for (int i = got - 1; i >= 0; i--)
-            set_height(T, t, T->queue[i]);
-    }
     if (!rc && !nc)
         T->nc = tr_pick_chunks(T, count * ftm_red_elem_size(red), live);
     T->ncu = tr_up_chunks(T->nc, (double)(count * ftm_red_elem_size(red)) / ((double)T->k * T->nc));
+    if (!rc)
+        rc = tr_balance(T);
     T->count = count;
     if (!rc && 2.0 * T->k * live * (T->ncu > T->nc ? T->ncu : T->nc) > INT_MAX)
         rc = FTM_EINVAL;

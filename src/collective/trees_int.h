@@ -28,7 +28,7 @@ typedef struct tset {
     int *nbr;          /* [n*4] neighbour over a link live both ways, or -1 */
     int *root;         /* [k] */
     int *par;          /* [k*n] direction to the parent; -1 root, -2 none */
-    int *dep, *hgt;    /* [k*n] depth; height of the subtree */
+    int *dep, *hgt;    /* [k*n] depth in the tree; height of the subtree */
     int *maxdep;       /* [k] */
     int *load;         /* [n*4] trees using the link (kept at both ends) */
     int *dist, *queue; /* [n] scratch */
@@ -52,8 +52,12 @@ typedef struct tset {
 
 /* Moves tree edges between each chip's BFS parents (any choice is a
  * shortest-path tree) until no link carries more trees than it must:
- * augmenting paths over the links, as in a max-flow. Keeps load (both
- * ends of a link) in step with par. 0 or FTM_ENOMEM. */
+ * augmenting paths over the links, as in a max-flow; where none is
+ * left, hangs a leaf beside a hole one or two levels deeper (dep then
+ * is its depth in the tree, no longer its BFS distance); then moves
+ * them so that no link carries too many trees one way (for nc chunks,
+ * set before). Keeps load (both ends of a link) in step with par, and
+ * sets hgt. 0 or FTM_ENOMEM. */
 int tr_balance(tset *T);
 
 /* The chunks each share is cut into, up or down. */
