@@ -18,9 +18,10 @@
  * multiplicative weights in their simplest form), rebuilt a few rounds
  * against the others' loads; then augmenting chains of moves between
  * BFS parents, and beside a hole a few chips hung one or two levels
- * deeper, bring every link to at most ceil(K(N'-1)/E') trees, and the
- * same chains keep each link's trees from running mostly one way
- * (trees_balance.c).
+ * deeper, bring links to at most ceil(K(N'-1)/E') trees where the live
+ * graph allows it (beside a dead host; not where it funnels every tree
+ * through one link), and the same chains keep each link's trees from
+ * running mostly one way (trees_balance.c).
  *
  * Each share is cut into C chunks, and the steps are a list schedule:
  * in every step each directed link sends at most one chunk (one op: the
