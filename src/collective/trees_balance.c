@@ -28,9 +28,10 @@
  * H steps, C chunks a share (the lower bound tr_step_bound computes).
  * The same chains, over slots (a chip's trees per parent direction)
  * instead of links, keep every slot within L - H/C while no link goes
- * past its target, then lower that one tree at a time while every slot
- * still fits (orient says why). The busiest link then need not wait on
- * its trees' direction. Algorithms: augmenting paths (Ford and
+ * past its target, then lower that cap one tree at a time down to half
+ * the link target, each slot that no chain brings down keeping what it
+ * has (orient says why). The busiest link then need not wait on its
+ * trees' direction. Algorithms: augmenting paths (Ford and
  * Fulkerson) with nested capacities (a slot within its link).
  */
 #include "ftmesh/error.h"
@@ -366,14 +367,15 @@ static void detour(tset *T, bal *b)
 /* The most trees one way over a link: L - ceil(H / C) (L the link
  * target, H the shallowest tree's depth, C the chunks a share), so that
  * a link's up chunks and the H steps they need after it fit in the
- * busiest link's C L steps. */
+ * busiest link's C L steps; never below ceil(L / 2), the least a link's
+ * L trees allow one way (few chunks ask for less). */
 static int orient_target(const tset *T, int target)
 {
-    int h = T->maxdep[0], c = T->nc > 0 ? T->nc : 1;
+    int h = T->maxdep[0], c = T->nc > 0 ? T->nc : 1, low = (target + 1) / 2;
     for (int t = 1; t < T->k; t++)
         h = T->maxdep[t] < h ? T->maxdep[t] : h;
     int ot = target - (h + c - 1) / c;
-    return ot > 1 ? ot : 1;
+    return ot > low ? ot : low;
 }
 
 /* Every slot within otarget, from what the bound asks (orient_target)
@@ -390,10 +392,7 @@ static int orient_target(const tset *T, int target)
  * came (measured, going on: -3.4% to +0.2% over the sweep's cases). */
 static void orient(tset *T, bal *b)
 {
-    int low = (b->target + 1) / 2;
-    if (b->otarget < low) /* few chunks: the bound asks for less than any link can */
-        b->otarget = low;
-    for (; b->otarget >= low; b->otarget--)
+    for (int low = (b->target + 1) / 2; b->otarget >= low; b->otarget--)
         for (int o = 0; o < 4 * T->n; o++)
             if (T->nbr[o] >= 0 && b->ori[o] > ocap(b, o)) {
                 while (b->ori[o] > ocap(b, o) && orient_relieve(T, b, o))
@@ -445,10 +444,10 @@ int tr_balance(tset *T)
     long edges = 0, links = 0;
     for (int u = 0; u < T->n && !rc; u++)
         for (int d = 0; d < 2; d++)
-            links += T->nbr[u * 4 + d] >= 0;
-    for (int u = 0; u < T->n && !rc; u++)
-        for (int d = 0; d < 2; d++)
-            edges += T->nbr[u * 4 + d] >= 0 ? T->load[u * 4 + d] : 0;
+            if (T->nbr[u * 4 + d] >= 0) {
+                links++;
+                edges += T->load[u * 4 + d];
+            }
     b.target = links ? (int)((edges + links - 1) / links) : 0;
     b.otarget = orient_target(T, b.target);
     for (int l = 0; l < 4 * T->n && !rc; l++)
