@@ -83,6 +83,57 @@ START_TEST(test_ring_closed_form)
 }
 END_TEST
 
+/* A ring's summing transfers go in q pieces back to back (the rule of
+ * src/collective/pieces.c with these parameters: q pieces above
+ * q (q - 1) hop HBM bytes): each piece's reduction hides under the next
+ * one's transfer, so a reduce-scatter step costs q (hop + b/LINK) + b/HBM
+ * (b = a piece) where one piece cost hop + q b/LINK + q b/HBM; the
+ * all-gather's copies stay whole. Exact sums through the pieces. */
+START_TEST(test_ring_pieces)
+{
+    static const struct { size_t floats; int q; } c[] = {
+        { 425000, 1 }, { 500000, 2 }, { 1500000, 3 }, { 3000000, 4 },
+    };
+    int P = 3;
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, P, 1), 0);
+    ftm_cost_params p = params();
+    for (int i = 0; i < 4; i++) {
+        size_t count = (size_t)P * c[i].floats;
+        ftm_sched s;
+        build_row_rings(&s, &m, count, 0);
+        ftm_cost_result r;
+        ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+        int q = c[i].q;
+        double b = (double)c[i].floats * 4 / q;
+        double want = (P - 1) * (q * (HOP + b / LINK) + b / HBM) + (P - 1) * (HOP + q * b / LINK);
+        ck_close(r.time_s, want);
+        ck_assert_int_eq(s.prog[0].nops, (P - 1) * 2 * q + (P - 1) * 2);
+        if (q == 3) {
+            float *buf[3];
+            for (int ch = 0; ch < P; ch++) {
+                buf[ch] = malloc(count * sizeof(float));
+                ck_assert_ptr_nonnull(buf[ch]);
+                for (size_t k = 0; k < count; k++)
+                    buf[ch][k] = (float)((ch * 7 + (int)(k % 1000)) % 11 - 5);
+            }
+            ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)buf), 0);
+            for (size_t k = 0; k < count; k++) {
+                float want_k = 0;
+                for (int ch = 0; ch < P; ch++)
+                    want_k += (float)((ch * 7 + (int)(k % 1000)) % 11 - 5);
+                for (int ch = 0; ch < P; ch++)
+                    ck_assert_float_eq(buf[ch][k], want_k);
+            }
+            for (int ch = 0; ch < P; ch++)
+                free(buf[ch]);
+        }
+        ftm_sched_free(&s);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(test_contention_serialises)
 {
     /* 1x4 line: 0 -> 2 (two hops) and 1 -> 2 (one hop) share link 1->2. */
@@ -421,6 +472,7 @@ Suite *costmodel_suite(void)
     Suite *su = suite_create("costmodel");
     TCase *tc = tcase_create("model");
     tcase_add_loop_test(tc, test_ring_closed_form, 0, 6);
+    tcase_add_test(tc, test_ring_pieces);
     tcase_add_test(tc, test_contention_serialises);
     tcase_add_test(tc, test_reduction_and_local_copy);
     tcase_add_test(tc, test_exec_data_ring_exact);

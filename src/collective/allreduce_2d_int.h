@@ -72,8 +72,8 @@ int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh 
  * its build found out: whether the other variants would differ. */
 typedef struct ar2d_lines_variant {
     int k;              /* chunks per half (<= 0: chosen from the size) */
-    size_t split;       /* reducing transfers of more elements go as two
-                         * halves (0: none) */
+    size_t split;       /* two-piece threshold of reducing transfers
+                         * (src/collective/pieces.h; 0: one piece) */
     int one_way_rows;   /* whole rows may run one-way where it pays */
     int other_passes;   /* the other row pass count (match_passes) */
     int two_sided_rows; /* whole rows as two-sided rings (where no row is
@@ -90,9 +90,6 @@ typedef struct ar2d_lines_found {
 int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
                              size_t count, ftm_red red, const ar2d_lines_variant *v,
                              ar2d_lines_found *found);
-/* The two-halves threshold of the TPU-v3 defaults: 2 hop x HBM bandwidth,
- * in elements of elem bytes. */
-size_t ar2d_lines_split_default(size_t elem);
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);

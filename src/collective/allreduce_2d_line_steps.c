@@ -10,6 +10,7 @@
 #include "allreduce_2d_lines.h"
 #include "sched/sched_lib.h"
 #include "core/util.h"
+#include "pieces.h"
 
 typedef ar2d_lview view;
 typedef ar2d_lseg seg;
@@ -41,16 +42,11 @@ int ar2d_ring2_steps(int n)
     return a > d + b ? a : d + b;
 }
 
-/* A reducing transfer longer than o->split elements goes as two halves:
- * the first half's reduction then overlaps the second half's transfer, so
- * the step ends half a reduction earlier, for one more hop latency. */
+/* A reducing transfer goes in pieces above o->split elements (pieces.c:
+ * each piece's reduction overlaps the next one's transfer). */
 static int xfer(ftm_sched *s, int route, size_t f, size_t len, const own *o, ftm_red red)
 {
-    size_t h = red != FTM_RED_COPY && o->split && len > o->split ? len / 2 : 0, e = o->elem;
-    int rc = h ? ftm_sched_xfer(s, route, f * e, f * e, h * e, red) : 0;
-    if (!rc)
-        rc = ftm_sched_xfer(s, route, (f + h) * e, (f + h) * e, (len - h) * e, red);
-    return rc;
+    return coll_xfer(s, route, f, len, o->elem, red, o->split);
 }
 
 /* Everything position j owns (its range and, for segments, its pieces of

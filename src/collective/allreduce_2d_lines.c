@@ -352,8 +352,8 @@ static int match_passes(half *h, int alt)
  * beside the previous chunk's all-gather step, so both directions carry
  * data either way, and one-way each link carries one transfer per step
  * instead of two (one hop latency, not two). But a whole range's reduction
- * then ends the step where two halves hide half of it, so only for ranges
- * below the lines' two-halves threshold (o->split), as a line's. Measured
+ * then ends the step where pieces (pieces.c) hide most of it, so only for
+ * ranges below the two-piece threshold (o->split), as a line's. Measured
  * (32x32, ResNet-50 size, 0.57 MB ranges): 1.044 -> 1.016 ms with a dead
  * host; at BERT-large size (2.8 MB) one-way was 3% slower. */
 static int ring_uni(const half *h, own *o, size_t cn)
@@ -470,19 +470,6 @@ static int own_init(own *o, int L, size_t elem, ftm_red red)
     o->elem = elem;
     o->red = red;
     return 0;
-}
-
-/* Reducing transfers go in two halves above 2 hop x HBM bandwidth (TPU-v3
- * defaults: 1.8 MB), where half a reduction outlasts the extra hop
- * latency. Measured (BERT-large, 16x32 and 32x32 tori, one to four faults):
- * 0.2-1.9% faster in 11 of 12 scenarios, 1.0% slower with a dead link on
- * 16x32; ResNet-50's ranges stay below it (unchanged; splitting them
- * too, 0.9 MB up, was 1.4% slower). */
-size_t ar2d_lines_split_default(size_t elem)
-{
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
-    return (size_t)(2 * p.hop_s * p.hbm_Bps / (double)elem);
 }
 
 /* Routes of every segment of both halves (one hop each). */

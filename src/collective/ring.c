@@ -25,6 +25,7 @@
 #include "ftmesh/router.h"
 #include "ftmesh/error.h"
 #include "core/util.h"
+#include "pieces.h"
 
 #include <stdlib.h>
 
@@ -38,13 +39,14 @@ int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, 
     if (n < 2 || k < 0 || k >= ftm_ring_nsteps(n))
         return n < 2 ? 0 : FTM_EINVAL;
     int rs = k < n - 1, kk = rs ? k : k - (n - 1);
+    size_t split = coll_pieces_split(elem);
     for (int i = 0; i < n; i++) {
         int b = rs ? core_mod(i - kk - 1, n) : core_mod(i - kk, n), to = (i + 1) % n;
         for (int j = r->ro[b]; j < r->ro[b + 1]; j++) {
             size_t f = r->rf[j], len = r->rn[j];
             int valid = !r->vf || (f >= r->vf[to] && f + len <= r->vf[to] + r->vn[to]);
-            int rc = ftm_sched_xfer(s, r->route[i], f * elem, f * elem, len * elem,
-                                    rs && valid ? red : FTM_RED_COPY);
+            int rc = coll_xfer(s, r->route[i], f, len, elem, rs && valid ? red : FTM_RED_COPY,
+                               split);
             if (rc)
                 return rc;
         }
