@@ -245,7 +245,8 @@ static int sweep_mesh(int i, ftm_mesh *m)
  * the bound, at each size and latency. */
 static void check_sweep_mesh(int i)
 {
-    static const size_t counts[] = { 1, 3, 1000, 262144 };
+    /* 4M floats: summing transfers go in pieces (src/collective/pieces.c) */
+    static const size_t counts[] = { 1, 3, 1000, 262144, 4194304 };
     static const double hops[] = { 1e-6, 0, 1e-4 };
     ftm_mesh m;
     int conn = sweep_mesh(i, &m);
@@ -253,7 +254,7 @@ static void check_sweep_mesh(int i)
         ftm_cost_params p;
         ftm_cost_defaults(&p);
         p.hop_s = hops[h];
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             ftm_cost_bound_parts b;
             ck_assert_int_eq(ftm_cost_bound(&m, counts[k] * 4, FTM_RED_SUM_F32, &p, &b), 0);
             for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
