@@ -261,9 +261,8 @@ END_TEST
  * bit, on the fallback's meshes (crowded ones too) and sizes where the
  * tree, the ring and 2-D schedules win, and on a torus of more than 256
  * chips with two faults (no fallback: the 2-D builders' own choices under
- * auto's watch); with the defaults (under which the 2-D builds take
- * auto's limit) and with other parameters (under which they are built in
- * full). */
+ * auto's watch); with the defaults and with other parameters, every
+ * candidate built for the parameters auto races by. */
 START_TEST(test_auto_bounded)
 {
     ftm_cost_params cp = { 50e9, 3e-6, 400e9 };
@@ -285,10 +284,12 @@ START_TEST(test_auto_bounded)
             ck_assert_int_eq(ftm_mesh_fail_random(&m, d[3], 3 + i), 0);
             const char *want = NULL, *got = NULL;
             double tw = 0;
+            /* every algorithm built for auto's parameters (ftm_sched_ctx.cost) */
+            ftm_sched_ctx bc = { .cost = &cp };
             for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++) {
                 ftm_sched s;
                 ftm_cost_result r;
-                int rc = a->build(&s, NULL, &m, COUNTS[k], FTM_RED_SUM_F32);
+                int rc = a->build(&s, &bc, &m, COUNTS[k], FTM_RED_SUM_F32);
                 if (rc == FTM_ENOTSUP)
                     continue;
                 ck_assert_int_eq(rc, 0);
@@ -592,6 +593,64 @@ START_TEST(test_budget_nesting)
 }
 END_TEST
 
+/* Total ops of s over its chips. */
+static long total_ops(const ftm_sched *s)
+{
+    long n = 0;
+    for (int c = 0; c < s->nchips; c++)
+        n += s->prog[c].nops;
+    return n;
+}
+
+/* A build context's cost parameters are what the builder's choices are
+ * made for: _i 0, trees on an 8x8 torus with a dead host at 100 MB with
+ * a 20 us hop cut the shares into fewer chunks (fewer, longer steps) than
+ * for the defaults' 1 us, and that schedule models no slower under those
+ * parameters; _i 1, the ring on a 2x4 torus at 32 MB with HBM at 90 GB/s
+ * sums in more pieces (pieces.c: 2 for the defaults' 900 GB/s) and is
+ * faster for it there. */
+START_TEST(test_ctx_cost_chooses)
+{
+    ftm_mesh m;
+    int trees = _i == 0;
+    ck_assert_int_eq(ftm_mesh_init(&m, trees ? 8 : 2, trees ? 8 : 4, 1), 0);
+    if (trees)
+        ck_assert_int_eq(ftm_mesh_fail_host(&m, 2, 4), 0);
+    size_t count = trees ? 25600000 : 8388608;
+    ftm_cost_params p = params();
+    if (trees)
+        p.hop_s = 20e-6;
+    else
+        p.hbm_Bps = 90e9;
+    const ftm_allreduce_algo *a = ftm_allreduce_find(trees ? "trees" : "ring");
+    ftm_sched d, c;
+    ftm_sched_ctx ctx = { .cost = &p };
+    ck_assert_int_eq(a->build(&d, NULL, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(a->build(&c, &ctx, &m, count, FTM_RED_SUM_F32), 0);
+    if (trees)
+        ck_assert_int_lt(total_ops(&c), total_ops(&d));
+    else
+        ck_assert_int_gt(total_ops(&c), total_ops(&d));
+    ftm_cost_result rd, rc;
+    ck_assert_int_eq(ftm_cost_sched(&d, &m, &p, &rd, NULL), 0);
+    ck_assert_int_eq(ftm_cost_sched(&c, &m, &p, &rc, NULL), 0);
+    if (trees)
+        ck_assert_double_le(rc.time_s, rd.time_s);
+    else
+        ck_assert_double_lt(rc.time_s, rd.time_s);
+    /* with the defaults given explicitly: the plain build */
+    ftm_cost_params q = params();
+    ftm_sched e;
+    ctx.cost = &q;
+    ck_assert_int_eq(a->build(&e, &ctx, &m, count, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(total_ops(&e), total_ops(&d));
+    ftm_sched_free(&d);
+    ftm_sched_free(&c);
+    ftm_sched_free(&e);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 
 Suite *build_modes_suite(void);
 Suite *build_modes_suite(void)
@@ -607,6 +666,7 @@ Suite *build_modes_suite(void)
     tcase_add_loop_test(tc, test_dry_run_counts, 0, 3);
     tcase_add_loop_test(tc, test_budget_build, 0, 4);
     tcase_add_test(tc, test_budget_nesting);
+    tcase_add_loop_test(tc, test_ctx_cost_chooses, 0, 2);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(su, tc);
     return su;

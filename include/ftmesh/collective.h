@@ -80,6 +80,9 @@ typedef struct ftm_allreduce_opts {
     const ftm_sched *sched;    /* optional: algo's schedule for this mesh and
                                 * count, already built (the caller modeled
                                 * it); NULL: built here */
+    const ftm_cost_params *cost; /* the cost parameters the schedules built
+                                * here choose for (ftm_sched_ctx.cost; NULL:
+                                * the TPU-v3 defaults) */
     struct ftm_trace *trace;   /* optional: records every run (trace.h),
                                 * the recovery run's too */
     int verify_selftest;       /* 1: after each allreduce, the lowest healthy

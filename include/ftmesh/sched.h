@@ -129,6 +129,10 @@ typedef struct ftm_sched_meter {
  *   the ring's modeled time, so a 2-D schedule that cannot beat the ring
  *   is not finished). The caller keeps the watch alive until it calls
  *   ftm_sched_unwatch on the schedule (which frees the sums).
+ * cost: the cost model's parameters (costmodel.h) that a builder's
+ *   choices are made for -- how many chunks or pieces, which of two
+ *   schedules models faster (NULL: the TPU-v3 defaults). Read while
+ *   building only: the caller keeps it alive until the build returns.
  * meter: counts every schedule built under the context (NULL: none),
  *   through growth, packed code, trimming and freeing; the cost model's
  *   replay of one is charged to it (ftm_cost_sched). With meter->limit,
@@ -143,11 +147,13 @@ typedef struct ftm_sched_meter {
  *   a builder picks the faster of two schedules it counts the larger.
  *   The meter must outlive the schedules built under it (they count their
  *   frees). One build at a time per meter: it is not locked. */
+struct ftm_cost_params;
 typedef struct ftm_sched_ctx {
     int dry;
     int packed;
     const ftm_sched_watch *watch;
     ftm_sched_meter *meter;
+    const struct ftm_cost_params *cost;
 } ftm_sched_ctx;
 
 typedef struct ftm_sched {
@@ -182,6 +188,8 @@ typedef struct ftm_sched {
     double *wsum;          /* watched: [2 * nchips] per chip the sum of its
                             * closed steps' longest sends, its open step's */
     ftm_sched_meter *meter; /* the meter it counts to, or NULL (ftm_sched_ctx) */
+    const struct ftm_cost_params *cost; /* the parameters it is built for, or
+                            * NULL (ftm_sched_ctx; read while building only) */
 } ftm_sched;
 
 /* A reader's place in one chip's program (zero it to start). */

@@ -392,7 +392,8 @@ static double modeled(void *ctx, const ftm_sched *s, const ftm_mesh *m)
     const model_ctx *mc = ctx;
     ftm_sched own;
     ftm_cost_result c;
-    if (!s && ftm_allreduce_find(mc->algo)->build(&own, NULL, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
+    ftm_sched_ctx bc = { .cost = &mc->a->cp };
+    if (!s && ftm_allreduce_find(mc->algo)->build(&own, &bc, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
         return 0;
     int err = ftm_cost_sched(s ? s : &own, m, &mc->a->cp, &c, NULL);
     if (!s)
@@ -443,6 +444,7 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x);
 static int run(const ar_args *a, const char **algo, ar_run *x)
 {
     x->ctx.packed = a->model_only;
+    x->ctx.cost = &a->cp; /* the schedule chooses for the parameters it is modeled by */
     return run_chips(a, algo, x);
 }
 
@@ -527,7 +529,7 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
     ftm_allreduce_opts ao = { .algo = *algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,
                               .packets_only = a->packets_only, .sched = &x->sched,
-                              .trace = x->rec };
+                              .trace = x->rec, .cost = &a->cp };
     if (a->have_script) /* --fail-during too: one of its events */
         return run_script(a, *algo, &ao, x);
     return ftm_allreduce_run(&x->m, &ao, &x->r);

@@ -23,6 +23,7 @@
 #include "sched/sched_lib.h"
 #include "costmodel/cost_lib.h"
 #include "allreduce_2d_int.h"
+#include "keep.h"
 #include "core/tls_memo.h"
 
 #include <stdlib.h>
@@ -277,7 +278,7 @@ static int under_limit(ftm_sched *s, const ar2d_req *q, const ftm_sched_watch *o
     return rc;
 }
 
-/* A watch with these parameters (the defaults the fallback decides by). */
+/* A watch with these parameters (those the fallback decides by). */
 static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
 {
     return w && w->floor == ftm_cost_watch_floor && memcmp(w->ctx, p, sizeof *p) == 0;
@@ -285,15 +286,16 @@ static int same_params(const ftm_sched_watch *w, const ftm_cost_params *p)
 
 /* The builders choose between their own variants (2d-lines: one-way rows
  * or not, lines or 2d-concurrent) and the fallback between 2-D and ring by
- * the defaults; a caller's watch with other parameters could stop the
- * variant they would keep and so change the schedule, so it is taken off
- * (auto with other cost parameters builds such candidates in full). */
+ * the build's cost parameters (ftm_sched_ctx.cost, coll_cost); a caller's
+ * watch with other parameters could stop the variant they would keep and
+ * so change the schedule, so it is taken off (auto's watch has the
+ * parameters auto builds for, so it stays). */
 int ar2d_build_checked(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                        ftm_red red, ftm_allreduce_build_fn build)
 {
     ar2d_req q = { .base = ctx ? *ctx : (ftm_sched_ctx){ 0 }, .m = m, .count = count,
                    .red = red, .build = build };
-    ftm_cost_defaults(&q.p);
+    q.p = coll_cost(q.base.cost);
     const ftm_sched_watch *w = same_params(q.base.watch, &q.p) ? q.base.watch : NULL;
     q.base.watch = NULL;
     int done = 0, rc = 0;

@@ -76,6 +76,7 @@
 #include "ftmesh/error.h"
 #include "allreduce_2d_int.h"
 #include "allreduce_2d_lines.h"
+#include "keep.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -542,12 +543,11 @@ static int has_lines(const half *h)
  * (measured, two hosts in the same rows: 12-14 at BERT-large size, 3-4
  * at ResNet-50 size). At most 8, or 12 with segments (schedule memory:
  * 0.45 GB to model k = 12 on 32x32). */
-static int pick_chunks(const half *h, size_t bytes)
+static int pick_chunks(const half *h, size_t bytes, const ftm_cost_params *cost)
 {
     if (!has_lines(h))
         return 1;
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(cost);
     int D = h[0].slot_steps > h[1].slot_steps ? h[0].slot_steps : h[1].slot_steps, segs = h[0].nxs || h[1].nxs, kmax = segs ? 12 : 8;
     double T = (double)bytes / 2 / p.link_Bps, k = sqrt((segs ? 3 : 1) * T / (1.1 * p.hop_s * D));
     return k < 1 ? 1 : k > kmax ? kmax : (int)(k + 0.5);
@@ -596,7 +596,7 @@ int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_m
         split(h, count);
         if (match_passes(h, v->other_passes) && found)
             found->other_passes = 1;
-        h[0].k = h[1].k = v->k > 0 ? v->k : pick_chunks(h, count * elem);
+        h[0].k = h[1].k = v->k > 0 ? v->k : pick_chunks(h, count * elem, ctx ? ctx->cost : NULL);
     }
     int L = m->rows > m->cols ? m->rows : m->cols;
     if (!rc)

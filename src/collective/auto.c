@@ -2,6 +2,7 @@
 #include "ftmesh/costmodel.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
+#include "keep.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -26,6 +27,8 @@ static int try_algo(const ftm_allreduce_algo *a, int idx, const ftm_sched_ctx *c
     ftm_sched_watch w = { ftm_cost_watch_floor, p, b->res.time_s };
     ftm_sched_ctx c = ctx ? *ctx : (ftm_sched_ctx){ 0 };
     c.watch = b->have ? &w : NULL;
+    if (!c.cost)
+        c.cost = p; /* the candidates choose for the parameters they race by */
     int rc = a->build(&s, &c, m, count, red);
     if (rc == FTM_ENOTSUP || rc == FTM_ESTOPPED)
         return 0;
@@ -82,16 +85,16 @@ int ftm_allreduce_auto(const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count
     return 0;
 }
 
-/* One algorithm's dry run: its build (packed or not), then the replay
- * the caller makes. */
-static int dry_one(ftm_allreduce_build_fn fn, int packed, const ftm_mesh *m, size_t count,
-                   ftm_red red, size_t *peak, size_t *sched_bytes)
+/* One algorithm's dry run: its build (packed or not, choosing for the
+ * caller's cost parameters), then the replay the caller makes. */
+static int dry_one(ftm_allreduce_build_fn fn, const ftm_sched_ctx *ctx, const ftm_mesh *m,
+                   size_t count, ftm_red red, size_t *peak, size_t *sched_bytes)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(ctx ? ctx->cost : NULL);
     ftm_sched s;
     ftm_sched_meter meter = { 0 };
-    ftm_sched_ctx dry = { .dry = 1, .packed = packed, .meter = &meter };
+    ftm_sched_ctx dry = { .dry = 1, .packed = ctx && ctx->packed, .meter = &meter,
+                          .cost = ctx ? ctx->cost : NULL };
     int rc = fn(&s, &dry, m, count, red);
     if (!rc) {
         *sched_bytes = ftm_sched_mem_bytes(&s);
@@ -105,17 +108,16 @@ static int dry_one(ftm_allreduce_build_fn fn, int packed, const ftm_mesh *m, siz
 int ftm_allreduce_plan_mem(const ftm_sched_ctx *ctx, const char *algo, const ftm_mesh *m,
                            size_t count, ftm_red red, size_t *peak, size_t *sched_bytes)
 {
-    int packed = ctx && ctx->packed;
     *peak = *sched_bytes = 0;
     if (strcmp(algo, "auto") != 0) {
         const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-        return a ? dry_one(a->build, packed, m, count, red, peak, sched_bytes) : FTM_EINVAL;
+        return a ? dry_one(a->build, ctx, m, count, red, peak, sched_bytes) : FTM_EINVAL;
     }
     /* auto holds one candidate (and its replay) at a time */
     int rc = 0, any = 0;
     for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && !rc; a++) {
         size_t pk = 0, sb = 0;
-        rc = dry_one(a->build, packed, m, count, red, &pk, &sb);
+        rc = dry_one(a->build, ctx, m, count, red, &pk, &sb);
         if (rc == FTM_ENOTSUP) {
             rc = 0;
             continue;

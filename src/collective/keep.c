@@ -3,14 +3,23 @@
 #include "ftmesh/error.h"
 #include "keep.h"
 
+ftm_cost_params coll_cost(const ftm_cost_params *cost)
+{
+    ftm_cost_params p;
+    if (cost)
+        p = *cost;
+    else
+        ftm_cost_defaults(&p);
+    return p;
+}
+
 /* Of two built schedules, keeps in *s the one that models faster with
- * the TPU-v3 defaults (ties: *s) and frees the other. In a dry run
+ * the parameters it is built for (coll_cost; ties: *s) and frees the other. In a dry run
  * (sched.h), which knows no times, the larger one: an upper bound. Both
  * are modeled while both are held, so a dry run's peak covers it. */
 static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(s->cost);
     ftm_cost_result a = { 0 }, b = { 0 };
     int rc = ftm_cost_sched(s, m, &p, s->dry ? NULL : &a, NULL);
     if (!rc)

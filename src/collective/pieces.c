@@ -14,11 +14,11 @@
  * reductions free. */
 #include "pieces.h"
 #include "ftmesh/costmodel.h"
+#include "keep.h"
 
-size_t coll_pieces_split(size_t elem)
+size_t coll_pieces_split(const ftm_cost_params *cost, size_t elem)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(cost);
     return (size_t)(2 * p.hop_s * p.hbm_Bps / (double)elem);
 }
 

@@ -8,9 +8,10 @@
 
 #include <stddef.h>
 
-/* The TPU-v3 defaults' two-piece threshold: 2 hop x HBM bandwidth, in
- * elements of elem bytes (1.8 MB). */
-size_t coll_pieces_split(size_t elem);
+struct ftm_cost_params;
+/* The two-piece threshold for cost parameters cost (NULL: the TPU-v3
+ * defaults, 1.8 MB): 2 hop x HBM bandwidth, in elements of elem bytes. */
+size_t coll_pieces_split(const struct ftm_cost_params *cost, size_t elem);
 
 /* The pieces of a reducing transfer of len elements, for two-piece
  * threshold split (0: one piece): the most q <= COLL_PIECES_MAX with

@@ -39,7 +39,7 @@ int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, 
     if (n < 2 || k < 0 || k >= ftm_ring_nsteps(n))
         return n < 2 ? 0 : FTM_EINVAL;
     int rs = k < n - 1, kk = rs ? k : k - (n - 1);
-    size_t split = coll_pieces_split(elem);
+    size_t split = coll_pieces_split(s->cost, elem);
     for (int i = 0; i < n; i++) {
         int b = rs ? core_mod(i - kk - 1, n) : core_mod(i - kk, n), to = (i + 1) % n;
         for (int j = r->ro[b]; j < r->ro[b + 1]; j++) {

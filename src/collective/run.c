@@ -206,7 +206,8 @@ static int job_init(ar_job *j, const ftm_mesh *m, const ftm_allreduce_opts *o)
         return FTM_EINVAL;
     j->s = o->sched;
     if (!j->s) {
-        int rc = algo->build(&j->own, NULL, m, o->count, FTM_RED_SUM_F32);
+        ftm_sched_ctx bc = { .cost = o->cost };
+        int rc = algo->build(&j->own, &bc, m, o->count, FTM_RED_SUM_F32);
         if (rc)
             return rc;
         j->owned = 1;

@@ -37,7 +37,8 @@ static int run_row(void *ctx, int i)
     if (rc)
         return rc;
     ftm_sched s;
-    rc = J->af[a](&s, NULL, &m, count, FTM_RED_SUM_F32);
+    ftm_sched_ctx bc = { .cost = J->p };
+    rc = J->af[a](&s, &bc, &m, count, FTM_RED_SUM_F32);
     ftm_cost_result r;
     ftm_cost_bound_parts b;
     const char *ran = NULL, *why = NULL;

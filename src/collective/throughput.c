@@ -99,7 +99,8 @@ static int run_row(void *ctx, int i)
     for (int a = 0; a < J->p->nalgos && !rc; a++) {
         ftm_sched s;
         ftm_cost_result r;
-        rc = J->fn[a](&s, NULL, &m, count, FTM_RED_SUM_F32);
+        ftm_sched_ctx bc = { .cost = &J->p->cost };
+        rc = J->fn[a](&s, &bc, &m, count, FTM_RED_SUM_F32);
         if (rc)
             break;
         rc = ftm_cost_sched(&s, &m, &J->p->cost, &r, NULL);

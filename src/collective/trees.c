@@ -594,10 +594,11 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
     return rc;
 }
 
-/* The tree set for k trees and nc chunks (0: tr_pick_chunks) and its
- * list schedule (ostep, *nsteps). FTM_EINVAL where the ops would not fit
- * an int (a caller's huge nc). */
-static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, int nc, int *nsteps)
+/* The tree set for k trees and nc chunks (0: tr_pick_chunks, for cost)
+ * and its list schedule (ostep, *nsteps). FTM_EINVAL where the ops would
+ * not fit an int (a caller's huge nc). */
+static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, int nc,
+                const ftm_cost_params *cost, int *nsteps)
 {
     int live = ftm_mesh_healthy_count(m), rc = tset_alloc(T, m, k > live ? live : k, nc);
     if (!rc) {
@@ -605,8 +606,9 @@ static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, in
         rc = trees_make(T, m);
     }
     if (!rc && !nc)
-        T->nc = tr_pick_chunks(T, count * ftm_red_elem_size(red), live);
-    T->ncu = tr_up_chunks(T->nc, (double)(count * ftm_red_elem_size(red)) / ((double)T->k * T->nc));
+        T->nc = tr_pick_chunks(T, count * ftm_red_elem_size(red), live, cost);
+    T->ncu = tr_up_chunks(T->nc, (double)(count * ftm_red_elem_size(red)) / ((double)T->k * T->nc),
+                          cost);
     if (!rc)
         rc = tr_balance(T);
     T->count = count;
@@ -626,7 +628,7 @@ static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size
     if (rc)
         return rc;
     tset T;
-    rc = plan(&T, m, count, red, k, nc, &nsteps);
+    rc = plan(&T, m, count, red, k, nc, ctx ? ctx->cost : NULL, &nsteps);
     if (stats && !rc) {
         stats[0] = nsteps;
         stats[3] = T.nc;

@@ -2,6 +2,7 @@
  * builds the schedule for them). */
 #include "ftmesh/costmodel.h"
 #include "trees_int.h"
+#include "keep.h"
 
 #include <math.h>
 
@@ -13,17 +14,16 @@
  * dead host, H = 32), each step a hop's latency a plus its chunk (and the
  * reduction of a summed one at HBM speed). T ~ (LC + H)(a + M (1 +
  * B/HBM) / (K C B)): least at K C = sqrt(2 H M (1 + B/HBM) / (B a)) (at
- * 100 MB 2% to 3% faster than sizing for a fill of 2H), with the TPU-v3
- * defaults. At most TR_XFERS transfers in all (build time). Chunks of
+ * 100 MB 2% to 3% faster than sizing for a fill of 2H, with the TPU-v3
+ * defaults), for the build's parameters. At most TR_XFERS transfers in all (build time). Chunks of
  * different sizes in one share (small ones for the fill and drain,
  * large ones between, or several chunks in one op) were measured slower:
  * a step lasts as long as its longest op, and the small ones share steps
  * with the large ones of other trees. */
 #define TR_XFERS 1500000.0
-int tr_pick_chunks(const tset *T, size_t bytes, int live)
+int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params *cost)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(cost);
     int h = 0;
     for (int t = 0; t < T->k; t++)
         h = T->maxdep[t] > h ? T->maxdep[t] : h;
@@ -42,10 +42,9 @@ int tr_pick_chunks(const tset *T, size_t bytes, int live)
  * copies. That pays where a chunk takes well over a hop's latency (at
  * 1.36 GB on the 16x32 and 32x32 tori -1% to -2%); at 100 MB the extra
  * steps cost as much as it saves, so up and down are cut alike there. */
-int tr_up_chunks(int nc, double chunk)
+int tr_up_chunks(int nc, double chunk, const ftm_cost_params *cost)
 {
-    ftm_cost_params p;
-    ftm_cost_defaults(&p);
+    ftm_cost_params p = coll_cost(cost);
     if (chunk / p.link_Bps < 5 * p.hop_s)
         return nc;
     return nc + (int)(nc * p.link_Bps / p.hbm_Bps + 0.5);

@@ -74,10 +74,11 @@ void tr_overlap(const tset *T, int t, int up, int c, int *a, int *b);
 int tr_children(const tset *T, int t, int x, int up, int *out);
 
 /* The chunks to cut each share into for bytes per chip over live chips
- * (down), and the up chunks for nc down chunks of about chunk bytes
- * (trees_chunks.c). */
-int tr_pick_chunks(const tset *T, size_t bytes, int live);
-int tr_up_chunks(int nc, double chunk);
+ * (down), and the up chunks for nc down chunks of about chunk bytes, for
+ * cost parameters cost (NULL: the TPU-v3 defaults; trees_chunks.c). */
+struct ftm_cost_params;
+int tr_pick_chunks(const tset *T, size_t bytes, int live, const struct ftm_cost_params *cost);
+int tr_up_chunks(int nc, double chunk, const struct ftm_cost_params *cost);
 
 /* Reorders the list schedule's steps (step: ostep, *nsteps of them)
  * by justification passes, late then early, until a round gains no

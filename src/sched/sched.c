@@ -71,6 +71,7 @@ int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char *algo, int
     memset(s, 0, sizeof *s);
     s->dry = ctx->dry ? SCHED_DRY : SCHED_REAL;
     s->meter = ctx->meter;
+    s->cost = ctx->cost;
     if (sched_room(s, sizeof *s + (size_t)nchips * sizeof *s->prog) ||
         !(s->prog = calloc((size_t)nchips, sizeof *s->prog))) {
         memset(s, 0, sizeof *s);
@@ -97,7 +98,7 @@ int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char *algo, int
 ftm_sched_ctx sched_ctx_of(const ftm_sched *s)
 {
     return (ftm_sched_ctx){ .dry = s->dry != 0, .packed = s->packed, .watch = s->watch,
-                            .meter = s->meter };
+                            .meter = s->meter, .cost = s->cost };
 }
 
 void sched_clear_chip(ftm_sched *s, int chip)
