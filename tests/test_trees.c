@@ -295,10 +295,12 @@ END_TEST
 /* How near the bound the trees model (a ratchet on the measured ratios,
  * so a change that slows them fails here): a 16x16 torus with a dead
  * host, 100 MB and 1.3 GB, the TPU-v3 defaults. Measured 1.443 and
- * 1.183 times the bound (doc/trees.md says what the rest is). */
+ * 1.167 times the bound (at 1.3 GB with trees_pick.c's counts for large
+ * buffers; 1.183 with 35 trees at most; doc/trees.md says what the rest
+ * is). */
 START_TEST(test_trees_near_bound)
 {
-    static const double MB[] = { 100, 1300 }, MOST[] = { 1.46, 1.19 };
+    static const double MB[] = { 100, 1300 }, MOST[] = { 1.46, 1.17 };
     if (_i && small_scale()) /* make check: 100 MB only (the 1.3 GB build: 1 s) */
         return;
     ftm_mesh m;

@@ -21,14 +21,18 @@
  * a step lasts as long as its longest op, and the small ones share steps
  * with the large ones of other trees. */
 #define TR_XFERS 1500000.0
-int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params *cost)
+double tr_chunk_product(int h, size_t bytes, const ftm_cost_params *cost)
 {
     ftm_cost_params p = coll_cost(cost);
+    return sqrt(2.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) / (p.link_Bps * p.hop_s));
+}
+
+int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params *cost)
+{
     int h = 0;
     for (int t = 0; t < T->k; t++)
         h = T->maxdep[t] > h ? T->maxdep[t] : h;
-    double x = sqrt(2.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) /
-                    (p.link_Bps * p.hop_s));
+    double x = tr_chunk_product(h, bytes, cost);
     double c = x / T->k, cap = TR_XFERS / (2.0 * T->k * (live > 1 ? live - 1 : 1));
     c = c > cap ? cap : c;
     return c < 1 ? 1 : (int)(c + 0.5);

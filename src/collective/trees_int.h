@@ -78,6 +78,9 @@ int tr_children(const tset *T, int t, int x, int up, int *out);
  * cost parameters cost (NULL: the TPU-v3 defaults; trees_chunks.c). */
 struct ftm_cost_params;
 int tr_pick_chunks(const tset *T, size_t bytes, int live, const struct ftm_cost_params *cost);
+/* K C, the chunks of all shares together, that tr_pick_chunks sizes for
+ * trees of depth h (before its cap on the transfers). */
+double tr_chunk_product(int h, size_t bytes, const struct ftm_cost_params *cost);
 int tr_up_chunks(int nc, double chunk, const struct ftm_cost_params *cost);
 
 /* Reorders the list schedule's steps (step: ostep, *nsteps of them)

@@ -4,6 +4,7 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "keep.h"
+#include "trees_int.h"
 
 /* Tree counts. The busiest link carries ceil(K (N'-1)/E') of the K
  * trees (E' live links), so 16 trees balance a healthy torus exactly but
@@ -17,10 +18,24 @@
  * count measured. So on meshes of up to TR_MORE_CHIPS live chips the
  * builder tries all three and keeps the fastest by model; beyond, the
  * builds cost too much (64x64 torus with 400 dead chips: 4 s each, and
- * there pick_trees' 16 is the fastest). */
+ * there pick_trees' 16 is the fastest).
+ *
+ * Large buffers. Chunks sizes the shares so that all of them together
+ * make about the same number of chunks whatever K (tr_chunk_product),
+ * so more trees mean fewer chunks a share. With more than TR_LARGE_CHUNKS
+ * chunks a share at K = 35 (BERT-large size on the 16x32 and 32x32 tori:
+ * 21 to 24) more trees model faster: measured over the sweep's 12 cases at
+ * 1.36 GB, 41 to 95 trees were 0.5% to 3.4% faster than 35 in 11 of them
+ * (the best 41 on the 32x32 torus with a dead link or two or four hosts,
+ * 47 to 95 elsewhere), while at ResNet-50 size (8 chunks a share at 35)
+ * 41 to 71 were up to 11% slower with a hole. There the builder tries
+ * TR_LARGE instead (never slower than 35 alone over those cases; each
+ * build of 71 trees on the 32x32 torus 2.3 s against 1.7 s for 35). */
 static const int TR_COUNTS[] = { 16, 23 };
 static const int TR_MORE[] = { 29, 35 };
+static const int TR_LARGE[] = { 35, 47, 71 };
 #define TR_MORE_CHIPS 1024
+#define TR_LARGE_CHUNKS 16
 
 /* The tree count of TR_COUNTS whose busiest link carries the least share
  * when perfectly balanced: ceil(K (N'-1)/E') / K (E' links live both
@@ -46,16 +61,30 @@ static int pick_trees(const ftm_mesh *m)
     return best;
 }
 
+/* 1 where a share of TR_LARGE[0] trees would be cut into more than
+ * TR_LARGE_CHUNKS chunks (the trees' depth taken as the mesh's
+ * diameter). */
+static int large_buffer(const ftm_mesh *m, size_t bytes, const ftm_sched_ctx *ctx)
+{
+    int h = m->torus ? m->rows / 2 + m->cols / 2 : m->rows + m->cols - 2;
+    return tr_chunk_product(h, bytes, ctx ? ctx->cost : NULL) / TR_LARGE[0] > TR_LARGE_CHUNKS;
+}
+
 /* pick_trees' count, and on meshes of at most TR_MORE_CHIPS live chips
- * also TR_MORE's (at most the live chips; each count once): the fastest
- * by model (keep.h; under a watch, of the builds that finish). */
+ * also TR_MORE's (at most the live chips; each count once); for large
+ * buffers on such meshes TR_LARGE's instead: the fastest by model
+ * (keep.h; under a watch, of the builds that finish). */
 int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,
                                   size_t count, ftm_red red)
 {
-    int live = ftm_mesh_healthy_count(m), k0 = pick_trees(m), last = k0 < live ? k0 : live;
-    int rc = ftm_allreduce_trees_build_kc(s, ctx, m, count, red, k0, 0);
-    for (size_t i = 0; live <= TR_MORE_CHIPS && i < sizeof TR_MORE / sizeof TR_MORE[0]; i++) {
-        int k = TR_MORE[i] < live ? TR_MORE[i] : live;
+    int live = ftm_mesh_healthy_count(m), few = live <= TR_MORE_CHIPS;
+    int large = few && large_buffer(m, count * ftm_red_elem_size(red), ctx);
+    const int *more = large ? TR_LARGE + 1 : TR_MORE; /* two counts either way */
+    int k0 = large ? TR_LARGE[0] : pick_trees(m);
+    k0 = k0 < live ? k0 : live;
+    int last = k0, rc = ftm_allreduce_trees_build_kc(s, ctx, m, count, red, k0, 0);
+    for (int i = 0; few && i < 2; i++) {
+        int k = more[i] < live ? more[i] : live;
         if (rc && rc != FTM_ESTOPPED)
             return rc;
         if (k <= last)
