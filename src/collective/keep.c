@@ -14,9 +14,10 @@ ftm_cost_params coll_cost(const ftm_cost_params *cost)
 }
 
 /* Of two built schedules, keeps in *s the one that models faster with
- * the parameters it is built for (coll_cost; ties: *s) and frees the other. In a dry run
- * (sched.h), which knows no times, the larger one: an upper bound. Both
- * are modeled while both are held, so a dry run's peak covers it. */
+ * the parameters it is built for (coll_cost; ties: *s) and frees the
+ * other. In a dry run (sched.h), which knows no times, the larger one: an
+ * upper bound. Both are modeled while both are held, so a dry run's peak
+ * covers it. */
 static int keep_faster(ftm_sched *s, ftm_sched *c, const ftm_mesh *m)
 {
     ftm_cost_params p = coll_cost(s->cost);

@@ -15,11 +15,11 @@
  * reduction of a summed one at HBM speed). T ~ (LC + H)(a + M (1 +
  * B/HBM) / (K C B)): least at K C = sqrt(2 H M (1 + B/HBM) / (B a)) (at
  * 100 MB 2% to 3% faster than sizing for a fill of 2H, with the TPU-v3
- * defaults), for the build's parameters. At most TR_XFERS transfers in all (build time). Chunks of
- * different sizes in one share (small ones for the fill and drain,
- * large ones between, or several chunks in one op) were measured slower:
- * a step lasts as long as its longest op, and the small ones share steps
- * with the large ones of other trees. */
+ * defaults), for the build's parameters. At most TR_XFERS transfers in
+ * all (build time). Chunks of different sizes in one share (small ones
+ * for the fill and drain, large ones between, or several chunks in one
+ * op) were measured slower: a step lasts as long as its longest op, and
+ * the small ones share steps with the large ones of other trees. */
 #define TR_XFERS 1500000.0
 double tr_chunk_product(int h, size_t bytes, const ftm_cost_params *cost)
 {
