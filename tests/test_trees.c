@@ -106,6 +106,27 @@ START_TEST(test_trees_exact)
 }
 END_TEST
 
+/* The counts the build tries for large buffers (trees_pick.c: 47 and 71
+ * trees) on a 16x16 torus with a dead host, exact (float and int64) at
+ * small counts: shares of 0 to 3 elements cut into 3 chunks. */
+START_TEST(test_trees_many_exact)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 16, 16, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 4, 8), 0);
+    static const int K[] = { 47, 71 };
+    for (int v = 0; v < 2; v++) {
+        size_t count = 3 * (size_t)K[v] - 11;
+        ftm_red red = v ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+        ftm_sched s;
+        ck_assert_int_eq(ftm_allreduce_trees_build_kc(&s, NULL, &m, count, red, K[v], 3), 0);
+        check_sched(&m, &s, count, red);
+        ftm_sched_free(&s);
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Chunks big enough (over 5 hop latencies of transfer) that the sums go
  * up in smaller chunks than the copies come down (5 down, 6 up): exact
  * on a torus with a dead chip and a mesh with a dead link, float and
@@ -374,6 +395,7 @@ static Suite *trees_suite(void)
     Suite *su = suite_create("trees");
     TCase *tc = tcase_create("exact");
     tcase_add_loop_test(tc, test_trees_exact, 0, 14);
+    tcase_add_test(tc, test_trees_many_exact);
     tcase_add_loop_test(tc, test_trees_threads_int64, 0, 6);
     tcase_add_loop_test(tc, test_trees_balanced, 0, 2);
     tcase_add_loop_test(tc, test_trees_balanced_hole, 0, 3);
