@@ -76,9 +76,9 @@ START_TEST(test_sweep_exact)
 END_TEST
 
 /* Sweep mesh i through 2d-lines' own schedule with k chunks (no
- * fallback); two meshes in three with reducing transfers of more than 1-4
- * elements sent in pieces (src/collective/pieces.c; at pod scale: two
- * above 1.8 MB). Returns 1 if
+ * fallback); two meshes in three with reducing transfers of more than 2-8
+ * elements sent in pieces of unit 1-4 (src/collective/pieces.c; at pod
+ * scale: two above 1.8 MB). Returns 1 if
  * it was built (and checked), 0 if refused. */
 static int sweep_lines(int i, int k)
 {
@@ -176,7 +176,7 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
         multi_faults(&m, R, C, f);
     size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
     ftm_sched s;
-    /* k 2 (int64) and 3: reducing transfers of more than 5 elements in pieces */
+    /* k 2 (int64) and 3: reducing transfers of more than 10 elements in pieces */
     int rc = k == 2 || k == 3 ? ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, red, k, 5)
                               : ftm_allreduce_2d_lines_build_k(&s, NULL, &m, count, red, k);
     ck_assert_msg(rc == 0, "%dx%d fault %d k %d: %s", R, C, f, k, ftm_strerror(rc));
@@ -347,7 +347,7 @@ START_TEST(test_lines_threads)
     }
     size_t count = 4099;
     ftm_sched s;
-    /* odd cases: reducing transfers of more than 100 elements in pieces */
+    /* odd cases: reducing transfers of more than 200 elements in pieces */
     ck_assert_int_eq(ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, FTM_RED_SUM_F32, 3,
                                                         _i % 2 ? 100 : 0), 0);
     threads_check(&s, &m, count);

@@ -13,9 +13,9 @@
  * row beside it (tests use it). */
 FTM_EXTERN int ftm_allreduce_2d_lines_build_k(ftm_sched *s, const ftm_sched_ctx *ctx,
                                               const ftm_mesh *m, size_t count, ftm_red red, int k);
-/* The same with reducing transfers of more than split elements sent in
- * pieces, q of them above q (q - 1) / 2 x split, at most 8 (0: none;
- * build_k's: 2 hop x HBM bandwidth of the TPU-v3 defaults, 1.8 MB), so
+/* The same with reducing transfers of more than 2 x split elements sent
+ * in pieces of unit split (src/collective/pieces.h; at most 8; 0: none;
+ * build_k's: hop x HBM bandwidth of the TPU-v3 defaults, 0.9 MB), so
  * tests can run that path on small buffers. */
 FTM_EXTERN int ftm_allreduce_2d_lines_build_split(ftm_sched *s, const ftm_sched_ctx *ctx,
                                                   const ftm_mesh *m, size_t count, ftm_red red,

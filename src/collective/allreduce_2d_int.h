@@ -72,7 +72,7 @@ int ar2d_build_own_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh 
  * its build found out: whether the other variants would differ. */
 typedef struct ar2d_lines_variant {
     int k;              /* chunks per half (<= 0: chosen from the size) */
-    size_t split;       /* two-piece threshold of reducing transfers
+    size_t split;       /* pieces' unit of reducing transfers
                          * (src/collective/pieces.h; 0: one piece) */
     int one_way_rows;   /* whole rows may run one-way where it pays */
     int other_passes;   /* the other row pass count (match_passes) */

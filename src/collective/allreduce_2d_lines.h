@@ -58,8 +58,8 @@ typedef struct ar2d_lown {
     size_t *xf, *xn;        /* [2L] */
     int nx;
     size_t elem;
-    size_t split;           /* two-piece threshold of reducing transfers
-                             * (pieces.h; 0: one piece) */
+    size_t split;           /* pieces' unit of reducing transfers (pieces.h;
+                             * 0: one piece) */
     int uni, used_uni;      /* whole rows may run one-way; and did */
     ftm_red red;
 } ar2d_lown;

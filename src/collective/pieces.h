@@ -9,19 +9,24 @@
 #include <stddef.h>
 
 struct ftm_cost_params;
-/* The two-piece threshold for cost parameters cost (NULL: the TPU-v3
- * defaults, 1.8 MB): 2 hop x HBM bandwidth, in elements of elem bytes. */
+/* The pieces' unit for cost parameters cost (NULL: the TPU-v3 defaults,
+ * 0.9 MB): hop x HBM bandwidth, the bytes a reduction sums in one hop's
+ * latency, in elements of elem bytes. Transfers above twice it go in
+ * pieces. */
 size_t coll_pieces_split(const struct ftm_cost_params *cost, size_t elem);
 
-/* The pieces of a reducing transfer of len elements, for two-piece
- * threshold split (0: one piece): the most q <= COLL_PIECES_MAX with
- * q (q - 1) / 2 x split < len, and at most len. */
+/* The pieces of a summing transfer of len elements, for unit split
+ * (coll_pieces_split; 0: one piece; more than one only above 2 split)
+ * and r = HBM / link bandwidth: their sizes into sz[0 .. q), largest
+ * first, summing to len; returns q (1 <= q <= COLL_PIECES_MAX, at most
+ * len). pieces.c says why. */
 #define COLL_PIECES_MAX 8
-int coll_pieces(size_t len, size_t split);
+int coll_pieces(size_t len, size_t split, double r, size_t sz[COLL_PIECES_MAX]);
 
 /* Elements [f, f + len) of elem bytes, at the same offset on both ends of
- * route, combined by red: in coll_pieces(len, split) pieces, in order, in
- * the open steps, when red sums; in one transfer when it copies. */
+ * route, combined by red: in coll_pieces' pieces (r from s->cost), in
+ * order, in the open steps, when red sums; in one transfer when it
+ * copies. */
 int coll_xfer(ftm_sched *s, int route, size_t f, size_t len, size_t elem, ftm_red red,
               size_t split);
 
