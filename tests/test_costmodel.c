@@ -59,6 +59,33 @@ static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int b
     }
 }
 
+/* Runs s (a ring over the P chips of m, count floats) on the sequential
+ * executor with small integer inputs: every chip ends with the exact
+ * sums. */
+static void check_exact(const ftm_sched *s, const ftm_mesh *m, size_t count)
+{
+    int P = m->nchips;
+    float **b = malloc(sizeof(float *) * (size_t)P);
+    ck_assert_ptr_nonnull(b);
+    for (int c = 0; c < P; c++) {
+        b[c] = malloc(count * sizeof(float));
+        ck_assert_ptr_nonnull(b[c]);
+        for (size_t k = 0; k < count; k++)
+            b[c][k] = (float)((c * 7 + (int)(k % 1000)) % 11 - 5);
+    }
+    ck_assert_int_eq(ftm_sched_exec_data(s, m, (void **)b), 0);
+    for (size_t k = 0; k < count; k++) {
+        float want = 0;
+        for (int q = 0; q < P; q++)
+            want += (float)((q * 7 + (int)(k % 1000)) % 11 - 5);
+        for (int c = 0; c < P; c++)
+            ck_assert_float_eq(b[c][k], want);
+    }
+    for (int c = 0; c < P; c++)
+        free(b[c]);
+    free(b);
+}
+
 START_TEST(test_ring_closed_form)
 {
     int P = 4 + _i; /* 4 .. 9 */
@@ -125,25 +152,8 @@ START_TEST(test_ring_pieces)
         double b = (double)c[i].floats * 4;
         double want = (P - 1) * (q * HOP + b / LINK + (double)last / HBM) + (P - 1) * (HOP + b / LINK);
         ck_close(r.time_s, want);
-        if (q == 3) {
-            float *buf[3];
-            for (int ch = 0; ch < P; ch++) {
-                buf[ch] = malloc(count * sizeof(float));
-                ck_assert_ptr_nonnull(buf[ch]);
-                for (size_t k = 0; k < count; k++)
-                    buf[ch][k] = (float)((ch * 7 + (int)(k % 1000)) % 11 - 5);
-            }
-            ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)buf), 0);
-            for (size_t k = 0; k < count; k++) {
-                float want_k = 0;
-                for (int ch = 0; ch < P; ch++)
-                    want_k += (float)((ch * 7 + (int)(k % 1000)) % 11 - 5);
-                for (int ch = 0; ch < P; ch++)
-                    ck_assert_float_eq(buf[ch][k], want_k);
-            }
-            for (int ch = 0; ch < P; ch++)
-                free(buf[ch]);
-        }
+        if (q == 3)
+            check_exact(&s, &m, count);
         ftm_sched_free(&s);
     }
     ftm_mesh_free(&m);
@@ -232,22 +242,7 @@ START_TEST(test_exec_data_ring_exact)
     for (int bidir = 0; bidir < 2; bidir++) {
         ftm_sched s;
         build_row_rings(&s, &m, count, bidir);
-        float *b[6];
-        for (int c = 0; c < P; c++) {
-            b[c] = malloc(count * sizeof(float));
-            for (size_t k = 0; k < count; k++)
-                b[c][k] = (float)((c * 7 + (int)k) % 11 - 5);
-        }
-        ck_assert_int_eq(ftm_sched_exec_data(&s, &m, (void **)b), 0);
-        for (int c = 0; c < P; c++)
-            for (size_t k = 0; k < count; k++) {
-                float want = 0;
-                for (int q = 0; q < P; q++)
-                    want += (float)((q * 7 + (int)k) % 11 - 5);
-                ck_assert_float_eq(b[c][k], want);
-            }
-        for (int c = 0; c < P; c++)
-            free(b[c]);
+        check_exact(&s, &m, count);
         ftm_sched_free(&s);
     }
     ftm_mesh_free(&m);
