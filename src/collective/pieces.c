@@ -51,7 +51,7 @@ int coll_pieces(size_t len, size_t split, double r, size_t sz[COLL_PIECES_MAX])
 {
     double best = (double)split + (double)len, b[COLL_PIECES_MAX], keep[COLL_PIECES_MAX] = { 0 };
     int q = 1;
-    keep[0] = (double)len;
+    sz[0] = len;
     for (int n = 2; split && len > 2 * split && n <= COLL_PIECES_MAX && (size_t)n <= len; n++) {
         double x = tight((double)len, (double)split, r, n, b), cost = n * (double)split + x;
         if (x < 0 || cost >= best)
@@ -64,7 +64,7 @@ int coll_pieces(size_t len, size_t split, double r, size_t sz[COLL_PIECES_MAX])
     /* whole elements: round the running sum, at least one each */
     double run = 0;
     size_t done = 0;
-    for (int i = 0; i < q; i++) {
+    for (int i = 0; q > 1 && i < q; i++) {
         run += keep[i];
         size_t to = i == q - 1 ? len : (size_t)(run + 0.5);
         size_t min = done + 1, max = len - (size_t)(q - 1 - i);
@@ -78,13 +78,13 @@ int coll_pieces(size_t len, size_t split, double r, size_t sz[COLL_PIECES_MAX])
 int coll_xfer(ftm_sched *s, int route, size_t f, size_t len, size_t elem, ftm_red red,
               size_t split)
 {
+    if (red == FTM_RED_COPY || route < 0 || route >= s->nroutes) /* (a bad route: xfer says so) */
+        return ftm_sched_xfer(s, route, f * elem, f * elem, len * elem, red);
     ftm_cost_params p = coll_cost(s->cost);
     size_t sz[COLL_PIECES_MAX];
     /* a piece costs a hop latency per link of its route (ring detours) */
-    size_t unit = split * (size_t)(s->routes[route].nhops > 1 ? s->routes[route].nhops : 1);
-    int q = red == FTM_RED_COPY ? 1 : coll_pieces(len, unit, p.hbm_Bps / p.link_Bps, sz), rc = 0;
-    if (q == 1)
-        sz[0] = len;
+    int hops = s->routes[route].nhops > 1 ? s->routes[route].nhops : 1, rc = 0;
+    int q = coll_pieces(len, split * (size_t)hops, p.hbm_Bps / p.link_Bps, sz);
     for (int i = 0; i < q && !rc; i++) {
         rc = ftm_sched_xfer(s, route, f * elem, f * elem, sz[i] * elem, red);
         f += sz[i];
