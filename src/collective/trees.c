@@ -605,10 +605,11 @@ static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, in
         pick_roots(T, m);
         rc = trees_make(T, m);
     }
+    size_t bytes = count * ftm_red_elem_size(red);
     if (!rc && !nc)
-        T->nc = tr_pick_chunks(T, count * ftm_red_elem_size(red), live, cost);
-    T->ncu = tr_up_chunks(T->nc, (double)(count * ftm_red_elem_size(red)) / ((double)T->k * T->nc),
-                          cost);
+        T->nc = tr_pick_chunks(T, bytes, live, cost);
+    if (!rc)
+        T->ncu = tr_up_chunks(T->nc, (double)bytes / ((double)T->k * T->nc), cost);
     if (!rc)
         rc = tr_balance(T);
     T->count = count;
