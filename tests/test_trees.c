@@ -152,6 +152,40 @@ START_TEST(test_trees_split_chunks)
 }
 END_TEST
 
+/* Cost parameters far from the TPU-v3 ones, for which the build sizes
+ * its chunks: a hop of 1 ns and HBM ten times slower than a link (up
+ * chunks capped at twice the down ones), no hop latency at all and fast
+ * links (chunks capped at the share's elements: one element must not cut
+ * into a million empty chunks), and HBM a million times slower. Each
+ * builds, is exact, and stays small; auto picks among them too. */
+START_TEST(test_trees_odd_costs)
+{
+    static const double P[][3] = { { 100e9, 1e-9, 10e9 }, { 1e15, 0, 900e9 }, { 100e9, 0, 1e6 } };
+    ftm_mesh m;
+    ck_assert_int_eq(_i < 3 ? ftm_mesh_init(&m, 4, 4, 1) : ftm_mesh_init(&m, 8, 1, 1), 0);
+    if (_i < 3)
+        ck_assert_int_eq(ftm_mesh_fail_host(&m, 2, 2), 0);
+    ftm_cost_params p = { P[_i % 3][0], P[_i % 3][1], P[_i % 3][2] };
+    ftm_sched_ctx ctx = { .cost = &p };
+    static const size_t counts[] = { 1, 7, 5000 };
+    for (int v = 0; v < 3; v++) {
+        ftm_red red = v % 2 ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+        ftm_sched s;
+        int rc = ftm_allreduce_trees_build_own(&s, &ctx, &m, counts[v], red);
+        ck_assert_msg(rc == 0, "params %d count %zu: %s", _i, counts[v], ftm_strerror(rc));
+        check_sched(&m, &s, counts[v], red);
+        if (counts[v] == 1) /* a chunk or two a share: kilobytes */
+            ck_assert_uint_lt(ftm_sched_mem_bytes(&s), (size_t)256 << 10);
+        ftm_sched_free(&s);
+        const char *algo = NULL;
+        ftm_cost_result t;
+        rc = ftm_allreduce_auto(&ctx, &m, counts[v], red, &p, &algo, &t);
+        ck_assert_msg(rc == 0 && algo, "auto, params %d: %s", _i, ftm_strerror(rc));
+    }
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 typedef struct job {
     const ftm_sched *s;
     void **bufs;
@@ -403,6 +437,7 @@ static Suite *trees_suite(void)
     tcase_add_loop_test(tc, test_trees_near_bound, 0, 2);
     tcase_add_loop_test(tc, test_trees_split_chunks, 0, 2);
     tcase_add_test(tc, test_trees_justified);
+    tcase_add_loop_test(tc, test_trees_odd_costs, 0, 6);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     return su;

@@ -50,6 +50,7 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     cli_json_init(&j, stdout);
     cli_json_begin_obj(&j, NULL);
     cli_json_str(&j, "algo", algo);
+    cli_json_str(&j, "asked", a->algo); /* "auto" where algo is auto's pick */
     cli_json_str(&j, "schedule", sched && sched->algo ? sched->algo : algo);
     if (sched && sched->fallback)
         cli_json_str(&j, "fallback", sched->fallback);

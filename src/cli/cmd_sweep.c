@@ -220,7 +220,7 @@ static int text_goal_rows(const ftm_sweep_row *rows, int n, int multi, int *all,
 }
 
 /* The best healthy rows against GOAL_HEALTHY_BOUND times their bound. */
-static void text_goal_healthy(const ftm_sweep_row *rows, int n)
+static void text_goal_healthy(const ftm_sweep_row *rows, int n, const ftm_cost_params *cp)
 {
     int met = 0, all = 0;
     printf("# goal (near the optimum): the best healthy time at most %.2f x the bound\n",
@@ -235,19 +235,21 @@ static void text_goal_healthy(const ftm_sweep_row *rows, int n)
                r->model, r->algo, r->over_bound,
                r->over_bound <= GOAL_HEALTHY_BOUND ? "met" : "not met");
     }
-    printf("# %d of %d cases meet it.%s\n", met, all,
-           met == all ? ""
-                      : " Why not: each step pays a hop's latency (about 4 x 31\n"
-                        "# steps for the 2-D rings) and every summing step the reduction at\n"
-                        "# HBM speed (+11% of its transfer): doc/bound.md.");
+    printf("# %d of %d cases meet it.", met, all);
+    if (met < all)
+        printf(" Why not: each step pays a hop's latency (%g us here; about\n"
+               "# 4 x 31 steps for the 2-D rings) and every summing step the reduction at\n"
+               "# HBM speed (+%.0f%% of its transfer here): doc/bound.md.",
+               cp->hop_s * 1e6, 100 * cp->link_Bps / cp->hbm_Bps);
+    printf("\n");
 }
 
 /* How far each faulty case's best algorithm is from its goal, and why
  * (measured in doc/results.md and doc/trees.md). */
-static void text_goal(const ftm_sweep_row *rows, int n)
+static void text_goal(const ftm_sweep_row *rows, int n, const ftm_cost_params *cp)
 {
     int all, ring;
-    text_goal_healthy(rows, n);
+    text_goal_healthy(rows, n, cp);
     printf("# goal (the paper's \"minimal impact\"): one dead host, chip or link costs the best\n"
            "# algorithm at most %.0f%% (ResNet-50) or %.0f%% (BERT-large) over the best healthy\n"
            "# time\n", GOAL_PCT[0], GOAL_PCT[1]);
@@ -294,9 +296,13 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         cli_json_end(&j);
         return;
     }
-    printf("# modeled allreduce, TPU-v3 links %.0f GB/s/direction, %.2f us/hop, HBM %.0f GB/s\n"
+    ftm_cost_params tpu;
+    ftm_cost_defaults(&tpu);
+    int is_tpu = tpu.link_Bps == cp->link_Bps && tpu.hop_s == cp->hop_s && tpu.hbm_Bps == cp->hbm_Bps;
+    printf("# modeled allreduce, %slinks %g GB/s/direction, %g us/hop, HBM %g GB/s\n"
            "%-6s %-10s %-10s %-21s %5s %11s %11s %9s %9s %9s %7s\n",
-           cp->link_Bps / 1e9, cp->hop_s * 1e6, cp->hbm_Bps / 1e9, "torus", "scenario", "model",
+           is_tpu ? "TPU-v3 " : "", cp->link_Bps / 1e9, cp->hop_s * 1e6, cp->hbm_Bps / 1e9,
+           "torus", "scenario", "model",
            "algo", "chips", "time(ms)", "busbw(GB/s)", "ovh(%)", "ovh_best", "bound(ms)",
            "x_bound");
     for (int i = 0; i < n; i++) {
@@ -318,7 +324,7 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
            fell ? "; \"algo (S)\": the\n# algorithm cannot run its own schedule on that "
                   "mesh, so schedule S ran and\n# was timed (--json: \"schedule\", \"fallback\")"
                 : "");
-    text_goal(rows, n);
+    text_goal(rows, n, cp);
 }
 
 int cli_sweep(int argc, char **argv)

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,9 +31,9 @@ const cli_opt cli_mesh_table[] = {
 };
 
 const cli_opt cli_cost_table[] = {
-    { "link-GBps", "X", CLI_O_LINK_GBPS, "modeled bandwidth per link per direction (default 100)" },
-    { "hop-us", "X", CLI_O_HOP_US, "modeled latency per hop in microseconds (default 1)" },
-    { "hbm-GBps", "X", CLI_O_HBM_GBPS, "modeled memory bandwidth for reductions (default 900)" },
+    { "link-GBps", "X", CLI_O_LINK_GBPS, "modeled GB/s per link per direction, 1e-6 to 1e9 (default 100)" },
+    { "hop-us", "X", CLI_O_HOP_US, "modeled latency per hop in microseconds, 0 to 1e9 (default 1)" },
+    { "hbm-GBps", "X", CLI_O_HBM_GBPS, "modeled GB/s of memory for reductions, 1e-6 to 1e9 (default 900)" },
     { NULL, NULL, 0, NULL },
 };
 
@@ -277,6 +279,8 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if (errno == ERANGE && fabs(v) <= DBL_MIN) /* an underflow is still a number */
+        errno = 0;
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
@@ -299,7 +303,7 @@ int cli_parse_size(const char *s, size_t *out)
         mul = 1ULL << 30, end++;
     if (*end == 'B' || *end == 'b')
         end++;
-    if (errno || *end || v > (1ULL << 40) / mul)
+    if (errno || *end || v > SIZE_MAX / mul) /* the caller says what is too large */
         return -1;
     *out = (size_t)(v * mul);
     return 0;
@@ -456,8 +460,10 @@ static int random_and_connected(const cli_mesh_opts *o, ftm_mesh *m)
         return cli_usage_error(cmd, "every chip is dead: remove some faults");
     if (rc == FTM_EPARTITION)
         return cli_usage_error(cmd, "healthy chips are cut into parts: (%d,%d) cannot reach (%d,%d) over live links; "
-                               "remove faults so the healthy chips stay connected",
-                               ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b), ftm_mesh_col(m, b));
+                               "%s so the healthy chips stay connected",
+                               ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b), ftm_mesh_col(m, b),
+                               o->random_faults ? "try another --fault-seed, a smaller --random-faults or fewer faults"
+                                                : "remove faults");
     return 0;
 }
 
@@ -522,7 +528,7 @@ int cli_cost_set(const char *cmd, int id, const char *v, ftm_cost_params *p)
     double x;
     if (cli_parse_double(v, is_hop ? 0 : 1e-6, 1e9, &x))
         return cli_usage_error(cmd, "%s %s: expected a number %s", name, v,
-                               is_hop ? ">= 0 (microseconds)" : "> 0 (GB/s)");
+                               is_hop ? "from 0 to 1e9 (microseconds)" : "from 1e-6 to 1e9 (GB/s)");
     if (is_hop)
         p->hop_s = x * 1e-6;
     else if (id == CLI_O_LINK_GBPS)

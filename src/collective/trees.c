@@ -606,13 +606,13 @@ static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, in
         rc = trees_make(T, m);
     }
     size_t bytes = count * ftm_red_elem_size(red);
+    T->count = count;
     if (!rc && !nc)
         T->nc = tr_pick_chunks(T, bytes, live, cost);
     if (!rc)
         T->ncu = tr_up_chunks(T->nc, (double)bytes / ((double)T->k * T->nc), cost);
     if (!rc)
         rc = tr_balance(T);
-    T->count = count;
     if (!rc && 2.0 * T->k * live * (T->ncu > T->nc ? T->ncu : T->nc) > INT_MAX)
         rc = FTM_EINVAL;
     *nsteps = rc ? 0 : list_schedule(T);

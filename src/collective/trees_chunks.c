@@ -34,7 +34,9 @@ int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params 
         h = T->maxdep[t] > h ? T->maxdep[t] : h;
     double x = tr_chunk_product(h, bytes, cost);
     double c = x / T->k, cap = TR_XFERS / (2.0 * T->k * (live > 1 ? live - 1 : 1));
+    double elems = ceil((double)T->count / T->k); /* more chunks than elements send nothing */
     c = c > cap ? cap : c;
+    c = c > elems ? elems : c;
     return c < 1 ? 1 : (int)(c + 0.5);
 }
 
@@ -45,11 +47,15 @@ int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params 
  * in the same step, and a step that sums costs no more than one that
  * copies. That pays where a chunk takes well over a hop's latency (at
  * 1.36 GB on the 16x32 and 32x32 tori -1% to -2%); at 100 MB the extra
- * steps cost as much as it saves, so up and down are cut alike there. */
+ * steps cost as much as it saves, so up and down are cut alike there.
+ * At most twice as many up chunks (HBM slower than a link): then a down
+ * chunk overlaps at most 3 up chunks, which the justification's
+ * neighbour lists (trees_just.c) rely on. */
 int tr_up_chunks(int nc, double chunk, const ftm_cost_params *cost)
 {
     ftm_cost_params p = coll_cost(cost);
     if (chunk / p.link_Bps < 5 * p.hop_s)
         return nc;
-    return nc + (int)(nc * p.link_Bps / p.hbm_Bps + 0.5);
+    double r = p.link_Bps / p.hbm_Bps;
+    return nc + (int)(nc * (r < 1 ? r : 1) + 0.5);
 }
