@@ -174,6 +174,20 @@ expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # ring cannot be all one-hop edges; the figures must show a detour.
 json "$tmp/out" 'any(b["row0"] <= 3 < b["row0"] + b["rows"] and b["chips"] % 2 == 1 and b["alternate"] and b["hops"] > b["chips"] and b["detours"] >= 1 and b["detours"] >= b["detour_lower_bound"] == 1 for b in j["bands"])'
 json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
+# Output files: two options naming one file (directly or through a
+# symbolic link) are refused before any work; a symbolic link keeps
+# pointing at the file written; a device is written in place.
+expect 2 demo --mesh 4x4 --html "$tmp/same.x" --trace "$tmp/same.x"
+grep_err "--html writes that file too"
+[ -e "$tmp/same.x" ] && bad "demo wrote the doubly named file" || ok
+ln -s same.y "$tmp/to-same.y"
+expect 2 train --mesh 2x2 --steps 1 --checkpoint "$tmp/same.y" --svg "$tmp/to-same.y"
+grep_err "--checkpoint writes that file too"
+ln -s made.svg "$tmp/link.svg"
+expect 0 rings --mesh 4x4 --svg "$tmp/link.svg"
+[ -L "$tmp/link.svg" ] && grep -q "</svg>" "$tmp/made.svg" && ok || bad "rings --svg through a link"
+expect 0 rings --mesh 4x4 --svg /dev/null
+[ -c /dev/null ] && ok || bad "rings --svg /dev/null replaced the device"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 for algo in bidir tree 2d-concurrent; do

@@ -219,11 +219,16 @@ typedef struct cli_out {
     const char *opt, *path;  /* "--svg" and the user's path, for messages */
     FILE *f;                 /* write here */
     char *tmp;               /* the temporary file; NULL when none is open */
+    char *dest;              /* what the rename replaces: path, or the file a
+                              * symbolic link at path names */
     int slot;
+    int direct;              /* path is a pipe or a device (/dev/null): written
+                              * in place, nothing to rename */
 } cli_out;
 
 /* Creates the temporary file for path; 0, or CLI_EXIT_USAGE after one
- * line naming opt (a directory, a path where no file can be created). */
+ * line naming opt (a directory, a path where no file can be created, a
+ * path another output option of this run writes). */
 int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path);
 /* Closes the file; when err is 0 and everything was written, renames it
  * over the path; else removes it and prints why (err: 0 or FTM_E*).
@@ -232,8 +237,9 @@ int cli_out_commit(const char *cmd, cli_out *o, int err);
 /* Removes the temporary file (the run failed); no effect when none. */
 void cli_out_discard(cli_out *o);
 /* Checks, creating and removing a temporary file, that a file can be
- * written at path (for files the library writes itself, --checkpoint);
- * 0 or CLI_EXIT_USAGE after one line. */
+ * written at path (for files the library writes itself, --checkpoint),
+ * and claims path for opt: another option naming the same file (after
+ * symbolic links) is refused; 0 or CLI_EXIT_USAGE after one line. */
 int cli_out_check(const char *cmd, const char *opt, const char *path);
 
 /* SIGINT, SIGTERM, SIGHUP: by default they remove the temporary files and

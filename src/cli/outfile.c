@@ -3,12 +3,16 @@
  *
  * Every file a command writes goes to a temporary file beside it (the
  * same directory, so rename(2) replaces the old file in one step) and is
- * renamed over the asked path only once it is complete. A refused run,
+ * renamed over the asked path only once it is complete (over the file a
+ * symbolic link there names, so the link stays). A pipe or a device
+ * (/dev/null, /dev/stdout) cannot be replaced: it is written in place.
+ * Two output options of one run never name the same file. A refused run,
  * a failed one and one stopped by SIGINT, SIGTERM or SIGHUP leave the old
  * file as it was (or none): the handler removes the temporary files
  * (unlink is async-signal-safe) before the signal ends the process.
  * Commands that stop gracefully (train) hand the handler a flag instead.
  */
+#define _XOPEN_SOURCE 700 /* realpath, strndup */
 #include "cli.h"
 #include "ftmesh/error.h"
 
@@ -82,6 +86,76 @@ static char *tmp_name(const char *path)
     return t;
 }
 
+/* The file path names: itself, or what its symbolic links lead to (the
+ * directory resolved where the file does not exist yet); NULL on no memory. */
+static char *real_path_at(const char *path, int depth)
+{
+    char *r = realpath(path, NULL), link[4096];
+    if (r)
+        return r;
+    ssize_t n = depth < 40 ? readlink(path, link, sizeof link - 1) : -1; /* 40: Linux's own limit */
+    if (n > 0 && link[0] != '/' && strrchr(path, '/')) { /* a link to a file not made yet */
+        const char *slash = strrchr(path, '/');
+        char *t = malloc((size_t)(slash - path) + (size_t)n + 2);
+        if (!t)
+            return NULL;
+        sprintf(t, "%.*s/%.*s", (int)(slash - path), path, (int)n, link);
+        r = real_path_at(t, depth + 1);
+        free(t);
+        return r;
+    }
+    if (n > 0) {
+        link[n] = 0;
+        return real_path_at(link, depth + 1);
+    }
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *rd = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!rd)
+        return strdup(path);
+    r = malloc(strlen(rd) + strlen(base) + 2);
+    if (r)
+        sprintf(r, "%s/%s", rd, base);
+    free(rd);
+    return r;
+}
+
+static char *real_path(const char *path) { return real_path_at(path, 0); }
+
+/* The files this run's output options write, so that two of them never
+ * name the same one (the later would silently replace the other). */
+#define OUT_CLAIMS 16
+static struct { const char *opt; char *file; } out_claims[OUT_CLAIMS];
+
+/* Claims file for opt; 0, or CLI_EXIT_USAGE where another option has it. */
+static int claim(const char *cmd, const char *opt, const char *path, char *file)
+{
+    int i = 0;
+    for (; i < OUT_CLAIMS && out_claims[i].file; i++)
+        if (!strcmp(out_claims[i].file, file)) {
+            int other = strcmp(out_claims[i].opt, opt) != 0;
+            free(file);
+            return other ? cli_usage_error(cmd, "%s %s: %s writes that file too: give each "
+                                           "output its own file", opt, path, out_claims[i].opt)
+                         : 0;
+        }
+    if (i < OUT_CLAIMS) {
+        out_claims[i].opt = opt;
+        out_claims[i].file = file;
+    } else {
+        free(file);
+    }
+    return 0;
+}
+
+/* 1 when path is a pipe, socket or device: written in place. */
+static int special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 int cli_out_check(const char *cmd, const char *opt, const char *path)
 {
     struct stat st;
@@ -89,6 +163,12 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
         return cli_usage_error(cmd, "%s: the file name is empty", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
+    char *file = real_path(path);
+    if (!file)
+        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
+    int rc = claim(cmd, opt, path, file);
+    if (rc || special_file(path))
+        return rc;
     char *t = tmp_name(path);
     if (!t)
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
@@ -104,6 +184,16 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     return 0;
 }
 
+/* A pipe or device: opened in place (no temporary file can replace it). */
+static int open_direct(const char *cmd, cli_out *o)
+{
+    o->direct = 1;
+    if (!(o->f = fopen(o->path, "w")))
+        return cli_usage_error(cmd, "%s %s: cannot write there: %s", o->opt, o->path,
+                               strerror(errno));
+    return 0;
+}
+
 int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -113,6 +203,10 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
     int rc = cli_out_check(cmd, opt, path);
     if (rc)
         return rc;
+    if (special_file(path))
+        return open_direct(cmd, o);
+    if (!(o->dest = real_path(path)))
+        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
     if (!out_installed) {
         install(0);
         out_installed = 1;
@@ -120,8 +214,11 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
     for (int i = 0; i < OUT_SLOTS && o->slot < 0; i++)
         if (!out_used[i])
             o->slot = i;
-    if (o->slot < 0 || !(o->tmp = tmp_name(path)))
+    if (o->slot < 0 || !(o->tmp = tmp_name(o->dest))) {
+        free(o->dest);
+        o->dest = NULL;
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
+    }
     int fd = mkstemp(o->tmp);
     if (fd < 0 || fchmod(fd, 0644) || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
@@ -130,7 +227,8 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
             unlink(o->tmp);
         }
         free(o->tmp);
-        o->tmp = NULL;
+        free(o->dest);
+        o->tmp = o->dest = NULL;
         return cli_usage_error(cmd, "%s %s: cannot create a file there: %s", opt, path,
                                strerror(e));
     }
@@ -144,12 +242,27 @@ static void release(cli_out *o)
     if (o->slot >= 0 && out_used[o->slot] && out_tmp[o->slot] == o->tmp)
         out_used[o->slot] = 0;
     free(o->tmp);
-    o->tmp = NULL;
+    free(o->dest);
+    o->tmp = o->dest = NULL;
     o->f = NULL;
+}
+
+/* Closes a pipe or device written in place. */
+static int close_direct(const char *cmd, cli_out *o, int err)
+{
+    int bad = !o->f || fclose(o->f);
+    o->f = NULL;
+    o->direct = 0;
+    if (!err && bad)
+        return cli_error(cmd, "%s %s: cannot write it: %s", o->opt, o->path, strerror(errno));
+    return err ? cli_error(cmd, "%s %s: %s", o->opt, o->path, ftm_strerror(err)) : 0;
 }
 
 void cli_out_discard(cli_out *o)
 {
+    if (o->direct && o->f) /* written in place: nothing to take back */
+        fclose(o->f);
+    o->direct = 0;
     if (!o->tmp)
         return;
     if (o->f)
@@ -160,6 +273,8 @@ void cli_out_discard(cli_out *o)
 
 int cli_out_commit(const char *cmd, cli_out *o, int err)
 {
+    if (o->direct)
+        return close_direct(cmd, o, err);
     if (!o->tmp)
         return 0;
     const char *what = NULL;
@@ -170,7 +285,7 @@ int cli_out_commit(const char *cmd, cli_out *o, int err)
     if (fclose(o->f) && !err && !what)
         err = FTM_EIO;
     o->f = NULL;
-    if (!err && !what && rename(o->tmp, o->path))
+    if (!err && !what && rename(o->tmp, o->dest))
         what = "cannot rename the temporary file over it";
     int e = errno;
     if (err || what) {
