@@ -149,6 +149,12 @@ def losses(f):
 a, b = losses(sys.argv[1]), losses(sys.argv[2])
 sys.exit(0 if sorted(b) == [2, 3] and all(abs(a[s] - b[s]) <= 1e-12 * a[s] for s in b) else 1)
 EOF
+# Faults from the start are history on --resume (same shape): given again
+# they agree with the checkpoint's mesh; a new one is refused, not dropped.
+expect 2 "new static fault" $T --steps 4 --resume "$ck" --fail 1,1
+err_is "chip (1,1) is dead in the fault options but alive in the checkpoint" "--kill 1,1@STEP"
+expect 2 "new static link" $T --steps 4 --resume "$ck" --fail-link 0,0-0,1
+err_is "link from (0,0) E is dead in the fault options but live in the checkpoint"
 head -c 100 "$ck" >"$tmp/short.ckpt"
 expect 2 "truncated" $T --steps 4 --resume "$tmp/short.ckpt"
 err_is "--resume $tmp/short.ckpt" "truncated"

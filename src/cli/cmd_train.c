@@ -337,15 +337,48 @@ static int build_script(targs *a, train_run *x)
 
 /* --resume: the file read and matched before anything is printed; its
  * step is where the run starts (a->resume_step). */
+/* Faults from the start (--fail, --fail-host, --fail-link, --random-faults)
+ * with --resume are history: the checkpoint's mesh must have them (the
+ * first run's command line may be given again), else they would be
+ * dropped in silence. 0 or CLI_EXIT_USAGE naming the first one missing. */
+static int check_history(const targs *a, const ftm_mesh *given, const ftm_mesh *m)
+{
+    for (int c = 0; c < m->nchips; c++) {
+        int r = ftm_mesh_row(m, c), col = ftm_mesh_col(m, c);
+        if (!ftm_mesh_alive(given, c) && ftm_mesh_alive(m, c))
+            return cli_usage_error(CMD, "--resume %s: chip (%d,%d) is dead in the fault options but "
+                                   "alive in the checkpoint; on --resume a chip dies with --kill "
+                                   "%d,%d@STEP", a->t.resume, r, col, r, col);
+        for (int d = 0; d < FTM_NDIRS; d++)
+            if (ftm_mesh_alive(given, c) && given->link_dead[4 * c + d] && !m->link_dead[4 * c + d])
+                return cli_usage_error(CMD, "--resume %s: the link from (%d,%d) %s is dead in the "
+                                       "fault options but live in the checkpoint; on --resume a "
+                                       "link dies with --kill link:...@STEP", a->t.resume, r, col,
+                                       ftm_dir_name(d));
+    }
+    return 0;
+}
+
 static int check_resume(targs *a, ftm_mesh *m)
 {
     char why[256];
     a->resume_step = 0;
     if (!a->t.resume)
         return 0;
+    ftm_mesh given;
+    if (ftm_mesh_copy(&given, m))
+        return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(FTM_ENOMEM));
     /* the checkpoint's mesh and pending events (same shape): the run
      * goes on from them, and fault options given again add to them */
     int err = ftm_train_resume_step(&a->t, &a->resume_step, m, &a->pending, why, sizeof why);
+    if (!err) {
+        int rc = check_history(a, &given, m);
+        ftm_mesh_free(&given);
+        if (rc)
+            return rc;
+    } else {
+        ftm_mesh_free(&given);
+    }
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
