@@ -219,6 +219,11 @@ for x, attrs, text in re.findall(r'<text x="([0-9.]+)"([^>]*)>([^<]*)<', s):
     share = 0 if 'anchor="end"' in attrs else 0.5 if 'anchor="middle"' in attrs else 1
     assert float(x) + share * 6.5 * len(text) <= width, (x, attrs, text, width)
 EOF
+# a failed run (the loss diverges: exit 1) leaves the old trace and picture
+echo old >"$tmp/old.json"; echo old >"$tmp/old.svg"
+expect 1 train --mesh 2x2 --model bert --lr 100 --steps 40 --trace "$tmp/old.json" --svg "$tmp/old.svg"
+[ "$(cat "$tmp/old.json" "$tmp/old.svg")" = "old
+old" ] && ok || bad "train that failed replaced its --trace or --svg"
 expect 0 rings --mesh 4x4 --seed 5
 grep_err "warning: --seed has no effect without --random-faults"
 # every option that has no effect is a one-line warning, the run goes on

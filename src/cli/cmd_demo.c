@@ -454,11 +454,13 @@ static int parse(int argc, char **argv, demo_args *d)
 }
 
 /* Why an algorithm's own schedule cannot run (its builder's reasons). */
-static const char *own_why(const char *algo, int rc)
+static const char *own_why(const char *algo, const ftm_mesh *m, int rc)
 {
     if (rc == FTM_ENOTSUP && !strcmp(algo, "2d-lines"))
-        return "no layout of its lines fits this mesh: it needs usable columns, whose chips "
-               "are all alive, and a whole row beside any row cut more than once";
+        return m->rows < 2 || m->cols < 2
+                   ? "a 2-D schedule needs at least two rows and two columns"
+                   : "no layout of its lines fits this mesh: it needs usable columns, whose "
+                     "chips are all alive, and a whole row beside any row cut more than once";
     return ftm_strerror(rc);
 }
 
@@ -479,11 +481,15 @@ static int own_ok(const char *algo, const ftm_mesh *m, int victim)
         ftm_mesh_free(&t);
         if (!rc)
             ftm_sched_free(&s);
-        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
-            return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh%s "
+        if (rc == FTM_ENOTSUP && !pass)
+            return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh "
                                    "(%s); the demo shows no other in its place: try another "
-                                   "mesh or algorithm", algo, pass ? " once the chip has died" : "",
-                                   own_why(algo, rc));
+                                   "mesh or algorithm", algo, own_why(algo, m, rc));
+        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
+            return cli_usage_error(CMD, "--fail-during: once that chip has died, %s's own "
+                                   "schedule cannot run (%s); the demo shows no other in its "
+                                   "place: pick another chip, mesh or algorithm", algo,
+                                   own_why(algo, m, rc));
         if (rc)
             return cli_error(CMD, "%s", ftm_strerror(rc));
     }

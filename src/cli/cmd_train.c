@@ -558,8 +558,6 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                          "try a lower --lr (this run used %g)", r->diverged_step,
                          (double)a->t.optim.lr);
     int rc = 0;
-    if (x->svg.f)
-        rc = cli_out_commit(CMD, &x->svg, cli_train_svg(x->svg.f, &x->m, r, a->t.fail_step));
     if (!r->replicas_equal)
         rc = cli_error(CMD, "replicas differ: chip %d's parameters are not those of the "
                        "lowest chip", r->replica_mismatch_chip);
@@ -572,6 +570,9 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                    a->t.checkpoint ? a->t.checkpoint : "");
         rc = stop_flag ? cli_signal_exit(stop_flag) : CLI_EXIT_INTERRUPTED;
     }
+    /* a failed or interrupted run leaves the old picture (or none) */
+    if (!rc && x->svg.f)
+        rc = cli_out_commit(CMD, &x->svg, cli_train_svg(x->svg.f, &x->m, r, a->t.fail_step));
     return rc;
 }
 
@@ -639,7 +640,7 @@ int cli_train(int argc, char **argv)
     x.have_result = 1;
     train_clear_bar(&oc);
     rc = report(&a, &x, err, &oc);
-    if (x.trace.f) {
+    if (x.trace.f && !rc) { /* else the old trace (or none) stays, as promised */
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
         cli_faults_meta fm = { &a.o, &x.m };
