@@ -188,6 +188,7 @@ expect 0 rings --mesh 4x4 --svg "$tmp/link.svg"
 [ -L "$tmp/link.svg" ] && grep -q "</svg>" "$tmp/made.svg" && ok || bad "rings --svg through a link"
 expect 0 rings --mesh 4x4 --svg /dev/null
 [ -c /dev/null ] && ok || bad "rings --svg /dev/null replaced the device"
+expect 0 demo --mesh 2x2 --html /dev/null --trace /dev/null
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 for algo in bidir tree 2d-concurrent; do

@@ -163,11 +163,13 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
         return cli_usage_error(cmd, "%s: the file name is empty", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
+    if (special_file(path)) /* /dev/null may take every output */
+        return 0;
     char *file = real_path(path);
     if (!file)
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
     int rc = claim(cmd, opt, path, file);
-    if (rc || special_file(path))
+    if (rc)
         return rc;
     char *t = tmp_name(path);
     if (!t)
