@@ -89,6 +89,7 @@ static void memo_put(const ftm_mesh *m, const ftm_ring *ring)
 
 static int build_ring(const ftm_mesh *m, ftm_ring *ring);
 static int try_both_ways_dead(const ftm_mesh *m, ftm_ring *ring);
+static int keep_better(const ftm_mesh *m, const ftm_ring *r, int reversed, ftm_ring *best);
 
 int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
 {
@@ -108,7 +109,7 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
 }
 
 /* Keeps in *best the better of it and the ring through r's chips on m,
- * in r's order or reversed (routed on m, so valid here). */
+ * in r's order or reversed (routed on m, so valid here); r may be best. */
 static int keep_better(const ftm_mesh *m, const ftm_ring *r, int reversed, ftm_ring *best)
 {
     int n = r->n, *order = malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -194,29 +195,17 @@ static int build_ring(const ftm_mesh *m, ftm_ring *ring)
         first++;
     /* The cycle is undirected at heart (built from links live both ways);
      * one-way faults can make one direction cheaper, so try both. */
-    ftm_ring alt;
-    memset(&alt, 0, sizeof alt);
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        int x = first;
-        for (int i = 0; i < n; i++) {
-            order[i] = x;
-            x = pass ? w.prv[x] : w.nxt[x];
-        }
-        rc = rtr_ring_from_order(m, order, n, pass ? &alt : ring);
-    }
+    for (int i = 0, x = first; i < n && !rc; i++, x = w.nxt[x])
+        order[i] = x;
+    if (!rc)
+        rc = rtr_ring_from_order(m, order, n, ring);
+    if (!rc)
+        rc = keep_better(m, ring, 1, ring);
     if (!rc) {
-        ftm_ring_quality qa, qb;
-        ftm_ring_measure(m, ring, &qa);
-        ftm_ring_measure(m, &alt, &qb);
-        if (!qa.valid && !qb.valid)
-            rc = FTM_EBADRING;
-        else if (!qa.valid || (qb.valid && quality_better(&qb, &qa))) {
-            ftm_ring t = *ring;
-            *ring = alt;
-            alt = t;
-        }
+        ftm_ring_quality q;
+        ftm_ring_measure(m, ring, &q);
+        rc = q.valid ? 0 : FTM_EBADRING;
     }
-    ftm_ring_free(&alt);
     free(order);
     rtr_ws_free(&w);
     if (rc)
