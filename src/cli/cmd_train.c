@@ -512,7 +512,8 @@ static void nothing_to_do(const targs *a)
 {
     if (!a->o.json) {
         printf("# nothing to do: the checkpoint is at step %ld (--steps %ld); give more "
-               "--steps to train on\n", a->resume_step, a->t.steps);
+               "--steps to train on%s\n", a->resume_step, a->t.steps,
+               a->svg || a->trace ? " (no --svg or --trace file is written)" : "");
         return;
     }
     cli_json j;
