@@ -13,6 +13,10 @@ if [ -z "${MPIRUN:-}" ]; then
     exit 77
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Each test script its own Open MPI session directory: make -j runs the
+# MPI tests at once, and launchers creating their session directories
+# under one /tmp at the same moment can fail ("session_dir.c").
+export OMPI_MCA_orte_tmpdir_base="$tmp" PRTE_MCA_prte_tmpdir_base="$tmp"
 # Open MPI: more ranks than cores is fine here; MPICH ignores the variable.
 export OMPI_MCA_rmaps_base_oversubscribe=1
 # A rank runs many threads: Open MPI would bind each of 2 ranks to one core.
