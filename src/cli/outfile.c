@@ -94,21 +94,19 @@ static char *real_path_at(const char *path, int depth)
     if (r)
         return r;
     ssize_t n = depth < 40 ? readlink(path, link, sizeof link - 1) : -1; /* 40: Linux's own limit */
-    if (n > 0 && link[0] != '/' && strrchr(path, '/')) { /* a link to a file not made yet */
-        const char *slash = strrchr(path, '/');
-        char *t = malloc((size_t)(slash - path) + (size_t)n + 2);
+    const char *slash = strrchr(path, '/');
+    if (n > 0) { /* a link to a file not made yet: follow it */
+        link[n] = 0;
+        int rel = link[0] != '/' && slash;
+        char *t = malloc((rel ? (size_t)(slash - path) + 1 : 0) + (size_t)n + 1);
         if (!t)
             return NULL;
-        sprintf(t, "%.*s/%.*s", (int)(slash - path), path, (int)n, link);
+        sprintf(t, "%.*s%s", rel ? (int)(slash - path + 1) : 0, path, link);
         r = real_path_at(t, depth + 1);
         free(t);
         return r;
     }
-    if (n > 0) {
-        link[n] = 0;
-        return real_path_at(link, depth + 1);
-    }
-    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    const char *base = slash ? slash + 1 : path;
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     char *rd = dir ? realpath(dir, NULL) : NULL;
     free(dir);
@@ -262,9 +260,12 @@ static int close_direct(const char *cmd, cli_out *o, int err)
 
 void cli_out_discard(cli_out *o)
 {
-    if (o->direct && o->f) /* written in place: nothing to take back */
-        fclose(o->f);
-    o->direct = 0;
+    if (o->direct) { /* written in place: nothing to take back */
+        if (o->f)
+            fclose(o->f);
+        o->f = NULL;
+        o->direct = 0;
+    }
     if (!o->tmp)
         return;
     if (o->f)

@@ -88,7 +88,7 @@ static void memo_put(const ftm_mesh *m, const ftm_ring *ring)
 }
 
 static int build_ring(const ftm_mesh *m, ftm_ring *ring);
-static int try_both_ways_dead(const ftm_mesh *m, ftm_ring *ring);
+static int try_one_way_alternatives(const ftm_mesh *m, ftm_ring *ring);
 static int keep_better(const ftm_mesh *m, const ftm_ring *r, int reversed, ftm_ring *best);
 
 int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
@@ -102,7 +102,7 @@ int ftm_router_ring(const ftm_mesh *m, ftm_ring *ring)
     if (memo_get(m, ring, &rc))
         return rc;
     if (!(rc = build_ring(m, ring)))
-        rc = try_both_ways_dead(m, ring);
+        rc = try_one_way_alternatives(m, ring);
     if (!rc)
         memo_put(m, ring);
     return rc;
@@ -141,25 +141,25 @@ static int keep_better(const ftm_mesh *m, const ftm_ring *r, int reversed, ftm_r
  * detours against 24 and none), and the ring of the mesh with it live
  * both ways may avoid the dead direction once turned round (a 4x4 mesh).
  * So the rings of both those meshes are tried too, each way round. */
-static int try_both_ways_dead(const ftm_mesh *m, ftm_ring *ring)
+/* 1 when the link from c in direction d is live one way only. */
+static int one_way(const ftm_mesh *m, int c, int d)
 {
-    int oneway = 0, rc = 0;
-    for (int c = 0; c < m->nchips && !oneway; c++)
-        for (int d = 0; d < FTM_NDIRS; d++) {
-            int nb = ftm_mesh_neighbor(m, c, d);
-            oneway |= nb >= 0 && ftm_mesh_alive(m, c) && ftm_mesh_alive(m, nb) &&
-                      ftm_mesh_link_live(m, c, d) != ftm_mesh_link_live(m, nb, ftm_dir_opposite(d));
-        }
-    for (int live = 0; oneway && live < 2 && !rc; live++) {
+    int nb = ftm_mesh_neighbor(m, c, d);
+    return nb >= 0 && ftm_mesh_link_live(m, c, d) != ftm_mesh_link_live(m, nb, ftm_dir_opposite(d));
+}
+
+static int try_one_way_alternatives(const ftm_mesh *m, ftm_ring *ring)
+{
+    int any = 0, rc = 0;
+    for (int l = 0; l < m->nchips * FTM_NDIRS && !any; l++)
+        any = ftm_mesh_alive(m, l / FTM_NDIRS) && one_way(m, l / FTM_NDIRS, l % FTM_NDIRS);
+    for (int live = 0; any && live < 2 && !rc; live++) {
         ftm_mesh mm;
         if (ftm_mesh_copy(&mm, m))
             return FTM_ENOMEM;
-        for (int c = 0; c < m->nchips; c++)
-            for (int d = 0; d < FTM_NDIRS; d++) {
-                int nb = ftm_mesh_neighbor(m, c, d);
-                if (nb >= 0 && ftm_mesh_link_live(m, c, d) != ftm_mesh_link_live(m, nb, ftm_dir_opposite(d)))
-                    mm.link_dead[4 * c + d] = !live;
-            }
+        for (int l = 0; l < m->nchips * FTM_NDIRS; l++)
+            if (one_way(m, l / FTM_NDIRS, l % FTM_NDIRS))
+                mm.link_dead[l] = !live;
         ftm_ring r;
         memset(&r, 0, sizeof r);
         int brc = build_ring(&mm, &r); /* may fail (cut both ways): skipped */
