@@ -189,6 +189,19 @@ expect 0 rings --mesh 4x4 --svg "$tmp/link.svg"
 expect 0 rings --mesh 4x4 --svg /dev/null
 [ -c /dev/null ] && ok || bad "rings --svg /dev/null replaced the device"
 expect 0 demo --mesh 2x2 --html /dev/null --trace /dev/null
+# the library writes --checkpoint by renaming over it: through a link the
+# link stays and its file is written (and resumed from); a device is refused
+expect 2 train --mesh 2x2 --steps 1 --checkpoint /dev/null
+grep_err "--checkpoint /dev/null: not a regular file"
+[ -c /dev/null ] && ok || bad "train --checkpoint /dev/null replaced the device"
+ln -s made.ck "$tmp/link.ck"
+expect 0 train --mesh 2x2 --steps 1 --checkpoint "$tmp/link.ck"
+[ -L "$tmp/link.ck" ] && [ -s "$tmp/made.ck" ] && ok || bad "train --checkpoint through a link"
+grep_out "checkpoint written to $tmp/link.ck"
+expect 0 train --mesh 2x2 --steps 2 --resume "$tmp/link.ck" --checkpoint "$tmp/link.ck"
+[ -L "$tmp/link.ck" ] && ok || bad "train --resume --checkpoint through a link replaced the link"
+expect 2 demo --mesh 2x2 --html -
+grep_err "--html -: give a file name (./- for a file named -"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 for algo in bidir tree 2d-concurrent; do

@@ -254,6 +254,17 @@ START_TEST(test_save_load)
     ck_assert_msg(strstr(why, "cannot") != NULL, "%s", why);
     ck_assert_int_eq(ftm_ckpt_load(nodir, &f.meta, NULL, &st, why, sizeof why), FTM_EIO);
     ck_assert_int_eq(count_entries(dir), 1);
+    /* A path that is not a regular file is refused, never renamed over. */
+    ck_assert_int_eq(ftm_ckpt_save(dir, &f.meta, &f.st, why, sizeof why), FTM_EINVAL);
+    ck_assert_msg(strstr(why, "not a regular file") != NULL, "%s", why);
+    char fifo[160];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(ftm_ckpt_save(fifo, &f.meta, &f.st, why, sizeof why), FTM_EINVAL);
+    struct stat sb;
+    ck_assert(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    unlink(fifo);
+    ck_assert_int_eq(count_entries(dir), 1);
     /* A file that is not a checkpoint. */
     FILE *fp = fopen(path, "w");
     fputs("hello\n", fp);

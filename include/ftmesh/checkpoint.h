@@ -91,7 +91,10 @@ FTM_EXTERN int ftm_ckpt_encode(const ftm_ckpt_meta *meta, const ftm_ckpt_state *
                     unsigned char **buf, size_t *len);
 /* Writes the file atomically: a temporary file in the same directory,
  * fsync, rename over path, fsync of the directory. On error path is left
- * as it was. 0, FTM_EINVAL, FTM_ENOMEM or FTM_EIO (detail says what). */
+ * as it was. The rename replaces a symbolic link at path, not its target;
+ * a path that is not a regular file (a directory, pipe or device: the
+ * rename would replace /dev/null) is refused with FTM_EINVAL. 0,
+ * FTM_EINVAL, FTM_ENOMEM or FTM_EIO (detail says what). */
 FTM_EXTERN int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *meta, const ftm_ckpt_state *st,
                   char *detail, size_t dlen);
 

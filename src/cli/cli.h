@@ -237,10 +237,15 @@ int cli_out_commit(const char *cmd, cli_out *o, int err);
 /* Removes the temporary file (the run failed); no effect when none. */
 void cli_out_discard(cli_out *o);
 /* Checks, creating and removing a temporary file, that a file can be
- * written at path (for files the library writes itself, --checkpoint),
- * and claims path for opt: another option naming the same file (after
- * symbolic links) is refused; 0 or CLI_EXIT_USAGE after one line. */
+ * written at path, and claims path for opt: another option naming the
+ * same file (after symbolic links) is refused; 0 or CLI_EXIT_USAGE after
+ * one line. */
 int cli_out_check(const char *cmd, const char *opt, const char *path);
+/* cli_out_check for a file the library writes itself by renaming a new
+ * file over it (--checkpoint): a pipe or device is refused, and *file
+ * (the caller frees it) is the file to write: path, or what its symbolic
+ * links lead to, so that a link keeps pointing at the file written. */
+int cli_out_file(const char *cmd, const char *opt, const char *path, char **file);
 
 /* SIGINT, SIGTERM, SIGHUP: by default they remove the temporary files and
  * end the process by the signal. While flag is set (a command that stops

@@ -134,6 +134,8 @@ typedef struct targs {
     cli_mesh_opts o;
     ftm_train_opts t;       /* the library's defaults, then the options */
     const char *model, *data, *corpus, *fail_during, *trace, *svg;
+    const char *ckpt_arg;   /* --checkpoint as given (t.checkpoint: the file) */
+    char *ckpt_file;
     int trace_clock, trace_clock_given;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     long resume_step;       /* --resume: the checkpoint's step (0 without) */
@@ -246,7 +248,7 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
     case CLI_O_REPAIR_AFTER:
         return cli_faults_set(CMD, &a->f, id, v);
-    case O_CHECKPOINT: a->t.checkpoint = v; return 0;
+    case O_CHECKPOINT: a->t.checkpoint = a->ckpt_arg = v; return 0;
     case O_CHECKPOINT_EVERY:
         if (cli_parse_int(v, 1, 10000000, &a->t.checkpoint_every))
             return cli_usage_error(CMD, "--checkpoint-every %s: expected a whole number of steps >= 1", v);
@@ -422,9 +424,11 @@ static int check_files(targs *a, train_run *x)
     int rc = 0;
     if (a->t.checkpoint_every && !a->t.checkpoint)
         return cli_usage_error(CMD, "--checkpoint-every needs --checkpoint FILE");
-    if (a->t.checkpoint && cli_ranks_me() == 0 &&
-        (rc = cli_out_check(CMD, "--checkpoint", a->t.checkpoint)))
-        return rc;
+    if (a->t.checkpoint && cli_ranks_me() == 0) {
+        if ((rc = cli_out_file(CMD, "--checkpoint", a->ckpt_arg, &a->ckpt_file)))
+            return rc;
+        a->t.checkpoint = a->ckpt_file;
+    }
     if (a->trace && cli_ranks_count() > 1)
         return cli_usage_error(CMD, "--trace records the chips of one process: over MPI ranks "
                                "it would hold one block only; run the traced training without "
@@ -539,7 +543,7 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         return cli_usage_error(CMD, "--resume %s: %s", a->t.resume,
                                r->detail[0] ? r->detail : ftm_strerror(err));
     if (err && a->t.checkpoint && r->detail[0])
-        return cli_error(CMD, "--checkpoint %s: %s", a->t.checkpoint, r->detail);
+        return cli_error(CMD, "--checkpoint %s: %s", a->ckpt_arg, r->detail);
     if (err && err != FTM_EDIVERGED)
         return err == FTM_EINVAL ? cli_usage_error(CMD, "%s", ftm_strerror(err))
                                  : cli_error(CMD, "%s%s%s", ftm_strerror(err),
@@ -564,11 +568,14 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                        "lowest chip", r->replica_mismatch_chip);
     if (r->checked && !r->check_pass)
         rc = cli_error(CMD, "--check failed (see the summary)");
+    if (!rc && !r->interrupted && r->checkpoints && !a->o.json)
+        printf("# checkpoint written to %s: --resume from it starts at step %ld\n", a->ckpt_arg,
+               r->steps_done);
     if (!rc && r->interrupted) {
         if (!a->o.json)
             printf("# interrupted: stopped after step %ld%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
-                   a->t.checkpoint ? a->t.checkpoint : "");
+                   a->t.checkpoint ? a->ckpt_arg : "");
         rc = stop_flag ? cli_signal_exit(stop_flag) : CLI_EXIT_INTERRUPTED;
     }
     /* a failed or interrupted run leaves the old picture (or none) */
@@ -659,6 +666,7 @@ out:
     if (x.have_mesh)
         ftm_mesh_free(&x.m);
     cli_mesh_opts_free(&a.o);
+    free(a.ckpt_file);
     cli_faults_free(&a.f);
     if (a.have_script)
         ftm_fault_script_free(&a.script);

@@ -159,6 +159,9 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     struct stat st;
     if (!path[0])
         return cli_usage_error(cmd, "%s: the file name is empty", opt);
+    if (!strcmp(path, "-")) /* no output option writes standard output */
+        return cli_usage_error(cmd, "%s -: give a file name (./- for a file named -, "
+                               "/dev/stdout for standard output)", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
     if (special_file(path)) /* /dev/null may take every output */
@@ -182,6 +185,17 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
         return cli_usage_error(cmd, "%s %s: cannot create a file there: %s", opt, path,
                                strerror(e));
     return 0;
+}
+
+int cli_out_file(const char *cmd, const char *opt, const char *path, char **file)
+{
+    *file = NULL;
+    if (strcmp(path, "-") && special_file(path)) /* the rename would replace /dev/null */
+        return cli_usage_error(cmd, "%s %s: not a regular file: give a file name", opt, path);
+    int rc = cli_out_check(cmd, opt, path);
+    if (!rc && !(*file = real_path(path)))
+        rc = cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
+    return rc;
 }
 
 /* A pipe or device: opened in place (no temporary file can replace it). */

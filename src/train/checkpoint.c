@@ -324,6 +324,11 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
     if (rc)
         return core_fail_detail(rc, detail, dlen, "%s", rc == FTM_EINVAL ? "the state does not fit its "
                        "configuration" : ftm_strerror(rc));
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        free(buf);
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "%s: not a regular file", path);
+    }
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 16);
     if (!tmp) {
