@@ -343,6 +343,28 @@ START_TEST(test_link_dies_noticed_by_its_ends)
 }
 END_TEST
 
+/* A both-ways kill of a link whose first-named way is dead already (no
+ * mailbox that way) still kills the other way; a one-way kill of that
+ * dead way has nothing to kill. */
+START_TEST(test_link_kill_both_ways_half_dead)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 3, 0), 0);
+    int a = ftm_mesh_chip(&m, 0, 0), b = ftm_mesh_chip(&m, 0, 1), d = ftm_mesh_dir_to(&m, a, b);
+    m.link_dead[a * FTM_NDIRS + d] = 1;
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    ck_assert_int_eq(ftm_rt_kill_link(rt, a, d, 1), FTM_EINVAL);
+    ck_assert_int_eq(ftm_rt_kill_link(rt, a, d, 0), 0);
+    int lc[4], ld[4];
+    ck_assert_int_eq(ftm_rt_killed_links(rt, lc, ld, 4), 1);
+    ck_assert_int_eq(lc[0], b);
+    ck_assert_int_eq(ld[0], ftm_dir_opposite(d));
+    ftm_rt_destroy(rt);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 typedef struct armed_job {
     job j;
     int victim, host, link_chip, link_dir;
@@ -584,6 +606,7 @@ int main(void)
     tcase_add_test(tc, test_route_passes_destination);
     tcase_add_test(tc, test_chip_dies_mid_run);
     tcase_add_test(tc, test_link_dies_noticed_by_its_ends);
+    tcase_add_test(tc, test_link_kill_both_ways_half_dead);
     tcase_add_test(tc, test_host_and_link_die_mid_run);
     tcase_add_test(tc, test_int_sum_overflow_is_error);
     tcase_add_test(tc, test_barrier_reduce);

@@ -36,17 +36,22 @@ int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
 
 int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway)
 {
-    if (chip < 0 || chip >= rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS ||
-        !rt->chips[chip].out[dir])
+    if (chip < 0 || chip >= rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS)
         return FTM_EINVAL;
-    ftm_chip *a = &rt->chips[chip];
-    ftm_chip *b = &rt->chips[ftm_mesh_neighbor(&rt->mesh, chip, dir)];
-    int back = ftm_dir_opposite(dir);
+    int nb = ftm_mesh_neighbor(&rt->mesh, chip, dir), back = ftm_dir_opposite(dir);
+    if (nb < 0)
+        return FTM_EINVAL;
+    ftm_chip *a = &rt->chips[chip], *b = &rt->chips[nb];
+    /* A both-ways kill of a link dead one way already (no mailbox that
+     * way) still kills the other way. */
+    int fwd = a->out[dir] != NULL, rev = !oneway && b->out[back] != NULL;
+    if (!fwd && !rev)
+        return FTM_EINVAL;
     if (rt->net) /* marks the links on the sending side, in every process */
         rt->net->link_killed(rt, chip, dir, oneway);
-    else
+    if (fwd && !rt->net)
         atomic_store(&a->out[dir]->dead, 1);
-    if (!oneway && b->out[back] && !rt->net)
+    if (rev && !rt->net)
         atomic_store(&b->out[back]->dead, 1);
     /* Wake both ends: a chip waiting on this link should look again. */
     rt_wake(a);

@@ -239,7 +239,11 @@ static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsign
     int chips[4], d, n;
     if (e->kind == FTM_FAULT_LINK) {
         int a = ev_link(m, e, &d);
-        return a >= 0 && dlink[a * FTM_NDIRS + d];
+        if (a < 0)
+            return 0;
+        /* both ways: the way it killed may be the second one named */
+        int b = ftm_mesh_neighbor(m, a, d);
+        return dlink[a * FTM_NDIRS + d] || (!e->oneway && dlink[b * FTM_NDIRS + ftm_dir_opposite(d)]);
     }
     n = ftm_fault_chips(m, e, chips);
     for (int k = 0; k < n; k++)
