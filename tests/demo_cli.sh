@@ -62,6 +62,26 @@ done <<EOF
 --algo trees --mesh 5x5 --fail 2,2 --fail-during 0,1
 --mesh 3x5 --fail 1,2
 EOF
+# a step that says its receivers copy finished sums copies only final sums
+# (a 2-D schedule's column phase copies partial sums too); the 2-D row
+# phase stays in the bands the lesson names (on a mesh rows are paired)
+while read -r args; do
+    "$ftmesh" demo $args >"$tmp/out" || bad "demo $args: exit $?"
+    python3 "$here/demo_words.py" "$tmp/out" >/dev/null || {
+        python3 "$here/demo_words.py" "$tmp/out"; bad "demo $args: step words"; }
+done <<EOF
+--algo 2d --mesh 4x4
+--algo 2d-concurrent --mesh 4x4
+--algo 2d --mesh 5x1
+--algo 2d-concurrent --mesh 6x6 --fail-link 0,0>0,1
+--algo 2d --mesh 8x8 --fail 3,4
+--algo trees --mesh 5x5 --fail 2,2
+--algo 2d --mesh 6x6 --fail-link 0,0>0,1
+--algo 2d --mesh 4x4 --torus --fail-host 2,2
+EOF
+"$ftmesh" demo --algo 2d --mesh 4x4 >"$tmp/out"
+grep -q "Each row runs a ring" "$tmp/out" && bad "demo 2d: each row a ring, on a mesh"
+grep -q "^Here the bands are rows 0-1, 2-3\.$" "$tmp/out" || bad "demo 2d: the bands not named"
 for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --mesh 4x4 --fail-during 2,3 >"$tmp/a"
     "$ftmesh" demo --algo $algo --mesh 4x4 --fail-during 2,3 >"$tmp/b"
@@ -78,6 +98,15 @@ die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\
 tr "\n" " " <"$tmp/out" | grep -q "the steps above (1 to $die) in which each survivor" ||
     bad "demo: behind list not in the lesson's steps"
 grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,3)$' "$tmp/out" || bad "demo: behind list"
+# where the survivors stand is what ran: no step 0, no lockstep (chips run
+# at their own pace), and a death before any transfer completed says so
+"$ftmesh" demo --mesh 1x3 --algo tree --fail-during 0,0 >"$tmp/out" || bad "demo 1x3 tree"
+sed -n '/health monitor/,/^== /p' "$tmp/out" >"$tmp/behind"
+grep -q 'step 0\|lockstep\|half-done' "$tmp/behind" && bad "demo 1x3 tree: $(cat "$tmp/behind")"
+tr "\n" " " <"$tmp/out" | grep -q "No survivor sent or received anything: every transfer of step 1 touched" ||
+    bad "demo 1x3 tree: no survivor took part, not said"
+"$ftmesh" demo --mesh 4x4 --fail 1,1 --fail-during 2,2 --algo trees >"$tmp/out" || bad "demo trees dies"
+sed -n '/health monitor/,/^== /p' "$tmp/out" | grep -q 'lockstep' && bad "demo trees dies: lockstep claimed"
 # tables and step headers fit 80 columns; a finished sum's mark never runs
 # into the next value
 for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2"; do

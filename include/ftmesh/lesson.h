@@ -110,6 +110,11 @@ FTM_EXTERN int ftm_lesson_send_round(const ftm_lesson *l, int chip, int k, int *
  * is 1 + (c + k) mod 9). */
 FTM_EXTERN int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k);
 
+/* 1 when every value transfer x carries is its position's final sum
+ * (ftm_lesson_expected on l's mesh): a finished sum, not a partial one
+ * (a 2-D schedule's column phase copies partial sums); 0 otherwise. */
+FTM_EXTERN int ftm_lesson_xfer_final(const ftm_lesson *l, const ftm_lesson_xfer *x);
+
 /* A round's phase in words a student follows ("row reduce-scatter", "up
  * the tree"; where a schedule names one phase for all its steps, what
  * moved: "along columns, adding"), into b. */

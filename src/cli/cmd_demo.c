@@ -154,9 +154,13 @@ static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesso
 static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm_trace **tr,
                      ftm_lesson *l, long *wrong)
 {
-    printf("%s\n\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
-           "and holds 1 + (n + i) mod 9 at position #i.\n", demo_algo_story(algo), demo_lesson_count(m, algo),
-           m->cols);
+    char bands[256];
+    demo_bands_words(m, algo, bands, sizeof bands);
+    printf("%s\n", demo_algo_story(algo));
+    if (bands[0])
+        demo_wrap(bands);
+    printf("\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
+           "and holds 1 + (n + i) mod 9 at position #i.\n", demo_lesson_count(m, algo), m->cols);
     int rc = record(m, algo, tr, l);
     if (rc)
         return rc;
@@ -196,67 +200,6 @@ static int default_victim(const ftm_mesh *m)
     }
     ftm_mesh_free(&t);
     return pick;
-}
-
-/* The last of the lesson's steps (rounds 1 .. k) in which chip c sent or
- * received a transfer that completed, or 0: a position in the one global
- * order the steps are told in, not the chip's own step count. */
-static int last_round(const ftm_lesson *l, int c, int k)
-{
-    for (int r = k; r >= 1; r--)
-        for (int i = 0; i < l->frame[r].nx; i++) {
-            const ftm_lesson_xfer *x = &l->frame[r].x[i];
-            if (x->after && (x->src == c || x->dst == c))
-                return r;
-        }
-    return 0;
-}
-
-/* Why chips stand at different steps when the chip dies: each survivor's
- * last step (in the lesson's global order) by the end of round k. */
-static void tell_behind(const demo_out *o, const ftm_lesson *l, int k)
-{
-    const ftm_mesh *m = &l->mesh;
-    int lo = -1, hi = -1, *last = calloc((size_t)m->nchips, sizeof *last);
-    if (!last)
-        return;
-    for (int c = 0; c < m->nchips; c++) {
-        if (!ftm_mesh_alive(m, c) || c == l->died)
-            continue;
-        last[c] = last_round(l, c, k);
-        lo = lo < 0 || last[c] < lo ? last[c] : lo;
-        hi = last[c] > hi ? last[c] : hi;
-    }
-    if (lo == hi) {
-        printf("\nEvery survivor last sent or received in step %d of the steps above:\n"
-               "here each step of a chip waits for its neighbours' step before, which\n"
-               "keeps them in lockstep.\n", hi);
-        free(last);
-        return;
-    }
-    printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
-           "own transfers of the step before are done, so some are further along than\n"
-           "others, which wait for data that has not reached them yet. The last of\n"
-           "the steps above (1 to %d) in which each survivor sent or received:\n", k);
-    for (int n = hi; n >= lo && lo >= 0; n--) {
-        int col = 0, any = 0;
-        for (int c = 0; c < m->nchips; c++) {
-            if (!ftm_mesh_alive(m, c) || c == l->died || last[c] != n)
-                continue;
-            if (!any)
-                col = n ? printf("  step %2d:", n) : printf("  none yet:");
-            if (col > 72)
-                col = printf("\n          ") - 1;
-            col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
-            any = 1;
-        }
-        if (any)
-            printf("\n");
-    }
-    if (hi < k)
-        printf("No survivor took part in step %d: its transfers all touched the dead chip.\n", k);
-    free(last);
-    (void)o;
 }
 
 /* The recovery: the allreduce again on the chips left (run 1 of tr, which
@@ -356,11 +299,15 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         demo_table(o, &l1, round - 1);
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
-        tell_behind(o, &l1, round);
-        printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
-               "chip's numbers are gone, so the survivors start the allreduce over on the\n"
-               "chips left, its schedule rebuilt around the new hole; then the chip\n"
-               "comes back.\n");
+        if (demo_tell_behind(o, &l1, round) > 0)
+            printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
+                   "chip's numbers are gone, so the survivors start the allreduce over on the\n"
+                   "chips left, its schedule rebuilt around the new hole; then the chip\n"
+                   "comes back.\n");
+        else
+            printf("\nNothing was summed yet, and the dead chip's numbers are gone, so the\n"
+                   "survivors start the allreduce over on the chips left, its schedule\n"
+                   "rebuilt around the new hole; then the chip comes back.\n");
         if (demo_story_add(st, title, &l1, NULL, NULL))
             snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
         char h[80];
@@ -572,11 +519,14 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         tr = NULL;
         p->verified = w == 0;
         st->main_part = 2;
-        snprintf(st->intro[1], sizeof st->intro[1], "%s Every chip starts with %zu numbers: "
+        char bands[256];
+        demo_bands_words(m, algo, bands, sizeof bands);
+        snprintf(st->intro[1], sizeof st->intro[1], "%s %s%sEvery chip starts with %zu numbers: "
                  "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
                  "position #i. Each step is one round of one global order: a transfer is in "
                  "step n when the last transfer it waits for is in step n - 1.",
-                 demo_algo_story(algo), demo_lesson_count(m, algo), m->cols);
+                 demo_algo_story(algo), bands, bands[0] ? " " : "", demo_lesson_count(m, algo),
+                 m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "%s", demo_mesh_title(m));

@@ -61,6 +61,9 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
 void demo_wrap(const char *s);
 /* What algo does, a few lines of plain words (demo_text.c). */
 const char *demo_algo_story(const char *algo);
+/* For 2d and 2d-concurrent: the bands their plan makes on m ("Here the
+ * bands are rows 0-1, 2-3."), into b; "" for other algorithms. */
+void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n);
 /* Every chip's values in frame k (a table, wrapped to 80 columns). */
 void demo_table(const demo_out *o, const ftm_lesson *l, int k);
 /* Frames 1 .. last: each step's transfers and sums (last < 0: all). */
@@ -76,6 +79,10 @@ long demo_check(const demo_out *o, const ftm_lesson *l);
  * number per chip each ring would get half a block per chip and half the
  * chips would idle). */
 size_t demo_lesson_count(const ftm_mesh *m, const char *algo);
+/* Where the survivors stand when chip l->died dies at the start of step
+ * k: each one's last step in the lesson's global order (demo_repair.c).
+ * Returns the latest of them (0: no survivor sent or received). */
+int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k);
 /* The failure story's end (demo_repair.c): the dead chip `victim` of m
  * comes back; algo runs again on m, recorded into tr as its run `run`,
  * told in the text and added as a part (verified). 0 or an error. */

@@ -1,5 +1,6 @@
-/* ftmesh demo: the last part of the failure story, the dead chip coming
- * back (demo.h). An allreduce holds no state a returning chip must be
+/* ftmesh demo: pieces of the failure story (demo.h): where the survivors
+ * stand when the chip dies, and its last part, the dead chip coming
+ * back. An allreduce holds no state a returning chip must be
  * sent (each chip's numbers are its own inputs), so a repair is what
  * `ftmesh allreduce --repair` does: the chip joins at the start of the
  * next allreduce, the schedule is rebuilt with it, and that allreduce
@@ -8,11 +9,83 @@
 #include "ftmesh/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t demo_lesson_count(const ftm_mesh *m, const char *algo)
 {
     return (size_t)ftm_mesh_healthy_count(m) * (strcmp(algo, "bidir") ? 1 : 2);
+}
+
+/* The last of the lesson's steps (rounds 1 .. k) in which chip c sent or
+ * received a transfer that completed, or 0: a position in the one global
+ * order the steps are told in, not the chip's own step count. */
+static int last_round(const ftm_lesson *l, int c, int k)
+{
+    for (int r = k; r >= 1; r--)
+        for (int i = 0; i < l->frame[r].nx; i++) {
+            const ftm_lesson_xfer *x = &l->frame[r].x[i];
+            if (x->after && (x->src == c || x->dst == c))
+                return r;
+        }
+    return 0;
+}
+
+/* The survivors grouped by their last step, latest first. */
+static void behind_list(const ftm_lesson *l, const int *last, int lo, int hi)
+{
+    const ftm_mesh *m = &l->mesh;
+    for (int n = hi; n >= lo; n--) {
+        int col = 0, any = 0;
+        for (int c = 0; c < m->nchips; c++) {
+            if (!ftm_mesh_alive(m, c) || c == l->died || last[c] != n)
+                continue;
+            if (!any)
+                col = n ? printf("  step %2d:", n) : printf("  none yet:");
+            if (col > 72)
+                col = printf("\n          ") - 1;
+            col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+            any = 1;
+        }
+        if (any)
+            printf("\n");
+    }
+}
+
+int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    int lo = -1, hi = -1, *last = calloc((size_t)m->nchips, sizeof *last);
+    if (!last)
+        return -1;
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c) || c == l->died)
+            continue;
+        last[c] = last_round(l, c, k);
+        lo = lo < 0 || last[c] < lo ? last[c] : lo;
+        hi = last[c] > hi ? last[c] : hi;
+    }
+    /* no survivor took part in any step: nothing to line up */
+    if (hi <= 0 && k == 1)
+        printf("\nNo survivor sent or received anything: every transfer of step 1\n"
+               "touched the dead chip.\n");
+    else if (hi <= 0)
+        printf("\nNo survivor sent or received anything in steps 1 to %d: every\n"
+               "transfer touched the dead chip.\n", k);
+    else if (lo == hi)
+        printf("\nEvery survivor last sent or received in step %d of the steps above.\n", hi);
+    else {
+        printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
+               "own transfers of the step before are done, so some are further along than\n"
+               "others, which wait for data that has not reached them yet. The last of\n"
+               "the steps above (1 to %d) in which each survivor sent or received:\n", k);
+        behind_list(l, last, lo, hi);
+    }
+    if (hi > 0 && hi < k)
+        printf("No survivor took part in step %d: its transfers all touched the dead chip.\n", k);
+    free(last);
+    (void)o;
+    return hi;
 }
 
 int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "demo.h"
 #include "ftmesh/collective.h"
+#include "ftmesh/plan2d.h"
 #include "ftmesh/viz.h"
 
 #include <stdio.h>
@@ -240,16 +241,25 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
     }
 }
 
-static const char *phase_hint(const ftm_lesson_frame *f)
+/* What the receivers of round k do. A copy is called a finished sum only
+ * when every value copied is its position's final sum: a 2-D schedule's
+ * column phase copies partial sums too. */
+static const char *phase_hint(const ftm_lesson *l, int k)
 {
-    int sums = 0;
-    for (int i = 0; i < f->nx; i++)
+    const ftm_lesson_frame *f = &l->frame[k];
+    int sums = 0, final = 0;
+    for (int i = 0; i < f->nx; i++) {
         sums += f->x[i].red != 0;
-    if (sums == f->nx)
+        final += !f->x[i].red && ftm_lesson_xfer_final(l, &f->x[i]);
+    }
+    int copies = f->nx - sums;
+    if (!copies)
         return "receivers add what they get";
-    if (!sums)
+    if (sums)
+        return "receivers add (+) or copy (=)";
+    if (final == copies)
         return "receivers copy finished sums";
-    return "receivers add (+) or copy (=)";
+    return final ? "receivers copy partial and finished sums" : "receivers copy partial sums";
 }
 
 static void one_step(const demo_out *o, const ftm_lesson *l, int k)
@@ -263,9 +273,10 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     /* the hint on a line of its own where the header would pass 80 columns */
     char head[32];
     int w = snprintf(head, sizeof head, "Step %d of %d", k, l->nframes - 1);
-    int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(phase_hint(f)) > 80;
+    const char *hint = phase_hint(l, k);
+    int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(hint) > 80;
     printf("\n%s%s%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), head, demo_c(o, D_OFF),
-           demo_c(o, D_CYAN), ph, said ? "" : wrap ? ":\n  " : ": ", said ? "" : phase_hint(f),
+           demo_c(o, D_CYAN), ph, said ? "" : wrap ? ":\n  " : ": ", said ? "" : hint,
            demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
@@ -338,6 +349,55 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
     return wrong;
 }
 
+/* The bands of m's 2-D plan ("rows 0-1, rows 2-3"), into b from u. */
+static size_t band_list(const ftm_mesh *m, const char *what, char *b, size_t n, size_t u)
+{
+    ftm_plan2d p;
+    if (ftm_plan2d_build(m, &p))
+        return u;
+    for (int i = 0; i < p.nbands && u < n; i++) {
+        const ftm_plan2d_band *d = &p.bands[i];
+        u += (size_t)snprintf(b + u, n - u, "%s %d", i ? "," : what, d->row0);
+        if (d->nrows > 1 && u < n)
+            u += (size_t)snprintf(b + u, n - u, "-%d", d->row0 + d->nrows - 1);
+    }
+    ftm_plan2d_free(&p);
+    return u;
+}
+
+/* t = m transposed, as 2d-concurrent plans its columns-first half: chip
+ * (r, c) of m is (c, r) of t, direction d of m is 3 - d in t. */
+static int transpose(const ftm_mesh *m, ftm_mesh *t)
+{
+    int rc = ftm_mesh_init(t, m->cols, m->rows, m->torus);
+    for (int r = 0; r < m->rows && !rc; r++)
+        for (int c = 0; c < m->cols; c++) {
+            int a = ftm_mesh_chip(m, r, c), b = ftm_mesh_chip(t, c, r);
+            t->chip_dead[b] = m->chip_dead[a];
+            for (int d = 0; d < FTM_NDIRS; d++)
+                t->link_dead[b * FTM_NDIRS + 3 - d] = m->link_dead[a * FTM_NDIRS + d];
+        }
+    return rc;
+}
+
+void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
+{
+    b[0] = 0;
+    int conc = !strcmp(algo, "2d-concurrent");
+    if (n < 2 || (strcmp(algo, "2d") && !conc))
+        return;
+    size_t u = (size_t)snprintf(b, n, "Here the bands are");
+    u = band_list(m, " rows", b, n, u);
+    ftm_mesh t;
+    if (conc && u < n && !transpose(m, &t)) {
+        u += (size_t)snprintf(b + u, n - u, "; for the second half");
+        u = band_list(&t, " columns", b, n, u);
+        ftm_mesh_free(&t);
+    }
+    if (u < n)
+        snprintf(b + u, n - u, ".");
+}
+
 /* What the algorithm does, in words a student follows (the registry's
  * summary for one without its own). */
 const char *demo_algo_story(const char *algo)
@@ -362,12 +422,21 @@ const char *demo_algo_story(const char *algo)
                "neighbours just become leaves of more trees). Each share is summed up\n"
                "its tree and copied back down, in chunks, both at once.";
     if (!strcmp(algo, "2d"))
-        return "2-D: rows first. Each row runs a ring reduce-scatter, then each column\n"
-               "sums the row results it holds, then the rows all-gather. Rows and\n"
-               "columns are short rings, so there are fewer steps than one long ring.";
+        return "2-D: rows first. The rows are grouped into bands, each with a ring\n"
+               "through its chips: on a torus a healthy row is a band alone (its wrap\n"
+               "link closes the ring); on an open mesh rows are paired and the ring\n"
+               "snakes through both; rows touched by a hole merge into a wider band\n"
+               "whose ring goes around it. Each band runs a ring reduce-scatter, then\n"
+               "each column sums the band results it holds, then the bands all-gather.\n"
+               "Bands and columns are short rings: fewer steps than one long ring.";
     if (!strcmp(algo, "2d-concurrent"))
         return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
-               "one going rows-then-columns and the other columns-then-rows at once.";
+               "one going rows-then-columns and the other columns-then-rows at once.\n"
+               "Row bands (column bands for the second half) each have a ring through\n"
+               "their chips: on a torus a healthy row is a band alone (its wrap link\n"
+               "closes the ring); on an open mesh rows are paired and the ring snakes\n"
+               "through both; rows touched by a hole merge into a wider band whose ring\n"
+               "goes around it.";
     if (!strcmp(algo, "2d-lines"))
         return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
                "once, half A rows first, half B columns first. Row phase: the chips of a\n"

@@ -80,9 +80,12 @@ static void ring_data(FILE *f, const ftm_ring *r)
     fprintf(f, "]}");
 }
 
-static void xfer_data(FILE *f, const ftm_lesson_xfer *x)
+/* One transfer; fin:1 when it carries only final sums (the caption calls
+ * only those finished). */
+static void xfer_data(FILE *f, const ftm_lesson *l, const ftm_lesson_xfer *x)
 {
-    fprintf(f, "{s:%d,d:%d,m:%d,f:%zu,v:", x->src, x->dst, x->red != 0, x->first);
+    fprintf(f, "{s:%d,d:%d,m:%d,fin:%d,f:%zu,v:", x->src, x->dst, x->red != 0,
+            ftm_lesson_xfer_final(l, x), x->first);
     ints(f, x->sent, x->n);
     fprintf(f, ",z:");
     if (x->after)
@@ -160,7 +163,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
         for (int i = 0; i < l->frame[k].nx; i++) {
             if (i)
                 fputc(',', f);
-            xfer_data(f, &l->frame[k].x[i]);
+            xfer_data(f, l, &l->frame[k].x[i]);
         }
         fputc(']', f);
     }

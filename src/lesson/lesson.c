@@ -21,6 +21,16 @@ int64_t ftm_lesson_expected(const ftm_mesh *m, size_t k)
     return s;
 }
 
+int ftm_lesson_xfer_final(const ftm_lesson *l, const ftm_lesson_xfer *x)
+{
+    if (!x->sent)
+        return 0;
+    for (size_t j = 0; j < x->n; j++)
+        if (x->sent[j] != ftm_lesson_expected(&l->mesh, x->first + j))
+            return 0;
+    return 1;
+}
+
 typedef struct ljob {
     const ftm_sched *s;
     int64_t **bufs;
@@ -171,7 +181,8 @@ static const char *phase_words(const char *p)
 /* The packed trees' round: each position's chunk is summed up its tree
  * to the root and the finished chunk copied back down; the schedule names
  * one phase for both, so the round says which way its transfers went. */
-static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, int sums, int nx)
+static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, int sums,
+                        int final, int nx)
 {
     size_t a = lo[0] < lo[1] ? lo[0] : lo[1], z = hi[0] > hi[1] ? hi[0] : hi[1];
     if (z == 0) {
@@ -182,7 +193,8 @@ static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, i
         snprintf(b, n, "up the trees: partial sums of #%zu-#%zu to the roots, adding", a,
                  z - 1);
     else if (!sums)
-        snprintf(b, n, "down the trees: finished sums of #%zu-#%zu, copying", a, z - 1);
+        snprintf(b, n, "down the trees: %s sums of #%zu-#%zu, copying",
+                 final == nx ? "finished" : "partial", a, z - 1);
     else
         snprintf(b, n, "up and down the trees, #%zu-#%zu", a, z - 1);
 }
@@ -193,13 +205,14 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
 {
     const ftm_lesson_frame *f = &l->frame[k];
     size_t lo[2] = { (size_t)-1, (size_t)-1 }, hi[2] = { 0, 0 };
-    int sums = 0;
+    int sums = 0, final = 0;
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         int d = x->nhops ? x->dirs[0] : FTM_DIR_E, col = d == FTM_DIR_N || d == FTM_DIR_S;
         lo[col] = x->first < lo[col] ? x->first : lo[col];
         hi[col] = x->first + x->n > hi[col] ? x->first + x->n : hi[col];
         sums += x->red != 0;
+        final += !x->red && ftm_lesson_xfer_final(l, x);
     }
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
@@ -207,7 +220,7 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
         return;
     }
     if (l->algo && !strcmp(l->algo, "trees")) {
-        trees_words(b, n, lo, hi, sums, f->nx);
+        trees_words(b, n, lo, hi, sums, final, f->nx);
         return;
     }
     /* one phase name for everything: say what moved where */
