@@ -399,6 +399,19 @@ json "$tmp/t.json" 'j["otherData"]["faults"] == {"chips": [[3, 3]], "hosts": [],
 expect 0 allreduce --mesh 4x4 --size 4K --iters 3 --kill 3,3@2 --kill link:0,0-0,1@0:allreduce \
     --kill host:2,0@1:5 --trace "$tmp/k.json"
 json "$tmp/k.json" 'sorted(e["what"] for e in j["otherData"]["events"]) == ["chip (3,3)", "host (2,0)", "link (0,0)-(0,1)"] and all("chip" in e["args"] for e in j["traceEvents"] if e.get("name") == "chip dies")'
+# --algo auto picks again on the mesh a fault leaves: the figures are
+# auto's pick there, as --model-only has it on that mesh; "runs" and the
+# text say what ran on each mesh
+for size in 64K 1M; do
+    expect 0 allreduce --mesh 4x4 --fail-host 1,1 --size $size --model-only --algo auto --json
+    cp "$tmp/out" "$tmp/auto_left_$size.json"
+    expect 0 allreduce --mesh 4x4 --size $size --iters 1 --algo auto --kill host:1,1@0 --json
+    json "$tmp/out" "(lambda w: j['asked'] == 'auto' and j['algo'] == w['algo'] and j['modeled_s'] == w['modeled_s'] and j['runs'][-1]['algo'] == w['algo'] and [r['chips'] for r in j['runs']] == [16, 12] and [r['after_step'] for r in j['runs']] == [None, 0] and j['links_match_schedule'] and j['wrong'] == 0)(__import__('json').load(open('$tmp/auto_left_$size.json')))"
+done
+expect 0 allreduce --mesh 4x4 --size 64K --iters 1 --algo auto --kill host:1,1@0
+grep_out "# auto: picked trees for the 12 healthy chips (lowest modeled time)"
+grep_out "algo trees"
+
 # A scenario's "faults" (sweep rows): what its "fault" flags say.
 fx='(lambda f: (lambda w: {"chips": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail"], "hosts": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail-host"], "links": [[[int(x) for x in e.split(",")] for e in v.split("-")] for k, v in w if k == "--fail-link"], "links_one_way": []})(list(zip(f.split()[::2], f.split()[1::2]))))'
 

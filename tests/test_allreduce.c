@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
 #include "ftmesh/router.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/rng.h"
@@ -229,6 +230,48 @@ START_TEST(test_fault_script)
 }
 END_TEST
 
+/* With repick (--algo auto) each rebuild runs auto's pick for its mesh,
+ * and the runs say what ran: a dead host changes the pick. */
+START_TEST(test_repick_after_fault)
+{
+    ftm_mesh m, left;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ck_assert_int_eq(ftm_mesh_copy(&left, &m), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&left, 1, 1), 0);
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_sched_ctx bc = { .cost = &p };
+    ftm_cost_result c0, c1;
+    const char *first, *then;
+    size_t count = _i ? 262144 : 16384;
+    ck_assert_int_eq(ftm_allreduce_auto(&bc, &m, count, FTM_RED_SUM_F32, &p, &first, &c0), 0);
+    ck_assert_int_eq(ftm_allreduce_auto(&bc, &left, count, FTM_RED_SUM_F32, &p, &then, &c1), 0);
+    ck_assert_str_ne(first, then); /* else this case tests nothing */
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    add_ev(&s, "host:1,1@0");
+    ftm_allreduce_opts o = { .algo = first, .count = count, .iters = 1, .hang_timeout_s = 30,
+                             .faults = &s, .cost = &p, .repick = 1 };
+    ftm_allreduce_result r;
+    int rc = ftm_allreduce_run(&m, &o, &r);
+    ck_assert_msg(rc == 0, "%s (%s)", ftm_strerror(rc), r.detail);
+    ck_assert_int_eq(r.wrong, 0);
+    ck_assert(r.links_match_sched);
+    ck_assert_int_eq(r.nruns, 2);
+    ck_assert_str_eq(r.runs[0].algo, first);
+    ck_assert_int_eq(r.runs[0].chips, 16);
+    ck_assert_int_eq(r.runs[0].when, -1);
+    ck_assert_str_eq(r.runs[1].algo, then);
+    ck_assert_int_eq(r.runs[1].chips, 12);
+    ck_assert_int_eq(r.runs[1].when, 0);
+    ck_assert_int_eq(r.runs[1].after, 1);
+    ftm_allreduce_result_free(&r);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&left);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(test_verifier_catches_wrong_sum)
 {
     ftm_mesh m;
@@ -303,6 +346,7 @@ int main(void)
     tcase_add_loop_test(tc, test_chip_dies_during_run, 0, 2);
     tcase_add_test(tc, test_verifier_catches_wrong_sum);
     tcase_add_loop_test(tc, test_fault_script, 0, 2);
+    tcase_add_loop_test(tc, test_repick_after_fault, 0, 2);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);
     tcase_add_test(tc, test_mem_estimate);

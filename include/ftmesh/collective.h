@@ -99,7 +99,24 @@ typedef struct ftm_allreduce_opts {
      * builds), for the records' lost and before/after figures. */
     double (*modeled_s)(void *ctx, const ftm_sched *s, const ftm_mesh *m);
     void *modeled_ctx;
+    int repick;                /* 1 (--algo auto): every schedule built here
+                                * is ftm_allreduce_auto's pick for its mesh
+                                * (with cost), so a rebuild after a fault
+                                * picks again; algo names sched's algorithm */
 } ftm_allreduce_opts;
+
+/* One run of the chips of a run with faults: each failure or repair
+ * starts another, on a rebuilt schedule. */
+typedef struct ftm_allreduce_ran {
+    long when;                 /* iteration of the failure or repair that
+                                * started it (-1: the first run) */
+    int after;                 /* records (events[]) made before it started */
+    int chips;                 /* healthy chips of its mesh */
+    const char *algo;          /* the algorithm built (static): o->algo, or
+                                * with repick auto's pick for that mesh */
+    const char *schedule;      /* the schedule run (ftm_sched.algo: another
+                                * algorithm's where algo's fell back) */
+} ftm_allreduce_ran;
 
 typedef struct ftm_allreduce_result {
     int chips;                 /* healthy chips P */
@@ -126,6 +143,9 @@ typedef struct ftm_allreduce_result {
     ftm_mesh mesh_after;       /* with faults, after a recovery: the mesh the
                                 * last run used (have_mesh_after) */
     int have_mesh_after;
+    ftm_allreduce_ran *runs;   /* with faults: [nruns] every run, in order
+                                * (the figures are the last one's) */
+    int nruns;
 } ftm_allreduce_result;
 
 /* Builds the algorithm's schedule, runs it iters times on chip threads with

@@ -36,6 +36,28 @@ static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_resul
            cost->time_s / b.time_s);
 }
 
+/* With faults: every run of the chips, what started it and the algorithm
+ * and schedule it ran (the last one's are the figures'). */
+static void runs_json(cli_json *j, const ftm_allreduce_result *r)
+{
+    if (r->nruns < 1)
+        return;
+    cli_json_begin_arr(j, "runs");
+    for (int i = 0; i < r->nruns; i++) {
+        const ftm_allreduce_ran *u = &r->runs[i];
+        cli_json_begin_obj(j, NULL);
+        if (u->when < 0)
+            cli_json_null(j, "after_step");
+        else
+            cli_json_int(j, "after_step", u->when);
+        cli_json_int(j, "chips", u->chips);
+        cli_json_str(j, "algo", u->algo);
+        cli_json_str(j, "schedule", u->schedule);
+        cli_json_end(j);
+    }
+    cli_json_end(j);
+}
+
 void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
                         const ftm_sched *sched, const ftm_allreduce_result *r,
                         const ftm_cost_result *cost)
@@ -78,6 +100,7 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
         cli_json_u64(&j, "wrong", r->wrong);
         cli_json_chips(&j, "died_during_run", m, r->died, r->ndied); /* in the order they died */
         cli_faults_json(&j, r->events, r->nevents);
+        runs_json(&j, r);
     }
     cli_faults_record_json(&j, &a->o, m0);
     cli_ranks_json(&j, m);

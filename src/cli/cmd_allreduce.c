@@ -381,7 +381,8 @@ static int model_schedule(const ar_args *a, const char *algo, ar_run *x)
     return ftm_cost_sched(&x->sched, &x->m, &a->cp, &x->cost, x->link_bytes);
 }
 
-/* The cost model for the fault records: s, or algo's schedule on m. */
+/* The cost model for the fault records: s, or algo's schedule on m (with
+ * --algo auto, auto's pick for m: the one a rebuild on m runs). */
 typedef struct model_ctx {
     const ar_args *a;
     const char *algo;
@@ -390,10 +391,15 @@ typedef struct model_ctx {
 static double modeled(void *ctx, const ftm_sched *s, const ftm_mesh *m)
 {
     const model_ctx *mc = ctx;
+    const ar_args *a = mc->a;
     ftm_sched own;
     ftm_cost_result c;
-    ftm_sched_ctx bc = { .cost = &mc->a->cp };
-    if (!s && ftm_allreduce_find(mc->algo)->build(&own, &bc, m, mc->a->bytes / 4, FTM_RED_SUM_F32))
+    ftm_sched_ctx bc = { .cost = &a->cp };
+    const char *name;
+    if (!s && strcmp(a->algo, "auto") == 0)
+        return ftm_allreduce_auto(&bc, m, a->bytes / 4, FTM_RED_SUM_F32, &a->cp, &name, &c)
+                   ? 0 : c.time_s;
+    if (!s && ftm_allreduce_find(mc->algo)->build(&own, &bc, m, a->bytes / 4, FTM_RED_SUM_F32))
         return 0;
     int err = ftm_cost_sched(s ? s : &own, m, &mc->a->cp, &c, NULL);
     if (!s)
@@ -403,28 +409,57 @@ static double modeled(void *ctx, const ftm_sched *s, const ftm_mesh *m)
 
 static int model_schedule(const ar_args *a, const char *algo, ar_run *x);
 
-/* A run with a fault script: events logged as they are recovered from,
- * then the figures of the last run, on the mesh it ran on. */
-static int run_script(const ar_args *a, const char *algo, ftm_allreduce_opts *ao, ar_run *x)
+/* With --algo auto, auto's picks of the runs that started once `seen`
+ * noticed records (failures, repairs) were made: runs[*next..]. */
+static void print_picks(const ar_args *a, const ftm_allreduce_result *r, int seen, int *next)
 {
-    model_ctx mc = { a, algo };
+    for (; *next < r->nruns && r->runs[*next].after <= seen; ++*next) {
+        const ftm_allreduce_ran *u = &r->runs[*next];
+        if (*next > 0 && strcmp(a->algo, "auto") == 0)
+            printf("# auto: picked %s for the %d healthy chip%s (lowest modeled time)\n",
+                   u->algo, u->chips, cli_s(u->chips));
+    }
+}
+
+/* The records in time order (dead links nothing needed come after the
+ * run's events; the others are in order already, so the noticed ones
+ * keep theirs), logged with auto's pick after each rebuild. */
+static void log_events(const ar_args *a, ftm_allreduce_result *r)
+{
+    for (int i = 1; i < r->nevents; i++)
+        for (int k = i; k > 0 && r->events[k].when < r->events[k - 1].when; k--) {
+            ftm_fault_record t = r->events[k];
+            r->events[k] = r->events[k - 1];
+            r->events[k - 1] = t;
+        }
+    int seen = 0, next = 0;
+    for (int i = 0; i < r->nevents && !a->o.json; i++) {
+        print_picks(a, r, seen, &next);
+        cli_faults_print(stdout, &r->events[i], FTM_FAULT_ALLREDUCE);
+        seen += r->events[i].noticed;
+    }
+    if (!a->o.json)
+        print_picks(a, r, seen, &next);
+}
+
+/* A run with a fault script: events logged as they are recovered from,
+ * then the figures of the last run, on the mesh it ran on, of the
+ * algorithm it ran (*algo: with auto, the pick for that mesh). */
+static int run_script(const ar_args *a, const char **algo, ftm_allreduce_opts *ao, ar_run *x)
+{
+    model_ctx mc = { a, *algo };
     ao->faults = &a->script;
     ao->modeled_s = modeled;
     ao->modeled_ctx = &mc;
+    ao->repick = strcmp(a->algo, "auto") == 0;
     int err = ftm_allreduce_run(&x->m, ao, &x->r);
-    /* in time order: dead links nothing needed come after the run's events */
-    for (int i = 1; i < x->r.nevents; i++)
-        for (int k = i; k > 0 && x->r.events[k].when < x->r.events[k - 1].when; k--) {
-            ftm_fault_record t = x->r.events[k];
-            x->r.events[k] = x->r.events[k - 1];
-            x->r.events[k - 1] = t;
-        }
-    for (int i = 0; i < x->r.nevents && !a->o.json; i++)
-        cli_faults_print(stdout, &x->r.events[i], FTM_FAULT_ALLREDUCE);
+    log_events(a, &x->r);
+    if (!err && x->r.nruns > 0)
+        *algo = x->r.runs[x->r.nruns - 1].algo;
     if (!err && x->r.have_mesh_after) {
         memcpy(x->m.chip_dead, x->r.mesh_after.chip_dead, (size_t)x->m.nchips);
         memcpy(x->m.link_dead, x->r.mesh_after.link_dead, (size_t)x->m.nchips * FTM_NDIRS);
-        err = model_schedule(a, algo, x);
+        err = model_schedule(a, *algo, x);
         if (!a->o.json)
             printf("# the figures below are from the last run, over the %d chip%s left\n",
                    ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
@@ -531,7 +566,7 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
                               .packets_only = a->packets_only, .sched = &x->sched,
                               .trace = x->rec, .cost = &a->cp };
     if (a->have_script) /* --fail-during too: one of its events */
-        return run_script(a, *algo, &ao, x);
+        return run_script(a, algo, &ao, x);
     return ftm_allreduce_run(&x->m, &ao, &x->r);
 }
 

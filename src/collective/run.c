@@ -2,6 +2,7 @@
  * the runtime. A batch of allreduces (one or more schedules) runs in one
  * ftm_rt_run: chip threads start once per batch, not once per schedule. */
 #include "ftmesh/collective.h"
+#include "ftmesh/costmodel.h"
 #include "ftmesh/runtime.h"
 #include "ftmesh/trace.h"
 #include "ftmesh/error.h"
@@ -51,6 +52,7 @@ typedef struct ar_job {
     double *wall;          /* [iters], written by the timer chip */
     uint64_t *wrong;       /* [nchips] */
     uint64_t *links;       /* [nchips * 4] link byte counters after the job */
+    const char *algo;      /* the algorithm built (o->algo or auto's pick) */
 } ar_job;
 
 /* A script's recovery between runs. */
@@ -60,6 +62,7 @@ typedef struct run_fault {
     int have_next;
     int first;                 /* that failure's records: events[first..] */
     double modeled0;           /* modeled allreduce of the failed run */
+    const char *algo, *schedule; /* what the last run ran */
 } run_fault;
 
 typedef struct ar_batch {
@@ -162,6 +165,9 @@ void ftm_allreduce_result_free(ftm_allreduce_result *res)
     free(res->stuck);
     res->stuck = NULL;
     res->nstuck = 0;
+    free(res->runs);
+    res->runs = NULL;
+    res->nruns = 0;
 }
 
 /* Link bytes measured for job j (counters after it minus before it) vs the
@@ -196,18 +202,35 @@ static void job_free(ar_job *j)
     free(j->links);
 }
 
+/* The algorithm a schedule built for m is of: o->algo, or with repick
+ * auto's pick for m (a fault changes the mesh, and with it the fastest). */
+static int job_algo(const ftm_allreduce_opts *o, const ftm_sched_ctx *bc, const ftm_mesh *m,
+                    const char **name)
+{
+    *name = o->algo;
+    if (!o->repick)
+        return 0;
+    ftm_cost_params p;
+    ftm_cost_result r;
+    if (!o->cost)
+        ftm_cost_defaults(&p);
+    return ftm_allreduce_auto(bc, m, o->count, FTM_RED_SUM_F32, o->cost ? o->cost : &p, name, &r);
+}
+
 /* Builds (or borrows) job j's schedule and its expected sums. */
 static int job_init(ar_job *j, const ftm_mesh *m, const ftm_allreduce_opts *o)
 {
     memset(j, 0, sizeof *j);
     j->o = o;
-    const ftm_allreduce_algo *algo = ftm_allreduce_find(o->algo);
-    if (!algo || o->iters < 1)
+    j->algo = o->algo;
+    if (!ftm_allreduce_find(o->algo) || o->iters < 1)
         return FTM_EINVAL;
     j->s = o->sched;
     if (!j->s) {
         ftm_sched_ctx bc = { .cost = o->cost };
-        int rc = algo->build(&j->own, &bc, m, o->count, FTM_RED_SUM_F32);
+        int rc = job_algo(o, &bc, m, &j->algo);
+        if (!rc)
+            rc = ftm_allreduce_find(j->algo)->build(&j->own, &bc, m, o->count, FTM_RED_SUM_F32);
         if (rc)
             return rc;
         j->owned = 1;
@@ -353,12 +376,15 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
         /* a script's records are kept across its runs (rf: res is set) */
         ftm_fault_record *events = rf ? res[i].events : NULL;
         int nevents = rf ? res[i].nevents : 0, *died = rf ? res[i].died : NULL;
-        int ndied = rf ? res[i].ndied : 0;
+        int ndied = rf ? res[i].ndied : 0, nruns = rf ? res[i].nruns : 0;
+        ftm_allreduce_ran *runs = rf ? res[i].runs : NULL;
         memset(&res[i], 0, sizeof res[i]);
         res[i].events = events;
         res[i].nevents = nevents;
         res[i].died = died;
         res[i].ndied = ndied;
+        res[i].runs = runs;
+        res[i].nruns = nruns;
         res[i].died_chip = -1;
     }
     for (int i = 0; i < n; i++)
@@ -376,6 +402,10 @@ static int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, i
     for (int i = 0; i < n && !rc; i++) {
         rc = job_init(&b.jobs[i], m, &o[i]);
         res[i].chips = ftm_mesh_healthy_count(m);
+    }
+    if (!rc && rf) {
+        rf->algo = b.jobs[0].algo;
+        rf->schedule = b.jobs[0].s->algo ? b.jobs[0].s->algo : b.jobs[0].algo;
     }
     ftm_rt_config cfg = { o[0].pkt_bytes, 0, o[0].hang_timeout_s, o[0].packets_only };
     if (!rc && !rt)
@@ -493,13 +523,27 @@ static int note_deaths(ftm_allreduce_result *res, const ftm_mesh *cur, const ftm
     return 0;
 }
 
+/* Appends the run just made on m (rf: what it ran), started by the
+ * failure or repair of iteration when (-1: the first run). */
+static int note_run(ftm_allreduce_result *res, long when, int after, const ftm_mesh *m,
+                    const run_fault *rf)
+{
+    ftm_allreduce_ran *r = realloc(res->runs, sizeof *r * (size_t)(res->nruns + 1));
+    if (!r)
+        return FTM_ENOMEM;
+    res->runs = r;
+    r[res->nruns++] = (ftm_allreduce_ran){ when, after, ftm_mesh_healthy_count(m), rf->algo,
+                                           rf->schedule };
+    return 0;
+}
+
 /* Runs until one run ends without a failure; each failure's recovery
  * gives the next run its mesh, with new rings; a repair stops the run at
  * its iteration, the mesh grows, and all the iterations run again. */
 static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allreduce_result *res)
 {
     ftm_rt_script f;
-    run_fault rf = { &f, { 0 }, 0, 0, 0 };
+    run_fault rf = { .f = &f };
     ftm_mesh cur;
     memset(res, 0, sizeof *res);
     int rc = ftm_rt_script_init(&f, o->faults, m);
@@ -516,21 +560,31 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     ftm_allreduce_opts oc = *o;
     char detail[sizeof res->detail];
     int died = -1, at = 0;
+    long since = -1; /* what started this run: the failure's or repair's iteration */
     for (int k = 0;; k++) {
         double t0 = core_now_s();
         if ((rc = apply_repairs(&f, &cur, at, res, o)))
             break;
         oc.sched = at ? NULL : oc.sched; /* grown: new rings */
         memcpy(detail, res->detail, sizeof detail);
+        int after = res->nevents;
+        rf.algo = NULL;
         rc = run_set(&cur, NULL, &oc, 1, res, &rf);
         memcpy(res->detail, detail, sizeof detail);
+        int e = rf.algo ? note_run(res, since, after, &cur, &rf) : 0;
+        if (e) {
+            rc = e;
+            break;
+        }
         died = died < 0 ? res->died_chip : died;
         at = rc == AR_REPAIR_STOP ? (int)f.until : 0;
+        since = rc == AR_REPAIR_STOP ? at : since;
         if (rc == AR_REPAIR_STOP && k <= 2 * f.script.n + 2)
             continue;
         if ((rc != FTM_ECHIPDEAD && rc != FTM_ELINKDEAD) || !rf.have_next || k > 2 * f.script.n + 2)
             break;
         finish_records(res, o, &rf, &rf.next, t0);
+        since = rf.first < res->nevents ? res->events[rf.first].when : since;
         if ((rc = note_deaths(res, &cur, &rf.next, o->trace)))
             break;
         ftm_mesh_free(&cur);
