@@ -107,6 +107,15 @@ tr "\n" " " <"$tmp/out" | grep -q "No survivor sent or received anything: every 
     bad "demo 1x3 tree: no survivor took part, not said"
 "$ftmesh" demo --mesh 4x4 --fail 1,1 --fail-during 2,2 --algo trees >"$tmp/out" || bad "demo trees dies"
 sed -n '/health monitor/,/^== /p' "$tmp/out" | grep -q 'lockstep' && bad "demo trees dies: lockstep claimed"
+# the recovery draws the mesh after the death; the router's ring only for
+# the algorithms that run it
+"$ftmesh" demo --algo tree --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo tree recovery"
+sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" >"$tmp/rec"
+grep -q '^ 2  o   o   X   o$' "$tmp/rec" || bad "demo tree recovery: no mesh after the death"
+grep -qi 'ring\|detour\|-->\|<--' "$tmp/rec" && bad "demo tree recovery: a ring the tree never runs"
+"$ftmesh" demo --algo ring --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo ring recovery"
+sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" | grep -q "The router's ring" ||
+    bad "demo ring recovery: no ring"
 # tables and step headers fit 80 columns; a finished sum's mark never runs
 # into the next value
 for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2"; do

@@ -214,9 +214,14 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     if (rc)
         return rc;
     m2.chip_dead[victim] = 1;
+    /* the router's ring only for the algorithms that run it */
     ftm_ring ring = { 0 };
-    int have_ring = ftm_router_ring(&m2, &ring) == 0;
-    demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
+    int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
+    int have_ring = one_d && ftm_router_ring(&m2, &ring) == 0;
+    if (one_d)
+        demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
+    else
+        demo_mesh_picture(&m2, NULL, demo_lesson_count(&m2, algo));
     rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);

@@ -53,6 +53,9 @@ void demo_pause(const demo_out *o);
 /* The mesh, its hole(s) and the ring; with why the ring must detour (the
  * two-colour argument); count: the numbers each chip holds. */
 void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_t count);
+/* The same without the two-colour argument: the mesh and its holes, and
+ * ring when not NULL (for an algorithm that runs no ring, pass NULL). */
+void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count);
 /* Part 1's heading: "1. The mesh", "... and its hole" or "... holes". */
 const char *demo_mesh_title(const ftm_mesh *m);
 /* The two-colour argument for m and its ring, as one paragraph. */

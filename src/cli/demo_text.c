@@ -163,6 +163,12 @@ const char *demo_mesh_title(const ftm_mesh *m)
 
 void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_t count)
 {
+    demo_mesh_picture(m, ring, count);
+    two_colours(o, m, ring);
+}
+
+void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count)
+{
     int dead = dead_chips(m);
     char buf[256];
     snprintf(buf, sizeof buf, "%s %dx%d %s of chips; %d dead, %d healthy. Each healthy chip "
@@ -176,7 +182,6 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_
         printf("%s", pic);
         free(pic);
     }
-    two_colours(o, m, ring);
 }
 
 /* Values per table line: 8 + 14 * 5 = 78 columns (sums of up to 64 chips
