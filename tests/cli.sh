@@ -412,6 +412,17 @@ expect 0 allreduce --mesh 4x4 --size 64K --iters 1 --algo auto --kill host:1,1@0
 grep_out "# auto: picked trees for the 12 healthy chips (lowest modeled time)"
 grep_out "algo trees"
 
+# A repair of a link that died unnoticed is logged and recorded, also
+# after a chip's death restarted the run; sums and link bytes still right
+expect 0 allreduce --mesh 4x4 --size 4K --iters 3 --kill link:1,2-0,2@1 --repair link:1,2-0,2@2 --json
+json "$tmp/out" '[(e["kind"], e["step"], e["noticed"]) for e in j["events"]] == [("kill", 1, False), ("repair", 2, True)] and j["links_match_schedule"] and j["wrong"] == 0'
+expect 0 allreduce --mesh 4x4 --size 4K --iters 4 --kill link:1,2-0,2@1 --kill 3,3@2 \
+    --repair link:1,2-0,2@3 --json
+json "$tmp/out" '[(e["kind"], e["step"], e["noticed"]) for e in j["events"]] == [("kill", 1, False), ("kill", 2, True), ("repair", 3, True)] and j["links_match_schedule"] and j["wrong"] == 0 and j["chips"] == 15'
+expect 0 allreduce --mesh 4x4 --size 4K --iters 4 --kill link:1,2-0,2@1 --kill 3,3@2 \
+    --repair link:1,2-0,2@3
+grep_out "# iteration 3: link (1,2)-(0,2) repaired"
+
 # A scenario's "faults" (sweep rows): what its "fault" flags say.
 fx='(lambda f: (lambda w: {"chips": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail"], "hosts": [[int(x) for x in v.split(",")] for k, v in w if k == "--fail-host"], "links": [[[int(x) for x in e.split(",")] for e in v.split("-")] for k, v in w if k == "--fail-link"], "links_one_way": []})(list(zip(f.split()[::2], f.split()[1::2]))))'
 

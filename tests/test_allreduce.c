@@ -230,6 +230,44 @@ START_TEST(test_fault_script)
 }
 END_TEST
 
+/* A repair of a link that died with nobody noticing applies: it is
+ * recorded after the kill, also once a chip's death restarted the run
+ * (the link then stays dead in the runtime until its repair). */
+START_TEST(test_repair_unnoticed_link)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    add_ev(&s, "link:1,2-0,2@1");
+    if (_i)
+        add_ev(&s, "3,3@2");
+    ftm_fault_event e;
+    ck_assert_int_eq(ftm_fault_parse_repair(_i ? "link:1,2-0,2@3" : "link:1,2-0,2@2",
+                                            FTM_FAULT_ALLREDUCE, &e, NULL, 0), 0);
+    ck_assert_int_eq(ftm_fault_script_add(&s, &e), 0);
+    ftm_allreduce_opts o = { .algo = "ring", .count = 1024, .iters = 3 + _i, .hang_timeout_s = 30,
+                             .pkt_bytes = 512, .faults = &s };
+    ftm_allreduce_result r;
+    int rc = ftm_allreduce_run(&m, &o, &r);
+    ck_assert_msg(rc == 0, "%s (%s)", ftm_strerror(rc), r.detail);
+    ck_assert_int_eq(r.wrong, 0);
+    ck_assert(r.links_match_sched);
+    ck_assert_int_eq(r.nevents, 2 + _i);
+    int repairs = 0, unnoticed = 0;
+    for (int k = 0; k < r.nevents; k++) {
+        repairs += r.events[k].repair && strcmp(r.events[k].what, "link (1,2)-(0,2)") == 0;
+        unnoticed += !r.events[k].noticed;
+    }
+    ck_assert_int_eq(repairs, 1);
+    ck_assert_int_eq(unnoticed, 1);
+    ck_assert_int_eq(r.chips, 16 - _i);
+    ftm_allreduce_result_free(&r);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* With repick (--algo auto) each rebuild runs auto's pick for its mesh,
  * and the runs say what ran: a dead host changes the pick. */
 START_TEST(test_repick_after_fault)
@@ -346,6 +384,7 @@ int main(void)
     tcase_add_loop_test(tc, test_chip_dies_during_run, 0, 2);
     tcase_add_test(tc, test_verifier_catches_wrong_sum);
     tcase_add_loop_test(tc, test_fault_script, 0, 2);
+    tcase_add_loop_test(tc, test_repair_unnoticed_link, 0, 2);
     tcase_add_loop_test(tc, test_repick_after_fault, 0, 2);
     tcase_add_test(tc, test_single_chip);
     tcase_add_test(tc, test_unknown_algo);

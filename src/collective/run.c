@@ -331,6 +331,20 @@ static int note_failure(ar_batch *b, ftm_allreduce_result *res)
     return 0;
 }
 
+/* A run stopped for a repair: the links that died in it unnoticed join
+ * the script's list of them (a notice would have failed the run, so
+ * nothing else is learnt), so that a repair of one finds it dead and the
+ * next runtime has it dead until then. */
+static int learn_unnoticed(ar_batch *b)
+{
+    ftm_mesh same;
+    int n = ftm_rt_script_recover(b->rf->f, b->rt, b->m, &same, NULL, 0);
+    if (n < 0)
+        return n;
+    ftm_mesh_free(&same);
+    return 0;
+}
+
 /* Runs the batch's jobs on rt. */
 static int run_batch(ar_batch *b, ftm_allreduce_result *res)
 {
@@ -351,6 +365,10 @@ static int run_batch(ar_batch *b, ftm_allreduce_result *res)
         res[0].died_chip = ftm_rt_died(b->rt);
     if ((rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) && b->rf) {
         int e = note_failure(b, res);
+        rc = e ? e : rc;
+    }
+    if (rc == AR_REPAIR_STOP && b->rf) {
+        int e = learn_unnoticed(b);
         rc = e ? e : rc;
     }
     if (rc == FTM_EHANG) {
@@ -448,6 +466,22 @@ static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *
     rf->modeled0 = 0;
 }
 
+/* 1 when link event e names a link that died unnoticed (f's list of them,
+ * which cur does not know of): a repair of it applies all the same. */
+static int unnoticed_link(const ftm_rt_script *f, const ftm_mesh *cur, const ftm_fault_event *e)
+{
+    if (e->kind != FTM_FAULT_LINK)
+        return 0;
+    int a = ftm_mesh_chip(cur, e->r, e->c), b = ftm_mesh_chip(cur, e->r2, e->c2);
+    int d = ftm_mesh_dir_to(cur, a, b);
+    for (int k = 0; d >= 0 && k < f->nsecret; k++) {
+        int x = f->secret_chip[k], y = f->secret_dir[k];
+        if ((x == a && y == d) || (!e->oneway && x == b && y == ftm_dir_opposite(d)))
+            return 1;
+    }
+    return 0;
+}
+
 /* The repairs due at iteration `at` (not yet applied) into cur, with
  * their records; f->until becomes the next repair's iteration (0: none). */
 static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_result *res,
@@ -461,7 +495,7 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
         const ftm_fault_event *e = &f->script.ev[i];
         if (!e->repair || f->fired[i] || e->when > at)
             continue;
-        f->fired[i] = ftm_fault_apply(cur, e) ? -1 : 1;
+        f->fired[i] = ftm_fault_apply(cur, e) && !unnoticed_link(f, cur, e) ? -1 : 1;
         f->logged[i] = 1;
         if (f->fired[i] < 0)
             continue;
