@@ -116,6 +116,11 @@ grep -qi 'ring\|detour\|-->\|<--' "$tmp/rec" && bad "demo tree recovery: a ring 
 "$ftmesh" demo --algo ring --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo ring recovery"
 sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" | grep -q "The router's ring" ||
     bad "demo ring recovery: no ring"
+# part 3's torus picture shows chips only: no legend for wrap marks it lacks
+"$ftmesh" demo >"$tmp/out" || bad "demo"
+sed -n '/^== 3/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' && bad "demo part 3: wrap legend, no wraps drawn"
+"$ftmesh" demo --algo ring --mesh 4x4 --torus >"$tmp/out" || bad "demo torus ring"
+sed -n '/^== 1/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' || bad "demo torus ring: wrap legend lost"
 # tables and step headers fit 80 columns; a finished sum's mark never runs
 # into the next value
 for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2"; do

@@ -142,6 +142,10 @@ static void put3(canvas *c, int y, int x, const char s[3], int vert)
     memcpy(at(c, y, vert ? x - 1 : x), s, 3);
 }
 
+/* Whether the link's cells hold a mark: the legend names the wrap margins
+ * only when something is drawn in them. */
+static int marked(const char s[3]) { return memcmp(s, "   ", 3) != 0; }
+
 /* Links E and S of every chip; a wrap link is drawn whole in both margins. */
 static void draw_links(canvas *c)
 {
@@ -155,7 +159,7 @@ static void draw_links(canvas *c)
             put3(c, y, x + 1, s, 0);
             if (col == m->cols - 1) {
                 put3(c, y, chip_x(c, 0) - 3, s, 0);
-                c->seen |= SEEN_WRAP;
+                c->seen |= marked(s) ? SEEN_WRAP : 0;
             }
         }
         if (ftm_mesh_neighbor(m, chip, FTM_DIR_S) >= 0) {
@@ -163,7 +167,7 @@ static void draw_links(canvas *c)
             put3(c, y + 1, x, s, 1);
             if (r == m->rows - 1) {
                 put3(c, 0, x, s, 1);
-                c->seen |= SEEN_WRAP;
+                c->seen |= marked(s) ? SEEN_WRAP : 0;
             }
         }
     }
