@@ -64,7 +64,9 @@ done <<EOF
 EOF
 # a step that says its receivers copy finished sums copies only final sums
 # (a 2-D schedule's column phase copies partial sums too); the 2-D row
-# phase stays in the bands the lesson names (on a mesh rows are paired)
+# phase stays in the bands the lesson names (on a mesh rows are paired); a
+# step told by what moved names exactly the positions moved along rows and
+# along columns
 while read -r args; do
     "$ftmesh" demo $args >"$tmp/out" || bad "demo $args: exit $?"
     python3 "$here/demo_words.py" "$tmp/out" >/dev/null || {
@@ -78,6 +80,9 @@ done <<EOF
 --algo trees --mesh 5x5 --fail 2,2
 --algo 2d --mesh 6x6 --fail-link 0,0>0,1
 --algo 2d --mesh 4x4 --torus --fail-host 2,2
+--algo 2d-lines
+--algo 2d-lines --mesh 8x8 --torus --fail-host 2,2
+--algo 2d-lines --mesh 6x4
 EOF
 "$ftmesh" demo --algo 2d --mesh 4x4 >"$tmp/out"
 grep -q "Each row runs a ring" "$tmp/out" && bad "demo 2d: each row a ring, on a mesh"

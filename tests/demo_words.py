@@ -34,8 +34,11 @@ def read_sums(lines, i):
 
 
 def check(steps, sums):
-    """steps: [(header, [(pos, value) copied])]."""
-    for head, copies in steps:
+    """steps: [(header, [(pos, value) copied], transfer lines)]; returns
+    how many headers told by what moved were checked."""
+    moved = 0
+    for head, copies, xfers in steps:
+        moved += check_moved(head, xfers)
         if "finished sums" in head and "partial" not in head:
             wrong = [(p, v) for p, v in copies if v != sums[p]]
             if wrong:
@@ -45,6 +48,44 @@ def check(steps, sums):
             done = [(p, v) for p, v in copies if v == sums[p]]
             if done:
                 fail("'%s' copies a finished sum: #%d = %d" % (head, done[0][0], done[0][1]))
+    return moved
+
+
+MOVED = re.compile(r"^(?:rows ([^a-z]*?))?(?:, )?(?:columns ([^a-z]*?))?(?:, adding|, copying)?$")
+FULL = re.compile(r"^  \((\d+),(\d+)\)\s+->\s+\((\d+),(\d+)\)\s+(.*)$")
+
+
+def named(spec):
+    """The positions a header names: a set, or (count, lo, hi)."""
+    m = re.match(r"^(\d+) in #(\d+)-#(\d+)$", spec)
+    if m:
+        return tuple(int(v) for v in m.groups())
+    pos = set()
+    for a, b in re.findall(r"#(\d+)(?:-#(\d+))?", spec):
+        pos |= set(range(int(a), int(b or a) + 1))
+    return pos
+
+
+def check_moved(head, lines):
+    """The header's positions per way against the step's transfer lines."""
+    m = MOVED.match(head.split(": receivers")[0])
+    if not m or not (m.group(1) or m.group(2)) or any(", ..." in x for x in lines):
+        return 0
+    got = [set(), set()]
+    for line in lines:
+        x = FULL.match(line)
+        way = 0 if x.group(1) == x.group(3) else 1
+        got[way] |= {int(p) for p in re.findall(r"#(\d+)", x.group(5))}
+    for way, spec in enumerate(m.groups()):
+        want = named(spec) if spec else set()
+        have = got[way]
+        if isinstance(want, tuple):
+            ok = have and (len(have), min(have), max(have)) == want
+        else:
+            ok = have == want
+        if not ok:
+            fail("'%s': the %s carry %s" % (head, ("rows", "columns")[way], sorted(have)))
+    return 1
 
 
 def band_of(spec):
@@ -79,7 +120,7 @@ def check_bands(text):
 
 def main():
     lines = open(sys.argv[1]).read().split("\n")
-    steps, told = [], 0
+    steps, told, moved = [], 0, 0
     for i, line in enumerate(lines):
         m = STEP.match(line)
         if line.startswith("== "):
@@ -88,17 +129,18 @@ def main():
             head = m.group(3)
             if i + 1 < len(lines) and lines[i + 1].startswith("  receivers"):
                 head += " " + lines[i + 1].strip()  # the hint on its own line
-            steps.append((head, []))
+            steps.append((head, [], []))
         elif steps and line.startswith("  (") and "->" in line:
             steps[-1][1].extend((int(p), int(v)) for p, v in COPY.findall(line))
+            steps[-1][2].append(line)
         elif line.startswith(SUMS):
-            check(steps, read_sums(lines, i))
+            moved += check(steps, read_sums(lines, i))
             told += len(steps)
             steps = []
     if not told:
         fail("no steps checked")
-    print("demo_words: %d steps, %d row-band transfers checked"
-          % (told, check_bands("\n".join(lines))))
+    print("demo_words: %d steps (%d told by what moved), %d row-band transfers checked"
+          % (told, moved, check_bands("\n".join(lines))))
 
 
 main()

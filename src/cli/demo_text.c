@@ -271,7 +271,7 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
 {
     const ftm_mesh *m = &l->mesh;
     const ftm_lesson_frame *f = &l->frame[k];
-    char ph[64];
+    char ph[160];
     ftm_lesson_phase_words(l, k, ph, sizeof ph);
     /* the hint only where the phase words do not say it already */
     int said = strstr(ph, "adding") || strstr(ph, "copying");
@@ -321,7 +321,7 @@ void demo_steps_range(const demo_out *o, const ftm_lesson *l, int first, int las
     for (int k = first; k <= last; k++) {
         one_step(o, l, k);
         /* the end of a phase: show where every chip stands */
-        char a[64], b[64];
+        char a[160], b[160];
         ftm_lesson_phase_words(l, k, a, sizeof a);
         if (k < l->nframes - 1)
             ftm_lesson_phase_words(l, k + 1, b, sizeof b);

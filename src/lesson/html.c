@@ -152,7 +152,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     fprintf(f, "],phase:[\"\"");
     int last = p->picture ? 0 : l->nframes - 1;
     for (int k = 1; k <= last; k++) {
-        char w[80];
+        char w[160];
         ftm_lesson_phase_words(l, k, w, sizeof w);
         fputc(',', f);
         js_str(f, w);

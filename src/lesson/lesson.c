@@ -178,25 +178,71 @@ static const char *phase_words(const char *p)
     return p;
 }
 
+/* Positions a round touched, per way (rows, columns, either): the ranges
+ * a header names are those, not the lowest to the highest (a schedule's
+ * chunks wrap around the buffer). */
+#define LESSON_MAX_COUNT (FTM_LESSON_MAX_BYTES / 8)
+typedef struct touched {
+    unsigned char on[3][LESSON_MAX_COUNT];
+    size_t count;
+    int any[3];
+} touched;
+
+/* "#0-#4, #11-#14" for the positions on, into b from u; with more than
+ * LESSON_MAX_RANGES ranges "6 in #13-#23" (6 positions; a header stays
+ * within 80 columns). Returns the new length. */
+#define LESSON_MAX_RANGES 2
+static size_t ranges(char *b, size_t n, size_t u, const unsigned char *on, size_t count)
+{
+    size_t nr = 0, npos = 0, lo = count, hi = 0;
+    for (size_t i = 0; i < count; i++)
+        if (on[i]) {
+            nr += !i || !on[i - 1];
+            npos++;
+            lo = i < lo ? i : lo;
+            hi = i;
+        }
+    if (nr > LESSON_MAX_RANGES) {
+        u += (size_t)snprintf(b + u, n - u, "%zu in #%zu-#%zu", npos, lo, hi);
+        return u < n ? u : n;
+    }
+    for (size_t i = 0, first = 1; i < count && u < n; i++) {
+        if (!on[i] || (i && on[i - 1]))
+            continue;
+        size_t j = i;
+        while (j + 1 < count && on[j + 1])
+            j++;
+        u += j > i ? (size_t)snprintf(b + u, n - u, "%s#%zu-#%zu", first ? "" : ", ", i, j)
+                   : (size_t)snprintf(b + u, n - u, "%s#%zu", first ? "" : ", ", i);
+        first = 0;
+    }
+    return u < n ? u : n;
+}
+
 /* The packed trees' round: each position's chunk is summed up its tree
  * to the root and the finished chunk copied back down; the schedule names
  * one phase for both, so the round says which way its transfers went. */
-static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, int sums,
-                        int final, int nx)
+static void trees_words(char *b, size_t n, const touched *t, int sums, int final, int nx)
 {
-    size_t a = lo[0] < lo[1] ? lo[0] : lo[1], z = hi[0] > hi[1] ? hi[0] : hi[1];
-    if (z == 0) {
+    if (!t->any[2]) {
         snprintf(b, n, "the trees");
         return;
     }
-    if (sums == nx)
-        snprintf(b, n, "up the trees: partial sums of #%zu-#%zu to the roots, adding", a,
-                 z - 1);
-    else if (!sums)
-        snprintf(b, n, "down the trees: %s sums of #%zu-#%zu, copying",
-                 final == nx ? "finished" : "partial", a, z - 1);
-    else
-        snprintf(b, n, "up and down the trees, #%zu-#%zu", a, z - 1);
+    size_t u = (size_t)snprintf(b, n, "%s", sums == nx ? "up the trees: partial sums of "
+                                : sums ? "up and down the trees, "
+                                : final == nx ? "down the trees: finished sums of "
+                                : "down the trees: partial sums of ");
+    u = ranges(b, n, u < n ? u : n, t->on[2], t->count);
+    if (u < n)
+        snprintf(b + u, n - u, "%s", sums == nx ? ", adding" : sums ? "" : ", copying");
+}
+
+static void mark_touched(touched *t, const ftm_lesson_xfer *x)
+{
+    int d = x->nhops ? x->dirs[0] : FTM_DIR_E, col = d == FTM_DIR_N || d == FTM_DIR_S;
+    for (size_t j = x->first; j < x->first + x->n && j < t->count; j++)
+        t->on[col][j] = t->on[2][j] = 1;
+    t->any[col] = t->any[2] = 1;
 }
 
 /* Round k's phase: the schedule's phase words, or where the schedule
@@ -204,31 +250,39 @@ static void trees_words(char *b, size_t n, const size_t *lo, const size_t *hi, i
 void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
 {
     const ftm_lesson_frame *f = &l->frame[k];
-    size_t lo[2] = { (size_t)-1, (size_t)-1 }, hi[2] = { 0, 0 };
-    int sums = 0, final = 0;
-    for (int i = 0; i < f->nx; i++) {
-        const ftm_lesson_xfer *x = &f->x[i];
-        int d = x->nhops ? x->dirs[0] : FTM_DIR_E, col = d == FTM_DIR_N || d == FTM_DIR_S;
-        lo[col] = x->first < lo[col] ? x->first : lo[col];
-        hi[col] = x->first + x->n > hi[col] ? x->first + x->n : hi[col];
-        sums += x->red != 0;
-        final += !x->red && ftm_lesson_xfer_final(l, x);
-    }
+    if (n == 0)
+        return;
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
                  f->phase2 ? phase_words(f->phase2) : "");
         return;
     }
+    touched *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(b, n, "%s", f->phase);
+        return;
+    }
+    t->count = l->count < LESSON_MAX_COUNT ? l->count : LESSON_MAX_COUNT;
+    int sums = 0, final = 0;
+    for (int i = 0; i < f->nx; i++) {
+        mark_touched(t, &f->x[i]);
+        sums += f->x[i].red != 0;
+        final += !f->x[i].red && ftm_lesson_xfer_final(l, &f->x[i]);
+    }
     if (l->algo && !strcmp(l->algo, "trees")) {
-        trees_words(b, n, lo, hi, sums, final, f->nx);
+        trees_words(b, n, t, sums, final, f->nx);
+        free(t);
         return;
     }
     /* one phase name for everything: say what moved where */
     size_t u = 0;
+    b[0] = 0;
     for (int col = 0; col < 2 && u < n; col++)
-        if (hi[col] > 0)
-            u += (size_t)snprintf(b + u, n - u, "%s%s #%zu-#%zu", u ? ", " : "",
-                                  col ? "columns" : "rows", lo[col], hi[col] - 1);
+        if (t->any[col]) {
+            u += (size_t)snprintf(b + u, n - u, "%s%s ", u ? ", " : "", col ? "columns" : "rows");
+            u = ranges(b, n, u < n ? u : n, t->on[col], t->count);
+        }
     if (u < n)
         snprintf(b + u, n - u, "%s", sums == f->nx ? ", adding" : sums ? "" : ", copying");
+    free(t);
 }
