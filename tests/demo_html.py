@@ -14,7 +14,11 @@ wraps FILE: no line of the picture (links, ring, arrows) spans more than
 marks FILE ROOT(r,c or -) BIDIR(0/1): the DOM of a part at step 1: the
   tree's root (one box of class root, one "root" label at data-row/data-col
   ROOT; none when -); bidir's two rings (as many ring segments of class r1
-  as of r2, arrows of both at this step; no r2 anywhere when 0)."""
+  as of r2, arrows of both at this step; no r2 anywhere when 0).
+oneway FILE: a link dead one way only is drawn so: a line of class
+  "link oneway" (an arrow the dead way), no link of class dead.
+caption FILE TEXT: the caption holds TEXT, and the legend never calls a
+  green arrow a finished sum outright (a copy may carry a partial sum)."""
 import re
 import struct
 import sys
@@ -227,10 +231,33 @@ def check_marks(path, root, bidir):
     print("ok: root %r, ring segments %r, arrows %r" % (labels, rings, arrows))
 
 
+def check_oneway(path):
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    ones = [c for t, c, _ in d.all if t == "line" and "oneway" in c]
+    dead = [c for t, c, _ in d.all if t == "line" and "link" in c and "dead" in c]
+    if not ones or dead:
+        fail("%s: %d one-way lines, %d links drawn dead both ways" % (path, len(ones), len(dead)))
+
+
+def check_caption(path, text):
+    d = Dom()
+    page = open(path, encoding="utf-8").read()
+    d.feed(page)
+    if text not in d.ids.get("caption", ""):
+        fail("%s: caption %r lacks %r" % (path, d.ids.get("caption"), text))
+    if "green arrow: a finished sum" in page:
+        fail("%s: the legend calls every copy a finished sum" % path)
+
+
 if sys.argv[1] == "marks":
     check_marks(sys.argv[2], sys.argv[3], sys.argv[4])
 elif sys.argv[1] == "part":
     check_part(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+elif sys.argv[1] == "oneway":
+    check_oneway(sys.argv[2])
+elif sys.argv[1] == "caption":
+    check_caption(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "wraps":
     check_wraps(sys.argv[2])
 elif sys.argv[1] == "dom":

@@ -4,7 +4,8 @@
 # page contract and the sums (computed in tests/demo_html.py, not read from
 # the page); every part of the whole lesson at its last step
 # (#part=P&step=N: the dead chip, the verified sums), the --fail-during
-# chip, a torus' wraps as stubs, the tree's root and bidir's two rings; screenshots at the first and last step
+# chip, a torus' wraps as stubs, the tree's root and bidir's two rings, a
+# link dead one way, a copy of partial sums; screenshots at the first and last step
 # must be neither blank nor identical. Skips (77) when Chromium is not
 # installed. The pages load in two Chromium runs (tests/browse.py): the
 # ring page's last step is known only from its first.
@@ -50,6 +51,8 @@ grep -Eq '(src|href)=' "$tmp/ring.html" && bad "ring: the page loads a resource"
 demo all
 [ -n "$full" ] && demo fd --algo ring --fail-during 2,2
 demo t6 --algo ring --mesh 6x6 --torus --fail-host 2,2
+demo ow --algo ring --mesh 6x6 --fail-link '0,0>0,1'
+demo c2 --algo 2d --mesh 4x4
 n=0
 for m in $marks; do
     n=$((n + 1))
@@ -67,6 +70,8 @@ done
         echo "file://$tmp/fd.html#part=5&step=999 $tmp/fd5.dom"
     fi
     echo "file://$tmp/t6.html#part=2&step=1 $tmp/t6.dom"
+    echo "file://$tmp/ow.html#part=2&step=1 $tmp/ow.dom"
+    echo "file://$tmp/c2.html#part=2&step=8 $tmp/c2.dom"
     i=0
     for m in $marks; do
         i=$((i + 1))
@@ -114,6 +119,12 @@ fi
 # a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
 # both borders (part 2 at step 1 draws all three)
 python3 "$here/demo_html.py" wraps "$tmp/t6.dom" || bad "torus wraps at part=2&step=1"
+# a link dead one way only: an arrow the dead way beside it, never drawn
+# dead both ways (the ring runs over its other way)
+python3 "$here/demo_html.py" oneway "$tmp/ow.dom" || bad "one-way dead link at part=2&step=1"
+# 2d's column phase copies partial sums: the caption says so
+python3 "$here/demo_html.py" caption "$tmp/c2.dom" "green arrows carry partial sums" ||
+    bad "2d part=2&step=8: caption"
 # the tree's root (the healthy chip nearest the centre, ties: the lowest
 # number) and bidir's two rings, each marked; neither on the ring's page
 # (check-full: another tree and the ring too)

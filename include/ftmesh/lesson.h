@@ -134,8 +134,9 @@ typedef struct ftm_lesson_part {
 
 /* Writes one self-contained HTML page (inline CSS, JavaScript and SVG, no
  * network) that tells the parts p[0 .. n) one after the other: each
- * part's mesh, holes, dead links and torus wraps (stubs at both borders),
- * the ring with its direction, each step's transfers as arrows (lost ones
+ * part's mesh, holes, dead links (a link dead one way only: a line of class
+ * "link oneway" beside it, an arrow the dead way) and torus wraps (stubs
+ * at both borders), the ring with its direction, each step's transfers as arrows (lost ones
  * red) and every chip's values by position, finished sums highlighted.
  * Page contract: each healthy chip of the shown part is an SVG <text
  * class="chip" data-row data-col> whose text is its current values
