@@ -181,7 +181,7 @@ START_TEST(random_scripts)
     int k = 1 + _i % 4;
     char why[200] = "";
     ck_assert_int_eq(ftm_fault_script_random(&s, &m, k, 1000 + (uint64_t)_i, o.steps,
-                                             FTM_FAULT_KINDS_ALL, 0, why, sizeof why), 0);
+                                             FTM_FAULT_KINDS_ALL, 0, 0, why, sizeof why), 0);
     ftm_train_result r;
     run_ok(&m, &o, &s, &r);
     ck_assert_int_eq(r.nevents, k);
@@ -207,7 +207,7 @@ START_TEST(soak)
     ftm_fault_script s;
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     int k = small ? 5 : 12;
-    ck_assert_int_eq(ftm_fault_script_random(&s, &m, k, 20261201, o.steps, FTM_FAULT_KINDS_ALL, 0,
+    ck_assert_int_eq(ftm_fault_script_random(&s, &m, k, 20261201, o.steps, FTM_FAULT_KINDS_ALL, 0, 0,
                                              NULL, 0), 0);
     ftm_train_result r;
     run_ok(&m, &o, &s, &r);

@@ -187,7 +187,7 @@ START_TEST(fuzzed)
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     uint64_t seed = 1000 + (uint64_t)_i * 7919;
     char why[256];
-    int rc = ftm_fault_script_random(&s, &m, 3, seed, o.steps, FTM_FAULT_KINDS_ALL, 0, why, sizeof why);
+    int rc = ftm_fault_script_random(&s, &m, 3, seed, o.steps, FTM_FAULT_KINDS_ALL, 0, 0, why, sizeof why);
     if (!rc)
         rc = ftm_fault_script_repair_after(&s, &m, 1 + _i % 3, o.steps);
     if (!rc)

@@ -114,15 +114,20 @@ FTM_EXTERN int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text
 FTM_EXTERN int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
                           char *detail, size_t dlen);
 
-/* Draws k events reproducibly from seed (counter-based, include/ftmesh/
+/* Draws k kills reproducibly from seed (counter-based, include/ftmesh/
  * rng.h): times uniform over [0, horizon) and the phases, what uniform
- * among the allowed kinds (bits 1 << kind) and the live targets, each
- * event one that keeps the healthy chips of m (after the earlier events)
- * connected. Appends them with `origin`. FTM_EINVAL (k < 0, horizon < 1,
- * no kind), FTM_ERANGE when some event cannot be placed (detail says
+ * among the allowed kinds (bits 1 << kind) and the targets live at that
+ * time, each kill one that keeps the healthy chips of m connected. With
+ * repair_after >= 1 the kills are drawn for a script that will get
+ * ftm_fault_script_repair_after(s, m, repair_after, ...): what a kill
+ * takes is back that many steps later, and the kills with their repairs
+ * pass ftm_fault_script_check (a repair never brings a chip back among
+ * dead neighbours); 0: kills are for good. Events already in s are not
+ * considered. Appends them with `origin`. FTM_EINVAL (k < 0, horizon < 1,
+ * no kind), FTM_ERANGE when some kill cannot be placed (detail says
  * which), FTM_ENOMEM; on error nothing is appended. */
 FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
-                            long horizon, unsigned kinds, int origin,
+                            long horizon, unsigned kinds, long repair_after, int origin,
                             char *detail, size_t dlen);
 
 /* Appends, for every kill of s, a repair of what it takes n (>= 1) steps

@@ -92,35 +92,88 @@ static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, uns
     return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
 }
 
-static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
-                    char *detail, size_t dlen)
+static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, long n, long horizon);
+
+/* Applies to t the repairs of rep due before e, and drops them from rep
+ * (rep is in time order). */
+static void fs_due(ftm_mesh *t, ftm_fault_script *rep, const ftm_fault_event *e)
 {
-    ftm_mesh t, t2;
-    int rc = ftm_mesh_copy(&t, m);
-    if (rc)
+    int d = 0;
+    while (d < rep->n && ftm_fault_cmp(&rep->ev[d], e) < 0)
+        (void)ftm_fault_apply(t, &rep->ev[d++]); /* brings back what its kill took */
+    memmove(rep->ev, rep->ev + d, sizeof *rep->ev * (size_t)(rep->n - d));
+    rep->n -= d;
+}
+
+/* With repairs n steps after each kill: whether the candidate kill e,
+ * drawn on t (the mesh just before it; t2 = t with e) keeps the healthy
+ * chips connected until every repair due is done -- a repair can bring a
+ * chip back among dead neighbours. Kills are placed in time order, so
+ * after e only repairs change the mesh. all: scratch for rep with e's
+ * repairs. 0 (rep then has e's repairs), -1 when not, or FTM_ENOMEM. */
+static int fs_future_ok(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_script *rep,
+                        const ftm_fault_event *e, long n, ftm_mesh *scratch,
+                        ftm_fault_script *all)
+{
+    memcpy(scratch->chip_dead, t->chip_dead, (size_t)t->nchips);
+    memcpy(scratch->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
+    all->n = 0;
+    int rc = 0;
+    for (int i = 0; i < rep->n && !rc; i++)
+        rc = ftm_fault_script_add(all, &rep->ev[i]);
+    if (rc || (rc = fs_took(all, scratch, e, n, 0)))
         return rc;
-    if ((rc = ftm_mesh_copy(&t2, m))) {
-        ftm_mesh_free(&t);
-        return rc;
+    ftm_fault_script_sort(all);
+    for (int i = 0; i < all->n && !rc; i++) {
+        rc = ftm_fault_apply(t2, &all->ev[i]) ? -1 : 0;
+        int last = i + 1 == all->n || all->ev[i].when != all->ev[i + 1].when;
+        if (!rc && last && ftm_mesh_check_connected(t2, NULL, NULL))
+            rc = -1; /* checked once per step: its repairs come back together */
     }
+    if (!rc) { /* e is placed: rep takes its repairs */
+        ftm_fault_script tmp = *rep;
+        *rep = *all;
+        *all = tmp;
+    }
+    return rc;
+}
+
+static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
+                    long n, int mode, char *detail, size_t dlen)
+{
+    ftm_mesh t, t2, t3;
+    ftm_fault_script rep, all; /* repairs of the placed kills not yet due; scratch */
+    ftm_fault_script_init(&rep, mode);
+    ftm_fault_script_init(&all, mode);
+    int rc = ftm_mesh_copy(&t, m), r2 = ftm_mesh_copy(&t2, m), r3 = ftm_mesh_copy(&t3, m);
+    rc = rc ? rc : r2 ? r2 : r3;
     for (int i = 0; i < k && !rc; i++) {
-        int a = 0;
-        while (a < FS_TRIES && fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
-            a++;
-        if (a == FS_TRIES)
+        int placed = 0;
+        fs_due(&t, &rep, &ev[i]);
+        for (int a = 0; a < FS_TRIES && !placed && !rc; a++) {
+            if (fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
+                continue;
+            int ok = n >= 1 ? fs_future_ok(&t, &t2, &rep, &ev[i], n, &t3, &all) : 0;
+            placed = ok == 0;
+            rc = ok == -1 ? 0 : ok;
+        }
+        if (!rc && !placed)
             rc = core_fail_detail(FTM_ERANGE, detail, dlen, "kill %d of %d: no chip, host or link of the allowed "
-                         "kinds can die without cutting the healthy chips apart; ask for fewer kills",
-                         i + 1, k);
-        else
+                         "kinds can die without cutting the healthy chips apart%s; ask for fewer kills",
+                         i + 1, k, n >= 1 ? " (now or when what died before comes back)" : "");
+        else if (!rc)
             ftm_fault_apply(&t, &ev[i]);
     }
+    ftm_fault_script_free(&rep);
+    ftm_fault_script_free(&all);
     ftm_mesh_free(&t);
     ftm_mesh_free(&t2);
+    ftm_mesh_free(&t3);
     return rc;
 }
 
 int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint64_t seed,
-                            long horizon, unsigned kinds, int origin,
+                            long horizon, unsigned kinds, long repair_after, int origin,
                             char *detail, size_t dlen)
 {
     if (k < 0 || horizon < 1 || !(kinds & FTM_FAULT_KINDS_ALL))
@@ -134,7 +187,7 @@ int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint6
     for (int j = 0; j < k; j++)
         fs_draw_time(&ev[j], s->mode, seed, j, horizon);
     qsort(ev, (size_t)k, sizeof *ev, fs_qcmp);
-    int rc = fs_place(ev, k, m, seed, kinds, detail, dlen), n0 = s->n;
+    int rc = fs_place(ev, k, m, seed, kinds, repair_after, s->mode, detail, dlen), n0 = s->n;
     for (int j = 0; j < k && !rc; j++) {
         ev[j].origin = origin;
         rc = ftm_fault_script_add(s, &ev[j]);
