@@ -106,7 +106,7 @@ static void bound_text(const ftm_mesh *m)
     if (bound_terms(m, &per, &fixed, &lat, &diam) || per <= 0)
         return;
     printf("lower bound on any allreduce of M bytes here (TPU-v3 links, see doc/bound.md):\n"
-           "  max(%.4f us per MB of M + %.1f us, %d hops x %.1f us = %.1f us)\n", per * 1e12,
+           "  max(%.4f us per 1e6 bytes of M + %.1f us, %d hops x %.1f us = %.1f us)\n", per * 1e12,
            fixed * 1e6, diam, fixed * 1e6, lat * 1e6);
 }
 
