@@ -166,6 +166,13 @@ err_is "another model"
 expect 2 "every without file" $T --checkpoint-every 2
 err_is "--checkpoint-every needs --checkpoint"
 
+# A link lost unnoticed stays dead while a chip at one of its ends is
+# dead: the chip's repair does not bring the link back, its own repair does.
+U="$FTMESH train --mesh 4x4 --batch 16 --micro 1 --reduce exact"
+expect 0 "unnoticed link, end chip dies, link repaired" $U --steps 10 --kill link:0,2-1,2@2 \
+    --kill 0,2@4 --repair 0,2@6 --repair link:0,2-1,2@9 --json
+json '[(e["kind"], e["what"], e["step"]) for e in j["events"]][-1] == ("repair", "link (0,2)-(1,2)", 9) and j["availability"]["repairs"] == 2'
+
 # SIGINT: the current step finishes, the checkpoint is written, exit 130
 "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" >"$out" 2>"$out.err" &
 pid=$!

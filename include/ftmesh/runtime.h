@@ -260,6 +260,10 @@ FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* A repair e (applied by the caller between attempts on mesh m): a dead
  * link nobody noticed is live again in the next runtime. */
 FTM_EXTERN void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e);
+/* After an attempt on rt that ended without a failure: the links rt lost
+ * join the dead links nobody noticed (those kept already stay: a link of
+ * a chip dead in rt had no mailbox there). */
+FTM_EXTERN void ftm_rt_script_lost(ftm_rt_script *f, const ftm_rt *rt);
 /* The new runtime of an attempt gets the dead links nobody noticed. */
 FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 /* After an attempt on m stopped by a failure (rc FTM_ECHIPDEAD or

@@ -188,6 +188,9 @@ void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault
 
 void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
 {
+    /* a link of a dead chip has no mailbox (FTM_EINVAL): it carries
+     * nothing anyway, and stays on the list for the runtime after its
+     * chip's repair */
     for (int i = 0; i < f->nsecret; i++)
         ftm_rt_kill_link(rt, f->secret_chip[i], f->secret_dir[i], 1);
 }
@@ -252,8 +255,27 @@ static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsign
     return 0;
 }
 
+/* Adds the directed link (a, d) to the unnoticed ones, once. */
+static void add_secret(ftm_rt_script *f, int a, int d)
+{
+    for (int k = 0; k < f->nsecret; k++)
+        if (f->secret_chip[k] == a && f->secret_dir[k] == d)
+            return;
+    f->secret_chip[f->nsecret] = a;
+    f->secret_dir[f->nsecret++] = d;
+}
+
+void ftm_rt_script_lost(ftm_rt_script *f, const ftm_rt *rt)
+{
+    for (int c = 0; c < rt->mesh.nchips; c++)
+        for (int d = 0; d < FTM_NDIRS; d++)
+            if (rt->chips[c].out[d] && atomic_load(&rt->chips[c].out[d]->dead))
+                add_secret(f, c, d);
+}
+
 /* Dead chips and directed links of rt into m2 / the secret list; dead and
- * dlink mark them. */
+ * dlink mark them. An unnoticed link stays on the list while rt had no
+ * mailbox for it (an end chip dead): only a repair or a notice ends it. */
 static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char *dead,
                   unsigned char *dlink, const ftm_rt_notice *nt, int nn, int *scratch)
 {
@@ -264,18 +286,23 @@ static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned cha
         ftm_mesh_fail_chip_id(m2, lc[k]);
     }
     int nl = ftm_rt_killed_links(rt, lc, ld, n * FTM_NDIRS);
-    f->nsecret = 0;
     for (int k = 0; k < nl; k++) {
         int a = lc[k], b = ftm_mesh_neighbor(m2, a, ld[k]), seen = 0;
         dlink[a * FTM_NDIRS + ld[k]] = 1;
         for (int j = 0; j < nn && !seen; j++)
             seen = notice_on(m2, &nt[j], a, b);
-        if (seen) {
+        if (seen)
             m2->link_dead[a * FTM_NDIRS + ld[k]] = 1;
-        } else {
-            f->secret_chip[f->nsecret] = a;
-            f->secret_dir[f->nsecret++] = ld[k];
+        else
+            add_secret(f, a, ld[k]);
+    }
+    for (int k = 0; k < f->nsecret;) { /* noticed now: the mesh has it */
+        if (!m2->link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]]) {
+            k++;
+            continue;
         }
+        f->secret_chip[k] = f->secret_chip[--f->nsecret];
+        f->secret_dir[k] = f->secret_dir[f->nsecret];
     }
 }
 

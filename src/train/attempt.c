@@ -229,8 +229,7 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps) {
         /* a clean stop: the links this runtime lost nobody noticed (a
          * noticed one stops the run); the next runtime loses them too */
-        t->faults->nsecret = ftm_rt_killed_links(t->rt, t->faults->secret_chip,
-                                                 t->faults->secret_dir, m->nchips * FTM_NDIRS);
+        ftm_rt_script_lost(t->faults, t->rt);
         return train_take_snapshot(t, m, snap); /* repairs come next */
     }
     return rc ? rc : finish_run(t, o);

@@ -121,9 +121,12 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
     } else {
         rc = ftm_fault_apply(cur, e);
     }
-    if (rc) {
-        f->fired[i] = -1; /* nothing left to repair (only after --resume) */
-        return 0;
+    if (rc) { /* the pre-run check found it dead then: the run and the check disagree */
+        char what[64];
+        ftm_fault_what(e, what, sizeof what);
+        snprintf(res->detail, sizeof res->detail, "repair of %s at step %ld: nothing to repair",
+                 what, e->when);
+        return FTM_EINTERNAL;
     }
     ftm_rt_script_repaired(f, old, e);
     f->fired[i] = 1;
