@@ -166,12 +166,57 @@ err_is "another model"
 expect 2 "every without file" $T --checkpoint-every 2
 err_is "--checkpoint-every needs --checkpoint"
 
-# A link lost unnoticed stays dead while a chip at one of its ends is
-# dead: the chip's repair does not bring the link back, its own repair does.
+# same_run A B: two --json runs (B resumed) have the same events (wall
+# times aside) and B's losses are A's, bit for bit
+same_run() {
+    python3 - "$1" "$2" <<'EOF2' || { echo "FAIL: resumed run differs: $last_cmd"; fail=1; }
+import json, sys
+def run(f):
+    objs = list(map(json.loads, open(f)))
+    ev = [{k: v for k, v in e.items() if "wall" not in k} for e in objs[-1]["events"] or []]
+    return ev, {o["step"]: o["loss"] for o in objs if "summary" not in o}
+(ea, la), (eb, lb) = run(sys.argv[1]), run(sys.argv[2])
+assert ea == eb, (ea, eb)
+assert lb and all(la[s] == lb[s] for s in lb), (la, lb)
+EOF2
+}
+# A link lost unnoticed is in the checkpoint: a resumed run repairs it,
+# and notices it, as the run without a stop does.
 U="$FTMESH train --mesh 4x4 --batch 16 --micro 1 --reduce exact"
+expect 0 "unnoticed link, first run" $U --steps 6 --kill link:0,2-1,2@2 --checkpoint "$tmp/u.ckpt"
+expect 0 "unnoticed link, whole" $U --steps 10 --kill link:0,2-1,2@2 --repair link:0,2-1,2@8 --json
+json '[e["kind"] for e in j["events"]] == ["kill", "repair"]'
+cp "$out" "$tmp/whole.json"
+expect 0 "unnoticed link, repaired after resume" $U --steps 10 --kill link:0,2-1,2@2 \
+    --resume "$tmp/u.ckpt" --repair link:0,2-1,2@8 --json
+same_run "$tmp/whole.json" "$out"
+expect 0 "unnoticed link, first run to 3" $U --steps 3 --kill link:0,2-1,2@2 --checkpoint "$tmp/u.ckpt"
+expect 0 "unnoticed link then chip, whole" $U --steps 8 --kill link:0,2-1,2@2 --kill 0,3@4 --json
+json '[(e["what"], e["noticed"]) for e in j["events"]] == [("chip (0,3)", True), ("link (0,2)-(1,2)", True)]'
+cp "$out" "$tmp/whole.json"
+expect 0 "unnoticed link then chip, resumed" $U --steps 8 --kill link:0,2-1,2@2 --kill 0,3@4 \
+    --resume "$tmp/u.ckpt" --json
+same_run "$tmp/whole.json" "$out"
+# ... also while a chip at one of its ends is dead: the chip's repair does
+# not bring the link back, its own repair does (in the run, and after a
+# resume from the checkpoint).
+expect 0 "unnoticed link, end chip dies" $U --steps 8 --kill link:0,2-1,2@2 --kill 0,2@4 \
+    --repair 0,2@6 --checkpoint "$tmp/u.ckpt"
 expect 0 "unnoticed link, end chip dies, link repaired" $U --steps 10 --kill link:0,2-1,2@2 \
     --kill 0,2@4 --repair 0,2@6 --repair link:0,2-1,2@9 --json
 json '[(e["kind"], e["what"], e["step"]) for e in j["events"]][-1] == ("repair", "link (0,2)-(1,2)", 9) and j["availability"]["repairs"] == 2'
+expect 0 "unnoticed link, end chip dies, resumed" $U --steps 10 --resume "$tmp/u.ckpt" \
+    --repair link:0,2-1,2@9 --json
+json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("kill", "link (0,2)-(1,2)", 2), ("repair", "link (0,2)-(1,2)", 9)]'
+
+# A both-ways kill of a link dead one way already kills the other way: the
+# checkpoint has both ways dead, the other way can be repaired.
+V="$FTMESH train --mesh 2x3 --batch 6 --micro 1 --reduce exact"
+expect 0 "both ways after one way" $V --steps 4 --kill 'link:0,0>0,1@1' --kill link:0,0-0,1@2 \
+    --checkpoint "$tmp/v.ckpt"
+expect 0 "both ways after one way, resumed" $V --steps 8 --resume "$tmp/v.ckpt" \
+    --repair 'link:0,1>0,0@6' --json
+json '[(e["kind"], e["what"]) for e in j["events"]] == [("repair", "link (0,1)->(0,0)")]'
 
 # SIGINT: the current step finishes, the checkpoint is written, exit 130
 "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" >"$out" 2>"$out.err" &

@@ -17,8 +17,10 @@
  *   f32 params[nparams], f32 moment[nmoments][nparams], f64 losses[nlosses]
  *   (version 2 on)         the mesh and the fault script still to come:
  *   u32 rows, u32 cols, u32 torus   (rows 0: none, nothing else of it)
- *   u8 chip_dead[rows*cols], u8 link_dead[rows*cols*4] (chip*4 + dir)
- *   u32 script_len, script  the events not yet played, one per line as
+ *   u8 chip_dead[rows*cols], u8 link_dead[rows*cols*4] (chip*4 + dir;
+ *                          1 dead, 2 dead but nobody noticed yet)
+ *   u32 script_len, script  the events not yet played (and the link kills
+ *                          nobody noticed yet), one per line as
  *                          include/ftmesh/faults.h writes them
  *   u32 crc                CRC-32C (Castagnoli) of every byte before it
  *
@@ -73,7 +75,7 @@ typedef struct ftm_ckpt_state {
      * directed links (0/1 each), and the fault script still to come. */
     int rows, cols, torus;
     unsigned char *chip_dead;  /* [rows * cols] */
-    unsigned char *link_dead;  /* [rows * cols * 4] */
+    unsigned char *link_dead;  /* [rows * cols * 4] 1 dead, 2 nobody noticed */
     char *script;              /* script_len bytes of text (not NUL-ended
                                   in the file; a load adds the NUL) */
     size_t script_len;

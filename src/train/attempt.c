@@ -272,9 +272,10 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
 }
 
 /* --resume: the checkpoint's state into snap, its losses into res, its
- * mesh into cur and the events it had still to come into ck. */
+ * mesh into cur (the links it lost unnoticed into lost) and the events it
+ * had still to come into ck. */
 static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result *res,
-                       ftm_mesh *cur, ftm_fault_script *ck)
+                       ftm_mesh *cur, unsigned char *lost, ftm_fault_script *ck)
 {
     size_t np;
     int rc = train_model_nparams(o, &np);
@@ -284,7 +285,7 @@ static int resume_from(const ftm_train_opts *o, snapshot *snap, ftm_train_result
     if ((rc = train_ckpt_load(o, np, &st, res->detail, sizeof res->detail)))
         return rc;
     if (!(rc = train_snap_alloc(snap, o, np)) &&
-        !(rc = train_ckpt_mesh(&st, cur, ck, res->detail, sizeof res->detail))) {
+        !(rc = train_ckpt_mesh(&st, cur, lost, ck, res->detail, sizeof res->detail))) {
         float *mom[2];
         ftm_optim_moments(snap->optim, &mom[0], &mom[1]);
         memcpy(snap->params, st.params, sizeof(float) * np);
@@ -398,14 +399,16 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
  * fail_chip@fail_step:allreduce (events before start are history, one
  * given twice counts once). chk gets what the pre-run check applies: all
  * but the pending ones at or after o->steps (repairs, and the
- * checkpoint's), which stay for the checkpoints. */
+ * checkpoint's), which stay for the checkpoints. ck's kills before start
+ * are links lost unnoticed (lost, or NULL): struck, to be told. */
 static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fault_script *ck,
-                        long start, ftm_rt_script *f, ftm_fault_script *chk)
+                        const unsigned char *lost, long start, ftm_rt_script *f,
+                        ftm_fault_script *chk)
 {
     ftm_fault_script s;
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     memset(f, 0, sizeof *f);
-    int rc = train_script_merge(&s, ck, start), nck = s.n;
+    int rc = train_script_merge(&s, ck, 0), nck = s.n;
     if (!rc)
         rc = train_script_merge(&s, o->faults, start);
     if (!rc && o->fail_during && o->fail_step >= start) {
@@ -416,11 +419,36 @@ static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fa
         rc = train_script_merge(&s, &one, start);
     }
     for (int i = 0; i < s.n && !rc; i++)
-        if (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck))
+        if (s.ev[i].when >= start && (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck)))
             rc = ftm_fault_script_add(chk, &s.ev[i]);
     if (!rc)
         rc = ftm_rt_script_init(f, &s, m);
     ftm_fault_script_free(&s);
+    for (int i = 0; i < f->script.n && !rc; i++)
+        if (f->script.ev[i].when < start)
+            f->fired[i] = 1; /* in the first attempt, long before its start */
+    for (int k = 0; lost && k < m->nchips * FTM_NDIRS && !rc; k++)
+        if (lost[k]) {
+            f->secret_chip[f->nsecret] = k / FTM_NDIRS;
+            f->secret_dir[f->nsecret++] = k % FTM_NDIRS;
+        }
+    return rc;
+}
+
+/* The pre-run check of chk on cur, the links lost unnoticed (lost, or
+ * NULL) counted dead: a repair may bring them back, a kill finds them
+ * dead. */
+static int check_script(ftm_fault_script *chk, const ftm_mesh *cur, const unsigned char *lost,
+                        const ftm_train_opts *o, ftm_train_result *res)
+{
+    ftm_mesh m;
+    int rc = ftm_mesh_copy(&m, cur);
+    if (rc)
+        return rc;
+    for (int k = 0; lost && k < m.nchips * FTM_NDIRS; k++)
+        m.link_dead[k] |= lost[k];
+    rc = ftm_fault_script_check(chk, &m, o->steps, NULL, res->detail, sizeof res->detail);
+    ftm_mesh_free(&m);
     return rc;
 }
 
@@ -443,18 +471,21 @@ static int train_all(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train
     ftm_fault_script ck;
     ftm_fault_script_init(&ck, FTM_FAULT_TRAIN);
     memset(&f, 0, sizeof f);
-    int rc = (res->step = calloc((size_t)o->steps, sizeof(ftm_train_step))) ? 0 : FTM_ENOMEM;
-    if (!rc && o->resume && (rc = resume_from(o, snap, res, cur, &ck)))
+    unsigned char *lost = o->resume ? calloc((size_t)m->nchips * FTM_NDIRS, 1) : NULL;
+    int rc = (res->step = calloc((size_t)o->steps, sizeof(ftm_train_step))) &&
+             (lost || !o->resume) ? 0 : FTM_ENOMEM;
+    if (!rc && o->resume && (rc = resume_from(o, snap, res, cur, lost, &ck)))
         res->resume_failed = 1;
     ftm_fault_script chk;
     ftm_fault_script_init(&chk, FTM_FAULT_TRAIN);
     if (!rc)
-        rc = train_script(o, m, &ck, snap->params ? snap->done : 0, &f, &chk);
+        rc = train_script(o, m, &ck, lost, snap->params ? snap->done : 0, &f, &chk);
     if (!rc && !(res->events = calloc((size_t)f.script.n + 1, sizeof *res->events)))
         rc = FTM_ENOMEM;
     if (!rc)
-        rc = ftm_fault_script_check(&chk, cur, o->steps, NULL, res->detail, sizeof res->detail);
+        rc = check_script(&chk, cur, lost, o, res);
     ftm_fault_script_free(&chk);
+    free(lost);
     double t0 = core_now_s();
     if (!rc)
         rc = run_attempts(cur, o, cb, res, &f, snap);

@@ -419,9 +419,10 @@ static int ck_parse_mesh(ck_r *r, ck_layout *l, uint64_t left, char *detail, siz
         left - 16 < 5 * nc)
         return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad mesh section");
     l->mesh = r->pos;
-    for (uint64_t i = 0; i < 5 * nc; i++)
-        if (r->p[r->pos + i] > 1)
-            return core_fail_detail(FTM_EFORMAT, detail, dlen, "bad mesh section: dead flags not 0 or 1");
+    for (uint64_t i = 0; i < 5 * nc; i++) /* a link's 2: dead, nobody noticed yet */
+        if (r->p[r->pos + i] > (i < nc ? 1 : 2))
+            return core_fail_detail(FTM_EFORMAT, detail, dlen,
+                                    "bad mesh section: dead flags not 0 or 1 (2 for a link)");
     r->pos += 5 * nc;
     l->script_len = ck_g32(r);
     if (l->script_len > FTM_CKPT_MAX_SCRIPT || left - 16 - 5 * nc != l->script_len)

@@ -37,30 +37,66 @@ int train_model_nparams(const ftm_train_opts *o, size_t *np)
     return 0;
 }
 
-/* The mesh at step `done` (dead links nobody noticed yet included) and
- * the events still to come, into st (freed by the caller: chip_dead,
- * script). */
-static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, long done, ftm_ckpt_state *st)
+/* 1 when kill i of f is a link's that struck before step `done` without
+ * anybody noticing yet (its record is still to come, so the checkpoint
+ * keeps it). fired[i] of such an event was written before the step's
+ * barrier; a later one's is not read (its victim may be writing it). */
+static int lost_unnoticed(const ftm_rt_script *f, int i, long done)
 {
-    size_t nc = (size_t)mesh->nchips, cap = 1, len = 0;
-    st->chip_dead = malloc(5 * nc);
-    for (int i = 0; f && i < f->script.n; i++)
-        cap += f->script.ev[i].when >= done ? 96 : 0;
-    st->script = malloc(cap);
-    if (!st->chip_dead || !st->script)
+    const ftm_fault_event *e = &f->script.ev[i];
+    return e->kind == FTM_FAULT_LINK && !e->repair && e->when < done && f->fired[i] > 0 &&
+           !f->logged[i];
+}
+
+/* Marks 2 (dead, nobody noticed) in link_dead: f's unnoticed links from
+ * earlier attempts, and the ways of its unnoticed kills before `done`
+ * that rt (the running attempt's runtime, or NULL) lost. A chip of rt
+ * may be in step `done` already, killing a link of that step: that one
+ * is still to come, not marked. */
+static int mark_lost(const ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *mesh, long done,
+                     unsigned char *link_dead)
+{
+    int n = mesh->nchips * FTM_NDIRS, *lc = rt ? malloc(sizeof(int) * (size_t)n * 2) : NULL;
+    unsigned char *gone = calloc((size_t)n, 1);
+    if ((rt && !lc) || !gone) {
+        free(lc);
+        free(gone);
         return FTM_ENOMEM;
-    st->rows = mesh->rows;
-    st->cols = mesh->cols;
-    st->torus = mesh->torus;
-    st->link_dead = st->chip_dead + nc;
-    for (size_t i = 0; i < nc; i++)
-        st->chip_dead[i] = !ftm_mesh_alive(mesh, (int)i);
-    for (size_t i = 0; i < nc * FTM_NDIRS; i++)
-        st->link_dead[i] = mesh->link_dead[i] != 0;
-    for (int k = 0; f && k < f->nsecret; k++)
-        st->link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = 1;
+    }
+    int nl = rt ? ftm_rt_killed_links(rt, lc, lc + n, n) : 0;
+    for (int k = 0; k < nl; k++)
+        gone[lc[k] * FTM_NDIRS + lc[n + k]] = 1;
+    for (int i = 0; i < f->script.n; i++) {
+        const ftm_fault_event *e = &f->script.ev[i];
+        int a = ftm_mesh_chip(mesh, e->r, e->c), b = ftm_mesh_chip(mesh, e->r2, e->c2), d, back;
+        if (!lost_unnoticed(f, i, done) || (d = ftm_mesh_dir_to(mesh, a, b)) < 0)
+            continue;
+        back = b * FTM_NDIRS + ftm_dir_opposite(d);
+        if (gone[a * FTM_NDIRS + d] && !link_dead[a * FTM_NDIRS + d])
+            link_dead[a * FTM_NDIRS + d] = 2;
+        if (!e->oneway && gone[back] && !link_dead[back])
+            link_dead[back] = 2;
+    }
+    for (int k = 0; k < f->nsecret; k++)
+        if (!link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]])
+            link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = 2;
+    free(lc);
+    free(gone);
+    return 0;
+}
+
+/* The events still to come after step `done`, and the unnoticed link
+ * kills before it (a resumed run tells them when they are noticed or
+ * repaired, as the run without a stop would), one per line into st. */
+static int ckpt_script(const ftm_rt_script *f, long done, ftm_ckpt_state *st)
+{
+    size_t cap = 1, len = 0;
+    for (int i = 0; f && i < f->script.n; i++)
+        cap += 96;
+    if (!(st->script = malloc(cap)))
+        return FTM_ENOMEM;
     for (int i = 0; f && i < f->script.n; i++) {
-        if (f->script.ev[i].when < done)
+        if (f->script.ev[i].when < done && !lost_unnoticed(f, i, done))
             continue; /* played: the mesh holds what it did */
         int w = ftm_fault_format(&f->script.ev[i], FTM_FAULT_TRAIN, st->script + len, cap - len);
         if (w > 0 && (size_t)w + 1 < cap - len) {
@@ -72,9 +108,30 @@ static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, long done, ft
     return 0;
 }
 
+/* The mesh at step `done` into st (freed by the caller: chip_dead,
+ * script): 1 for a dead chip or a link known dead, 2 for a link lost
+ * without anybody noticing yet (see mark_lost); and f's events. */
+static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, const ftm_rt *rt, long done,
+                     ftm_ckpt_state *st)
+{
+    size_t nc = (size_t)mesh->nchips;
+    if (!(st->chip_dead = malloc(5 * nc)))
+        return FTM_ENOMEM;
+    st->rows = mesh->rows;
+    st->cols = mesh->cols;
+    st->torus = mesh->torus;
+    st->link_dead = st->chip_dead + nc;
+    for (size_t i = 0; i < nc; i++)
+        st->chip_dead[i] = !ftm_mesh_alive(mesh, (int)i);
+    for (size_t i = 0; i < nc * FTM_NDIRS; i++)
+        st->link_dead[i] = mesh->link_dead[i] != 0;
+    int rc = f ? mark_lost(f, rt, mesh, done, st->link_dead) : 0;
+    return rc ? rc : ckpt_script(f, done, st);
+}
+
 int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
                     const ftm_train_step *steps, const ftm_mesh *mesh, const ftm_rt_script *f,
-                    char *detail, size_t dlen)
+                    const ftm_rt *rt, char *detail, size_t dlen)
 {
     ftm_ckpt_meta mt;
     size_t np = ftm_model_nparams(m);
@@ -88,7 +145,7 @@ int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long 
     st.nmoments = ftm_ckpt_nmoments(mt.optim.kind);
     ftm_optim_moments(opt, &st.moment[0], &st.moment[1]);
     st.losses = malloc(sizeof(double) * (size_t)(done ? done : 1));
-    int rc = st.losses ? ckpt_mesh(mesh, f, done, &st) : FTM_ENOMEM;
+    int rc = st.losses ? ckpt_mesh(mesh, f, rt, done, &st) : FTM_ENOMEM;
     for (long i = 0; i < done && !rc; i++)
         st.losses[i] = steps[i].loss;
     if (!rc)
@@ -137,15 +194,19 @@ int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long 
     return rc;
 }
 
-int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, ftm_fault_script *pending,
-                    char *detail, size_t dlen)
+int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, unsigned char *lost,
+                    ftm_fault_script *pending, char *detail, size_t dlen)
 {
     if (!st->rows || st->rows != m->rows || st->cols != m->cols || st->torus != m->torus)
         return 0; /* none recorded, or another shape: the run's own mesh rules */
     for (int i = 0; i < m->nchips; i++)
         m->chip_dead[i] = st->chip_dead[i];
-    for (int i = 0; i < m->nchips * FTM_NDIRS; i++)
-        m->link_dead[i] = st->link_dead[i];
+    for (int i = 0; i < m->nchips * FTM_NDIRS; i++) {
+        int unnoticed = st->link_dead[i] == 2 && lost;
+        m->link_dead[i] = st->link_dead[i] && !unnoticed;
+        if (lost)
+            lost[i] = (unsigned char)unnoticed;
+    }
     char why[200];
     int rc = pending ? ftm_fault_script_parse_text(pending, st->script, st->script_len, 0, why,
                                                    sizeof why) : 0;
@@ -165,7 +226,7 @@ int ftm_train_resume_step(const ftm_train_opts *o, long *step, ftm_mesh *m,
         return rc;
     *step = st.step;
     if (m)
-        rc = train_ckpt_mesh(&st, m, pending, detail, dlen);
+        rc = train_ckpt_mesh(&st, m, NULL, pending, detail, dlen);
     ftm_ckpt_state_free(&st);
     return rc;
 }

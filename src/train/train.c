@@ -211,7 +211,7 @@ static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
                                 s + 1 == o->steps || atomic_load(&t->halt));
     if (due && c->id == t->lead) {
         int rc = train_ckpt_save(o, c->m, c->o, s + 1, t->res->step, t->m, t->faults,
-                                 t->res->detail, sizeof t->res->detail);
+                                 t->rt, t->res->detail, sizeof t->res->detail);
         if (rc)
             return rc;
         t->res->checkpoints++;
