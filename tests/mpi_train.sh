@@ -76,6 +76,15 @@ case_ float $small --check
 mpi 2 "$tmp/t.txt" train $small --reduce exact $HANG \
     && grep -q "^# 2 MPI ranks" "$tmp/t.txt" && ok \
     || bad "text output over 2 ranks: no ranks line: $(cat "$tmp/t.txt.err")"
+# an input that only some ranks can read ends the run on every rank, with
+# one line (standard input reaches rank 0 only; /dev/stdin is read by
+# every rank and is empty on the others), never a hang
+printf 'the cat sat on the mat\n' >"$tmp/corpus.txt"
+for src in - /dev/stdin; do
+    mpi 2 "$tmp/c.txt" train --model bert --mesh 2x2 --steps 1 --batch 8 --corpus $src <"$tmp/corpus.txt"
+    [ $? = 2 ] && [ "$(wc -l <"$tmp/c.txt.err")" = 1 ] && grep -q "^ftmesh train: --corpus $src: " "$tmp/c.txt.err" &&
+        ok || bad "train --corpus $src over 2 ranks: want exit 2 and one line: $(cat "$tmp/c.txt.err")"
+done
 mpi 2 "$tmp/tr.txt" train $small --trace "$tmp/tr.json"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/tr.txt.err")" = 1 ] && ok \
     || bad "--trace over ranks: want exit 2 and one line, got: $(cat "$tmp/tr.txt.err")"

@@ -16,6 +16,7 @@
 
 #include "ftmesh/export.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* MPI_Init_thread (threads: multiple). 0, FTM_ENOTSUP (the MPI library
@@ -58,5 +59,12 @@ FTM_EXTERN void ftm_mpi_get_stats(ftm_mpi_stats *st);
 /* Collective (every rank calls it): the stats summed over the ranks, and
  * the largest peak resident memory of one rank in bytes. 0 or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss);
+/* Collective (every rank calls it, with the same len): whether every rank
+ * got rc == 0 from the same step (an input one rank alone could not read:
+ * a file on another node, standard input, which reaches rank 0 only).
+ * Returns 0 when all did; else the rc of the lowest rank that did not,
+ * with its msg (len bytes, NUL-terminated) in every rank's msg; FTM_EIO
+ * when MPI fails. */
+FTM_EXTERN int ftm_mpi_agree(int rc, char *msg, size_t len);
 
 #endif

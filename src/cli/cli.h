@@ -27,6 +27,10 @@ int cli_demo(int argc, char **argv);
  * Every message is one line on stderr, "ftmesh CMD: ...": control
  * characters in it (from echoed arguments) are escaped as \n, \t, \xHH. */
 
+/* The last error line printed (with its newline; "" when none), at most
+ * CLI_ERROR_MAX - 1 bytes of it. */
+#define CLI_ERROR_MAX 1024
+const char *cli_last_error(void);
 /* Prints the message; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the message; returns CLI_EXIT_FAIL. */
@@ -196,6 +200,11 @@ void cli_ranks_text(const ftm_mesh *m);
 int cli_ranks_block_chips(const ftm_mesh *m);
 /* Ranks of the run on this machine (1 without MPI). */
 int cli_ranks_on_node(void);
+/* Collective over the ranks (every rank calls it at the same point): 0
+ * when every rank's rc is 0; else the exit code of the lowest rank that
+ * failed, whose error line rank 0 prints when it did not fail itself (an
+ * input only some ranks could read would leave the others waiting). */
+int cli_ranks_agree(int rc);
 /* Ranks of the run, and this process's (1 and 0 without MPI). */
 int cli_ranks_count(void);
 int cli_ranks_me(void);

@@ -623,7 +623,9 @@ int cli_allreduce(int argc, char **argv)
     int rc = cli_parse(CMD, argc, argv, ar_tables, ar_opt, &a), err = 0;
     if (rc == CLI_HELP)
         usage();
-    if (rc || (rc = validate(&a, &x)))
+    if (!rc)
+        rc = validate(&a, &x);
+    if ((rc = cli_ranks_agree(rc))) /* a --faults file some rank could not read */
         goto out;
     cli_warn_flush(); /* the checks passed: before the run */
     algo = a.algo;

@@ -288,6 +288,9 @@ static int load_data(const targs *a, ftm_dataset **ds)
 {
     char why[512] = "";
     int err = 0;
+    if (a->corpus && !strcmp(a->corpus, "-") && cli_ranks_count() > 1)
+        return cli_usage_error(CMD, "--corpus -: under mpirun standard input reaches rank 0 "
+                               "only; give a file every rank can read");
     if (a->data)
         err = ftm_data_load_cifar(ds, a->data, why, sizeof why);
     else if (a->corpus)
@@ -631,7 +634,9 @@ int cli_train(int argc, char **argv)
     }
     if (rc == CLI_HELP)
         usage();
-    if (rc || (rc = validate(&a, &x)))
+    if (!rc)
+        rc = validate(&a, &x);
+    if ((rc = cli_ranks_agree(rc))) /* an input some rank could not read */
         goto out;
     if (a.t.resume && a.resume_step >= a.t.steps) {
         nothing_to_do(&a);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 #include "config.h"
+#include "ftmesh/error.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
 
@@ -184,6 +185,28 @@ int cli_ranks_block_chips(const ftm_mesh *m)
     free(per);
 #endif
     return n;
+}
+
+int cli_ranks_agree(int rc)
+{
+#ifdef HAVE_MPI
+    if (ranks() < 2)
+        return rc;
+    char line[CLI_ERROR_MAX];
+    snprintf(line, sizeof line, "%s", rc ? cli_last_error() : "");
+    int code = ftm_mpi_agree(rc, line, sizeof line);
+    if (code && !rc) { /* another rank failed: rank 0 speaks for it */
+        size_t n = strlen(line);
+        if (!n)
+            return cli_error(NULL, "another rank failed before the run");
+        fputs(line, stderr);
+        if (line[n - 1] != '\n')
+            fputc('\n', stderr);
+    }
+    return code < 0 ? cli_error(NULL, "MPI: %s", ftm_strerror(code)) : code;
+#else
+    return rc;
+#endif
 }
 
 int cli_ranks_count(void) { return ranks(); }

@@ -63,12 +63,26 @@ static void message_to(FILE *f, const char *cmd, const char *prefix, const char 
         free(buf);
 }
 
+/* The last error line (cli_last_error), kept for the ranks' agreement. */
+static char last_error[CLI_ERROR_MAX];
+
 /* An error: the warnings not yet printed go (the error is the one line). */
 static void message(const char *cmd, const char *prefix, const char *fmt, va_list ap)
 {
+    va_list ap2;
+    va_copy(ap2, ap);
     warn_drop();
     message_to(stderr, cmd, prefix, fmt, ap);
+    FILE *f = fmemopen(last_error, sizeof last_error, "w");
+    if (f) {
+        message_to(f, cmd, prefix, fmt, ap2);
+        fclose(f);
+    }
+    last_error[sizeof last_error - 1] = 0; /* a long line is cut */
+    va_end(ap2);
 }
+
+const char *cli_last_error(void) { return last_error; }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {

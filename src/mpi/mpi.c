@@ -4,6 +4,7 @@
 #include "ftmesh/error.h"
 #include "ftmesh/sched.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -83,6 +84,23 @@ int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss)
     *sum = (ftm_mpi_stats){ t[0], t[1], t[2], c[0], c[1] };
     *max_rss = rss;
     return 0;
+}
+
+int ftm_mpi_agree(int rc, char *msg, size_t len)
+{
+    int mine = rc ? g_rank : g_size, first = g_size, code = rc;
+    if (len > (size_t)INT_MAX)
+        return FTM_EINVAL;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return FTM_EIO;
+    if (first == g_size)
+        return 0;
+    if (MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        (len && MPI_Bcast(msg, (int)len, MPI_CHAR, first, MPI_COMM_WORLD) != MPI_SUCCESS))
+        return FTM_EIO;
+    if (len)
+        msg[len - 1] = 0;
+    return code ? code : FTM_EINTERNAL;
 }
 
 /* Links a grid of r x c blocks cuts (a torus also cuts its wrap-around). */
