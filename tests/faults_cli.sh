@@ -218,6 +218,14 @@ expect 0 "both ways after one way, resumed" $V --steps 8 --resume "$tmp/v.ckpt" 
     --repair 'link:0,1>0,0@6' --json
 json '[(e["kind"], e["what"]) for e in j["events"]] == [("repair", "link (0,1)->(0,0)")]'
 
+# The kills of one instant strike together: a link inside a host killed
+# at the same instant is not "already dead", whichever comes first.
+for order in "host:2,0@3:forward link:2,1-2,0@3:forward" "link:2,1-2,0@3:forward host:2,0@3:forward"; do
+    set -- $order
+    expect 0 "same instant, $1 first" $U --steps 5 --kill "$1" --kill "$2" --json
+    json 'sorted((e["what"], e["step"]) for e in j["events"]) == [("host (2,0)", 3), ("link (2,1)-(2,0)", 3)] and j["chips"] == 12'
+done
+
 # SIGINT: the current step finishes, the checkpoint is written, exit 130
 "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" >"$out" 2>"$out.err" &
 pid=$!

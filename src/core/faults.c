@@ -497,23 +497,50 @@ static int fs_refuse_apply(int rc, const char *ev, const ftm_mesh *m, char *deta
     return core_fail_detail(rc, detail, dlen, "%s: %s", ev, ftm_strerror(rc));
 }
 
+/* 0 when kill e finds something alive in `before` (the mesh before its
+ * instant): the kills of one instant strike together, so one that another
+ * kill of that instant took first (a link of a host killed with it) is
+ * not "already dead", in either order. */
+static int fs_kill_before(const ftm_mesh *before, const ftm_fault_event *e)
+{
+    ftm_mesh x;
+    int rc = ftm_mesh_copy(&x, before);
+    if (rc)
+        return rc;
+    rc = ftm_fault_apply(&x, e);
+    ftm_mesh_free(&x);
+    return rc;
+}
+
 /* Applies the events [i, j) of one instant to t; 0 or the refusal. */
 static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, long horizon,
                           ftm_fault_verdict *v, char *detail, size_t dlen)
 {
     char txt[96];
-    for (int k = i; k < j; k++) {
+    ftm_mesh before;
+    int rc = ftm_mesh_copy(&before, t);
+    if (rc)
+        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
+    for (int k = i; k < j && !rc; k++) {
         const ftm_fault_event *e = &s->ev[k];
         ftm_fault_format(e, s->mode, txt, sizeof txt);
         v->event = k;
-        if (horizon > 0 && e->when >= horizon)
-            return core_fail_detail(FTM_ERANGE, detail, dlen, "%s: the run has only %ld %s (0..%ld)", txt,
+        if (horizon > 0 && e->when >= horizon) {
+            rc = core_fail_detail(FTM_ERANGE, detail, dlen, "%s: the run has only %ld %s (0..%ld)", txt,
                            horizon, s->mode == FTM_FAULT_TRAIN ? "steps" : "iterations", horizon - 1);
-        int rc = ftm_fault_apply(t, e);
+            break;
+        }
+        rc = ftm_fault_apply(t, e);
+        if (rc == FTM_EINVAL && !e->repair && !(rc = fs_kill_before(&before, e)) &&
+            e->kind == FTM_FAULT_LINK) /* dead too, as in the run, for its repair */
+            rc = ftm_mesh_fail_link(t, e->r, e->c, e->r2, e->c2, e->oneway);
         if (rc)
-            return fs_refuse_apply(rc, txt, t, detail, dlen);
+            rc = fs_refuse_apply(rc, txt, t, detail, dlen);
     }
-    int rc = ftm_mesh_check_connected(t, &v->a, &v->b);
+    ftm_mesh_free(&before);
+    if (rc)
+        return rc;
+    rc = ftm_mesh_check_connected(t, &v->a, &v->b);
     if (rc == FTM_EALLDEAD)
         return core_fail_detail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
     if (rc == FTM_EPARTITION)
