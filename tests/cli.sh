@@ -68,6 +68,11 @@ expect 2 allreduce --link-GBps=0
 expect 2 sweep --bogus
 expect 2 sweep --throughput --overlap 2
 expect 2 sweep --throughput --algos 2d,nope
+expect 2 sweep --throughput --algos ring,,tree
+grep_err "--algos ring,,tree: an empty name"
+expect 2 sweep --throughput --resnet50-batch-512 511
+grep_err "expected a global batch of 512 .. 100000000"
+expect 2 sweep --throughput --bert-batch-1024 1000
 expect 2 sweep --throughput --bert-batch-1024 0
 expect 2 allreduce --fail-after 3
 expect 2 train --fail-step 2
@@ -174,6 +179,9 @@ expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # ring cannot be all one-hop edges; the figures must show a detour.
 json "$tmp/out" 'any(b["row0"] <= 3 < b["row0"] + b["rows"] and b["chips"] % 2 == 1 and b["alternate"] and b["hops"] > b["chips"] and b["detours"] >= 1 and b["detours"] >= b["detour_lower_bound"] == 1 for b in j["bands"])'
 json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
+# no command: one line naming the commands
+expect 2
+grep_err "ftmesh: a command is needed: rings, allreduce, train, sweep or demo"
 # Output files: two options naming one file (directly or through a
 # symbolic link) are refused before any work; a symbolic link keeps
 # pointing at the file written; a device is written in place.

@@ -34,9 +34,13 @@ static void usage(FILE *f)
 
 static int run(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
+    if (argc < 2) { /* one line, as every error: the commands from the table */
+        char names[128] = "";
+        for (const cli_cmd *c = cmds; c->name; c++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     c == cmds ? "" : c[1].name ? ", " : " or ", c->name);
+        return cli_usage_error(NULL, "a command is needed: %s (ftmesh --help says what each "
+                               "does)", names);
     }
     int rc = -1;
     const char *name = NULL;

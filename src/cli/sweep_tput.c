@@ -17,6 +17,9 @@ static int set_algos(const char *cmd, const char *v, struct ftm_tput_params *p, 
     if (!*abuf)
         return cli_usage_error(cmd, "--algos: out of memory");
     p->nalgos = 0;
+    if (!v[0] || v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+        return cli_usage_error(cmd, "--algos %s: an empty name; expected names separated by "
+                               "single commas, e.g. 2d-lines,trees", v);
     for (char *save = NULL, *t = strtok_r(*abuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!ftm_allreduce_find(t))
             return cli_usage_error(cmd, "--algos: unknown algorithm '%s' (see ftmesh allreduce --help)", t);
@@ -36,10 +39,11 @@ int cli_tput_set(const char *cmd, int k, const char *name, const char *val,
     static const double scale[4] = { 1, 1e12, 1e9, 1e9 };
     if (k == 8)
         return set_algos(cmd, val, p, abuf);
-    if (k >= 4) {
-        long n;
-        if (cli_parse_int(val, 1, 100000000, &n))
-            return cli_usage_error(cmd, "--%s %s: expected a global batch of 1 .. 100000000", name, val);
+    if (k >= 4) { /* the 512- and 1024-chip pods: at least an example per chip */
+        long n, least = (k - 4) % 2 ? 1024 : 512;
+        if (cli_parse_int(val, least, 100000000, &n))
+            return cli_usage_error(cmd, "--%s %s: expected a global batch of %ld .. 100000000 "
+                                   "(an example per chip at least)", name, val, least);
         p->global_batch[(k - 4) / 2][(k - 4) % 2] = n;
         return 0;
     }
