@@ -102,6 +102,23 @@ START_TEST(test_faults)
     ck_assert_int_eq(ftm_mesh_link_live(&m, ftm_mesh_chip(&m, 6, 6), FTM_DIR_W), 0);
     ck_assert_int_eq(ftm_mesh_check_connected(&m, NULL, NULL), 0);
     ftm_mesh_free(&m);
+    /* A host wraps only where a side wraps: a torus side of 2 has no wrap
+     * link, so the host at (1,5) of a 2x6 torus does not fit, (0,5) does. */
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 6, 1), 0);
+    ck_assert_int_eq(ftm_mesh_host_fits(&m, 1, 5), 0);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 1, 5), FTM_ERANGE);
+    ck_assert_int_eq(ftm_mesh_healthy_count(&m), 12);
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 0, 5), 0);
+    ck_assert(!ftm_mesh_alive(&m, ftm_mesh_chip(&m, 1, 0)));
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 1), 0);
+    ck_assert_int_eq(ftm_mesh_host_fits(&m, 1, 1), 0);
+    ck_assert_int_eq(ftm_mesh_host_fits(&m, 0, 0), 1);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 1), 0);
+    ck_assert_int_eq(ftm_mesh_host_fits(&m, 2, 2), 1);
+    ck_assert_int_eq(ftm_mesh_host_fits(&m, 3, 0), 0);
+    ftm_mesh_free(&m);
 }
 END_TEST
 

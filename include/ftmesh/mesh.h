@@ -73,8 +73,11 @@ FTM_EXTERN int ftm_mesh_fail_chip(ftm_mesh *m, int r, int c);
 /* The same by chip id (0 <= id < nchips, else FTM_ERANGE): marks a chip
  * that died during a run before its rings are rebuilt. */
 FTM_EXTERN int ftm_mesh_fail_chip_id(ftm_mesh *m, int id);
-/* The 2x2 host whose top-left chip is (r,c); on a torus it may wrap. */
+/* The 2x2 host whose top-left chip is (r,c); on a torus it may wrap
+ * where a side wraps (3 chips or more: ftm_mesh_neighbor). */
 FTM_EXTERN int ftm_mesh_fail_host(ftm_mesh *m, int r, int c);
+/* 1 when that host fits on m (ftm_mesh_fail_host takes it), else 0. */
+FTM_EXTERN int ftm_mesh_host_fits(const ftm_mesh *m, int r, int c);
 /* Kill link (r,c)-(r2,c2) both ways, or only (r,c)->(r2,c2) if oneway. */
 FTM_EXTERN int ftm_mesh_fail_link(ftm_mesh *m, int r, int c, int r2, int c2, int oneway);
 /* Kill k healthy chips drawn reproducibly from seed. FTM_ERANGE if k is

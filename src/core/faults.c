@@ -383,8 +383,7 @@ static int fs_repair(ftm_mesh *m, const ftm_fault_event *ev)
     switch (ev->kind) {
     case FTM_FAULT_CHIP:
     case FTM_FAULT_HOST:
-        if (ev->kind == FTM_FAULT_HOST &&
-            (m->rows < 2 || m->cols < 2 || (!m->torus && (ev->r + 1 >= m->rows || ev->c + 1 >= m->cols))))
+        if (ev->kind == FTM_FAULT_HOST && !ftm_mesh_host_fits(m, ev->r, ev->c))
             return FTM_ERANGE;
         /* only what is entirely dead comes back: a host with a live chip
          * is not repaired (repair its dead chips one by one) */
@@ -427,7 +426,7 @@ int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev)
             return FTM_EINVAL;
         return ftm_mesh_fail_chip(m, ev->r, ev->c);
     case FTM_FAULT_HOST: {
-        if (m->rows < 2 || m->cols < 2 || (!m->torus && (ev->r + 1 >= m->rows || ev->c + 1 >= m->cols)))
+        if (!ftm_mesh_host_fits(m, ev->r, ev->c))
             return FTM_ERANGE;
         if (ftm_fault_chips(m, ev, chips) == 0)
             return FTM_EINVAL;

@@ -53,8 +53,7 @@ static int fs_candidate(const ftm_mesh *t, int kind, long n, ftm_fault_event *e)
             if (kind == FTM_FAULT_CHIP && !ftm_mesh_alive(t, id))
                 continue;
             if (kind == FTM_FAULT_HOST &&
-                (t->rows < 2 || t->cols < 2 || (!t->torus && (r + 1 >= t->rows || c + 1 >= t->cols)) ||
-                 ftm_fault_chips(t, e, chips) == 0))
+                (!ftm_mesh_host_fits(t, r, c) || ftm_fault_chips(t, e, chips) == 0))
                 continue;
             if (kind == FTM_FAULT_LINK) {
                 if (!ftm_mesh_link_live(t, id, d))

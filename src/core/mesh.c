@@ -140,14 +140,17 @@ int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb)
            ftm_mesh_link_live(m, y, ftm_dir_opposite(d));
 }
 
+int ftm_mesh_host_fits(const ftm_mesh *m, int r, int c)
+{
+    /* No chip beyond an open edge; a torus side of 2 has no wrap link. */
+    int wrap_r = m->torus && m->rows >= 3, wrap_c = m->torus && m->cols >= 3;
+    return in_range(m, r, c) && m->rows >= 2 && m->cols >= 2 && (wrap_r || r + 1 < m->rows) &&
+           (wrap_c || c + 1 < m->cols);
+}
+
 int ftm_mesh_fail_host(ftm_mesh *m, int r, int c)
 {
-    if (!in_range(m, r, c))
-        return FTM_ERANGE;
-    /* An open mesh has no chip beyond the edge; a torus wraps. */
-    if (!m->torus && (r + 1 >= m->rows || c + 1 >= m->cols))
-        return FTM_ERANGE;
-    if (m->rows < 2 || m->cols < 2)
+    if (!ftm_mesh_host_fits(m, r, c))
         return FTM_ERANGE;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
