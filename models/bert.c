@@ -31,6 +31,7 @@ typedef struct layer {
 
 typedef struct bert {
     int V, T, C, L, NH, F;
+    int rows;                                 /* examples the buffers hold */
     float p;                                  /* dropout */
     int wte, wpe, ge, be, wh, bh, gh, bhn, bv; /* tensors */
     layer *ly;
@@ -42,7 +43,7 @@ typedef struct bert {
     float *scr;                               /* 2,T,T */
 } bert;
 
-#define ALLOC(ptr, n) ((ptr) = calloc((size_t)(n), sizeof(*(ptr))))
+#define ALLOC(ptr, n) ((ptr) = mdl_buf(m, (size_t)(n), sizeof(*(ptr))))
 
 static void bert_free(void *p)
 {
@@ -270,6 +271,9 @@ static int bert_mb(ftm_model *m, bert *b, const ftm_fb_args *a, long g0, int n)
 static int bert_fb(ftm_model *m, const ftm_fb_args *a, const mdl_mb *mbs, int nmb)
 {
     bert *b = m->impl;
+    for (int i = 0; i < nmb; i++)
+        if (mbs[i].n > b->rows)
+            return FTM_EINVAL; /* a micro-batch larger than the config's micro */
     for (int i = 0; i < nmb; i++) {
         int rc = bert_mb(m, b, a, a->first + mbs[i].off, (int)mbs[i].n);
         for (int t = 0; !rc && t < m->ntensors; t++)
@@ -307,7 +311,9 @@ int models_bert_init(ftm_model *m)
     b->be = mdl_add(m, "emb.ln.b", C, MDL_INIT_ZERO, 0, 0);
     if (!(b->ly = calloc((size_t)b->L, sizeof(layer))))
         return FTM_ENOMEM;
-    size_t R = (size_t)c->max_batch * T, MC = R * C;
+    /* activations of one micro-batch at a time (bert_fb) */
+    b->rows = c->micro > 0 && c->micro < c->max_batch ? c->micro : c->max_batch;
+    size_t R = (size_t)b->rows * T, MC = R * C;
     int ok = 1;
     for (int l = 0; l < b->L; l++) {
         layer *y = &b->ly[l];
@@ -327,7 +333,7 @@ int models_bert_init(ftm_model *m)
         ADD(g2, "ln2.g", C, MDL_INIT_ONE, 0, 0);
         ADD(b2, "ln2.b", C, MDL_INIT_ZERO, 0, 0);
 #undef ADD
-        ok = ok && ALLOC(y->qkv, 3 * MC) && ALLOC(y->probs, (size_t)c->max_batch * NH * T * T) &&
+        ok = ok && ALLOC(y->qkv, 3 * MC) && ALLOC(y->probs, (size_t)b->rows * NH * T * T) &&
              ALLOC(y->att, MC) && ALLOC(y->ao, MC) && ALLOC(y->aod, MC) && ALLOC(y->r1, MC) &&
              ALLOC(y->h, MC) && ALLOC(y->m1, R) && ALLOC(y->s1, R) && ALLOC(y->f1, R * F) &&
              ALLOC(y->g, R * F) && ALLOC(y->f2, MC) && ALLOC(y->f2d, MC) && ALLOC(y->r2, MC) &&

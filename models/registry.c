@@ -77,3 +77,12 @@ int ftm_model_create(ftm_model **m, const ftm_model_config *cfg)
     }
     return mdl_create(m, cfg, e->init);
 }
+
+int ftm_model_mem_bytes(const ftm_model_config *cfg, size_t *bytes)
+{
+    ftm_model *m = NULL;
+    int rc = ftm_model_create(&m, cfg);
+    *bytes = rc ? 0 : m->bytes;
+    ftm_model_destroy(m);
+    return rc;
+}

@@ -69,10 +69,10 @@ static int cbn_setup(ftm_model *m, cbn *u, const char *name, int C,
     snprintf(nm, sizeof nm, "%s.bn.b", name);
     u->tb = mdl_add(m, nm, (size_t)OC, MDL_INIT_ZERO, 0.0f, 0);
     size_t n = (size_t)m->cfg.max_batch * out_size(&u->d);
-    u->c = malloc(n * sizeof(float));
-    u->a = malloc(n * sizeof(float));
-    u->mean = malloc((size_t)OC * sizeof(float));
-    u->rstd = malloc((size_t)OC * sizeof(float));
+    u->c = mdl_buf(m, n, sizeof(float));
+    u->a = mdl_buf(m, n, sizeof(float));
+    u->mean = mdl_buf(m, (size_t)OC, sizeof(float));
+    u->rstd = mdl_buf(m, (size_t)OC, sizeof(float));
     if (u->tw < 0 || u->tg < 0 || u->tb < 0 || !u->c || !u->a || !u->mean || !u->rstd)
         return FTM_ENOMEM;
     return 0;
@@ -394,7 +394,7 @@ int models_resnet_init(ftm_model *m)
             snprintf(nm, sizeof nm, "s%d.b%d.proj", s + 1, j);
             if (b->has_proj && (rc = cbn_setup(m, &b->proj, nm, C, H, H, OC, 1, stride, 0)))
                 return rc;
-            if (!(b->out = malloc(sizeof(float) * (size_t)B * OC * OH * OH)))
+            if (!(b->out = mdl_buf(m, (size_t)B * OC * OH * OH, sizeof(float))))
                 return FTM_ENOMEM;
             C = OC;
             H = OH;
@@ -403,24 +403,24 @@ int models_resnet_init(ftm_model *m)
     r->tfb = mdl_add(m, "fc.b", (size_t)r->K, MDL_INIT_ZERO, 0.0f, 0);
     int wmax = w > 3 ? w : 3;
     size_t act = (size_t)B * wmax * S * S; /* the largest activation (stage 1) */
-    r->col = malloc(sizeof(float) * col_floats(r)); /* the largest conv scratch */
-    r->x = malloc(sizeof(float) * (size_t)B * 3 * S * S);
-    r->labels = malloc(sizeof(int) * (size_t)B);
-    r->pooled = malloc(sizeof(float) * (size_t)B * r->C4);
-    r->dpooled = malloc(sizeof(float) * (size_t)B * r->C4);
-    r->logits = malloc(sizeof(float) * (size_t)B * r->K);
-    r->probs = malloc(sizeof(float) * (size_t)B * r->K);
-    r->dlogits = malloc(sizeof(float) * (size_t)B * r->K);
-    r->losses = malloc(sizeof(float) * (size_t)B);
-    r->scale = malloc(sizeof(float) * (size_t)B);
-    r->acc = malloc(sizeof(int64_t) * 2 * r->C4 * FTM_XSUM_WORDS);
-    r->part = malloc(sizeof(double) * 2 * r->C4);
-    r->gsum = malloc(sizeof(double) * 2 * r->C4);
+    r->col = mdl_buf(m, col_floats(r), sizeof(float)); /* the largest conv scratch */
+    r->x = mdl_buf(m, (size_t)B * 3 * S * S, sizeof(float));
+    r->labels = mdl_buf(m, (size_t)B, sizeof(int));
+    r->pooled = mdl_buf(m, (size_t)B * r->C4, sizeof(float));
+    r->dpooled = mdl_buf(m, (size_t)B * r->C4, sizeof(float));
+    r->logits = mdl_buf(m, (size_t)B * r->K, sizeof(float));
+    r->probs = mdl_buf(m, (size_t)B * r->K, sizeof(float));
+    r->dlogits = mdl_buf(m, (size_t)B * r->K, sizeof(float));
+    r->losses = mdl_buf(m, (size_t)B, sizeof(float));
+    r->scale = mdl_buf(m, (size_t)B, sizeof(float));
+    r->acc = mdl_buf(m, (size_t)2 * r->C4 * FTM_XSUM_WORDS, sizeof(int64_t));
+    r->part = mdl_buf(m, (size_t)2 * r->C4, sizeof(double));
+    r->gsum = mdl_buf(m, (size_t)2 * r->C4, sizeof(double));
     int ok = r->x && r->labels && r->pooled && r->dpooled && r->logits && r->probs &&
              r->dlogits && r->losses && r->scale && r->col && r->acc && r->part && r->gsum &&
              r->tfw >= 0 && r->tfb >= 0;
     for (int i = 0; i < 5; i++)
-        ok = ok && (r->buf[i] = malloc(sizeof(float) * act));
+        ok = ok && (r->buf[i] = mdl_buf(m, act, sizeof(float)));
     if (!ok)
         return FTM_ENOMEM;
     return mdl_alloc(m);

@@ -179,6 +179,10 @@ expect 0 rings --mesh 8x8 --fail 3,4 --algo 2d --json
 # ring cannot be all one-hop edges; the figures must show a detour.
 json "$tmp/out" 'any(b["row0"] <= 3 < b["row0"] + b["rows"] and b["chips"] % 2 == 1 and b["alternate"] and b["hops"] > b["chips"] and b["detours"] >= 1 and b["detours"] >= b["detour_lower_bound"] == 1 for b in j["bands"])'
 json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
+# a batch whose replicas would not fit in memory: refused before the run
+expect 2 train --mesh 2x2 --steps 1 --batch 100000
+grep_err "--batch 100000 needs about"
+grep_err "4 replicas of"
 # no command: one line naming the commands
 expect 2
 grep_err "ftmesh: a command is needed: rings, allreduce, train, sweep or demo"

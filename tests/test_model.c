@@ -71,6 +71,43 @@ START_TEST(create_deterministic)
 }
 END_TEST
 
+/* A replica's bytes: resnet holds every example's activations (its batch
+ * norm runs over the whole call), so they grow by the same bytes an
+ * example; bert holds one micro-batch's, so max_batch changes nothing
+ * once micro is set, and a larger micro-batch is refused. */
+START_TEST(mem_bytes)
+{
+    ftm_model_config c;
+    size_t b[4];
+    for (int n = 1; n <= 3; n++) {
+        tiny(&c, FTM_MODEL_RESNET, n);
+        ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[n]), 0);
+    }
+    ck_assert_uint_gt(b[2], b[1]);
+    ck_assert_uint_eq(b[3] - b[2], b[2] - b[1]);
+    ck_assert_uint_gt(b[1], 2 * sizeof(float) * 1000); /* parameters and gradients too */
+    tiny(&c, FTM_MODEL_BERT, 8);
+    c.micro = 2;
+    ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[0]), 0);
+    c.max_batch = 64;
+    ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[1]), 0);
+    /* only the micro-batch table grows: two longs an example */
+    ck_assert_uint_le(b[1] - b[0], (64 - 8) * 2 * sizeof(long));
+    c.micro = 4;
+    ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[2]), 0);
+    ck_assert_uint_gt(b[2], b[1] + 1000);
+    c.micro = 2;
+    ftm_model *m;
+    ck_assert_int_eq(ftm_model_create(&m, &c), 0);
+    double loss;
+    ftm_fb_args a = {.count = 4, .global_batch = 4, .micro = 4};
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), FTM_EINVAL);
+    a.micro = 2;
+    ck_assert_int_eq(ftm_model_forward_backward(m, &a, &loss), 0);
+    ftm_model_destroy(m);
+}
+END_TEST
+
 START_TEST(bad_args)
 {
     ftm_model_config c;
@@ -509,6 +546,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, create_deterministic, 0, 2);
     tcase_add_test(tc, bad_args);
+    tcase_add_test(tc, mem_bytes);
     tcase_add_test(tc, registry);
     tcase_add_test(tc, resnet_few_classes);
     tcase_add_loop_test(tc, model_gradcheck, 0, 2);

@@ -142,6 +142,10 @@ typedef struct ftm_model_config {
     int heads;          /* bert: 2..4 */
     uint64_t seed;      /* parameters, data, dropout and masking */
     int max_batch;      /* most examples one forward_backward call gets */
+    int micro;          /* most examples of one micro-batch (0: max_batch):
+                           bert holds the activations of one micro-batch at
+                           a time, resnet those of the whole call (its batch
+                           norm runs over all of them) */
     const ftm_dataset *data; /* NULL: synthetic data. Borrowed, not copied:
                                 the dataset must outlive every replica
                                 created from this config (and a trainer's
@@ -158,6 +162,11 @@ typedef struct ftm_model_config {
  * depth 8, bert 2 layers; 2 heads, seed 1, max_batch 64). An unknown kind
  * gets depth 0, which ftm_model_create rejects. */
 FTM_EXTERN void ftm_model_config_default(ftm_model_config *cfg, int kind);
+/* The bytes a replica of cfg holds once created (parameters, gradients,
+ * activations and scratch for cfg->max_batch examples), counted by
+ * creating one; 0 or the codes of ftm_model_create (FTM_ENOMEM where the
+ * machine cannot even reserve them). */
+FTM_EXTERN int ftm_model_mem_bytes(const ftm_model_config *cfg, size_t *bytes);
 /* Creates a replica with parameters initialised from cfg->seed: equal
  * configs give bitwise equal parameters. FTM_EINVAL on a bad config or an
  * unregistered kind. Free it with ftm_model_destroy. */

@@ -200,6 +200,22 @@ void cli_ranks_text(const ftm_mesh *m);
 int cli_ranks_block_chips(const ftm_mesh *m);
 /* Ranks of the run on this machine (1 without MPI). */
 int cli_ranks_on_node(void);
+/* ---- memory (memory.c) ----------------------------------------------------
+ * The memory this process may use: the machine's, or less under a limit
+ * on its address space (ulimit -v: what the limit leaves beyond what was
+ * mapped at the first call, before anything was built: the checks after
+ * a build count it themselves); 0 when unknown. A run may plan to fill
+ * CLI_MEM_SHARE of it: the rest is room for the mailboxes, the libraries
+ * and everything not counted (the messages say "3/4"). */
+#define CLI_MEM_SHARE 0.75
+double cli_mem_have(void);
+/* Refuses (CLI_EXIT_USAGE, one line) a training whose replicas would not
+ * fit in CLI_MEM_SHARE of it: every chip this machine runs holds a
+ * replica sized by its share of the batch (ftm_model_mem_bytes), and
+ * --check a one-chip reference of the whole batch. */
+struct ftm_train_opts;
+int cli_train_mem_check(const char *cmd, const struct ftm_train_opts *t, const ftm_mesh *m);
+
 /* Collective over the ranks (every rank calls it at the same point): 0
  * when every rank's rc is 0; else the exit code of the lowest rank that
  * failed, whose error line rank 0 prints when it did not fail itself (an

@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #define CMD "allreduce"
 
@@ -135,63 +133,22 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     }
 }
 
-/* The share of mem_have a run may plan to fill (chip buffers, schedule,
- * its replay): the rest is room for the mailboxes, the libraries and
- * everything not counted. The messages say "3/4". */
-#define MEM_SHARE 0.75
-
-/* The address space this process already holds (libraries, OpenBLAS's
- * buffers, thread stacks), from /proc/self/statm; 0 where unknown. */
-static double mem_mapped(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    long psize = sysconf(_SC_PAGESIZE);
-    if (f) {
-        if (fscanf(f, "%lu", &pages) != 1)
-            pages = 0;
-        fclose(f);
-    }
-    return psize > 0 ? (double)pages * (double)psize : 0;
-}
-
-/* The memory this process may use: the machine's, or less under a
- * limit on its address space (ulimit -v: what the limit leaves beyond
- * what was mapped at the first call, before anything was built: the
- * checks after the build count the schedule themselves); 0 when
- * unknown. */
-static double mem_have(void)
-{
-    static double have = -1;
-    if (have >= 0)
-        return have;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        double left = (double)rl.rlim_cur - mem_mapped();
-        left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
-        have = have == 0 || left < have ? left : have;
-    }
-    return have;
-}
-
 /* Refuses runs whose chip buffers would not fit in this machine's memory
  * (every healthy chip holds its own copy of the buffer, plus the expected
  * sums), instead of letting the kernel kill the process. The 3/4 leaves
  * room for the schedule, the mailboxes and everything else. */
 static int check_memory(const ftm_mesh *m, size_t bytes)
 {
-    double have = mem_have();
+    double have = cli_mem_have();
     int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
     double need = ((double)block + 1) * (double)bytes;
-    if (have > 0 && need * local > MEM_SHARE * have && block < ftm_mesh_healthy_count(m))
+    if (have > 0 && need * local > CLI_MEM_SHARE * have && block < ftm_mesh_healthy_count(m))
         return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
                                "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
                                "of the %.1f GiB available: spread the ranks over more machines, or use a "
                                "smaller --size or mesh, or --model-only", bytes, block,
                                need / (1 << 30), local, cli_s(local), have / (1 << 30));
-    if (have > 0 && need > MEM_SHARE * have)
+    if (have > 0 && need > CLI_MEM_SHARE * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
                                "more than 3/4 of the %.1f GiB this process may use: use a smaller --size "
                                "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
@@ -310,7 +267,7 @@ static int validate(ar_args *a, ar_run *x)
  * and runtime. Same 3/4 rule as check_memory. */
 static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
 {
-    double have = mem_have(), G = 1 << 30;
+    double have = cli_mem_have(), G = 1 << 30;
     double sched = (double)ftm_sched_mem_bytes(&x->sched);
     double model = (double)ftm_cost_mem_bytes(&x->sched, &x->m);
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
@@ -321,7 +278,7 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
                                         cli_ranks_block_chips(&x->m)) * (double)a->bytes;
     double need = (sched + (run > model ? run : model)) * cli_ranks_on_node();
-    if (have > 0 && need > MEM_SHARE * have)
+    if (have > 0 && need > CLI_MEM_SHARE * have)
         return cli_usage_error(CMD, "--algo %s on %d chips needs about %.1f GiB (schedule %.1f, "
                                "model %.1f, run %.1f GiB), more than 3/4 of the %.1f GiB this "
                                "process may use: use a smaller mesh%s or another --algo", algo,
@@ -352,7 +309,7 @@ static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, doub
     double build = (double)peak > at_least ? (double)peak : at_least, sched = (double)sb;
     double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
     double need = build > run ? build : run;
-    if (need > MEM_SHARE * have)
+    if (need > CLI_MEM_SHARE * have)
         return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
                                "%.2f, building and modeling it %.2f, run %.2f GiB), more than "
                                "3/4 of the %.1f GiB this process may use: %s; use a smaller "
@@ -505,15 +462,15 @@ static int pick_and_model(const ar_args *a, const char **algo, ar_run *x)
  * after the build, check_hold). */
 static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
 {
-    double have = mem_have();
+    double have = cli_mem_have();
     const char *asked = *algo;
     if (have <= 0)
         return pick_and_model(a, algo, x);
     ftm_allreduce_opts ao = { .algo = asked, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
-    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > MEM_SHARE * have)
+    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > CLI_MEM_SHARE * have)
         return refuse_plan(a, asked, x, have, 0);
-    size_t limit = (size_t)(MEM_SHARE * have);
+    size_t limit = (size_t)(CLI_MEM_SHARE * have);
     x->meter = (ftm_sched_meter){ .limit = limit };
     x->ctx.meter = &x->meter; /* x->sched, built under it, counts its free there */
     int err = pick_and_model(a, algo, x);

@@ -458,6 +458,8 @@ static int validate(targs *a, train_run *x)
         return rc;
     a->t.model.data = x->ds;
     a->t.model.seed = a->o.seed;
+    if ((rc = cli_train_mem_check(CMD, &a->t, &x->m)))
+        return rc;
     a->t.hang_timeout_s = a->o.hang_timeout_s;
     if ((rc = check_resume(a, &x->m)) || (rc = check_fail_during(a, &x->m)))
         return rc;

@@ -97,12 +97,21 @@ static void memo_keep(const ftm_model *m)
         init_memo.count[t] = m->tensors[t].count;
 }
 
+void *mdl_buf(ftm_model *m, size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p)
+        m->bytes += n * size;
+    return p;
+}
+
 int mdl_alloc(ftm_model *m)
 {
     m->params = malloc(sizeof(float) * m->nparams);
     m->grads = calloc(m->nparams, sizeof(float));
     if (!m->params || !m->grads)
         return FTM_ENOMEM;
+    m->bytes += 2 * sizeof(float) * m->nparams;
     pthread_mutex_lock(&init_memo.mu);
     int hit = memo_matches(m);
     if (hit)
@@ -157,7 +166,7 @@ int mdl_create(ftm_model **out, const ftm_model_config *cfg, int (*init)(ftm_mod
     if (!m)
         return FTM_ENOMEM;
     m->cfg = *cfg;
-    m->mbs = calloc((size_t)cfg->max_batch, sizeof(mdl_mb));
+    m->mbs = mdl_buf(m, (size_t)cfg->max_batch, sizeof(mdl_mb));
     int rc = !m->mbs ? FTM_ENOMEM : init(m);
     if (rc) {
         ftm_model_destroy(m);

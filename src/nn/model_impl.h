@@ -28,6 +28,8 @@ struct ftm_model {
     mdl_mb *mbs;                /* max_batch entries */
     int64_t loss_x[FTM_XSUM_WORDS]; /* this call's loss, an exact sum of
                                    per-micro-batch losses (mdl_loss_add) */
+    size_t bytes;               /* what the replica allocated (mdl_buf,
+                                   mdl_alloc): ftm_model_mem_bytes */
     void *impl;
     /* forward + backward of the micro-batches; the loss goes to
      * mdl_loss_add, once per micro-batch */
@@ -38,6 +40,9 @@ struct ftm_model {
 /* Declares a tensor (before mdl_alloc); returns its index or -1. */
 int mdl_add(ftm_model *m, const char *name, size_t count, int init,
             float scale, int decay);
+/* n zeroed elements of size bytes for the replica's buffers, counted in
+ * m->bytes; NULL when out of memory. The model frees them. */
+void *mdl_buf(ftm_model *m, size_t n, size_t size);
 /* Allocates and initialises params (keyed by seed, tensor, element). */
 int mdl_alloc(ftm_model *m);
 static inline float *mdl_p(ftm_model *m, int t) { return m->params + m->tensors[t].offset; }

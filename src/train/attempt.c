@@ -50,6 +50,7 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
         maxc = count[i] > maxc ? count[i] : maxc;
     ftm_model_config mc = o->model;
     mc.max_batch = (int)maxc;
+    mc.micro = t->micro; /* bert's activations: one micro-batch at a time */
     ftm_optim_config oc = o->optim;
     if (!oc.kind)
         ftm_optim_config_default(&oc, mc.kind);

@@ -92,6 +92,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
 {
     ftm_model_config mc = o->model;
     mc.max_batch = (int)o->batch;
+    mc.micro = micro;
     ftm_optim_config oc = o->optim;
     if (!oc.kind)
         ftm_optim_config_default(&oc, mc.kind);

@@ -1,0 +1,86 @@
+/* The memory this process may use, for the checks that refuse a run
+ * whose buffers would not fit (instead of the kernel killing it). */
+#include "cli.h"
+#include "ftmesh/error.h"
+#include "ftmesh/model.h"
+#include "ftmesh/train.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The address space this process already holds (libraries, OpenBLAS's
+ * buffers, thread stacks), from /proc/self/statm; 0 where unknown. */
+static double mem_mapped(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    long psize = sysconf(_SC_PAGESIZE);
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return psize > 0 ? (double)pages * (double)psize : 0;
+}
+
+double cli_mem_have(void)
+{
+    static double have = -1;
+    if (have >= 0)
+        return have;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        double left = (double)rl.rlim_cur - mem_mapped();
+        left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
+        have = have == 0 || left < have ? left : have;
+    }
+    return have;
+}
+
+/* The bytes one replica of t's model holds for count examples. */
+static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t *bytes)
+{
+    ftm_model_config mc = t->model;
+    mc.max_batch = (int)count;
+    mc.micro = micro;
+    return ftm_model_mem_bytes(&mc, bytes);
+}
+
+/* The most examples a chip gets from the batch split, and its micro. */
+static int most_examples(const ftm_train_opts *t, int chips, long *most, int *micro)
+{
+    long *first = calloc((size_t)chips, sizeof *first), *count = calloc((size_t)chips, sizeof *count);
+    int rc = first && count ? ftm_train_split(t->batch, t->micro, t->exact, chips, first, count, micro)
+                            : FTM_ENOMEM;
+    *most = 1;
+    for (int i = 0; i < chips && !rc; i++)
+        *most = count[i] > *most ? count[i] : *most;
+    free(first);
+    free(count);
+    return rc;
+}
+
+int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh *m)
+{
+    double have = cli_mem_have(), G = 1 << 30;
+    long most;
+    int micro, chips = cli_ranks_block_chips(m), local = cli_ranks_on_node();
+    size_t one = 0, ref = 0;
+    int rc = most_examples(t, ftm_mesh_healthy_count(m), &most, &micro);
+    if (!rc)
+        rc = replica_bytes(t, most, micro, &one);
+    if (!rc && t->check) /* the one-chip reference holds the whole batch */
+        rc = replica_bytes(t, t->batch, micro, &ref);
+    double need = (double)one * chips * local + (double)ref;
+    if (rc == FTM_ENOMEM || (!rc && have > 0 && need > CLI_MEM_SHARE * have))
+        return cli_usage_error(cmd, "--batch %ld needs about %.1f GiB: %d replica%s of %.0f MiB "
+                               "(%ld examples each)%s, more than 3/4 of the %.1f GiB this process "
+                               "may use: use a smaller --batch, or more chips", t->batch,
+                               need / G, chips * local, cli_s(chips * local), (double)one / (1 << 20),
+                               most, t->check ? " and the --check reference" : "", have / G);
+    return 0; /* a model that cannot be made is the run's to report */
+}
