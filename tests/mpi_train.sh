@@ -71,6 +71,10 @@ case_ middeath-r3 $small --reduce exact --fail-during 1,3
 # comes from another rank; a link between ranks dies too
 case_ leaddeath $small --reduce exact --kill 0,0@1:allreduce --kill link:1,1-1,2@2:forward
 case_ repair $small --reduce exact --kill 1,2@1:allreduce --repair 1,2@2 --check
+# a host and a link inside it die at one instant: the same records (the
+# link nobody noticed, both repaired) however the chips are spread
+case_ instant --mesh 4x4 --torus --algo 2d --batch 16 --micro 2 --steps 7 --reduce exact \
+    --kill link:2,1-2,0@3:forward --kill host:2,0@3:forward --repair-after 2
 case_ float $small --check
 
 mpi 2 "$tmp/t.txt" train $small --reduce exact $HANG \

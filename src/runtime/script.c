@@ -14,8 +14,10 @@
  *              sends fewer, when its allreduce ends;
  *   optimizer  after the gradient allreduce, before the update.
  * The victim is the chip, the host's first live chip, or the link's
- * first-named end. Each event fires once; an event whose target died
- * already is skipped.
+ * first-named end; the kills of one instant (step and phase; not those
+ * after N packets) all fire on the first one's victim. Each event fires
+ * once; an event whose target died already is skipped. A chip that died
+ * in the failure tells nothing of the dead links it may have noticed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,33 @@ static int ev_link(const ftm_mesh *m, const ftm_fault_event *e, int *dir)
     return *dir < 0 ? -1 : a;
 }
 
+/* 1 when kills a and b strike at the same instant of a phase (a kill
+ * after N packets of the allreduce strikes at its own victim's N-th). */
+static int same_instant(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    return !a->repair && !b->repair && a->when == b->when && a->phase == b->phase &&
+           (a->phase != FTM_PHASE_ALLREDUCE || (a->pkts == 0 && b->pkts == 0));
+}
+
+/* The kills of one instant strike together: the first one's victim fires
+ * them all, in the script's order, so that which of them struck does not
+ * depend on which chip thread got there first (a host's chip could die
+ * before it fired a link's kill), nor on how the chips are spread over
+ * processes. The sorted script has them next to each other. */
+static void share_victims(ftm_rt_script *f)
+{
+    for (int i = 0; i < f->script.n; i++) {
+        int j = i, v = -1;
+        while (j < f->script.n && same_instant(&f->script.ev[i], &f->script.ev[j]))
+            j++;
+        for (int k = i; k < j; k++)
+            v = v < 0 ? f->victim[k] : v;
+        for (int k = i; k < j; k++)
+            f->victim[k] = f->victim[k] < 0 ? -1 : v;
+        i = j > i ? j - 1 : i;
+    }
+}
+
 void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m)
 {
     f->attempt++;
@@ -91,6 +120,7 @@ void ftm_rt_script_attempt(ftm_rt_script *f, const ftm_mesh *m)
         if (v < 0 && f->fired[i] == 0)
             f->fired[i] = -1;
     }
+    share_victims(f);
 }
 
 static int fire_one(ftm_rt_script *f, int i, ftm_chip *chip, const ftm_mesh *m)
@@ -116,21 +146,20 @@ static int due(const ftm_rt_script *f, int i, int id, long step, int phase)
 
 int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step, int phase)
 {
-    int id = ftm_chip_id(chip);
-    for (int i = 0; i < f->script.n; i++) {
+    int id = ftm_chip_id(chip), first = 0;
+    for (int i = 0; i < f->script.n; i++) { /* all of them, though a chip died */
         if (!due(f, i, id, step, phase))
             continue;
         int rc = fire_one(f, i, chip, m);
-        if (rc)
-            return rc;
+        first = first ? first : rc;
     }
-    return 0;
+    return first;
 }
 
 int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts)
 {
-    int id = ftm_chip_id(chip);
+    int id = ftm_chip_id(chip), first = 0;
     for (int i = 0; i < f->script.n; i++) {
         if (!due(f, i, id, step, FTM_PHASE_ALLREDUCE))
             continue;
@@ -150,10 +179,9 @@ int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long 
             f->armed[id] = i;
             f->fired[i] = f->attempt;
         }
-        if (rc)
-            return rc;
+        first = first ? first : rc; /* the others of the instant too */
     }
-    return 0;
+    return first;
 }
 
 int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step)
@@ -274,17 +302,24 @@ void ftm_rt_script_lost(ftm_rt_script *f, const ftm_rt *rt)
 }
 
 /* Dead chips and directed links of rt into m2 / the secret list; dead and
- * dlink mark them. An unnoticed link stays on the list while rt had no
- * mailbox for it (an end chip dead): only a repair or a notice ends it. */
+ * dlink mark them; nt[*pnn] keeps the notices of the chips alive. An
+ * unnoticed link stays on the list while rt had no mailbox for it (an
+ * end chip dead): only a repair or a notice ends it. */
 static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned char *dead,
-                  unsigned char *dlink, const ftm_rt_notice *nt, int nn, int *scratch)
+                  unsigned char *dlink, ftm_rt_notice *nt, int *pnn, int *scratch)
 {
-    int n = m2->nchips, *lc = scratch, *ld = scratch + n * FTM_NDIRS;
+    int n = m2->nchips, *lc = scratch, *ld = scratch + n * FTM_NDIRS, nn = 0;
     int nd = ftm_rt_killed_chips(rt, lc, n);
     for (int k = 0; k < nd; k++) {
         dead[lc[k]] = 1;
         ftm_mesh_fail_chip_id(m2, lc[k]);
     }
+    /* A chip that died tells nothing: whether it noticed a dead link
+     * before it died is a race between chip threads (and processes). */
+    for (int k = 0; k < *pnn; k++)
+        if (nt[k].chip < 0 || !dead[nt[k].chip])
+            nt[nn++] = nt[k];
+    *pnn = nn;
     int nl = ftm_rt_killed_links(rt, lc, ld, n * FTM_NDIRS);
     for (int k = 0; k < nl; k++) {
         int a = lc[k], b = ftm_mesh_neighbor(m2, a, ld[k]), seen = 0;
@@ -323,7 +358,7 @@ int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m,
     unsigned char *dlink = dead + n;
     ftm_rt_notice nt[16];
     int nn = ftm_rt_notices(rt, nt, 16);
-    learn(f, rt, m2, dead, dlink, nt, nn, scratch);
+    learn(f, rt, m2, dead, dlink, nt, &nn, scratch);
     for (int i = 0; i < f->script.n; i++) {
         const ftm_fault_event *e = &f->script.ev[i];
         if (f->fired[i] <= 0 || f->logged[i])
