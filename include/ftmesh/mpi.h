@@ -22,6 +22,9 @@
 /* MPI_Init_thread (threads: multiple). 0, FTM_ENOTSUP (the MPI library
  * offers too little thread support) or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_init(int *argc, char ***argv);
+/* MPI_Finalize; after ftm_mpi_silent named a rank it cannot finish with
+ * that rank, so it aborts the job (code 1) instead: call ftm_mpi_abort
+ * with the code the job should end with first. */
 FTM_EXTERN void ftm_mpi_finalize(void);
 /* Aborts the whole job (every rank) with code. */
 FTM_EXTERN void ftm_mpi_abort(int code);
@@ -59,6 +62,15 @@ FTM_EXTERN void ftm_mpi_get_stats(ftm_mpi_stats *st);
 /* Collective (every rank calls it): the stats summed over the ranks, and
  * the largest peak resident memory of one rank in bytes. 0 or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss);
+/* Rank 0 only: the rank its watchdog found silent during a run (no
+ * heartbeat from its progress thread for the hang timeout while the others
+ * were stalled: the process was stopped or starved of the CPU), or -1.
+ * That run returned FTM_EHANG with this rank's stuck chips (ftm_rt_stuck);
+ * from then on the runtimes' collectives keep this rank's own values, and
+ * ftm_mpi_get_stats_all and ftm_mpi_agree return FTM_EIO, rather than wait
+ * for the silent rank: end the job with ftm_mpi_abort. *secs (may be
+ * NULL): how long it had been silent. */
+FTM_EXTERN int ftm_mpi_silent(double *secs);
 /* Collective (every rank calls it, with the same len): whether every rank
  * got rc == 0 from the same step (an input one rank alone could not read:
  * a file on another node, standard input, which reaches rank 0 only).

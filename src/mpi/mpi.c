@@ -12,6 +12,11 @@
 static int g_rank, g_size = 1, g_node = 1, g_inited, g_grid_r, g_grid_c, g_chips_send;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static ftm_mpi_stats g_stats;
+/* A rank rank 0's watchdog gave up on (-1: none), how long it had been
+ * silent, and the transports of that time (kept until the job ends). */
+static int g_silent = -1;
+static double g_silent_s;
+static mpi_net *g_kept;
 
 int ftm_mpi_init(int *argc, char ***argv)
 {
@@ -34,10 +39,32 @@ int ftm_mpi_init(int *argc, char ***argv)
 
 void ftm_mpi_finalize(void)
 {
+    if (g_inited && g_silent >= 0) /* MPI_Finalize would wait for it forever */
+        MPI_Abort(MPI_COMM_WORLD, 1);
     if (g_inited)
         MPI_Finalize();
     g_inited = 0;
 }
+
+int ftm_mpi_silent(double *secs)
+{
+    pthread_mutex_lock(&g_mu);
+    int r = g_silent;
+    if (secs)
+        *secs = r >= 0 ? g_silent_s : 0;
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+
+void mpi_set_silent(int rank, double secs)
+{
+    pthread_mutex_lock(&g_mu);
+    g_silent = rank;
+    g_silent_s = secs;
+    pthread_mutex_unlock(&g_mu);
+}
+
+int mpi_is_lost(void) { return ftm_mpi_silent(NULL) >= 0; }
 
 void ftm_mpi_abort(int code)
 {
@@ -68,6 +95,8 @@ void ftm_mpi_get_stats(ftm_mpi_stats *st)
 
 int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss)
 {
+    if (mpi_is_lost())
+        return FTM_EIO;
     ftm_mpi_stats st;
     ftm_mpi_get_stats(&st);
     struct rusage ru;
@@ -91,6 +120,8 @@ int ftm_mpi_agree(int rc, char *msg, size_t len)
     int mine = rc ? g_rank : g_size, first = g_size, code = rc;
     if (len > (size_t)INT_MAX)
         return FTM_EINVAL;
+    if (mpi_is_lost())
+        return FTM_EIO;
     if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
         return FTM_EIO;
     if (first == g_size)
@@ -184,9 +215,15 @@ static int net_declare(ftm_rt *rt, const ftm_sched *s)
     return 0;
 }
 
+/* After a rank went silent the run is a hang and only this rank's hang
+ * report is used: the transport's collectives keep this rank's values
+ * (the silent rank would never join them) and report success, so that
+ * the callers reach their hang report. */
 static int net_combine(ftm_rt *rt, void *v, size_t len, int kind)
 {
     mpi_net *n = rt->net->ctx;
+    if (mpi_is_lost())
+        return 0;
     int rc = kind == RT_COMBINE_SUM_U64
            ? MPI_Allreduce(MPI_IN_PLACE, v, (int)len, MPI_UINT64_T, MPI_SUM, n->ctrl)
            : MPI_Allreduce(MPI_IN_PLACE, v, (int)len, MPI_DOUBLE,
@@ -198,6 +235,8 @@ static int net_bcast(ftm_rt *rt, void *buf, size_t bytes, int chip)
 {
     mpi_net *n = rt->net->ctx;
     const size_t most = (size_t)1 << 30; /* an int count per call */
+    if (mpi_is_lost()) /* as net_combine */
+        return 0;
     for (size_t at = 0; at < bytes; at += most) {
         size_t len = bytes - at < most ? bytes - at : most;
         if (MPI_Bcast((unsigned char *)buf + at, (int)len, MPI_BYTE, n->owner[chip], n->ctrl) !=
@@ -241,6 +280,10 @@ static int net_run_begin(ftm_rt *rt)
     n->done_sent = 0;
     n->stall_sent = 0;
     n->all_stalled_since = -1;
+    n->beat_at = -1e9; /* the first beat at once: rank 0 then watches this rank */
+    n->silent = -1;
+    for (int r = 0; r < n->size; r++)
+        n->heard[r] = -1;
     n->nfin = n->nfin2 = 0;
     n->err = 0;
     n->t_mpi = 0;
@@ -319,13 +362,25 @@ static int net_run_end(ftm_rt *rt)
         pthread_join(n->thread, NULL);
         n->thread_up = 0;
     }
-    int rc = gather_chips(n);
+    int rc = n->silent < 0 ? gather_chips(n) : 0; /* the silent rank would not join */
     return n->err ? n->err : rc;
 }
 
 static void net_detach(ftm_rt *rt)
 {
     mpi_net *n = rt->net->ctx;
+    if (mpi_is_lost()) {
+        /* Never settled: MPI may still read or write its buffers, and
+         * freeing its communicators may wait for the silent rank. */
+        pthread_mutex_lock(&g_mu);
+        n->kept_next = g_kept;
+        g_kept = n;
+        pthread_mutex_unlock(&g_mu);
+        free(rt->local);
+        rt->local = NULL;
+        rt->net = NULL;
+        return;
+    }
     for (int i = 0; i < n->nout; i++) {
         free(n->out[i].req);
         pthread_mutex_destroy(&n->out[i].mu); /* made as it was counted */
@@ -345,6 +400,7 @@ static void net_detach(ftm_rt *rt)
     free(n->owner);
     free(n->active);
     free(n->stall_of);
+    free(n->heard);
     free(n->decl);
     free(n->out_at);
     free(n->in_at);
@@ -453,12 +509,13 @@ static int attach(ftm_rt *rt)
     n->owner = calloc((size_t)nc, sizeof *n->owner);
     n->active = calloc((size_t)n->size, 1);
     n->stall_of = calloc((size_t)n->size, 1);
+    n->heard = calloc((size_t)n->size, sizeof *n->heard);
     rt->local = calloc((size_t)nc, 1);
     n->cmax = 64 + mpi_state_bytes(rt) + (size_t)nc * FTM_NDIRS * 2 * sizeof(int64_t);
     n->cbuf = malloc(n->cmax);
     n->out_at = malloc(sizeof(int) * (size_t)nc * FTM_NDIRS);
     n->in_at = malloc(sizeof(int) * (size_t)nc * FTM_NDIRS);
-    if (!n->owner || !n->active || !n->stall_of || !rt->local || !n->cbuf || !n->out_at ||
+    if (!n->owner || !n->active || !n->stall_of || !n->heard || !rt->local || !n->cbuf || !n->out_at ||
         !n->in_at)
         return FTM_ENOMEM; /* ftm_rt_destroy detaches */
     int rc = place_chips(n, &rt->mesh);

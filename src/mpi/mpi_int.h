@@ -78,6 +78,13 @@ typedef struct mpi_net {
     int stall_sent;
     unsigned char *stall_of;    /* rank 0: [size] stalled flags */
     double all_stalled_since;
+    /* A rank that stops entirely (SIGSTOP, swapped out) cannot say it is
+     * stalled: each rank's progress thread beats to rank 0, which notes
+     * when it last heard from each rank (<0: not yet this run). */
+    double beat_at;             /* last control message to rank 0 */
+    double *heard;              /* rank 0: [size] */
+    int silent;                 /* rank 0: the rank it gave up on, or -1 */
+    struct mpi_net *kept_next;  /* mpi.c: kept after that (g_kept) */
     int nfin, nfin2;            /* end-of-run messages received */
     int err;                    /* a transport error of this run */
     MPI_Request creq;
@@ -113,5 +120,9 @@ int mpi_pump_out(mpi_net *n, mpi_link *l);
 
 /* mpi.c: time accounting of the progress threads */
 void mpi_account(double mpi_s, double thread_s, uint64_t msgs, uint64_t bytes);
+/* mpi.c: rank went silent for secs (rank 0's watchdog); from now on this
+ * process makes no call that would wait for it (ftm_mpi_silent). */
+void mpi_set_silent(int rank, double secs);
+int mpi_is_lost(void);
 
 #endif
