@@ -36,6 +36,11 @@ for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"
 done
+# 2d-concurrent's halves need not be in the same phase: each is named
+"$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
+    grep -q "^Step 16 of 74  rows (half A) and rows (half B) reduce-scatter" "$tmp/out" &&
+    grep -q "^Step 1 of 74  rows (half A) and columns (half B) reduce-scatter" "$tmp/out" ||
+    bad "demo --algo 2d-concurrent names each half's phase"
 for algo in 2d 2d-concurrent trees; do
     "$ftmesh" demo --algo $algo --mesh 4x4 --torus --fail-host 2,2 >"$tmp/out" ||
         bad "demo --algo $algo"

@@ -378,6 +378,43 @@ START_TEST(test_lines_two_sided_rows)
 }
 END_TEST
 
+/* 2d-concurrent's merged steps name both halves' phases ("PA+PB", in the
+ * mesh's terms): each half's sends sit only in steps whose part for that
+ * half is named, and around a hole on an open mesh the halves do not line
+ * up (half A still in its row phase while half B has reached its second
+ * phase, which runs along rows), so one name could not say it. */
+START_TEST(test_concurrent_phases)
+{
+    ck_assert(ftm_sched_phase_match("row-reduce-scatter", "row-reduce-scatter"));
+    ck_assert(ftm_sched_phase_match("row-reduce-scatter+col-reduce-scatter", "row-reduce-scatter"));
+    ck_assert(!ftm_sched_phase_match("row-reduce-scatter+col-reduce-scatter", "col-reduce-scatter"));
+    ck_assert(ftm_sched_phase_match("row-reduce-scatter+col-reduce-scatter", "+col-reduce-scatter"));
+    ck_assert(!ftm_sched_phase_match("row-reduce-scatter", "+row-reduce-scatter"));
+    ck_assert(!ftm_sched_phase_match("row", "row-reduce-scatter"));
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 3, 4), 0);
+    size_t count = 1024, half_a = (count + 1) / 2 * sizeof(int64_t);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_build_own("2d-concurrent", &s, NULL, &m, count, FTM_RED_SUM_I64), 0);
+    int misaligned = 0;
+    for (int c = 0; c < s.nchips; c++)
+        for (int j = 0; j < s.prog[c].nsteps; j++) {
+            const ftm_step *st = &s.prog[c].steps[j];
+            const char *plus = strchr(st->phase, '+');
+            ck_assert_msg(plus != NULL, "%s", st->phase);
+            misaligned += plus != st->phase && plus[1] && strncmp(st->phase, plus + 1, 3) == 0;
+            for (int k = 0; k < st->nops; k++) {
+                const ftm_op *o = &s.prog[c].ops[st->first_op + k];
+                ck_assert(o->off < half_a ? plus != st->phase : plus[1] != 0);
+            }
+        }
+    ck_assert_int_gt(misaligned, 0);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 Suite *twod_suite(void);
 Suite *twod_suite(void)
 {
@@ -387,6 +424,7 @@ Suite *twod_suite(void)
     tcase_add_loop_test(tc, test_lines_sweep_exact, 0, 70);
     tcase_add_loop_test(tc, test_lines_torus_faults, 0, 5);
     tcase_add_test(tc, test_int64_exact);
+    tcase_add_test(tc, test_concurrent_phases);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     TCase *tt = tcase_create("threads");

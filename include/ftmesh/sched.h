@@ -230,7 +230,16 @@ FTM_EXTERN void ftm_sched_view_free(ftm_sched_view *v);
  * so the merged steps pair up as the parts' did. Returns 0, FTM_EINVAL or
  * FTM_ENOMEM (out then holds nothing). */
 FTM_EXTERN int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b,
-                               const int *b_chip, const unsigned char *dir_of);
+                               const int *b_chip, const unsigned char *dir_of,
+                               const char *(*phase_of)(const char *pa, const char *pb));
+/* phase_of (NULL: a's phase, or b's where a has no step j) names merged
+ * step j from the parts' phases (NULL where a part has no step j): a
+ * static string, by convention "PA+PB" with PB in out's terms, so that
+ * ftm_sched_phase_match can tell the parts apart. */
+/* 1 when a step of phase step_phase belongs to query: "P" matches a step
+ * named P and a merged step "P+..." (its first part's), "+Q" a merged
+ * step "...+Q" (its second part's); else 0. */
+FTM_EXTERN int ftm_sched_phase_match(const char *step_phase, const char *query);
 
 /* Copies s into out in the unpacked form (the same programs op for op,
  * the same routes and tags). out is built plain (unpacked, no watch, no

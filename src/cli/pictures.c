@@ -111,9 +111,9 @@ static int draw_2d_concurrent(const ftm_mesh *m, const ftm_sched *s, size_t coun
            "columns first, in the same steps, so all four links of a chip carry data.\n");
     static const struct { const char *cap, *phase; int half; } pics[] = {
         { "phase 1, half A along the rows:", "row-reduce-scatter", 0 },
-        { "phase 1, half B along the columns (at the same time):", "row-reduce-scatter", 1 },
+        { "phase 1, half B along the columns (at the same time):", "+col-reduce-scatter", 1 },
         { "phase 2, half A along the columns:", "col-reduce-scatter", 0 },
-        { "phase 2, half B along the rows (at the same time):", "col-reduce-scatter", 1 },
+        { "phase 2, half B along the rows (at the same time):", "+row-reduce-scatter", 1 },
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof pics / sizeof pics[0] && !rc; i++)
@@ -129,7 +129,7 @@ static int has_phase(const ftm_sched *s, const char *phase)
 {
     for (int c = 0; c < s->nchips; c++)
         for (int j = 0; j < s->prog[c].nsteps; j++)
-            if (s->prog[c].steps[j].phase && strcmp(s->prog[c].steps[j].phase, phase) == 0)
+            if (ftm_sched_phase_match(s->prog[c].steps[j].phase, phase))
                 return 1;
     return 0;
 }

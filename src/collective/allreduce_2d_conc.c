@@ -57,6 +57,41 @@ static int transpose(const ftm_mesh *m, ftm_mesh *t)
     return 0;
 }
 
+/* A merged step's phase, "PA+PB": half A's phase and half B's in the
+ * mesh's own terms (B was planned on the transposed mesh: its rows are
+ * the mesh's columns), either empty where that half has no such step.
+ * The halves' phases need not line up: around a hole on an open mesh one
+ * half's bands take more steps than the other's. */
+#define PH(a, b) a "+" b
+static const char *const CONC_NAMES[5] = { "", "row-reduce-scatter", "col-reduce-scatter",
+                                           "col-all-gather", "row-all-gather" };
+static const char *const CONC_PHASE[5][5] = {
+    { "+", PH("", "row-reduce-scatter"), PH("", "col-reduce-scatter"),
+      PH("", "col-all-gather"), PH("", "row-all-gather") },
+#define ROW(a) { PH(a, ""), PH(a, "row-reduce-scatter"), PH(a, "col-reduce-scatter"), \
+                 PH(a, "col-all-gather"), PH(a, "row-all-gather") }
+    ROW("row-reduce-scatter"), ROW("col-reduce-scatter"), ROW("col-all-gather"),
+    ROW("row-all-gather"),
+#undef ROW
+};
+#undef PH
+
+/* Index of phase p in CONC_NAMES (0: none or another name), with rows and
+ * columns swapped when transposed. */
+static int conc_index(const char *p, int transposed)
+{
+    static const int swap[5] = { 0, 2, 1, 4, 3 };
+    for (int i = 1; p && i < 5; i++)
+        if (!strcmp(p, CONC_NAMES[i]))
+            return transposed ? swap[i] : i;
+    return 0;
+}
+
+static const char *conc_phase(const char *pa, const char *pb)
+{
+    return CONC_PHASE[conc_index(pa, 0)][conc_index(pb, 1)];
+}
+
 /* Merges a (built on m) and b (built on t = m transposed) step by step
  * (ftm_sched_merge), consuming their programs: chip (r, c) of m is (c, r)
  * of t, direction d of t is 3 - d of m. */
@@ -69,7 +104,7 @@ static int merge(ftm_sched *out, const ftm_mesh *m, ftm_sched *a, ftm_sched *b,
         return FTM_ENOMEM;
     for (int c = 0; c < m->nchips; c++)
         b_chip[c] = ftm_mesh_chip(t, ftm_mesh_col(m, c), ftm_mesh_row(m, c));
-    int rc = ftm_sched_merge(out, "2d-concurrent", a, b, b_chip, dir_of);
+    int rc = ftm_sched_merge(out, "2d-concurrent", a, b, b_chip, dir_of, conc_phase);
     free(b_chip);
     return rc;
 }

@@ -178,6 +178,24 @@ static const char *phase_words(const char *p)
     return p;
 }
 
+/* A merged step's phase "PA+PB" (2d-concurrent: half A's and half B's,
+ * which need not line up) in words: "rows (half A) and columns (half B)
+ * reduce-scatter" where the halves do the same thing, else each half's. */
+static void halves_words(char *b, size_t n, const char *phase)
+{
+    const char *plus = strchr(phase, '+'), *pb = plus + 1;
+    char pa[40];
+    snprintf(pa, sizeof pa, "%.*s", (int)(plus - phase), phase);
+    int same = pa[0] && pb[0] && strlen(pa) > 4 && !strcmp(pa + 4, pb + 4); /* "row-"/"col-" */
+    if (same)
+        snprintf(b, n, "%s (half A) and %s (half B) %s", pa[0] == 'r' ? "rows" : "columns",
+                 pb[0] == 'r' ? "rows" : "columns", pa + 4);
+    else if (pa[0] && pb[0])
+        snprintf(b, n, "half A %s, half B %s", phase_words(pa), phase_words(pb));
+    else
+        snprintf(b, n, "half %s %s", pa[0] ? "A" : "B", phase_words(pa[0] ? pa : pb));
+}
+
 /* Positions a round touched, per way (rows, columns, either): the ranges
  * a header names are those, not the lowest to the highest (a schedule's
  * chunks wrap around the buffer). */
@@ -252,6 +270,15 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
     const ftm_lesson_frame *f = &l->frame[k];
     if (n == 0)
         return;
+    if (strchr(f->phase, '+')) { /* a round may hold steps of two such phases */
+        halves_words(b, n, f->phase);
+        size_t u = strlen(b);
+        if (f->phase2 && strchr(f->phase2, '+') && u + 3 < n) {
+            snprintf(b + u, n - u, "; ");
+            halves_words(b + u + 2, n - u - 2, f->phase2);
+        }
+        return;
+    }
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
                  f->phase2 ? phase_words(f->phase2) : "");

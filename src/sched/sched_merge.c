@@ -9,16 +9,24 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Part b of the merge: its routes' ids in the merged schedule, its chips'
  * and directions' names there, its tags' offset. Part a keeps its ids
  * (its routes are added first, in order, and its tags come first). */
 typedef struct part {
+    const char *(*phase_of)(const char *pa, const char *pb); /* ftm_sched_merge's */
     const int *out_chip;         /* [b->nchips] b's chip x is out's out_chip[x] */
     const unsigned char *dir_of; /* [FTM_NDIRS] b's direction d is out's dir_of[d] */
     int *route;                  /* [b->nroutes] route id in the merged schedule */
     uint32_t tag0;               /* b's tag x is tag0 + x in the merged schedule */
 } part;
+
+/* Merged step's phase: phase_of's name, else a's, else b's. */
+static const char *merged_phase(const part *pb, const char *pa, const char *pbp)
+{
+    return pb->phase_of ? pb->phase_of(pa, pbp) : pa ? pa : pbp;
+}
 
 /* Adds s's routes to out (mapped as pb says when pb), ids into route (or
  * not). */
@@ -75,7 +83,8 @@ static int merge_packed(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *
         if (ha < 0 || hb < 0 || (!ha && !hb))
             rc = ha < 0 ? ha : hb < 0 ? hb : FTM_EINVAL;
         else
-            rc = ftm_sched_step(out, c, ha ? va.phase : vb.phase, ha ? va.index : vb.index);
+            rc = ftm_sched_step(out, c, merged_phase(pb, ha ? va.phase : NULL, hb ? vb.phase : NULL),
+                                ha ? va.index : vb.index);
         for (int k = 0; ha && k < va.nops && !rc; k++)
             rc = sched_put_op(out, c, &va.ops[k], 0);
         for (int k = 0; hb && k < vb.nops && !rc; k++) {
@@ -108,7 +117,8 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
     for (int j = 0; j < ns && !rc && !out->dry && !out->packed; j++) {
         const ftm_step *sa = j < pa->nsteps ? &pa->steps[j] : NULL;
         const ftm_step *sb = j < pp->nsteps ? &pp->steps[j] : NULL;
-        rc = ftm_sched_step(out, c, sa ? sa->phase : sb->phase, sa ? sa->index : sb->index);
+        rc = ftm_sched_step(out, c, merged_phase(pb, sa ? sa->phase : NULL, sb ? sb->phase : NULL),
+                            sa ? sa->index : sb->index);
         if (rc)
             break;
         ftm_step *st = &o->steps[o->nsteps - 1];
@@ -125,8 +135,20 @@ static int merge_chip(ftm_sched *out, ftm_sched *a, ftm_sched *b, const part *pb
     return rc;
 }
 
+int ftm_sched_phase_match(const char *step_phase, const char *query)
+{
+    if (!step_phase || !query)
+        return 0;
+    const char *plus = strchr(step_phase, '+');
+    if (query[0] == '+')
+        return plus && !strcmp(plus, query);
+    size_t n = plus ? (size_t)(plus - step_phase) : strlen(step_phase);
+    return strlen(query) == n && !strncmp(step_phase, query, n);
+}
+
 int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b,
-                    const int *b_chip, const unsigned char *dir_of)
+                    const int *b_chip, const unsigned char *dir_of,
+                    const char *(*phase_of)(const char *pa, const char *pb))
 {
     if (a->nchips != b->nchips || a->bytes != b->bytes)
         return FTM_EINVAL;
@@ -137,8 +159,8 @@ int ftm_sched_merge(ftm_sched *out, const char *algo, ftm_sched *a, ftm_sched *b
     if (rc)
         return rc;
     int *out_chip = malloc(sizeof(int) * (size_t)n);
-    part pb = { out_chip, dir_of, malloc(sizeof(int) * (size_t)(b->nroutes ? b->nroutes : 1)),
-                a->next_tag };
+    part pb = { phase_of, out_chip, dir_of,
+                malloc(sizeof(int) * (size_t)(b->nroutes ? b->nroutes : 1)), a->next_tag };
     rc = pb.route && out_chip ? 0 : FTM_ENOMEM;
     for (int c = 0; c < n && !rc; c++)
         out_chip[b_chip[c]] = c;

@@ -224,7 +224,7 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
                 const ftm_op *o = &v.ops[k];
                 if (o->kind == FTM_OP_SEND && o->len && o->off >= q->lo && o->off < hi &&
                     o->route < (unsigned)s->nroutes &&
-                    (!q->phase || (v.phase && strcmp(v.phase, q->phase) == 0)))
+                    (!q->phase || ftm_sched_phase_match(v.phase, q->phase)))
                     use[o->route] = 1;
             }
     }

@@ -400,7 +400,7 @@ int ftm_viz_ring_ascii(const ftm_mesh *m, const ftm_ring *ring, char **out)
 static int op_drawn(const ftm_step *st, const ftm_op *o, const char *phase, size_t lo, size_t hi)
 {
     return o->kind == FTM_OP_SEND && o->len > 0 && o->off >= lo && o->off < hi &&
-           (!phase || (st->phase && strcmp(st->phase, phase) == 0));
+           (!phase || ftm_sched_phase_match(st->phase, phase));
 }
 
 /* The routes the picture's sends take, each once, in route order. */
