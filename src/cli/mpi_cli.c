@@ -50,6 +50,13 @@ int cli_mpi_begin(int *argc, char ***argv)
 
 void cli_mpi_end(void)
 {
+    double s;
+    int r = g_on ? ftm_mpi_silent(&s) : -1;
+    if (r >= 0) { /* MPI_Finalize would wait for the silent rank forever */
+        cli_error(NULL, "hang: rank %d went silent (no heartbeat for %.1f s: its process is "
+                  "stopped or gets no CPU); ending every rank", r, s);
+        ftm_mpi_abort(CLI_EXIT_HANG);
+    }
     if (g_on)
         ftm_mpi_finalize();
     g_on = 0;
