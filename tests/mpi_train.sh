@@ -75,6 +75,9 @@ case_ repair $small --reduce exact --kill 1,2@1:allreduce --repair 1,2@2 --check
 # link nobody noticed, both repaired) however the chips are spread
 case_ instant --mesh 4x4 --torus --algo 2d --batch 16 --micro 2 --steps 7 --reduce exact \
     --kill link:2,1-2,0@3:forward --kill host:2,0@3:forward --repair-after 2
+# a link dies and nobody notices: the checkpoint keeps it, written by the
+# lead's process while the kill fired in another's
+case_ unnoticed --mesh 4x4 --batch 16 --micro 1 --steps 6 --reduce exact --kill link:0,2-1,2@2
 case_ float $small --check
 
 mpi 2 "$tmp/t.txt" train $small --reduce exact $HANG \

@@ -37,58 +37,78 @@ int train_model_nparams(const ftm_train_opts *o, size_t *np)
     return 0;
 }
 
+/* The directed links lost without anybody noticing into gone[nchips *
+ * 4]: f's from earlier attempts and those rt (the running attempt's
+ * runtime, or NULL) lost. In a run over processes a link that another
+ * process's chip killed is dead here too (every process is told). */
+static int lost_links(const ftm_rt_script *f, const ftm_rt *rt, int nchips, unsigned char *gone)
+{
+    int n = nchips * FTM_NDIRS, *lc = rt ? malloc(sizeof(int) * (size_t)n * 2) : NULL;
+    if (rt && !lc)
+        return FTM_ENOMEM;
+    int nl = rt ? ftm_rt_killed_links(rt, lc, lc + n, n) : 0;
+    for (int k = 0; k < nl; k++)
+        gone[lc[k] * FTM_NDIRS + lc[n + k]] = 1;
+    for (int k = 0; k < f->nsecret; k++)
+        gone[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = 1;
+    free(lc);
+    return 0;
+}
+
+/* The ways of link kill e (way[1] -1 for one way); 0, or -1 if none. */
+static int ev_ways(const ftm_mesh *mesh, const ftm_fault_event *e, int way[2])
+{
+    int a = ftm_mesh_chip(mesh, e->r, e->c), b = ftm_mesh_chip(mesh, e->r2, e->c2);
+    int d = ftm_mesh_dir_to(mesh, a, b);
+    if (d < 0)
+        return -1;
+    way[0] = a * FTM_NDIRS + d;
+    way[1] = e->oneway ? -1 : b * FTM_NDIRS + ftm_dir_opposite(d);
+    return 0;
+}
+
 /* 1 when kill i of f is a link's that struck before step `done` without
  * anybody noticing yet (its record is still to come, so the checkpoint
  * keeps it). fired[i] of such an event was written before the step's
- * barrier; a later one's is not read (its victim may be writing it). */
-static int lost_unnoticed(const ftm_rt_script *f, int i, long done)
+ * barrier, in its victim's process (elsewhere, 0 until the run ends: its
+ * link is dead in gone); a later one's is not read (its victim may be
+ * writing it). */
+static int lost_unnoticed(const ftm_rt_script *f, int i, long done, const ftm_mesh *mesh,
+                          const unsigned char *gone)
 {
     const ftm_fault_event *e = &f->script.ev[i];
-    return e->kind == FTM_FAULT_LINK && !e->repair && e->when < done && f->fired[i] > 0 &&
-           !f->logged[i];
+    int way[2];
+    if (e->kind != FTM_FAULT_LINK || e->repair || e->when >= done || f->fired[i] < 0 ||
+        f->logged[i] || ev_ways(mesh, e, way))
+        return 0;
+    return f->fired[i] > 0 || gone[way[0]] || (way[1] >= 0 && gone[way[1]]);
 }
 
 /* Marks 2 (dead, nobody noticed) in link_dead: f's unnoticed links from
  * earlier attempts, and the ways of its unnoticed kills before `done`
- * that rt (the running attempt's runtime, or NULL) lost. A chip of rt
- * may be in step `done` already, killing a link of that step: that one
- * is still to come, not marked. */
-static int mark_lost(const ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *mesh, long done,
-                     unsigned char *link_dead)
+ * that were lost (gone). A chip may be in step `done` already, killing a
+ * link of that step: that one is still to come, not marked. */
+static void mark_lost(const ftm_rt_script *f, const ftm_mesh *mesh, long done,
+                      const unsigned char *gone, unsigned char *link_dead)
 {
-    int n = mesh->nchips * FTM_NDIRS, *lc = rt ? malloc(sizeof(int) * (size_t)n * 2) : NULL;
-    unsigned char *gone = calloc((size_t)n, 1);
-    if ((rt && !lc) || !gone) {
-        free(lc);
-        free(gone);
-        return FTM_ENOMEM;
-    }
-    int nl = rt ? ftm_rt_killed_links(rt, lc, lc + n, n) : 0;
-    for (int k = 0; k < nl; k++)
-        gone[lc[k] * FTM_NDIRS + lc[n + k]] = 1;
     for (int i = 0; i < f->script.n; i++) {
-        const ftm_fault_event *e = &f->script.ev[i];
-        int a = ftm_mesh_chip(mesh, e->r, e->c), b = ftm_mesh_chip(mesh, e->r2, e->c2), d, back;
-        if (!lost_unnoticed(f, i, done) || (d = ftm_mesh_dir_to(mesh, a, b)) < 0)
+        int way[2];
+        if (!lost_unnoticed(f, i, done, mesh, gone) || ev_ways(mesh, &f->script.ev[i], way))
             continue;
-        back = b * FTM_NDIRS + ftm_dir_opposite(d);
-        if (gone[a * FTM_NDIRS + d] && !link_dead[a * FTM_NDIRS + d])
-            link_dead[a * FTM_NDIRS + d] = 2;
-        if (!e->oneway && gone[back] && !link_dead[back])
-            link_dead[back] = 2;
+        for (int k = 0; k < 2; k++)
+            if (way[k] >= 0 && gone[way[k]] && !link_dead[way[k]])
+                link_dead[way[k]] = 2;
     }
     for (int k = 0; k < f->nsecret; k++)
         if (!link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]])
             link_dead[f->secret_chip[k] * FTM_NDIRS + f->secret_dir[k]] = 2;
-    free(lc);
-    free(gone);
-    return 0;
 }
 
 /* The events still to come after step `done`, and the unnoticed link
  * kills before it (a resumed run tells them when they are noticed or
  * repaired, as the run without a stop would), one per line into st. */
-static int ckpt_script(const ftm_rt_script *f, long done, ftm_ckpt_state *st)
+static int ckpt_script(const ftm_rt_script *f, long done, const ftm_mesh *mesh,
+                       const unsigned char *gone, ftm_ckpt_state *st)
 {
     size_t cap = 1, len = 0;
     for (int i = 0; f && i < f->script.n; i++)
@@ -96,7 +116,7 @@ static int ckpt_script(const ftm_rt_script *f, long done, ftm_ckpt_state *st)
     if (!(st->script = malloc(cap)))
         return FTM_ENOMEM;
     for (int i = 0; f && i < f->script.n; i++) {
-        if (f->script.ev[i].when < done && !lost_unnoticed(f, i, done))
+        if (f->script.ev[i].when < done && !lost_unnoticed(f, i, done, mesh, gone))
             continue; /* played: the mesh holds what it did */
         int w = ftm_fault_format(&f->script.ev[i], FTM_FAULT_TRAIN, st->script + len, cap - len);
         if (w > 0 && (size_t)w + 1 < cap - len) {
@@ -115,8 +135,11 @@ static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, const ftm_rt 
                      ftm_ckpt_state *st)
 {
     size_t nc = (size_t)mesh->nchips;
-    if (!(st->chip_dead = malloc(5 * nc)))
+    unsigned char *gone = calloc(nc * FTM_NDIRS, 1);
+    if (!gone || !(st->chip_dead = malloc(5 * nc))) {
+        free(gone);
         return FTM_ENOMEM;
+    }
     st->rows = mesh->rows;
     st->cols = mesh->cols;
     st->torus = mesh->torus;
@@ -125,8 +148,13 @@ static int ckpt_mesh(const ftm_mesh *mesh, const ftm_rt_script *f, const ftm_rt 
         st->chip_dead[i] = !ftm_mesh_alive(mesh, (int)i);
     for (size_t i = 0; i < nc * FTM_NDIRS; i++)
         st->link_dead[i] = mesh->link_dead[i] != 0;
-    int rc = f ? mark_lost(f, rt, mesh, done, st->link_dead) : 0;
-    return rc ? rc : ckpt_script(f, done, st);
+    int rc = f ? lost_links(f, rt, mesh->nchips, gone) : 0;
+    if (!rc && f)
+        mark_lost(f, mesh, done, gone, st->link_dead);
+    if (!rc)
+        rc = ckpt_script(f, done, mesh, gone, st);
+    free(gone);
+    return rc;
 }
 
 int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long done,
