@@ -195,8 +195,11 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
                         : has_phase(&s, "row-reduce-scatter") ? "row-reduce-scatter"
                                                               : "reduce-scatter";
     char title[160];
+    int halves = !s.fallback && strcmp(algo, "2d-concurrent") == 0;
     if (first_tree)
         snprintf(title, sizeof title, "%s allreduce, the first tree", algo);
+    else if (halves) /* its merged steps carry both halves' sends */
+        snprintf(title, sizeof title, "%s, phase 1: half A rows, half B columns", algo);
     else
         snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
     /* The first tree: the sends of the buffer's first byte (see draw_trees). */
