@@ -55,7 +55,7 @@ static void on_step(void *ctx, const ftm_train_step *s)
 static void on_event(void *ctx, const ftm_train_event *e)
 {
     seen *v = ctx;
-    v->repairs_told += e->repair;
+    v->repairs_told += e->repair && e->noticed; /* not one skipped with its kill */
 }
 
 static void add_lines(ftm_fault_script *s, const char *const *lines)

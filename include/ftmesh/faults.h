@@ -136,7 +136,8 @@ FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, i
  * in time order and each repair brings back exactly what its kill took (a
  * host kill that found a chip dead already: repairs of the chips it
  * killed; a both-ways link kill that found one direction dead: a one-way
- * repair); the events then are in time order. 0, FTM_EINVAL (n < 1) or
+ * repair; a link killed at the instant of the host around it: the link,
+ * whichever comes first); the events then are in time order. 0, FTM_EINVAL (n < 1) or
  * FTM_ENOMEM (nothing appended). */
 FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n,
                                              long horizon);

@@ -258,6 +258,10 @@ static const char *modeled_what(int mode)
 
 static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
 {
+    if (!e->noticed) { /* its kill never struck */
+        fprintf(out, "# %s %ld: repair of %s %s\n", unit(mode), e->when, e->what, e->detected_by);
+        return;
+    }
     char state[160] = "";
     if (e->from[0])
         snprintf(state, sizeof state, "; state from %s: %llu bytes, %.3g us modeled", e->from,

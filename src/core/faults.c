@@ -3,6 +3,7 @@
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
 #include "core/util.h"
+#include "core/faults_int.h"
 #include "ftmesh/rng.h"
 
 #include <errno.h>
@@ -338,7 +339,7 @@ void ftm_fault_script_sort(ftm_fault_script *s)
 }
 
 /* Same instant: equal in everything ftm_fault_cmp looks at but order. */
-static int fs_same_time(const ftm_fault_event *a, const ftm_fault_event *b)
+int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b)
 {
     ftm_fault_event x = *b;
     x.order = a->order;
@@ -565,7 +566,7 @@ int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
     if (rc)
         return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     for (int i = 0, j; i < s->n && !rc; i = j) {
-        for (j = i + 1; j < s->n && fs_same_time(&s->ev[i], &s->ev[j]); j++)
+        for (j = i + 1; j < s->n && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
             ;
         rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
     }

@@ -3,6 +3,7 @@
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
 #include "core/util.h"
+#include "core/faults_int.h"
 #include "ftmesh/rng.h"
 
 #include <stdarg.h>
@@ -100,7 +101,8 @@ static void fs_due(ftm_mesh *t, ftm_fault_script *rep, const ftm_fault_event *e)
     int d = 0;
     while (d < rep->n && ftm_fault_cmp(&rep->ev[d], e) < 0)
         (void)ftm_fault_apply(t, &rep->ev[d++]); /* brings back what its kill took */
-    memmove(rep->ev, rep->ev + d, sizeof *rep->ev * (size_t)(rep->n - d));
+    if (d && d < rep->n) /* (rep->ev is NULL while empty) */
+        memmove(rep->ev, rep->ev + d, sizeof *rep->ev * (size_t)(rep->n - d));
     rep->n -= d;
 }
 
@@ -261,25 +263,49 @@ static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, l
     return rc;
 }
 
+/* The repairs of kill k of an instant (m: the mesh as the instant's
+ * earlier kills left it, then k applied; before: the mesh before the
+ * instant, k applied to it too). The kills of one instant strike
+ * together, so a link killed with the host around it was alive before
+ * the instant: it takes the link, which stays dead as in the run. A chip
+ * or host takes what the kills before it left alive (they strike in the
+ * script's order). */
+static int fs_took_at(ftm_fault_script *s, ftm_mesh *m, ftm_mesh *before, const ftm_fault_event *k,
+                      long n, long horizon)
+{
+    if (k->kind != FTM_FAULT_LINK)
+        return fs_took(s, m, k, n, horizon);
+    int rc = fs_took(s, before, k, n, horizon);
+    if (ftm_fault_apply(m, k) == FTM_EINVAL)
+        (void)ftm_mesh_fail_link(m, k->r, k->c, k->r2, k->c2, k->oneway);
+    return rc;
+}
+
 static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long horizon)
 {
-    ftm_mesh m;
-    int n0 = s->n, rc = ftm_mesh_copy(&m, m0);
-    if (rc)
-        return rc;
+    ftm_mesh m, before;
+    int n0 = s->n, rc = ftm_mesh_copy(&m, m0), rb = ftm_mesh_copy(&before, m0);
+    rc = rc ? rc : rb;
     ftm_fault_script_sort(s);
-    for (int i = 0; i < s->n && !rc; i++) {
-        ftm_fault_event k = s->ev[i];
-        if (k.repair) {
-            (void)ftm_fault_apply(&m, &k); /* a bad one is the check's to refuse */
+    for (int i = 0, j; i < s->n && !rc; i = j) {
+        if (s->ev[i].repair) {
+            (void)ftm_fault_apply(&m, &s->ev[i]); /* a bad one is the check's to refuse */
+            j = i + 1;
             continue;
         }
-        int before = s->n;
-        rc = fs_took(s, &m, &k, n, horizon);
-        if (!rc && s->n > before) /* the new repairs fall after event i */
+        for (j = i + 1; j < s->n && !s->ev[j].repair && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
+            ;
+        memcpy(before.chip_dead, m.chip_dead, (size_t)m.nchips);
+        memcpy(before.link_dead, m.link_dead, (size_t)m.nchips * FTM_NDIRS);
+        for (int k = i; k < j && !rc; k++) {
+            ftm_fault_event e = s->ev[k];
+            rc = fs_took_at(s, &m, &before, &e, n, horizon);
+        }
+        if (!rc) /* the new repairs fall after the instant: i..j keep their places */
             ftm_fault_script_sort(s);
     }
     ftm_mesh_free(&m);
+    ftm_mesh_free(&before);
     if (rc)
         s->n = n0;
     return rc;

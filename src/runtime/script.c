@@ -276,11 +276,14 @@ static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsign
         int b = ftm_mesh_neighbor(m, a, d);
         return dlink[a * FTM_NDIRS + d] || (!e->oneway && dlink[b * FTM_NDIRS + ftm_dir_opposite(d)]);
     }
+    /* It kills every chip of it alive at the attempt's start at once: one
+     * of them dead alone may be another kill's doing (its victim armed it,
+     * then died of that other kill before it fired). */
     n = ftm_fault_chips(m, e, chips);
     for (int k = 0; k < n; k++)
-        if (dead[chips[k]])
-            return 1;
-    return 0;
+        if (!dead[chips[k]])
+            return 0;
+    return n > 0;
 }
 
 /* Adds the directed link (a, d) to the unnoticed ones, once. */

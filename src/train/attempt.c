@@ -317,7 +317,7 @@ static void availability(const ftm_mesh *m, const ftm_train_opts *o, ftm_train_r
             res->lost_rejoin_s += e->lost_wall_s;
         else if (e->noticed)
             res->lost_failure_s += e->lost_wall_s;
-        res->repairs += e->repair;
+        res->repairs += e->repair && e->noticed; /* not those skipped */
     }
 }
 
@@ -357,8 +357,12 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     for (int k = 0;; k++) {
         long start = snap->params ? snap->done : 0;
         rj.modeled_before_s = t.grad_modeled;
+        int told = res->nevents;
         if ((rc = train_rejoin_apply(&rj, f, &cur, start, res)))
             break;
+        for (int i = told; i < res->nevents && cb && cb->event; i++)
+            if (res->events[i].repair && !res->events[i].noticed)
+                cb->event(cb->ctx, &res->events[i]); /* skipped: nothing to wait for */
         trainer_init(&t, o, cb, res, f, &rj, start);
         rc = attempt(&t, &cur, o, snap, &rv);
         rj.any = 0; /* the state went over once */

@@ -100,6 +100,56 @@ static void note_repair(ftm_train_event *rec, const ftm_fault_event *e, const ft
     snprintf(rec->detected_by, sizeof rec->detected_by, "repaired: joins at the start of the step");
 }
 
+/* 1 when repair i of f brings back the link that kill j names. */
+static int same_link(const ftm_fault_event *i, const ftm_fault_event *j)
+{
+    return i->kind == FTM_FAULT_LINK && j->kind == FTM_FAULT_LINK &&
+           ((i->r == j->r && i->c == j->c && i->r2 == j->r2 && i->c2 == j->c2) ||
+            (i->r == j->r2 && i->c == j->c2 && i->r2 == j->r && i->c2 == j->c));
+}
+
+/* 1 when chip or host event e names chip id. */
+static int names_chip(const ftm_mesh *m, const ftm_fault_event *e, int id)
+{
+    int dr = (ftm_mesh_row(m, id) - e->r + m->rows) % m->rows;
+    int dc = (ftm_mesh_col(m, id) - e->c + m->cols) % m->cols;
+    return e->kind == FTM_FAULT_HOST ? dr < 2 && dc < 2 : e->kind == FTM_FAULT_CHIP && !dr && !dc;
+}
+
+/* 1 when a kill of what repair e names was skipped in this run: what it
+ * named had died already (two kills of one instant after N packets race
+ * on their victims' threads, which the pre-run check cannot know), so
+ * the repair has nothing to bring back. */
+static int kill_skipped(const ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e)
+{
+    for (int j = 0; j < f->script.n; j++) {
+        const ftm_fault_event *k = &f->script.ev[j];
+        if (k->repair || f->fired[j] != -1 || k->when > e->when)
+            continue;
+        if (same_link(e, k))
+            return 1;
+        for (int id = 0; id < m->nchips && k->kind != FTM_FAULT_LINK; id++)
+            if (names_chip(m, e, id) && names_chip(m, k, id))
+                return 1;
+    }
+    return 0;
+}
+
+/* Repair i has nothing to bring back: its kill never struck. Told as
+ * skipped, as that kill is. */
+static void skip_repair(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *cur,
+                        ftm_train_result *res)
+{
+    ftm_train_event *rec = &res->events[res->nevents++];
+    note_repair(rec, &f->script.ev[i], cur, -1, r->modeled_before_s);
+    rec->noticed = 0;
+    rec->modeled_after_s = r->modeled_before_s;
+    snprintf(rec->detected_by, sizeof rec->detected_by,
+             "skipped: its kill did not strike (what it names had died already)");
+    f->fired[i] = -1;
+    f->logged[i] = 1;
+}
+
 /* Applies repair i of f to cur (old: cur before this boundary's repairs). */
 static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ftm_mesh *cur,
                      ftm_train_result *res)
@@ -121,6 +171,10 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
     } else {
         rc = ftm_fault_apply(cur, e);
     }
+    if (rc && kill_skipped(f, cur, e)) {
+        skip_repair(r, f, i, cur, res);
+        return 0;
+    }
     if (rc) { /* the pre-run check found it dead then: the run and the check disagree */
         char what[64];
         ftm_fault_what(e, what, sizeof what);
@@ -138,14 +192,6 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
     r->rec[r->n] = res->nevents++;
     r->ev[r->n++] = i;
     return 0;
-}
-
-/* 1 when repair i of f brings back the link that kill j names. */
-static int same_link(const ftm_fault_event *i, const ftm_fault_event *j)
-{
-    return i->kind == FTM_FAULT_LINK && j->kind == FTM_FAULT_LINK &&
-           ((i->r == j->r && i->c == j->c && i->r2 == j->r2 && i->c2 == j->c2) ||
-            (i->r == j->r2 && i->c == j->c2 && i->r2 == j->r && i->c2 == j->c));
 }
 
 /* A link lost unnoticed that a repair of this boundary brings back: its
