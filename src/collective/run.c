@@ -497,15 +497,17 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
             continue;
         f->fired[i] = ftm_fault_apply(cur, e) && !unnoticed_link(f, cur, e) ? -1 : 1;
         f->logged[i] = 1;
-        if (f->fired[i] < 0)
-            continue;
-        ftm_rt_script_repaired(f, &old, e);
+        if (f->fired[i] > 0)
+            ftm_rt_script_repaired(f, &old, e);
         ftm_fault_record *r = &res->events[res->nevents++];
         memset(r, 0, sizeof *r);
         r->when = e->when;
-        r->repair = r->noticed = 1;
+        r->repair = 1;
+        r->noticed = f->fired[i] > 0; /* else its kill never struck (a race of two victims) */
         ftm_fault_what(e, r->what, sizeof r->what);
-        snprintf(r->detected_by, sizeof r->detected_by, "repaired: joins at the start of the iteration");
+        snprintf(r->detected_by, sizeof r->detected_by, "%s", r->noticed
+                 ? "repaired: joins at the start of the iteration"
+                 : "skipped: its kill did not strike (what it names had died already)");
         r->resumed = 0;
         r->modeled_before_s = before;
     }
