@@ -23,7 +23,9 @@ enum { O_MODEL = CLI_O_CMD, O_STEPS, O_BATCH, O_ALGO, O_BN_ALGO, O_REDUCE, O_MIC
 static const cli_opt train_table[] = {
     { "model", "resnet|bert", O_MODEL, "the model (default resnet)" },
     { "steps", "N", O_STEPS, "training steps (default 10)" },
-    { "batch", "B", O_BATCH, "global batch, the same whatever the faults (default 32)" },
+    { "batch", "B", O_BATCH, "global batch, the same whatever the faults (default 32);\n"
+      "a resnet replica holds its chip's share (about 1 MiB an\nexample): a batch that would "
+      "not fit in memory is refused" },
     { "seed", "S", CLI_O_SEED,
       "model initialisation, data, dropout, masking and\n--random-faults (default 1)" },
     { "algo", "NAME", O_ALGO,
