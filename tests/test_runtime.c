@@ -594,6 +594,52 @@ START_TEST(test_overwrite_before_read)
 }
 END_TEST
 
+/* A repair has nothing to bring back only where the kill it undoes (the
+ * latest of what it names: its own, or a host's around a chip) was
+ * skipped; the link in either order. */
+START_TEST(test_kill_skipped)
+{
+    static const char *const lines[] = {
+        "host:0,0@1", "1,1@2", "link:2,2-2,3@1", "0,3@1", "0,3@3",
+        "repair 1,1@4", "repair link:2,3-2,2@4", "repair 0,3@4", "repair 3,3@4",
+    };
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        ftm_fault_event e;
+        ck_assert_int_eq(ftm_fault_parse_line(lines[i], FTM_FAULT_TRAIN, &e, NULL, 0), 0);
+        ck_assert_int_eq(ftm_fault_script_add(&s, &e), 0);
+    }
+    ftm_rt_script f;
+    ck_assert_int_eq(ftm_rt_script_init(&f, &s, &m), 0);
+    int k[9]; /* the sorted script's index of each line */
+    for (size_t i = 0; i < 9; i++)
+        for (int j = 0; j < f.script.n; j++)
+            if (f.script.ev[j].order == (int)i)
+                k[i] = j;
+    const ftm_fault_event *rep_chip = &f.script.ev[k[5]], *rep_link = &f.script.ev[k[6]];
+    const ftm_fault_event *rep_03 = &f.script.ev[k[7]], *rep_33 = &f.script.ev[k[8]];
+    f.fired[k[0]] = -1; /* the host skipped, the later kill of (1,1) struck */
+    f.fired[k[1]] = 1;
+    ck_assert(!ftm_rt_script_kill_skipped(&f, &m, rep_chip));
+    f.fired[k[1]] = -1;
+    ck_assert(ftm_rt_script_kill_skipped(&f, &m, rep_chip));
+    f.fired[k[2]] = 1;
+    ck_assert(!ftm_rt_script_kill_skipped(&f, &m, rep_link));
+    f.fired[k[2]] = -1; /* named the other way round */
+    ck_assert(ftm_rt_script_kill_skipped(&f, &m, rep_link));
+    f.fired[k[3]] = -1; /* only the latest kill of (0,3) counts */
+    f.fired[k[4]] = 1;
+    ck_assert(!ftm_rt_script_kill_skipped(&f, &m, rep_03));
+    ck_assert(!ftm_rt_script_kill_skipped(&f, &m, rep_33)); /* nothing killed it */
+    ftm_rt_script_free(&f);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runtime");
@@ -612,6 +658,7 @@ int main(void)
     tcase_add_test(tc, test_barrier_reduce);
     tcase_add_test(tc, test_many_threads);
     tcase_add_test(tc, test_overwrite_before_read);
+    tcase_add_test(tc, test_kill_skipped);
     suite_add_tcase(s, tc);
     return test_run(s);
 }

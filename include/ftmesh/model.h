@@ -210,7 +210,9 @@ typedef struct ftm_fb_args {
  * summed exactly per micro-batch (the value of the loss_x contribution).
  * The caller zeroes grads (and grads_i64) first. ResNet with a NULL hook
  * needs the whole batch on this chip. count may be 0 (the chip still makes
- * its hook calls). */
+ * its hook calls). FTM_EINVAL for arguments that do not fit the replica:
+ * count above max_batch, unaligned micro-batches, and (bert, which holds
+ * one micro-batch) a micro above the config's micro. */
 FTM_EXTERN int ftm_model_forward_backward(ftm_model *m, const ftm_fb_args *a,
                                double *loss);
 /* Converts fixed-point gradients back: dst[i] = src[i] * 2^-FTM_FIX_SHIFT. */

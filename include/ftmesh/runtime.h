@@ -260,6 +260,13 @@ FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* A repair e (applied by the caller between attempts on mesh m): a dead
  * link nobody noticed is live again in the next runtime. */
 FTM_EXTERN void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e);
+/* 1 when repair e has nothing to bring back because the kill it undoes
+ * never struck in this run: the latest kill of what e names (for a chip,
+ * its own kill or a host's around it) up to e's step was skipped, what it
+ * named having died already (two kills after N allreduce packets race on
+ * their victims' threads, which the pre-run check cannot know). */
+FTM_EXTERN int ftm_rt_script_kill_skipped(const ftm_rt_script *f, const ftm_mesh *m,
+                                          const ftm_fault_event *e);
 /* After an attempt on rt that ended without a failure: the links rt lost
  * join the dead links nobody noticed (those kept already stay: a link of
  * a chip dead in rt had no mailbox there). */

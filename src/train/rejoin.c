@@ -108,33 +108,6 @@ static int same_link(const ftm_fault_event *i, const ftm_fault_event *j)
             (i->r == j->r2 && i->c == j->c2 && i->r2 == j->r && i->c2 == j->c));
 }
 
-/* 1 when chip or host event e names chip id. */
-static int names_chip(const ftm_mesh *m, const ftm_fault_event *e, int id)
-{
-    int dr = (ftm_mesh_row(m, id) - e->r + m->rows) % m->rows;
-    int dc = (ftm_mesh_col(m, id) - e->c + m->cols) % m->cols;
-    return e->kind == FTM_FAULT_HOST ? dr < 2 && dc < 2 : e->kind == FTM_FAULT_CHIP && !dr && !dc;
-}
-
-/* 1 when a kill of what repair e names was skipped in this run: what it
- * named had died already (two kills of one instant after N packets race
- * on their victims' threads, which the pre-run check cannot know), so
- * the repair has nothing to bring back. */
-static int kill_skipped(const ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e)
-{
-    for (int j = 0; j < f->script.n; j++) {
-        const ftm_fault_event *k = &f->script.ev[j];
-        if (k->repair || f->fired[j] != -1 || k->when > e->when)
-            continue;
-        if (same_link(e, k))
-            return 1;
-        for (int id = 0; id < m->nchips && k->kind != FTM_FAULT_LINK; id++)
-            if (names_chip(m, e, id) && names_chip(m, k, id))
-                return 1;
-    }
-    return 0;
-}
-
 /* Repair i has nothing to bring back: its kill never struck. Told as
  * skipped, as that kill is. */
 static void skip_repair(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *cur,
@@ -171,7 +144,7 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
     } else {
         rc = ftm_fault_apply(cur, e);
     }
-    if (rc && kill_skipped(f, cur, e)) {
+    if (rc && ftm_rt_script_kill_skipped(f, cur, e)) {
         skip_repair(r, f, i, cur, res);
         return 0;
     }
