@@ -161,6 +161,37 @@ err_is "--resume $tmp/short.ckpt" "truncated"
 python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[len(b)//2]^=1; open(sys.argv[2],'wb').write(b)" "$ck" "$tmp/bad.ckpt"
 expect 2 "damaged" $T --steps 4 --resume "$tmp/bad.ckpt"
 err_is "damaged"
+# A valid checksum over a mesh no run can have (every chip dead): refused
+# as such, not run into "every chip is dead" (exit 1). The layout is
+# include/ftmesh/checkpoint.h's; CRC-32C recomputed.
+python3 - "$ck" "$tmp/dead.ckpt" <<'EOF'
+import struct, sys
+def crc32c(data):
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        t.append(c)
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+d = bytearray(open(sys.argv[1], "rb").read())
+off = 24
+for _ in range(2):  # meta, desc
+    off += 4 + struct.unpack_from("<I", d, off)[0]
+n = struct.unpack_from("<Q", d, off + 16)[0]
+nm = struct.unpack_from("<I", d, off + 24)[0]
+nl = struct.unpack_from("<Q", d, off + 28)[0]
+off += 36 + 4 * n * (1 + nm) + 8 * nl
+rows, cols, torus = struct.unpack_from("<III", d, off)
+d[off + 12:off + 12 + rows * cols] = b"\x01" * (rows * cols)
+struct.pack_into("<I", d, len(d) - 4, crc32c(bytes(d[:-4])))
+open(sys.argv[2], "wb").write(d)
+EOF
+expect 2 "mesh all dead" $T --steps 4 --resume "$tmp/dead.ckpt"
+err_is "--resume $tmp/dead.ckpt: its mesh has no live chip"
 expect 2 "other model" $T --model bert --steps 4 --resume "$ck"
 err_is "another model"
 expect 2 "every without file" $T --checkpoint-every 2

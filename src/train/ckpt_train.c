@@ -235,9 +235,16 @@ int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, unsigned char *lost,
         if (lost)
             lost[i] = (unsigned char)unnoticed;
     }
+    /* a file with a valid checksum may still hold a mesh no run can have */
+    int rc = ftm_mesh_check_connected(m, NULL, NULL);
+    if (rc) {
+        snprintf(detail, dlen, "its mesh %s", rc == FTM_EALLDEAD ? "has no live chip"
+                                              : "has its live chips cut into parts");
+        return FTM_EFORMAT;
+    }
     char why[200];
-    int rc = pending ? ftm_fault_script_parse_text(pending, st->script, st->script_len, 0, why,
-                                                   sizeof why) : 0;
+    rc = pending ? ftm_fault_script_parse_text(pending, st->script, st->script_len, 0, why,
+                                               sizeof why) : 0;
     if (rc)
         snprintf(detail, dlen, "its fault script: %s", why);
     return rc;
