@@ -256,7 +256,7 @@ START_TEST(checkpoint_resume_bitwise)
     o.steps = 5;
     ftm_train_result full, part, res;
     run_ok(&m, &o, NULL, &full);
-    volatile sig_atomic_t stop = 0;
+    atomic_int stop = 0;
     o.checkpoint = path;
     o.checkpoint_every = 1;
     o.steps = 2;

@@ -205,7 +205,7 @@ END_TEST
 
 /* A checkpoint keeps the mesh and the events to come: --resume goes on
  * with them (the repair and the later kill happen), bitwise equal. */
-static volatile sig_atomic_t stop_flag;
+static atomic_int stop_flag;
 static void stop_after_2(void *ctx, const ftm_train_step *s)
 {
     on_step(ctx, s);

@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include "ftmesh/faults.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/model.h"
@@ -96,7 +96,8 @@ typedef struct ftm_train_opts {
     uint64_t data_id;
     /* When *stop becomes nonzero (a signal handler), the current step is
      * finished, the checkpoint written if asked, and training stops. */
-    volatile sig_atomic_t *stop;
+    atomic_int *stop;      /* lock-free: a signal handler may store to it
+                              while chip threads read it */
 } ftm_train_opts;
 
 /* One failure during training, as the survivors saw it (when = the step,

@@ -4,6 +4,7 @@
 #define FTMESH_CLI_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -276,7 +277,7 @@ int cli_out_file(const char *cmd, const char *opt, const char *path, char **file
  * end the process by the signal. While flag is set (a command that stops
  * gracefully), a signal only stores its number in *flag; NULL restores
  * the default. */
-void cli_signals_graceful(volatile sig_atomic_t *flag);
+void cli_signals_graceful(atomic_int *flag);
 /* The exit status of a run stopped by signal sig: 128 + sig (130 for
  * SIGINT, 143 for SIGTERM). */
 int cli_signal_exit(int sig);

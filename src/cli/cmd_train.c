@@ -516,7 +516,7 @@ static void header(const targs *a, const ftm_mesh *m)
 }
 
 /* Set by SIGINT or SIGTERM during training: the signal's number. */
-static volatile sig_atomic_t stop_flag;
+static atomic_int stop_flag;
 
 /* --resume of a checkpoint that holds every step of --steps. */
 static void nothing_to_do(const targs *a)
@@ -583,7 +583,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
             printf("# interrupted: stopped after step %ld%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
                    a->t.checkpoint ? a->ckpt_arg : "");
-        rc = stop_flag ? cli_signal_exit(stop_flag) : CLI_EXIT_INTERRUPTED;
+        rc = atomic_load(&stop_flag) ? cli_signal_exit(atomic_load(&stop_flag))
+                                     : CLI_EXIT_INTERRUPTED;
     }
     /* a failed or interrupted run leaves the old picture (or none) */
     if (!rc && x->svg.f)
@@ -607,7 +608,7 @@ static void on_event(void *ctx, const ftm_train_event *e)
 static int run_train(targs *a, train_run *x, train_out *oc)
 {
     ftm_train_callbacks cb = { train_on_step, train_on_ref, oc, on_event };
-    stop_flag = 0;
+    atomic_store(&stop_flag, 0);
     a->t.stop = &stop_flag;
     cli_signals_graceful(&stop_flag);
     int err = ftm_train_run(&x->m, &a->t, &cb, &x->r);

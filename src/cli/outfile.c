@@ -28,16 +28,18 @@
 #define OUT_SLOTS 8
 static char *out_tmp[OUT_SLOTS];
 static volatile sig_atomic_t out_used[OUT_SLOTS];
-static volatile sig_atomic_t *volatile out_flag; /* graceful: set to the signal */
+static atomic_int *volatile out_flag; /* graceful: set to the signal */
+/* a lock-free atomic is what a handler may store to while threads read */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int must be lock-free");
 static int out_installed;
 
 static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
 static void on_signal(int sig)
 {
-    volatile sig_atomic_t *flag = out_flag;
+    atomic_int *flag = out_flag;
     if (flag) {
-        *flag = sig;
+        atomic_store(flag, sig);
         return;
     }
     for (int i = 0; i < OUT_SLOTS; i++)
@@ -65,7 +67,7 @@ static void install(int graceful)
     known = 1;
 }
 
-void cli_signals_graceful(volatile sig_atomic_t *flag)
+void cli_signals_graceful(atomic_int *flag)
 {
     out_flag = flag;
     install(flag != NULL);

@@ -335,7 +335,7 @@ int train_chip_fn(ftm_chip *chip, void *arg)
         int64_t v[BAR_WORDS];
         memcpy(v, c->lossx, sizeof c->lossx);
         v[BAR_MATH] = v[BAR_MATH_MAX] = llround(math * 1e9);
-        v[BAR_HALT] = o->stop && *o->stop;
+        v[BAR_HALT] = o->stop && atomic_load(o->stop);
         if ((rc = ftm_chip_barrier_reduce(chip, v, BAR_NSUM, BAR_NMAX)))
             break;
         if (id == t->reporter)
