@@ -16,6 +16,13 @@ static int fs_qcmp(const void *a, const void *b)
     return ftm_fault_cmp(a, b);
 }
 
+/* dst's dead chips and links := src's (the same shape). */
+static void fs_set(ftm_mesh *dst, const ftm_mesh *src)
+{
+    memcpy(dst->chip_dead, src->chip_dead, (size_t)src->nchips);
+    memcpy(dst->link_dead, src->link_dead, (size_t)src->nchips * FTM_NDIRS);
+}
+
 /* ---- random scripts ------------------------------------------------------------------ */
 
 #define FS_TAG 0x6b696c6c73ULL /* "kills" */
@@ -85,8 +92,7 @@ static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, uns
         return -1;
     fs_candidate(t, e->kind, (long)(fs_rand(seed, j, attempt, 1) % (uint64_t)n), e);
     e->oneway = e->kind == FTM_FAULT_LINK && fs_rand(seed, j, attempt, 2) % 4 == 0;
-    memcpy(t2->chip_dead, t->chip_dead, (size_t)t->nchips);
-    memcpy(t2->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
+    fs_set(t2, t);
     if (ftm_fault_apply(t2, e))
         return -1;
     return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
@@ -116,8 +122,7 @@ static int fs_future_ok(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_script *rep,
                         const ftm_fault_event *e, long n, ftm_mesh *scratch,
                         ftm_fault_script *all)
 {
-    memcpy(scratch->chip_dead, t->chip_dead, (size_t)t->nchips);
-    memcpy(scratch->link_dead, t->link_dead, (size_t)t->nchips * FTM_NDIRS);
+    fs_set(scratch, t);
     all->n = 0;
     int rc = 0;
     for (int i = 0; i < rep->n && !rc; i++)
@@ -295,8 +300,7 @@ static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long hori
         }
         for (j = i + 1; j < s->n && !s->ev[j].repair && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
             ;
-        memcpy(before.chip_dead, m.chip_dead, (size_t)m.nchips);
-        memcpy(before.link_dead, m.link_dead, (size_t)m.nchips * FTM_NDIRS);
+        fs_set(&before, &m);
         for (int k = i; k < j && !rc; k++) {
             ftm_fault_event e = s->ev[k];
             rc = fs_took_at(s, &m, &before, &e, n, horizon);
