@@ -105,9 +105,12 @@ sed -n '/^== 3/,/^== 4/p' "$tmp/out" | grep -q '^  (1,2) -> .*(lost)' ||
 "$ftmesh" demo --algo tree --fail-during 2,2 >"$tmp/out" || bad "demo tree --fail-during 2,2"
 grep -q '^ *[0-9]* of *[0-9]*:' "$tmp/out" && bad "demo: behind told in per-chip steps"
 die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\),.*/\1/p')
-tr "\n" " " <"$tmp/out" | grep -q "the steps above (1 to $die) in which each survivor" ||
+tr "\n" " " <"$tmp/out" | grep -q "The step each survivor had reached (1 to $die)" ||
     bad "demo: behind list not in the lesson's steps"
-grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,3)$' "$tmp/out" || bad "demo: behind list"
+# (2,1) and (3,2) sent up to the dead (2,2) in step 8: there, not behind
+grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,1)\* (2,3) (3,2)\*$' "$tmp/out" ||
+    bad "demo: behind list"
+grep -q '^  step  7: (1,2)$' "$tmp/out" || bad "demo: behind list, step 7"
 # where the survivors stand is what ran: no step 0, no lockstep (chips run
 # at their own pace), and a death before any transfer completed says so
 "$ftmesh" demo --mesh 1x3 --algo tree --fail-during 0,0 >"$tmp/out" || bad "demo 1x3 tree"
@@ -133,7 +136,8 @@ sed -n '/^== 3/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' && bad "d
 sed -n '/^== 1/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' || bad "demo torus ring: wrap legend lost"
 # tables and step headers fit 80 columns; a finished sum's mark never runs
 # into the next value
-for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2"; do
+for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2" \
+            "--algo 2d-concurrent --mesh 8x8 --fail 3,4"; do
     "$ftmesh" demo $args >"$tmp/out" || bad "demo $args"
     long=$(awk 'length > 80' "$tmp/out")
     [ -z "$long" ] || bad "demo $args: over 80 columns: $long"
@@ -171,9 +175,31 @@ if command -v script >/dev/null 2>&1; then
     script -qec "$ftmesh demo --algo tree --no-color" /dev/null </dev/null >"$tmp/tty" 2>&1
     grep -q "$(printf '\033')\[" "$tmp/tty" && bad "colour despite --no-color"
 fi
+# 2d-concurrent's merged steps name each half's phases once
+"$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 >"$tmp/out" || bad "demo 2d-concurrent 8x8"
+grep '^Step' "$tmp/out" | grep -q '; \|\(reduce-scatter\|all-gather\).*half A.*\1.*half A' &&
+    bad "demo 2d-concurrent: a phase named twice in a header"
+# balanced colours do not promise a ring of one-hop edges: (0,0) keeps one link
+"$ftmesh" demo --mesh 4x4 --fail-link 0,0-0,1 >"$tmp/out" || bad "demo --fail-link"
+tr '\n' ' ' <"$tmp/out" | grep -q 'one-hop edges can exist' && bad "demo: a one-hop ring promised"
+tr '\n' ' ' <"$tmp/out" | grep -q 'not enough: chip (0,0) has one live link' ||
+    bad "demo: the detour of a balanced mesh not explained"
+# where allreduce runs another schedule than the one taught, the lesson says so
+"$ftmesh" demo --algo 2d >"$tmp/out" || bad "demo 2d"
+tr '\n' ' ' <"$tmp/out" | grep -q 'ftmesh allreduce --algo 2d` runs the ring schedule instead' ||
+    bad "demo 2d: the fallback of allreduce not named"
+"$ftmesh" demo --algo ring >"$tmp/out" || bad "demo ring"
+grep -q 'schedule instead' "$tmp/out" && bad "demo ring: a fallback that is not"
+# a limit named in an error is the demo's own
+"$ftmesh" demo --random-faults 16 2>"$tmp/err" >/dev/null
+grep -q 'at most 14 here' "$tmp/err" || bad "demo --random-faults: $(cat "$tmp/err")"
+"$ftmesh" demo --random-faults 14 --fault-seed 3 >/dev/null 2>"$tmp/err" ||
+    grep -q 'cut into parts' "$tmp/err" || bad "demo --random-faults 14: $(cat "$tmp/err")"
+"$ftmesh" demo --mesh 0x4 2>"$tmp/err" >/dev/null
+grep -q 'sides must be 1..8' "$tmp/err" || bad "demo --mesh 0x4: $(cat "$tmp/err")"
 # errors: exit 2, one line
 for args in "--mesh 9x9" "--algo nope" "--algo auto" "--algo 2d-lines --mesh 1x4" "--delay -1" \
-            "--fail-during 1,1" "--json" "--bogus"; do
+            "--fail-during 1,1" "--json" "--bogus" "--random-faults 15" "--mesh 0x4"; do
     "$ftmesh" demo $args >/dev/null 2>"$tmp/err"; rc=$?
     [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "demo $args: exit $rc, $(cat "$tmp/err")"
 done

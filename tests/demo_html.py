@@ -9,8 +9,10 @@ png A.png B.png: two screenshots are neither blank nor identical.
 part FILE P DEAD(r,c or -) VERIFIED(0/1): the DOM at part P's last step:
   #part is P, #step equals #steps, #parts at least P; chip DEAD (if any) has
   class dead; a verified part's caption says every chip holds the same sums.
-wraps FILE: no line of the picture (links, ring, arrows) spans more than
-  half of the picture: torus wraps are stubs at both borders.
+wraps FILE [norows]: no line of the picture (links, ring, arrows) spans
+  more than half of the picture: torus wraps are stubs at both borders
+  (norows: a torus side of 2 rows, with no stub between rows).
+apart FILE: no two arrows, nor two value labels, in the same place.
 marks FILE ROOT(r,c or -) BIDIR(0/1): the DOM of a part at step 1: the
   tree's root (one box of class root, one "root" label at data-row/data-col
   ROOT; none when -); bidir's two rings (as many ring segments of class r1
@@ -196,7 +198,7 @@ def check_part(path, part, dead, verified):
     print("ok: part %d at step %s: %s" % (part, d.ids["step"], d.ids["caption"][:60]))
 
 
-def check_wraps(path):
+def check_wraps(path, rows_wrap=True):
     d = Dom()
     d.feed(open(path, encoding="utf-8").read())
     if not d.viewbox or not d.lines:
@@ -207,9 +209,25 @@ def check_wraps(path):
         if abs(x2 - x1) > w / 2 or abs(y2 - y1) > h / 2:
             fail("%s: a %s line spans the picture: %r" % (path, cls, (x1, y1, x2, y2)))
         wraps += "wrap" in cls
+        if "wrap" in cls and x1 == x2 and not rows_wrap:
+            fail("%s: a wrap stub between rows, on a torus side of 2" % path)
     if not wraps:
         fail("%s: no wrap stubs on a torus" % path)
     print("ok: %d lines, %d wrap stubs, none across the mesh" % (len(d.lines), wraps))
+
+
+def check_apart(path):
+    """Two transfers of a step on one link: neither arrow nor label drawn
+    on top of the other."""
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    arrows = [tuple(l[:4]) for l in d.lines if "arrow" in l[4].split()]
+    labels = [(a.get("x"), a.get("y")) for t, c, a in d.all if t == "text" and "sent" in c]
+    if len(set(arrows)) != len(arrows) or len(set(labels)) != len(labels):
+        fail("%s: arrows or labels drawn on top of each other (%d arrows, %d places; "
+             "%d labels, %d places)" % (path, len(arrows), len(set(arrows)), len(labels),
+                                        len(set(labels))))
+    print("ok: %d arrows and %d labels, each in its own place" % (len(arrows), len(labels)))
 
 
 def check_marks(path, root, bidir):
@@ -259,7 +277,9 @@ elif sys.argv[1] == "oneway":
 elif sys.argv[1] == "caption":
     check_caption(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "wraps":
-    check_wraps(sys.argv[2])
+    check_wraps(sys.argv[2], len(sys.argv) < 4 or sys.argv[3] != "norows")
+elif sys.argv[1] == "apart":
+    check_apart(sys.argv[2])
 elif sys.argv[1] == "dom":
     check_dom(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6])
 else:

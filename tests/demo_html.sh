@@ -53,6 +53,8 @@ demo all
 demo t6 --algo ring --mesh 6x6 --torus --fail-host 2,2
 demo ow --algo ring --mesh 6x6 --fail-link '0,0>0,1'
 demo c2 --algo 2d --mesh 4x4
+demo t28 --algo ring --mesh 2x8 --torus
+demo ln --algo 2d-lines
 n=0
 for m in $marks; do
     n=$((n + 1))
@@ -72,6 +74,8 @@ done
     echo "file://$tmp/t6.html#part=2&step=1 $tmp/t6.dom"
     echo "file://$tmp/ow.html#part=2&step=1 $tmp/ow.dom"
     echo "file://$tmp/c2.html#part=2&step=8 $tmp/c2.dom"
+    echo "file://$tmp/t28.html#part=2&step=1 $tmp/t28.dom"
+    echo "file://$tmp/ln.html#part=2&step=1 $tmp/ln.dom"
     i=0
     for m in $marks; do
         i=$((i + 1))
@@ -119,6 +123,10 @@ fi
 # a torus: wrap-around links, the ring's wraps and the arrows' are stubs at
 # both borders (part 2 at step 1 draws all three)
 python3 "$here/demo_html.py" wraps "$tmp/t6.dom" || bad "torus wraps at part=2&step=1"
+# a torus side of 2 has no wrap link: no stubs between its rows
+python3 "$here/demo_html.py" wraps "$tmp/t28.dom" norows || bad "2x8 torus wraps"
+# 2d-lines' first step sends two transfers over some links: side by side
+python3 "$here/demo_html.py" apart "$tmp/ln.dom" || bad "2d-lines part=2&step=1: overlaps"
 # a link dead one way only: an arrow the dead way beside it, never drawn
 # dead both ways (the ring runs over its other way)
 python3 "$here/demo_html.py" oneway "$tmp/ow.dom" || bad "one-way dead link at part=2&step=1"

@@ -121,6 +121,8 @@ typedef struct cli_mesh_opts {
     int json;
     double hang_timeout_s;      /* 0: the runtime's default */
     const char *ranks;          /* --ranks RxC, or NULL */
+    int max_side;               /* 0: FTM_MESH_MAX_SIDE; the command's limit */
+    int min_healthy;            /* 0: 1; healthy chips --random-faults leaves */
 } cli_mesh_opts;
 
 /* Warns that --seed (unless seed_used: the command uses it for more) and

@@ -39,7 +39,7 @@ static const cli_opt demo_options[] = {
                               "the lesson (open it in any browser; no network needed)\n"
                               "and print only 'wrote FILE'" },
     { "text", NULL, O_TEXT, "with --html: tell the lesson in the terminal too" },
-    CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
+    CLI_OPT_TRACE_OF(O_TRACE, O_TRACE_CLOCK, "in part 2's\nallreduce (the run told step by step)"),
     { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8, with only the faults given\n(default: 4x4 without chip (1,1))" },
     { NULL, NULL, 0, NULL },
 };
@@ -52,7 +52,7 @@ static void usage(void)
            "                   [--html FILE [--text]]\n"
            "                   [--trace FILE [--trace-clock wall|modeled]]\n"
            "\n"
-           "A narrated lesson: the mesh and its hole, why the ring must detour, then a\n"
+           "A narrated lesson: the mesh and its hole, whether the ring must detour, then a\n"
            "real allreduce of small integers told step by step from what the chips\n"
            "recorded (what each chip sends and receives and its sums as they grow),\n"
            "then the 2-D allreduce around a dead host, then a chip dying in the\n"
@@ -150,15 +150,36 @@ static int record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesso
     return rc ? rc : ftm_lesson_frames(*tr, 0, m, l);
 }
 
+/* Where `ftmesh allreduce --algo algo` (its default 8 MiB of floats) runs
+ * another algorithm's schedule on m, a sentence saying so into b; else
+ * "". The lesson always shows algo's own schedule. */
+#define DEMO_ALLREDUCE_COUNT ((8u << 20) / 4)
+static void fallback_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
+{
+    b[0] = 0;
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    ftm_sched s;
+    if (!a || a->build(&s, NULL, m, DEMO_ALLREDUCE_COUNT, FTM_RED_SUM_F32))
+        return;
+    if (s.fallback && s.algo && strcmp(s.algo, algo))
+        snprintf(b, n, "Shown here: %s's own schedule. On this mesh `ftmesh allreduce --algo "
+                 "%s` runs the %s schedule instead (%s).", algo, algo, s.algo, s.fallback);
+    ftm_sched_free(&s);
+}
+
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */
 static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm_trace **tr,
                      ftm_lesson *l, long *wrong)
 {
     char bands[256];
     demo_bands_words(m, algo, bands, sizeof bands);
+    char fb[320];
+    fallback_words(m, algo, fb, sizeof fb);
     printf("%s\n", demo_algo_story(algo));
     if (bands[0])
         demo_wrap(bands);
+    if (fb[0])
+        demo_wrap(fb);
     printf("\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
            "and holds 1 + (n + i) mod 9 at position #i.\n", demo_lesson_count(m, algo), m->cols);
     int rc = record(m, algo, tr, l);
@@ -215,9 +236,9 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         return rc;
     m2.chip_dead[victim] = 1;
     /* the router's ring only for the algorithms that run it */
-    ftm_ring ring = { 0 };
+    ftm_ring ring;
     int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
-    int have_ring = one_d && ftm_router_ring(&m2, &ring) == 0;
+    int have_ring = demo_story_ring(&m2, algo, &ring);
     if (one_d)
         demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
     else
@@ -233,16 +254,16 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         w = demo_check(o, &l2);
         *wrong += w;
     }
-    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "The recovery", &l2, NULL, NULL);
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "The recovery", &l2, NULL,
+                                                    have_ring ? &ring : NULL);
     if (p) {
         p->verified = w == 0;
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "The survivors run the %s "
                  "allreduce again from their own numbers, on the mesh without chip (%d,%d): "
                  "%d steps. At the last step every chip holds the sums of the chips left.",
                  algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), st->les[st->n - 1].nframes - 1);
-        p->ring = NULL;
     }
-    if (have_ring)
+    if (ring.n) /* not passed to the story */
         ftm_ring_free(&ring);
     ftm_lesson_free(&l2);
     ftm_mesh_free(&m2);
@@ -313,8 +334,12 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
             printf("\nNothing was summed yet, and the dead chip's numbers are gone, so the\n"
                    "survivors start the allreduce over on the chips left, its schedule\n"
                    "rebuilt around the new hole; then the chip comes back.\n");
-        if (demo_story_add(st, title, &l1, NULL, NULL))
+        ftm_ring ring;
+        int have_ring = demo_story_ring(m, algo, &ring);
+        if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL))
             snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
+        if (ring.n)
+            ftm_ring_free(&ring);
         char h[80];
         snprintf(h, sizeof h, "%d. The recovery", st->n + 1);
         demo_heading(o, h);
@@ -355,8 +380,11 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. 2-D around a dead host", &l, tr, NULL);
     if (p) {
         p->verified = w == 0;
+        char fb[320];
+        fallback_words(&t, DEMO_2D, fb, sizeof fb);
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "Shown on a 4x4 torus with a dead "
-                 "host, whatever --mesh is. %s %s", demo_algo_story(DEMO_2D), own);
+                 "host, whatever --mesh is. %s %s%s%s", demo_algo_story(DEMO_2D), own,
+                 fb[0] ? " " : "", fb);
         tr = NULL;
     }
     ftm_lesson_free(&l);
@@ -394,6 +422,8 @@ static int parse(int argc, char **argv, demo_args *d)
 {
     static const char default_mesh[] = "4x4";
     d->o.mesh_spec = default_mesh;
+    d->o.max_side = DEMO_MAX_SIDE;
+    d->o.min_healthy = 2; /* a lesson needs two chips */
     int rc = cli_parse(CMD, argc, argv, demo_tables, demo_opt, d);
     if (rc)
         return rc;
@@ -524,14 +554,15 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         tr = NULL;
         p->verified = w == 0;
         st->main_part = 2;
-        char bands[256];
+        char bands[256], fb[320];
         demo_bands_words(m, algo, bands, sizeof bands);
-        snprintf(st->intro[1], sizeof st->intro[1], "%s %s%sEvery chip starts with %zu numbers: "
-                 "chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 at "
-                 "position #i. Each step is one round of one global order: a transfer is in "
-                 "step n when the last transfer it waits for is in step n - 1.",
-                 demo_algo_story(algo), bands, bands[0] ? " " : "", demo_lesson_count(m, algo),
-                 m->cols);
+        fallback_words(m, algo, fb, sizeof fb);
+        snprintf(st->intro[1], sizeof st->intro[1], "%s %s%s%s%sEvery chip starts with %zu "
+                 "numbers: chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 "
+                 "at position #i. Each step is one round of one global order: a transfer is "
+                 "in step n when the last transfer it waits for is in step n - 1.",
+                 demo_algo_story(algo), bands, bands[0] ? " " : "", fb, fb[0] ? " " : "",
+                 demo_lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "%s", demo_mesh_title(m));

@@ -31,20 +31,35 @@ static int last_round(const ftm_lesson *l, int c, int k)
     return 0;
 }
 
-/* The survivors grouped by their last step, latest first. */
-static void behind_list(const ftm_lesson *l, const int *last, int lo, int hi)
+/* 1 when chip c had a transfer of round k that was lost: it took part in
+ * that step, though nothing it sent or waited for arrived. */
+static int lost_in(const ftm_lesson *l, int c, int k)
+{
+    for (int i = 0; i < l->frame[k].nx; i++) {
+        const ftm_lesson_xfer *x = &l->frame[k].x[i];
+        if (!x->after && (x->src == c || x->dst == c))
+            return 1;
+    }
+    return 0;
+}
+
+/* The survivors grouped by the step they had reached, latest first; *
+ * marks those whose transfer of that step was lost. */
+static void behind_list(const ftm_lesson *l, const int *at, const unsigned char *lost, int lo,
+                        int hi)
 {
     const ftm_mesh *m = &l->mesh;
     for (int n = hi; n >= lo; n--) {
         int col = 0, any = 0;
         for (int c = 0; c < m->nchips; c++) {
-            if (!ftm_mesh_alive(m, c) || c == l->died || last[c] != n)
+            if (!ftm_mesh_alive(m, c) || c == l->died || at[c] != n)
                 continue;
             if (!any)
                 col = n ? printf("  step %2d:", n) : printf("  none yet:");
             if (col > 72)
                 col = printf("\n          ") - 1;
-            col += printf(" (%d,%d)", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+            col += printf(" (%d,%d)%s", ftm_mesh_row(m, c), ftm_mesh_col(m, c),
+                          lost[c] ? "*" : "");
             any = 1;
         }
         if (any)
@@ -52,40 +67,62 @@ static void behind_list(const ftm_lesson *l, const int *last, int lo, int hi)
     }
 }
 
-int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+/* Where the survivors stand: lo..hi the steps reached (k for a chip whose
+ * transfer of step k was lost), done the last step any of them completed. */
+static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsigned char *lost,
+                           int lo, int hi, int nlost)
 {
-    const ftm_mesh *m = &l->mesh;
-    int lo = -1, hi = -1, *last = calloc((size_t)m->nchips, sizeof *last);
-    if (!last)
-        return -1;
-    for (int c = 0; c < m->nchips; c++) {
-        if (!ftm_mesh_alive(m, c) || c == l->died)
-            continue;
-        last[c] = last_round(l, c, k);
-        lo = lo < 0 || last[c] < lo ? last[c] : lo;
-        hi = last[c] > hi ? last[c] : hi;
-    }
-    /* no survivor took part in any step: nothing to line up */
-    if (hi <= 0 && k == 1)
-        printf("\nNo survivor sent or received anything: every transfer of step 1\n"
-               "touched the dead chip.\n");
-    else if (hi <= 0)
-        printf("\nNo survivor sent or received anything in steps 1 to %d: every\n"
-               "transfer touched the dead chip.\n", k);
+    if (lo == hi && nlost)
+        printf("\nEvery survivor was in step %d; the transfers marked lost went to, from\n"
+               "or through the dead chip.\n", hi);
     else if (lo == hi)
         printf("\nEvery survivor last sent or received in step %d of the steps above.\n", hi);
     else {
         printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
                "own transfers of the step before are done, so some are further along than\n"
-               "others, which wait for data that has not reached them yet. The last of\n"
-               "the steps above (1 to %d) in which each survivor sent or received:\n", k);
-        behind_list(l, last, lo, hi);
+               "others, which wait for data that has not reached them yet. The step each\n"
+               "survivor had reached (1 to %d)%s\n", k,
+               nlost ? "; *: its transfer of that step went to,\nfrom or through the "
+                       "dead chip and was lost:" : ":");
+        behind_list(l, at, lost, lo, hi);
     }
-    if (hi > 0 && hi < k)
+}
+
+int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+{
+    const ftm_mesh *m = &l->mesh;
+    int lo = -1, hi = -1, done = 0, nlost = 0, *at = calloc((size_t)m->nchips, sizeof *at);
+    unsigned char *lost = calloc((size_t)m->nchips, 1);
+    if (!at || !lost) {
+        free(at);
+        free(lost);
+        return -1;
+    }
+    for (int c = 0; c < m->nchips; c++) {
+        if (!ftm_mesh_alive(m, c) || c == l->died)
+            continue;
+        int last = last_round(l, c, k);
+        done = last > done ? last : done;
+        lost[c] = lost_in(l, c, k);
+        nlost += lost[c];
+        at[c] = lost[c] ? k : last;
+        lo = lo < 0 || at[c] < lo ? at[c] : lo;
+        hi = at[c] > hi ? at[c] : hi;
+    }
+    if (done <= 0 && k == 1)
+        printf("\nNo survivor sent or received anything: every transfer of step 1\n"
+               "touched the dead chip.\n");
+    else if (done <= 0)
+        printf("\nNo survivor sent or received anything in steps 1 to %d: every\n"
+               "transfer touched the dead chip.\n", k);
+    else
+        tell_positions(l, k, at, lost, lo, hi, nlost);
+    if (done > 0 && hi < k)
         printf("No survivor took part in step %d: its transfers all touched the dead chip.\n", k);
-    free(last);
+    free(at);
+    free(lost);
     (void)o;
-    return hi;
+    return done;
 }
 
 int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
@@ -115,11 +152,15 @@ int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int
     demo_table(o, &l, l.nframes - 1);
     long w = demo_check(o, &l);
     *wrong += w;
-    ftm_lesson_part *p = demo_story_add(st, h, &l, NULL, NULL);
+    ftm_ring ring;
+    int have_ring = demo_story_ring(m, algo, &ring);
+    ftm_lesson_part *p = demo_story_add(st, h, &l, NULL, have_ring ? &ring : NULL);
     if (p) {
         p->verified = w == 0;
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
     }
+    if (ring.n)
+        ftm_ring_free(&ring);
     ftm_lesson_free(&l);
     return 0;
 }

@@ -2,7 +2,17 @@
  * (demo.h). */
 #include "demo.h"
 
+#include "ftmesh/router.h"
+
 #include <string.h>
+
+int demo_story_ring(const ftm_mesh *m, const char *algo, ftm_ring *ring)
+{
+    memset(ring, 0, sizeof *ring);
+    if (strcmp(algo, "ring") && strcmp(algo, "bidir"))
+        return 0;
+    return ftm_router_ring(m, ring) == 0;
+}
 
 ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l, ftm_trace *tr,
                                 ftm_ring *ring)

@@ -79,6 +79,27 @@ static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ri
     (void)nb, (void)nw;
 }
 
+/* s printed from column col on, wrapped before column 80 with lines
+ * after the first indented by two; returns the column reached. */
+static int wrap_on(int col, const char *s)
+{
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        const char *next = s + n;
+        while (*next == ' ')
+            next++;
+        /* the last word keeps room for the ':' after it */
+        int need = (int)n + (*next ? 0 : 1);
+        if (col > 2 && col + need > 79) {
+            printf("\n  ");
+            col = 2;
+        }
+        col += printf("%.*s%s", (int)n, s, *next ? " " : "");
+        s = next;
+    }
+    return col;
+}
+
 /* s wrapped at 76 columns, ending the line. */
 static void wrap(const char *s)
 {
@@ -107,6 +128,33 @@ void demo_wrap(const char *s)
     wrap(s);
 }
 
+/* Live links both ways at chip c. */
+static int live_links(const ftm_mesh *m, int c)
+{
+    int n = 0;
+    for (int d = 0; d < FTM_NDIRS; d++)
+        n += ftm_mesh_link_both(m, c, d, NULL);
+    return n;
+}
+
+/* Why a ring detours where the colours balance: equal counts are needed
+ * for a ring of one-hop edges, not enough (a chip with one live link
+ * cannot sit between two of them). */
+static void other_detours(const ftm_mesh *m, char *b, size_t n)
+{
+    int one = -1;
+    for (int c = 0; c < m->nchips && one < 0; c++)
+        if (ftm_mesh_alive(m, c) && live_links(m, c) < 2)
+            one = c;
+    if (one >= 0)
+        snprintf(b, n, " Equal counts are needed for a ring of one-hop edges but not enough: "
+                 "chip (%d,%d) has one live link, and a ring passes each chip over two.",
+                 ftm_mesh_row(m, one), ftm_mesh_col(m, one));
+    else
+        snprintf(b, n, " Equal counts are needed for a ring of one-hop edges but not enough: "
+                 "the holes and dead links leave this router no ring without detours.");
+}
+
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
 {
     int nb = 0, nw = 0;
@@ -130,13 +178,16 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
                               "%s a detour through other chips. ", nb, nw, abs(nb - nw),
                               abs(nb - nw) > 1 ? "s" : "", abs(nb - nw) > 1 ? "each is" : "it is");
     else
-        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: balanced, so a ring of "
-                              "one-hop edges can exist. ", nb, nw);
+        u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: balanced, so the count does "
+                              "not force a detour. ", nb, nw);
     if (ring && u < n) {
         ftm_ring_quality q;
         ftm_ring_measure(m, ring, &q);
-        snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, %d hops in all.",
-                 q.ring_chips, q.detours, q.detours == 1 ? "" : "s", q.hops);
+        u += (size_t)snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, "
+                              "%d hops in all.", q.ring_chips, q.detours,
+                              q.detours == 1 ? "" : "s", q.hops);
+        if (q.detours > 0 && (odd_wrap || nb == nw) && u < n)
+            other_detours(m, b + u, n - u);
     }
 }
 
@@ -280,9 +331,9 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     int w = snprintf(head, sizeof head, "Step %d of %d", k, l->nframes - 1);
     const char *hint = phase_hint(l, k);
     int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(hint) > 80;
-    printf("\n%s%s%s  %s%s%s%s%s\n", demo_c(o, D_BOLD), head, demo_c(o, D_OFF),
-           demo_c(o, D_CYAN), ph, said ? "" : wrap ? ":\n  " : ": ", said ? "" : hint,
-           demo_c(o, D_OFF));
+    printf("\n%s%s%s  %s", demo_c(o, D_BOLD), head, demo_c(o, D_OFF), demo_c(o, D_CYAN));
+    wrap_on(w + 2, ph);
+    printf("%s%s%s\n", said ? "" : wrap ? ":\n  " : ": ", said ? "" : hint, demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
         char a[32], b[32], vals[96], via[32] = "";

@@ -453,10 +453,12 @@ static int fail_links(const cli_mesh_opts *o, ftm_mesh *m)
 static int random_and_connected(const cli_mesh_opts *o, ftm_mesh *m)
 {
     const char *cmd = o->cmd;
-    int h = ftm_mesh_healthy_count(m);
-    if (o->random_faults && ftm_mesh_fail_random(m, o->random_faults, cli_fault_seed(o)))
+    int h = ftm_mesh_healthy_count(m), keep = o->min_healthy > 1 ? o->min_healthy : 1;
+    if (o->random_faults && (o->random_faults > h - keep ||
+                             ftm_mesh_fail_random(m, o->random_faults, cli_fault_seed(o))))
         return cli_usage_error(cmd, "--random-faults %d: at most %d here (%d healthy chip%s left, "
-                               "at least one must survive)", o->random_faults, h - 1, h, cli_s(h));
+                               "at least %d must survive)", o->random_faults, h - keep > 0 ? h - keep : 0,
+                               h, cli_s(h), keep);
     int a, b, rc = ftm_mesh_check_connected(m, &a, &b);
     if (rc == FTM_EALLDEAD)
         return cli_usage_error(cmd, "every chip is dead: remove some faults");
@@ -494,7 +496,7 @@ int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
         return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
     if (ftm_mesh_init(m, rows, cols, o->torus))
         return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
-                               FTM_MESH_MAX_SIDE);
+                               o->max_side ? o->max_side : FTM_MESH_MAX_SIDE);
     if (o->torus && !cli_wraps(m))
         cli_warn(o->cmd, "--torus has no effect on a %dx%d mesh: wrap-around links need a side "
                  "of 3 or more", rows, cols);

@@ -9,14 +9,16 @@
 #include "ftmesh/timeline.h"
 #include "ftmesh/trace.h"
 
-/* The --trace and --trace-clock entries of a command's option table. */
-#define CLI_OPT_TRACE(id_trace, id_clock)                                           \
+/* The --trace and --trace-clock entries of a command's option table;
+ * what is the part of the run recorded. */
+#define CLI_OPT_TRACE_OF(id_trace, id_clock, what)                                  \
     { "trace", "FILE", id_trace,                                                    \
-      "record what every chip does and write it as Chrome\n"                        \
-      "trace-event JSON (open it in ui.perfetto.dev or\nchrome://tracing)" },        \
+      "record what every chip does " what " and write it as\n"                      \
+      "Chrome trace-event JSON (open it in ui.perfetto.dev\nor chrome://tracing)" }, \
     { "trace-clock", "wall|modeled", id_clock,                                      \
       "the trace's clock: this machine's (default), or the\n"                       \
       "cost model's replay of the same schedule" }
+#define CLI_OPT_TRACE(id_trace, id_clock) CLI_OPT_TRACE_OF(id_trace, id_clock, "in the run")
 
 /* Opens --trace PATH (cli_out_open) before any work and creates the
  * recorder *rec for nchips chips; 0, or CLI_EXIT_USAGE / CLI_EXIT_FAIL

@@ -181,19 +181,52 @@ static const char *phase_words(const char *p)
 /* A merged step's phase "PA+PB" (2d-concurrent: half A's and half B's,
  * which need not line up) in words: "rows (half A) and columns (half B)
  * reduce-scatter" where the halves do the same thing, else each half's. */
-static void halves_words(char *b, size_t n, const char *phase)
+/* One half's phases, one or two distinct ones ("row-reduce-scatter"),
+ * as words: "row reduce-scatter", "row and column reduce-scatter", or
+ * "row reduce-scatter and column all-gather". */
+static void half_words(char *b, size_t n, const char *p1, const char *p2)
 {
-    const char *plus = strchr(phase, '+'), *pb = plus + 1;
-    char pa[40];
-    snprintf(pa, sizeof pa, "%.*s", (int)(plus - phase), phase);
-    int same = pa[0] && pb[0] && strlen(pa) > 4 && !strcmp(pa + 4, pb + 4); /* "row-"/"col-" */
-    if (same)
-        snprintf(b, n, "%s (half A) and %s (half B) %s", pa[0] == 'r' ? "rows" : "columns",
-                 pb[0] == 'r' ? "rows" : "columns", pa + 4);
-    else if (pa[0] && pb[0])
-        snprintf(b, n, "half A %s, half B %s", phase_words(pa), phase_words(pb));
+    if (!p2[0] || !strcmp(p1, p2))
+        snprintf(b, n, "%s", phase_words(p1));
+    else if (strlen(p1) > 4 && !strcmp(p1 + 4, p2 + 4)) /* "row-"/"col-" */
+        snprintf(b, n, "%s and %s %s", p1[0] == 'r' ? "row" : "column",
+                 p2[0] == 'r' ? "row" : "column", p1 + 4);
     else
-        snprintf(b, n, "half %s %s", pa[0] ? "A" : "B", phase_words(pa[0] ? pa : pb));
+        snprintf(b, n, "%s and %s", phase_words(p1), phase_words(p2));
+}
+
+/* Splits "PA+PB" into its halves' names (either may be empty). */
+static void split_halves(const char *phase, char *pa, char *pb, size_t n)
+{
+    const char *plus = strchr(phase, '+');
+    snprintf(pa, n, "%.*s", (int)(plus - phase), phase);
+    snprintf(pb, n, "%s", plus + 1);
+}
+
+/* A round of 2d-concurrent's merged steps "PA+PB" (and a second such
+ * phase when the round holds steps of two): each half's phases once. */
+static void halves_words(char *b, size_t n, const char *phase, const char *phase2)
+{
+    char a1[40], b1[40], a2[40] = "", b2[40] = "", wa[96], wb[96];
+    split_halves(phase, a1, b1, sizeof a1);
+    if (phase2)
+        split_halves(phase2, a2, b2, sizeof a2);
+    if (!a1[0]) /* a half idle in one step may run in the other */
+        snprintf(a1, sizeof a1, "%s", a2);
+    if (!b1[0])
+        snprintf(b1, sizeof b1, "%s", b2);
+    int one_a = !a2[0] || !strcmp(a1, a2), one_b = !b2[0] || !strcmp(b1, b2);
+    if (a1[0] && b1[0] && one_a && one_b && strlen(a1) > 4 && !strcmp(a1 + 4, b1 + 4)) {
+        snprintf(b, n, "%s (half A) and %s (half B) %s", a1[0] == 'r' ? "rows" : "columns",
+                 b1[0] == 'r' ? "rows" : "columns", a1 + 4);
+        return;
+    }
+    half_words(wa, sizeof wa, a1, a2);
+    half_words(wb, sizeof wb, b1, b2);
+    if (a1[0] && b1[0])
+        snprintf(b, n, "half A %s, half B %s", wa, wb);
+    else
+        snprintf(b, n, "half %s %s", a1[0] ? "A" : "B", a1[0] ? wa : wb);
 }
 
 /* Positions a round touched, per way (rows, columns, either): the ranges
@@ -271,12 +304,7 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
     if (n == 0)
         return;
     if (strchr(f->phase, '+')) { /* a round may hold steps of two such phases */
-        halves_words(b, n, f->phase);
-        size_t u = strlen(b);
-        if (f->phase2 && strchr(f->phase2, '+') && u + 3 < n) {
-            snprintf(b + u, n - u, "; ");
-            halves_words(b + u + 2, n - u - 2, f->phase2);
-        }
+        halves_words(b, n, f->phase, f->phase2 && strchr(f->phase2, '+') ? f->phase2 : NULL);
         return;
     }
     if (strcmp(f->phase, l->algo) && f->phase[0]) {
