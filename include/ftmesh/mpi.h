@@ -22,9 +22,10 @@
 /* MPI_Init_thread (threads: multiple). 0, FTM_ENOTSUP (the MPI library
  * offers too little thread support) or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_init(int *argc, char ***argv);
-/* MPI_Finalize; after ftm_mpi_silent named a rank it cannot finish with
- * that rank, so it aborts the job (code 1) instead: call ftm_mpi_abort
- * with the code the job should end with first. */
+/* MPI_Finalize, once every rank got here (the watchdog, ftm_mpi_watch,
+ * keeps watching until then); after ftm_mpi_silent named a rank it cannot
+ * finish with that rank, so it aborts the job (code 1) instead: call
+ * ftm_mpi_abort with the code the job should end with first. */
 FTM_EXTERN void ftm_mpi_finalize(void);
 /* Aborts the whole job (every rank) with code. */
 FTM_EXTERN void ftm_mpi_abort(int code);
@@ -62,10 +63,24 @@ FTM_EXTERN void ftm_mpi_get_stats(ftm_mpi_stats *st);
 /* Collective (every rank calls it): the stats summed over the ranks, and
  * the largest peak resident memory of one rank in bytes. 0 or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss);
-/* Rank 0 only: the rank its watchdog found silent during a run (no
- * heartbeat from its progress thread for the hang timeout while the others
- * were stalled: the process was stopped or starved of the CPU), or -1.
- * That run returned FTM_EHANG with this rank's stuck chips (ftm_rt_stuck);
+/* The job's watchdog over ranks. From ftm_mpi_init to ftm_mpi_finalize
+ * a thread of every rank sends the others a heartbeat a few times per
+ * hang timeout, whatever the rank's chips and main thread do (a rank busy
+ * computing or building schedules beats). A rank not heard from for the
+ * hang timeout is silent: its process is stopped or starved of the CPU.
+ * The lowest rank whose lower ranks are all silent (rank 0, or rank 1
+ * when rank 0 stopped) calls fn(rank, secs) on the watchdog's thread with
+ * the lowest silent rank and how long it was silent; fn must end the job
+ * (print, then ftm_mpi_abort), as the other ranks may wait for the silent
+ * one anywhere; if fn returns, or is NULL, the job is aborted with code 1.
+ * Except for rank 0 inside a run: that run first returns FTM_EHANG with
+ * the stuck chips (ftm_mpi_silent). The hang timeout is hang_timeout_s
+ * when > 0; each runtime created sets it to its own; before either,
+ * FTM_RT_DEFAULT_HANG_S. */
+typedef void (*ftm_mpi_silent_fn)(int rank, double secs);
+FTM_EXTERN void ftm_mpi_watch(double hang_timeout_s, ftm_mpi_silent_fn fn);
+/* The rank this rank's watchdog found silent, or -1. On rank 0 after a run
+ * that returned FTM_EHANG with this rank's stuck chips (ftm_rt_stuck):
  * from then on the runtimes' collectives keep this rank's own values, and
  * ftm_mpi_get_stats_all and ftm_mpi_agree return FTM_EIO, rather than wait
  * for the silent rank: end the job with ftm_mpi_abort. *secs (may be

@@ -25,6 +25,36 @@ static int launched(void)
 }
 
 static int g_on;
+/* Where a silent rank is reported: stderr, which on the other ranks than
+ * 0 is a copy of it from before it went to /dev/null (rank 1 reports a
+ * silent rank 0). */
+static int g_report_fd = 2;
+
+/* The line naming a silent rank; "reported by" when another rank than 0
+ * speaks (rank 0 stopped). */
+static void silent_line(char *buf, size_t len, int r, double s)
+{
+    char by[40] = "";
+    if (ftm_mpi_rank() != 0)
+        snprintf(by, sizeof by, " (reported by rank %d)", ftm_mpi_rank());
+    snprintf(buf, len, "ftmesh: hang: rank %d went silent (no heartbeat for %.1f s: its process "
+             "is stopped or gets no CPU); ending every rank%s\n", r, s, by);
+}
+
+/* The job's watchdog found rank r silent (ftm_mpi_watch): on its own
+ * thread, while this rank's main thread may wait in MPI for r. One
+ * write(2), and fflush(NULL), which glibc makes safe beside the main
+ * thread closing stdout, keeps what rank 0 printed so far. */
+static void on_silent(int r, double s)
+{
+    char line[CLI_ERROR_MAX];
+    silent_line(line, sizeof line, r, s);
+    fflush(NULL);
+    if (write(g_report_fd, line, strlen(line)) < 0) {
+        /* nowhere else to say it: the exit code still says hang */
+    }
+    ftm_mpi_abort(CLI_EXIT_HANG);
+}
 
 int cli_mpi_begin(int *argc, char ***argv)
 {
@@ -32,13 +62,18 @@ int cli_mpi_begin(int *argc, char ***argv)
         return 0;
     int rc = ftm_mpi_init(argc, argv);
     g_on = 1;
-    if (rc)
+    if (rc == FTM_ENOTSUP)
         return cli_error(NULL, "MPI could not start with thread support 'multiple'; "
                          "use an MPI library built with it (Open MPI, MPICH)");
+    if (rc)
+        return cli_error(NULL, "MPI could not start: %s", ftm_strerror(rc));
     if (ftm_mpi_rank() != 0) { /* rank 0 speaks for the run */
-        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+        g_report_fd = dup(2);
+        if (g_report_fd < 0 || !freopen("/dev/null", "w", stdout) ||
+            !freopen("/dev/null", "w", stderr))
             return CLI_EXIT_FAIL;
     }
+    ftm_mpi_watch(0, on_silent);
     /* Who sends the packets between ranks (README, Runs over MPI: both
      * were measured): an environment knob, as mpirun passes it to all. */
     const char *send = getenv("FTMESH_MPI_SEND");
@@ -53,8 +88,10 @@ void cli_mpi_end(void)
     double s;
     int r = g_on ? ftm_mpi_silent(&s) : -1;
     if (r >= 0) { /* MPI_Finalize would wait for the silent rank forever */
-        cli_error(NULL, "hang: rank %d went silent (no heartbeat for %.1f s: its process is "
-                  "stopped or gets no CPU); ending every rank", r, s);
+        char line[CLI_ERROR_MAX];
+        silent_line(line, sizeof line, r, s);
+        fputs(line, stderr);
+        fflush(stderr);
         ftm_mpi_abort(CLI_EXIT_HANG);
     }
     if (g_on)
@@ -113,6 +150,8 @@ int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m)
                                    "(give --ranks RxC with R <= %d, C <= %d, R*C = %d)", k,
                                    m->rows, m->cols, m->rows, m->cols, k);
         ftm_mpi_enable(r, c);
+        /* the user's hang timeout for silent ranks too, before any run */
+        ftm_mpi_watch(o->hang_timeout_s, on_silent);
         warn_if_bound(o->cmd, (m->rows / r) * (m->cols / c));
     }
 #else

@@ -1,9 +1,10 @@
 # mpi: runs spread over MPI processes (./configure --with-mpi). The tests
 # run the command under mpirun with 2 and 4 ranks; without MPI they skip.
-EXTRA_DIST += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/mpi_int.h \
+EXTRA_DIST += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/watch.c src/mpi/mpi_int.h \
 	include/ftmesh/mpi.h
 if HAVE_MPI
-libftmesh_la_SOURCES += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/mpi_int.h
+libftmesh_la_SOURCES += src/mpi/mpi.c src/mpi/progress.c src/mpi/state.c src/mpi/watch.c \
+	src/mpi/mpi_int.h
 ftmeshinclude_HEADERS += include/ftmesh/mpi.h
 libftmesh_la_LIBADD += $(MPI_LIBS)
 ftmesh_LDADD += $(MPI_LIBS)

@@ -33,16 +33,21 @@ int ftm_mpi_init(int *argc, char ***argv)
         MPI_Comm_free(&node);
     }
     /* the main thread's collectives and a progress thread may overlap
-     * across runtimes, and with ftm_mpi_chips_send the chips send */
-    return have < MPI_THREAD_MULTIPLE ? FTM_ENOTSUP : 0;
+     * across runtimes, with ftm_mpi_chips_send the chips send, and the
+     * job's watchdog beats throughout */
+    if (have < MPI_THREAD_MULTIPLE)
+        return FTM_ENOTSUP;
+    return mpi_watch_start(g_rank, g_size);
 }
 
 void ftm_mpi_finalize(void)
 {
-    if (g_inited && g_silent >= 0) /* MPI_Finalize would wait for it forever */
+    if (g_inited && ftm_mpi_silent(NULL) >= 0) /* MPI_Finalize would wait for it forever */
         MPI_Abort(MPI_COMM_WORLD, 1);
-    if (g_inited)
+    if (g_inited) {
+        mpi_watch_stop(); /* after every rank's goodbye */
         MPI_Finalize();
+    }
     g_inited = 0;
 }
 
@@ -56,12 +61,16 @@ int ftm_mpi_silent(double *secs)
     return r;
 }
 
-void mpi_set_silent(int rank, double secs)
+int mpi_claim_silent(int rank, double secs)
 {
     pthread_mutex_lock(&g_mu);
-    g_silent = rank;
-    g_silent_s = secs;
+    int first = g_silent < 0;
+    if (first) {
+        g_silent = rank;
+        g_silent_s = secs;
+    }
     pthread_mutex_unlock(&g_mu);
+    return first;
 }
 
 int mpi_is_lost(void) { return ftm_mpi_silent(NULL) >= 0; }
@@ -280,10 +289,7 @@ static int net_run_begin(ftm_rt *rt)
     n->done_sent = 0;
     n->stall_sent = 0;
     n->all_stalled_since = -1;
-    n->beat_at = -1e9; /* the first beat at once: rank 0 then watches this rank */
     n->silent = -1;
-    for (int r = 0; r < n->size; r++)
-        n->heard[r] = -1;
     n->nfin = n->nfin2 = 0;
     n->err = 0;
     n->t_mpi = 0;
@@ -400,7 +406,6 @@ static void net_detach(ftm_rt *rt)
     free(n->owner);
     free(n->active);
     free(n->stall_of);
-    free(n->heard);
     free(n->decl);
     free(n->out_at);
     free(n->in_at);
@@ -492,6 +497,7 @@ static int attach(ftm_rt *rt)
     mpi_net *n = calloc(1, sizeof *n);
     if (!n)
         return FTM_ENOMEM;
+    mpi_watch_timeout(rt->hang_timeout_s); /* what the caller counts as a hang */
     int nc = rt->mesh.nchips;
     n->rt = rt;
     n->rank = g_rank;
@@ -509,13 +515,12 @@ static int attach(ftm_rt *rt)
     n->owner = calloc((size_t)nc, sizeof *n->owner);
     n->active = calloc((size_t)n->size, 1);
     n->stall_of = calloc((size_t)n->size, 1);
-    n->heard = calloc((size_t)n->size, sizeof *n->heard);
     rt->local = calloc((size_t)nc, 1);
     n->cmax = 64 + mpi_state_bytes(rt) + (size_t)nc * FTM_NDIRS * 2 * sizeof(int64_t);
     n->cbuf = malloc(n->cmax);
     n->out_at = malloc(sizeof(int) * (size_t)nc * FTM_NDIRS);
     n->in_at = malloc(sizeof(int) * (size_t)nc * FTM_NDIRS);
-    if (!n->owner || !n->active || !n->stall_of || !n->heard || !rt->local || !n->cbuf || !n->out_at ||
+    if (!n->owner || !n->active || !n->stall_of || !rt->local || !n->cbuf || !n->out_at ||
         !n->in_at)
         return FTM_ENOMEM; /* ftm_rt_destroy detaches */
     int rc = place_chips(n, &rt->mesh);

@@ -79,10 +79,7 @@ typedef struct mpi_net {
     unsigned char *stall_of;    /* rank 0: [size] stalled flags */
     double all_stalled_since;
     /* A rank that stops entirely (SIGSTOP, swapped out) cannot say it is
-     * stalled: each rank's progress thread beats to rank 0, which notes
-     * when it last heard from each rank (<0: not yet this run). */
-    double beat_at;             /* last control message to rank 0 */
-    double *heard;              /* rank 0: [size] */
+     * stalled: rank 0 asks the job's watchdog (watch.c) who went silent. */
     int silent;                 /* rank 0: the rank it gave up on, or -1 */
     struct mpi_net *kept_next;  /* mpi.c: kept after that (g_kept) */
     int nfin, nfin2;            /* end-of-run messages received */
@@ -120,9 +117,24 @@ int mpi_pump_out(mpi_net *n, mpi_link *l);
 
 /* mpi.c: time accounting of the progress threads */
 void mpi_account(double mpi_s, double thread_s, uint64_t msgs, uint64_t bytes);
-/* mpi.c: rank went silent for secs (rank 0's watchdog); from now on this
- * process makes no call that would wait for it (ftm_mpi_silent). */
-void mpi_set_silent(int rank, double secs);
+/* mpi.c: rank went silent for secs; from now on this process makes no
+ * call that would wait for it (ftm_mpi_silent). 1 for the first caller
+ * (the run's watchdog or the job's), 0 when a rank was named already:
+ * only one of them reports. */
+int mpi_claim_silent(int rank, double secs);
 int mpi_is_lost(void);
+
+/* watch.c: the job's heartbeats (a thread from ftm_mpi_init to
+ * ftm_mpi_finalize; nothing with one rank). */
+int mpi_watch_start(int rank, int size);
+void mpi_watch_stop(void);
+/* This rank's hang timeout from now on (s > 0; each runtime sets its own). */
+void mpi_watch_timeout(double s);
+/* 1 when rank r was not heard from for timeout (or for its own hang
+ * timeout, if longer), with *quiet the seconds since. */
+int mpi_watch_quiet(int r, double timeout, double *quiet);
+/* A progress thread enters (on) or leaves its run's loop: rank 0's run
+ * watchdog declares a silent rank first, with the stuck chips. */
+void mpi_watch_run(int on);
 
 #endif

@@ -8,9 +8,9 @@
  * the byte counters stay the sending chip's. The receiving rank posts one
  * receive per link into the free slot of its own copy of the mailbox.
  * Control messages (credits, finished chips, barriers, failures, the
- * watchdog's stall reports and heartbeats, and the end of a run) share
- * one tag of a second communicator, so each rank's are seen in the order
- * sent.
+ * watchdog's stall reports and the end of a run) share one tag of a
+ * second communicator, so each rank's are seen in the order sent. The
+ * heartbeats are the job's (watch.c): they go on between runs too.
  */
 #define _GNU_SOURCE 1 /* syscall(2): the futex of the doorbell */
 #include "mpi_int.h"
@@ -25,8 +25,8 @@
 #include <unistd.h>
 #endif
 
-enum { MSG_CREDIT = 1, MSG_DONE, MSG_BAR, MSG_STALL, MSG_HANG, MSG_STATE, MSG_KILL, MSG_FIN, MSG_FIN2,
-       MSG_BEAT };
+enum { MSG_CREDIT = 1, MSG_DONE, MSG_BAR, MSG_STALL, MSG_HANG, MSG_STATE, MSG_KILL, MSG_FIN,
+       MSG_FIN2 };
 #define MPI_MARK ((size_t)-1) /* hdr.len of a link's death marker */
 /* Idle passes before the progress thread starts to sleep (0.01 .. 1.3 ms,
  * doubling): chips on the same cores need the CPU more than a spin. */
@@ -344,10 +344,6 @@ static void handle(mpi_net *n, int src, const unsigned char *buf)
         n->nfin++;
         break;
     case MSG_FIN2: fin2(n, pay, m.a); break;
-    case MSG_BEAT:
-        if (n->heard)
-            n->heard[src] = core_now_s();
-        break;
     default: fail(n, FTM_EINTERNAL);
     }
 }
@@ -369,11 +365,13 @@ static int poll_ctrl(mpi_net *n)
 
 /* Rank 0 gives up on rank r: the run ends as a hang on the ranks that
  * still listen, and this one stops waiting for r (no settling, no
- * collective: r would never answer). */
+ * collective: r would never answer). Unless the job's watchdog named a
+ * silent rank first: it is ending the job. */
 static void declare_silent(mpi_net *n, int r, double quiet)
 {
+    if (!mpi_claim_silent(r, quiet))
+        return;
     n->silent = r;
-    mpi_set_silent(r, quiet);
     send_all(n, MSG_HANG, 0, 0, NULL, 0);
     mpi_stop_run(n->rt, 1);
 }
@@ -383,19 +381,21 @@ static void declare_silent(mpi_net *n, int r, double quiet)
  * stalled but some that were silent (no heartbeat) for the hang timeout.
  * A silent rank's process is not running at all (stopped, or starved of
  * the CPU for that long): its chips can neither move nor report. A busy
- * rank is not silent: its progress thread beats whatever its chips do. */
+ * rank is not silent: its watch thread beats whatever its chips do. The
+ * beats go on for the whole job, so a rank that stopped before this run
+ * (or before it reached it) is silent too. */
 static void watch_ranks(mpi_net *n)
 {
     ftm_rt *rt = n->rt;
     double now = core_now_s(), quiet = 0;
     int all = 1, silent = -1;
     for (int r = 0; r < n->size; r++) {
-        double q = r && n->heard[r] >= 0 ? now - n->heard[r] : 0;
-        if (q >= rt->hang_timeout_s && q > quiet) {
+        double q;
+        if (!mpi_watch_quiet(r, rt->hang_timeout_s, &q)) {
+            all &= n->stall_of[r];
+        } else if (q > quiet) {
             silent = r;
             quiet = q;
-        } else if (q < rt->hang_timeout_s) {
-            all &= n->stall_of[r];
         }
     }
     if (!all || atomic_load(&rt->abort) || atomic_load(&rt->running) == 0) {
@@ -408,17 +408,6 @@ static void watch_ranks(mpi_net *n)
         send_all(n, MSG_HANG, 0, 0, NULL, 0);
         mpi_stop_run(rt, 1);
     }
-}
-
-/* A rank's heartbeat to rank 0, a few per hang timeout while the run is
- * on, so that rank 0 can tell a rank that stopped from one that is busy. */
-static void beat(mpi_net *n)
-{
-    double now = core_now_s();
-    if (now - n->beat_at < n->rt->hang_timeout_s / 4)
-        return;
-    n->beat_at = now;
-    send_ctrl(n, 0, MSG_BEAT, 0, 0, NULL, 0);
 }
 
 /* What the local chips did that the other ranks must learn. */
@@ -473,8 +462,6 @@ static int local_events(mpi_net *n)
     }
     if (n->rank == 0)
         watch_ranks(n);
-    else
-        beat(n);
     return moved;
 }
 
@@ -625,6 +612,7 @@ void *mpi_progress_main(void *arg)
     double t0 = cpu_now();
     post_ctrl(n);
     int idle = 0;
+    mpi_watch_run(1);
     while (!atomic_load(&n->stop)) {
         uint32_t seen = bell_now(n);
         if (pass(n))
@@ -632,6 +620,7 @@ void *mpi_progress_main(void *arg)
         else
             idle_wait(n, seen, idle < 64 ? ++idle : idle);
     }
+    mpi_watch_run(0); /* settling: the job's watchdog watches alone */
     if (n->silent < 0) /* a silent rank would never settle */
         settle(n);
     for (int i = 0; i < n->nout; i++) { /* the chips joined: no lock needed */
