@@ -77,6 +77,17 @@ expect 0 "allreduce kills" "$FTMESH" allreduce --mesh 4x4 --kill link:0,0-0,1@0:
     --size 64K --iters 3 --json
 json 'j["wrong"] == 0 and j["chips"] == 15 and len(j["events"]) == 2 and j["events"][0]["chips_after"] == 16'
 
+# The run starts over: a kill at the start of iteration 1 loses iteration 0's
+# allreduce, one in its middle iterations 0 and 1 (each the modeled one before)
+for at in "1 1" "1:allreduce 2"; do
+    set -- $at
+    expect 0 "allreduce lost $1" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 3 --kill 1,1@$1 --json
+    json "abs(j['events'][0]['lost_modeled_s'] - $2 * j['events'][0]['modeled_before_s']) < 1e-12"
+done
+# Kills after packet counts of one allreduce strike in any order: refused
+# where one order cuts the chips apart (here (0,2) first cuts (0,3) off)
+expect 2 "allreduce any order" "$FTMESH" allreduce --mesh 1x4 --size 4K --kill 0,3@0:allreduce --kill 0,2@0:allreduce
+err_is "--kill 0,3@0:allreduce" "in any order" "(0,3)"
 # A failure restarts the whole allreduce run, and its line says so
 expect 0 "allreduce restarts" "$FTMESH" allreduce --mesh 4x4 --kill 2,2@1 --size 16K --iters 2
 grep -q '^# iteration 1 (start): chip (2,2) died; .*; 15 chips left, the run starts over from iteration 0; allreduce modeled ' "$out" &&
@@ -269,7 +280,8 @@ for order in "host:2,0@3:forward link:2,1-2,0@3:forward" "link:2,1-2,0@3:forward
 done
 
 # SIGINT: the current step finishes, the checkpoint is written, exit 130
-"$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" >"$out" 2>"$out.err" &
+"$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" --kill 1,1@30 \
+    >"$out" 2>"$out.err" &
 pid=$!
 i=0
 while [ $i -lt 100 ] && ! grep -q "^ *1 " "$out"; do sleep 0.1; i=$((i + 1)); done
@@ -282,6 +294,13 @@ k=$(sed -n 's/.*stopped after step \([0-9]*\).*/\1/p' "$out")
 expect 0 "resume after SIGINT" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" \
     --steps $((k + 2)) --json
 json "j['start_step'] == $k + 1 and len(steps) == 1"
+# the checkpoint keeps the script: its kill strikes after the resume, told
+# by its own line only (no --fail-during line for a death nobody asked of it)
+if [ "$k" -lt 30 ]; then
+    expect 0 "kill after resume" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" --steps 31
+    grep -q '^# step 30 (start): chip (1,1) died' "$out" || { echo "FAIL: resumed kill: no line"; fail=1; }
+    grep -q 'gradient allreduce; recovered' "$out" && { echo "FAIL: resumed kill: a --fail-during line"; fail=1; }
+fi
 
 json_report
 [ "$json_failed" = 0 ] || fail=1

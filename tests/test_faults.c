@@ -307,6 +307,73 @@ START_TEST(test_check_instants)
 }
 END_TEST
 
+/* 0 when script t (kills separated by ';') on a 1 x cols mesh passes the
+ * check; else its refusal, with *ev the event named. */
+static int check_line(int cols, const char *t, int *ev)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, cols, 0), 0);
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
+    char buf[200], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", t);
+    for (char *e = strtok_r(buf, ";", &save); e; e = strtok_r(NULL, ";", &save))
+        add(&s, e);
+    ftm_fault_verdict v;
+    char why[300] = "";
+    int rc = ftm_fault_script_check(&s, &m, 0, &v, why, sizeof why);
+    *ev = v.event;
+    if (rc == FTM_EPARTITION) { /* the chips it names are apart with that kill spared */
+        ck_assert(v.a >= 0 && v.b >= 0 && v.a != v.b);
+        ck_assert_msg(strstr(why, "in any order") != NULL, "%s", why);
+    }
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+    return rc;
+}
+
+/* Kills after packet counts of one allreduce strike in any order, each
+ * when its own chip gets there: every order must keep the chips connected
+ * (on 1x4, (0,2) striking before (0,3) cuts (0,3) off). */
+START_TEST(test_check_any_order)
+{
+    int ev = -1;
+    ck_assert_int_eq(check_line(4, "0,3@0:allreduce;0,2@0:allreduce", &ev), FTM_EPARTITION);
+    ck_assert_int_eq(ev, 0); /* (0,3): the others can cut it off */
+    ck_assert_int_eq(check_line(4, "0,2@0:5;0,3@0:allreduce", &ev), FTM_EPARTITION);
+    ck_assert_int_eq(check_line(4, "0,3@0:5;0,2@0:allreduce", &ev), FTM_EPARTITION);
+    ck_assert_int_eq(check_line(4, "0,3@0:5;0,2@0:9", &ev), FTM_EPARTITION);
+    /* count 0: the start of the allreduce, one instant; other iterations */
+    ck_assert_int_eq(check_line(4, "0,3@0:0;0,2@0:0", &ev), 0);
+    ck_assert_int_eq(check_line(4, "0,3@0:allreduce;0,2@1:allreduce", &ev), 0);
+    /* either order keeps (0,1) and (0,2) joined to the survivors */
+    ck_assert_int_eq(check_line(4, "0,3@0:allreduce;0,0@0:7", &ev), 0);
+    ck_assert_int_eq(check_line(5, "0,0@0:3;0,4@0:allreduce;0,3@0:allreduce", &ev),
+                     FTM_EPARTITION);
+    ck_assert_int_eq(ev, 1); /* sorted: 0,0@0:3 first; (0,4) cut off if (0,3) goes first */
+    /* random kills are drawn to hold in every order too: many in one
+     * iteration on thin meshes (the check above runs on each) */
+    static const int shapes[][2] = { { 1, 6 }, { 2, 4 }, { 3, 3 } };
+    for (int sh = 0; sh < 3; sh++) {
+        ftm_mesh m;
+        ck_assert_int_eq(ftm_mesh_init(&m, shapes[sh][0], shapes[sh][1], 0), 0);
+        for (uint64_t seed = 1; seed <= 60; seed++)
+            for (int mode = 0; mode < 2; mode++) {
+                ftm_fault_script a;
+                ftm_fault_script_init(&a, mode);
+                char why[300] = "";
+                int k = m.nchips / 2 - 1;
+                if (ftm_fault_script_random(&a, &m, k, seed, 2, 1u << FTM_FAULT_CHIP, 0, 0, why,
+                                            sizeof why) == 0)
+                    ck_assert_msg(ftm_fault_script_check(&a, &m, 2, NULL, why, sizeof why) == 0,
+                                  "%dx%d seed %d: %s", m.rows, m.cols, (int)seed, why);
+                ftm_fault_script_free(&a);
+            }
+        ftm_mesh_free(&m);
+    }
+}
+END_TEST
+
 START_TEST(test_random)
 {
     static const int shapes[][3] = { { 8, 8, 0 }, { 4, 2, 0 }, { 5, 5, 1 }, { 2, 2, 0 }, { 16, 16, 1 } };
@@ -445,6 +512,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_apply);
     tcase_add_test(tc, test_check_partition);
     tcase_add_test(tc, test_check_instants);
+    tcase_add_test(tc, test_check_any_order);
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_random_varies_and_refuses);
     tcase_add_test(tc, test_random_with_repairs);

@@ -139,7 +139,7 @@ void cli_mesh_opts_free(cli_mesh_opts *o);
  * bad value or an id that is not one. */
 int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *val);
 
-/* Parses sizes like 4096, 64K, 64M, 1G (bytes). 0 on success. */
+/* Parses sizes like 4096, 64K, 64M, 1G, 1T (bytes, powers of 2). 0 on success. */
 int cli_parse_size(const char *s, size_t *out);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);

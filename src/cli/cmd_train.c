@@ -366,6 +366,15 @@ static int check_history(const targs *a, const ftm_mesh *given, const ftm_mesh *
     return 0;
 }
 
+/* What to do about a checkpoint made with another --seed: the same seed
+ * draws the same --random-kills unless --fault-seed says otherwise. */
+static const char *resume_hint(const char *why)
+{
+    return strstr(why, "another seed") ? "; resume with the checkpoint's --seed (--fault-seed N "
+                                         "draws other faults for the same training)"
+                                       : "";
+}
+
 static int check_resume(targs *a, ftm_mesh *m)
 {
     char why[256];
@@ -392,7 +401,8 @@ static int check_resume(targs *a, ftm_mesh *m)
     if (err == FTM_ENOMEM)
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(err));
     if (err)
-        return cli_usage_error(CMD, "--resume %s: %s", a->t.resume, why[0] ? why : ftm_strerror(err));
+        return cli_usage_error(CMD, "--resume %s: %s%s", a->t.resume,
+                               why[0] ? why : ftm_strerror(err), resume_hint(why));
     return 0;
 }
 
@@ -547,15 +557,18 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         return CLI_EXIT_HANG;
     }
     if (err && r->resume_failed)
-        return cli_usage_error(CMD, "--resume %s: %s", a->t.resume,
-                               r->detail[0] ? r->detail : ftm_strerror(err));
+        return cli_usage_error(CMD, "--resume %s: %s%s", a->t.resume,
+                               r->detail[0] ? r->detail : ftm_strerror(err),
+                               resume_hint(r->detail));
     if (err && a->t.checkpoint && r->detail[0])
         return cli_error(CMD, "--checkpoint %s: %s", a->ckpt_arg, r->detail);
     if (err && err != FTM_EDIVERGED)
         return err == FTM_EINVAL ? cli_usage_error(CMD, "%s", ftm_strerror(err))
                                  : cli_error(CMD, "%s%s%s", ftm_strerror(err),
                                              r->detail[0] ? ": " : "", r->detail);
-    if (!err && r->died_chip >= 0 && !a->o.json && !cli_faults_any(&a->f))
+    /* --fail-during's own line (a death from a resumed checkpoint's
+     * script has its record line) */
+    if (!err && r->died_chip >= 0 && a->fail_during && !a->o.json && !cli_faults_any(&a->f))
         printf("# chip (%d,%d) died during step %ld's gradient allreduce; recovered: "
                "%d chip%s left, resumed at step %ld from a survivor's state\n",
                ftm_mesh_row(&x->m, r->died_chip), ftm_mesh_col(&x->m, r->died_chip),

@@ -196,8 +196,14 @@ static int parse(const char *cmd, int argc, char **argv, const cli_opt *const *t
             count[c - 256]++;
             last[c - 256] = optarg;
         }
-    if (!rc && optind < argc)
-        rc = cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", argv[optind], cmd);
+    if (!rc && optind < argc) /* no command takes operands */
+        rc = argv[optind][0] == '-' && !strcmp(argv[optind - 1], "--")
+                 ? cli_usage_error(cmd, "%s after --: ftmesh %s takes no operands; drop the --",
+                                   argv[optind], cmd)
+             : argv[optind][0] == '-'
+                 ? cli_usage_error(cmd, "unknown option %s (see ftmesh %s --help)", argv[optind], cmd)
+                 : cli_usage_error(cmd, "unexpected argument %s: ftmesh %s takes options only "
+                                   "(see ftmesh %s --help)", argv[optind], cmd, cmd);
     if (!rc && warn)
         warn_repeats(cmd, all, n, count, last);
     free(last);
@@ -301,6 +307,8 @@ int cli_parse_size(const char *s, size_t *out)
         mul = 1ULL << 20, end++;
     else if (*end == 'G' || *end == 'g')
         mul = 1ULL << 30, end++;
+    else if (*end == 'T' || *end == 't')
+        mul = 1ULL << 40, end++;
     if (*end == 'B' || *end == 'b')
         end++;
     if (errno || *end || v > SIZE_MAX / mul) /* the caller says what is too large */

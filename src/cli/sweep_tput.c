@@ -21,6 +21,9 @@ static int set_algos(const char *cmd, const char *v, struct ftm_tput_params *p, 
         return cli_usage_error(cmd, "--algos %s: an empty name; expected names separated by "
                                "single commas, e.g. 2d-lines,trees", v);
     for (char *save = NULL, *t = strtok_r(*abuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "auto"))
+            return cli_usage_error(cmd, "--algos: auto is not a candidate: each row already "
+                                   "takes the fastest of --algos; name algorithms instead");
         if (!ftm_allreduce_find(t))
             return cli_usage_error(cmd, "--algos: unknown algorithm '%s' (see ftmesh allreduce --help)", t);
         if (p->nalgos == FTM_TPUT_MAXALGOS)

@@ -23,7 +23,10 @@ static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *
         e->resumed = 0;
         e->chips_after = ftm_mesh_healthy_count(next);
         e->lost_wall_s = i == rf->first ? core_now_s() - t0 : 0;
-        e->lost_modeled_s = i == rf->first ? rf->modeled0 * (double)(e->when + 1) : 0;
+        /* the run starts over: the iterations before, and the one it
+         * struck in unless it struck at its start */
+        long redone = e->when + (e->phase != FTM_PHASE_START);
+        e->lost_modeled_s = i == rf->first ? rf->modeled0 * (double)redone : 0;
         e->modeled_before_s = rf->modeled0;
         e->modeled_after_s = after;
     }

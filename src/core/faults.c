@@ -346,6 +346,53 @@ int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b)
     return ftm_fault_cmp(a, &x) == 0;
 }
 
+int core_fault_concurrent(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    return !a->repair && !b->repair && a->when == b->when && a->phase == FTM_PHASE_ALLREDUCE &&
+           b->phase == FTM_PHASE_ALLREDUCE && a->pkts != 0 && b->pkts != 0;
+}
+
+/* 1 when ev kills chip v (alive in m). */
+static int fs_kills(const ftm_mesh *m, const ftm_fault_event *ev, int v)
+{
+    int chips[4], n = ftm_fault_chips(m, ev, chips);
+    for (int k = 0; k < n; k++)
+        if (chips[k] == v)
+            return 1;
+    return 0;
+}
+
+/* Every subset of the kills must leave the chips connected. It is enough
+ * that the whole set does, and that each chip v it kills, spared with the
+ * rest struck (every kill of v left out), is connected with them: a
+ * subset's survivors are the chips the whole set spares, connected over
+ * no fewer links than with all struck, plus chips it spares, each joined
+ * to them by its own test's path, whose chips the subset spares too. */
+int core_fault_window_ok(const ftm_mesh *before, const ftm_fault_event *ev, int n, int *who,
+                         int *a, int *b)
+{
+    ftm_mesh t;
+    int rc = ftm_mesh_copy(&t, before);
+    if (rc)
+        return rc;
+    for (int k = 0; k < n && !rc; k++) {
+        int chips[4], nc = ftm_fault_chips(before, &ev[k], chips);
+        for (int i = 0; i < nc && !rc; i++) {
+            if (!ftm_mesh_alive(before, chips[i]))
+                continue;
+            core_mesh_set(&t, before);
+            for (int j = 0; j < n; j++)
+                if (!fs_kills(before, &ev[j], chips[i]))
+                    (void)ftm_fault_apply(&t, &ev[j]); /* what is dead already stays so */
+            rc = ftm_mesh_check_connected(&t, a, b);
+            if (rc && who)
+                *who = k;
+        }
+    }
+    ftm_mesh_free(&t);
+    return rc;
+}
+
 /* ---- applying ------------------------------------------------------------------ */
 
 int ftm_fault_chips(const ftm_mesh *m, const ftm_fault_event *ev, int *out)
@@ -553,6 +600,39 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
     return 0;
 }
 
+/* The kills [i, w) strike in any order (core_fault_concurrent): after the
+ * mesh t, every order must keep the healthy chips connected. */
+static int fs_check_window(const ftm_fault_script *s, int i, int w, const ftm_mesh *t,
+                           ftm_fault_verdict *v, char *detail, size_t dlen)
+{
+    int who = 0, rc = core_fault_window_ok(t, &s->ev[i], w - i, &who, &v->a, &v->b);
+    if (rc != FTM_EPARTITION)
+        return rc ? core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc)) : 0;
+    char txt[96];
+    ftm_fault_format(&s->ev[i + who], s->mode, txt, sizeof txt);
+    v->event = i + who;
+    return core_fail_detail(rc, detail, dlen, "%s: the kills after packet counts of one "
+                            "allreduce strike in any order (each when its own chip gets "
+                            "there); if the others strike first, (%d,%d) cannot reach (%d,%d) "
+                            "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
+                            ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
+}
+
+/* fs_check_group on the kills [i, w), then fs_check_window. */
+static int fs_check_any_order(const ftm_fault_script *s, int i, int w, ftm_mesh *t, long horizon,
+                              ftm_fault_verdict *v, char *detail, size_t dlen)
+{
+    ftm_mesh before;
+    int rc = ftm_mesh_copy(&before, t);
+    if (rc)
+        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
+    rc = fs_check_group(s, i, w, t, horizon, v, detail, dlen);
+    if (!rc)
+        rc = fs_check_window(s, i, w, &before, v, detail, dlen);
+    ftm_mesh_free(&before);
+    return rc;
+}
+
 int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
                            ftm_fault_verdict *v, char *detail, size_t dlen)
 {
@@ -566,9 +646,16 @@ int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
     if (rc)
         return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     for (int i = 0, j; i < s->n && !rc; i = j) {
+        int w = i + 1; /* the kills that strike in any order with ev[i] */
+        while (w < s->n && core_fault_concurrent(&s->ev[i], &s->ev[w]))
+            w++;
         for (j = i + 1; j < s->n && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
             ;
-        rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
+        if (w > i + 1) /* checked as one instant, then in every order */
+            rc = fs_check_any_order(s, i, w, &t, horizon, v, detail, dlen);
+        else
+            rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
+        j = w > i + 1 ? w : j;
     }
     if (rc != FTM_EPARTITION)
         v->a = v->b = -1;

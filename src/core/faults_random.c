@@ -16,12 +16,6 @@ static int fs_qcmp(const void *a, const void *b)
     return ftm_fault_cmp(a, b);
 }
 
-/* dst's dead chips and links := src's (the same shape). */
-static void fs_set(ftm_mesh *dst, const ftm_mesh *src)
-{
-    memcpy(dst->chip_dead, src->chip_dead, (size_t)src->nchips);
-    memcpy(dst->link_dead, src->link_dead, (size_t)src->nchips * FTM_NDIRS);
-}
 
 /* ---- random scripts ------------------------------------------------------------------ */
 
@@ -92,7 +86,7 @@ static int fs_draw_what(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_event *e, uns
         return -1;
     fs_candidate(t, e->kind, (long)(fs_rand(seed, j, attempt, 1) % (uint64_t)n), e);
     e->oneway = e->kind == FTM_FAULT_LINK && fs_rand(seed, j, attempt, 2) % 4 == 0;
-    fs_set(t2, t);
+    core_mesh_set(t2, t);
     if (ftm_fault_apply(t2, e))
         return -1;
     return ftm_mesh_check_connected(t2, NULL, NULL) ? -1 : 0;
@@ -122,7 +116,7 @@ static int fs_future_ok(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_script *rep,
                         const ftm_fault_event *e, long n, ftm_mesh *scratch,
                         ftm_fault_script *all)
 {
-    fs_set(scratch, t);
+    core_mesh_set(scratch, t);
     all->n = 0;
     int rc = 0;
     for (int i = 0; i < rep->n && !rc; i++)
@@ -147,19 +141,28 @@ static int fs_future_ok(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_script *rep,
 static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
                     long n, int mode, char *detail, size_t dlen)
 {
-    ftm_mesh t, t2, t3;
+    ftm_mesh t, t2, t3, tw;
     ftm_fault_script rep, all; /* repairs of the placed kills not yet due; scratch */
     ftm_fault_script_init(&rep, mode);
     ftm_fault_script_init(&all, mode);
     int rc = ftm_mesh_copy(&t, m), r2 = ftm_mesh_copy(&t2, m), r3 = ftm_mesh_copy(&t3, m);
-    rc = rc ? rc : r2 ? r2 : r3;
-    for (int i = 0; i < k && !rc; i++) {
+    int r4 = ftm_mesh_copy(&tw, m);
+    rc = rc ? rc : r2 ? r2 : r3 ? r3 : r4;
+    for (int i = 0, w = 0; i < k && !rc; i++) {
         int placed = 0;
         fs_due(&t, &rep, &ev[i]);
+        if (i == 0 || !core_fault_concurrent(&ev[w], &ev[i])) {
+            w = i; /* the kills from w on strike in any order: tw is the mesh before them */
+            core_mesh_set(&tw, &t);
+        }
         for (int a = 0; a < FS_TRIES && !placed && !rc; a++) {
             if (fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
                 continue;
-            int ok = n >= 1 ? fs_future_ok(&t, &t2, &rep, &ev[i], n, &t3, &all) : 0;
+            int ok = w < i ? core_fault_window_ok(&tw, &ev[w], i - w + 1, NULL, NULL, NULL) : 0;
+            if (ok == FTM_EPARTITION)
+                continue;
+            if (!ok && n >= 1)
+                ok = fs_future_ok(&t, &t2, &rep, &ev[i], n, &t3, &all);
             placed = ok == 0;
             rc = ok == -1 ? 0 : ok;
         }
@@ -175,6 +178,7 @@ static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed
     ftm_mesh_free(&t);
     ftm_mesh_free(&t2);
     ftm_mesh_free(&t3);
+    ftm_mesh_free(&tw);
     return rc;
 }
 
@@ -300,7 +304,7 @@ static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long hori
         }
         for (j = i + 1; j < s->n && !s->ev[j].repair && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
             ;
-        fs_set(&before, &m);
+        core_mesh_set(&before, &m);
         for (int k = i; k < j && !rc; k++) {
             ftm_fault_event e = s->ev[k];
             rc = fs_took_at(s, &m, &before, &e, n, horizon);
