@@ -176,7 +176,7 @@ static void judge(void)
         return;
     /* Rank 0 in a run: its run's watchdog declares the hang with the
      * stuck chips; here only when that did not happen in twice the time
-     * (another rank kept computing, or the run is settling). */
+     * (another rank kept computing). Settling is not in a run. */
     if (w.rank == 0 && atomic_load(&w.runs) > 0 && quiet < 2 * limit)
         return;
     if (!mpi_claim_silent(r, quiet))
@@ -199,7 +199,8 @@ static int all_said_bye(void)
     return all;
 }
 
-/* Waits tick seconds (a tenth of a second at most: goodbyes are quick). */
+/* Sleeps between rounds: an eighth of the hang timeout, at most 0.1 s,
+ * and 1 ms while waiting for the goodbyes (the job's end waits on them). */
 static void nap(double tick)
 {
     struct timespec ts = { 0, (long)(tick * 1e9) };
