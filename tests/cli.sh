@@ -68,6 +68,29 @@ expect 2 allreduce --link-GBps=0
 expect 2 sweep --bogus
 expect 2 sweep --throughput --overlap 2
 expect 2 sweep --throughput --algos 2d,nope
+expect 2 sweep --throughput --algos auto
+grep_err "auto is not a candidate"
+# numbers as people type them: no blanks, plus signs or hex slip through
+expect 2 rings --random-faults 2 --seed " -1"
+expect 2 rings --random-faults " 2"
+expect 2 allreduce --iters +3
+expect 2 allreduce --link-GBps 0x10
+expect 2 sweep --pod " 16x32"
+expect 2 sweep --pod 4294967312x32
+expect 2 allreduce -- --mesh 2x2
+grep_err "after --"
+expect 2 --version x
+expect 2 --help x y
+expect 0 help rings
+grep_out "usage: ftmesh rings"
+# the same kill twice at one instant is refused, not told as two deaths
+expect 2 allreduce --mesh 4x4 --size 4K --kill 1,1@1 --kill 1,1@1
+grep_err "given twice"
+expect 2 allreduce --faults "$tmp"
+grep_err "Is a directory"
+# many warnings, then an error: still one line
+# shellcheck disable=SC2046
+expect 2 rings --mesh 4x4 $(for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do echo --fail 1,1; done) --fail 9,9
 expect 2 sweep --throughput --algos ring,,tree
 grep_err "--algos ring,,tree: an empty name"
 expect 2 sweep --throughput --resnet50-batch-512 511

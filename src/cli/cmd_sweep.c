@@ -1,5 +1,6 @@
 /* ftmesh sweep: the paper's scenario table, modeled. */
 #include "cli.h"
+#include "ftmesh/mesh.h"
 #include "ftmesh/sweep.h"
 #include "ftmesh/throughput.h"
 #include "ftmesh/error.h"
@@ -92,8 +93,7 @@ static int sweep_opt(void *ctx, int id, const char *name, const char *val)
         return 0;
     }
     if (id == O_POD) {
-        char end;
-        if (sscanf(val, "%dx%d%c", &a->only.rows, &a->only.cols, &end) != 2 ||
+        if (ftm_mesh_parse_size(val, &a->only.rows, &a->only.cols) ||
             a->only.cols != 32 || (a->only.rows != 16 && a->only.rows != 32))
             return cli_usage_error("sweep", "--pod %s: want 16x32 or 32x32", val);
         return 0;

@@ -44,7 +44,16 @@ static int run(int argc, char **argv)
     }
     int rc = -1;
     const char *name = NULL;
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help");
+    static char help_opt[] = "--help";
+    char *sub[4] = { argv[0], argc == 3 ? argv[2] : NULL, help_opt, NULL };
+    if (help && argc == 3 && argv[2][0] != '-') { /* ftmesh help CMD: ftmesh CMD --help */
+        argv = sub;
+        argc = 3;
+    } else if ((help || !strcmp(argv[1], "--version")) && argc > 2) {
+        return cli_usage_error(NULL, "%s takes nothing after it (ftmesh COMMAND --help for a "
+                               "command's options)", argv[1]);
+    } else if (help) {
         usage(stdout);
         rc = 0;
     } else if (strcmp(argv[1], "--version") == 0) {

@@ -269,9 +269,21 @@ void cli_mesh_opts_free(cli_mesh_opts *o)
     o->fail = o->fail_host = o->fail_link = NULL;
 }
 
+/* A number as people type it: a digit first, or a minus and a digit
+ * (strtol and strtod would also take blanks, a plus sign, hex). */
+static int plain_number(const char *s, int with_point)
+{
+    const char *d = *s == '-' ? s + 1 : s;
+    if (!(*d >= '0' && *d <= '9') && !(with_point && *d == '.' && d[1] >= '0' && d[1] <= '9'))
+        return 0;
+    return strspn(s, with_point ? "0123456789.eE+-" : "0123456789-") == strlen(s);
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
+    if (!plain_number(s, 0))
+        return -1;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
@@ -283,6 +295,8 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
     char *end;
+    if (!plain_number(s, 1))
+        return -1;
     errno = 0;
     double v = strtod(s, &end);
     if (errno == ERANGE && fabs(v) <= DBL_MIN) /* an underflow is still a number */
@@ -323,7 +337,7 @@ static int parse_seed(const char *cmd, const char *opt, const char *v, uint64_t 
     char *end;
     errno = 0;
     unsigned long long s = strtoull(v, &end, 10);
-    if (errno || end == v || *end || *v == '-')
+    if (errno || end == v || *end || *v < '0' || *v > '9')
         return cli_usage_error(cmd, "%s %s: expected a non-negative whole number", opt, v);
     *seed = s;
     return 0;

@@ -13,15 +13,30 @@ const char *cli_s(long n) { return n == 1 ? "" : "s"; }
 
 /* Warnings wait here until cli_warn_flush: an error that comes after
  * them drops them, so a refused command still prints one line. */
-#define WARN_MAX 16
-static char *warn_q[WARN_MAX];
-static int warn_n;
+static char **warn_q;
+static int warn_n, warn_cap;
 
 static void warn_drop(void)
 {
     for (int k = 0; k < warn_n; k++)
         free(warn_q[k]);
-    warn_n = 0;
+    free(warn_q);
+    warn_q = NULL;
+    warn_n = warn_cap = 0;
+}
+
+/* Room for one more warning in the queue: 1, or 0 (out of memory). */
+static int warn_room(void)
+{
+    if (warn_n < warn_cap)
+        return 1;
+    int cap = warn_cap ? 2 * warn_cap : 16;
+    char **q = realloc(warn_q, sizeof *q * (size_t)cap);
+    if (!q)
+        return 0;
+    warn_q = q;
+    warn_cap = cap;
+    return 1;
 }
 
 void cli_warn_flush(void)
@@ -106,7 +121,7 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = warn_n < WARN_MAX ? open_memstream(&buf, &len) : NULL;
+    FILE *f = warn_room() ? open_memstream(&buf, &len) : NULL;
     va_list ap;
     va_start(ap, fmt);
     message_to(f ? f : stderr, cmd, "warning: ", fmt, ap); /* no room: now */

@@ -280,7 +280,10 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
     size_t cap = 4096, len = 0;
     char *text = malloc(cap);
     int rc = text ? 0 : FTM_ENOMEM;
+    int err = 0;
     while (!rc) {
+        if (len == cap && cap >= (64u << 20) && fgetc(f) == EOF)
+            break; /* exactly the largest size */
         if (len == cap) {
             char *t = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
             if (!t) {
@@ -293,11 +296,14 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
         }
         size_t got = fread(text + len, 1, cap - len, f);
         len += got;
-        if (got == 0)
+        if (got == 0) {
+            err = errno;
             break;
+        }
     }
     if (!rc && ferror(f))
-        rc = core_fail_detail(FTM_EIO, detail, dlen, "read error");
+        rc = core_fail_detail(FTM_EIO, detail, dlen, "cannot read it: %s",
+                              err ? strerror(err) : "read error");
     fclose(f);
     if (!rc)
         rc = ftm_fault_script_parse_text(s, text, len, origin, detail, dlen);
@@ -559,6 +565,20 @@ static int fs_kill_before(const ftm_mesh *before, const ftm_fault_event *e)
     return rc;
 }
 
+/* 1 when kills a and b name the same chip, host or link (a link both
+ * ways from either end). */
+static int fs_same_target(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    if (a->kind != b->kind || a->repair || b->repair)
+        return 0;
+    if (a->kind != FTM_FAULT_LINK)
+        return a->r == b->r && a->c == b->c;
+    if (a->oneway != b->oneway)
+        return 0;
+    int same = a->r == b->r && a->c == b->c && a->r2 == b->r2 && a->c2 == b->c2;
+    return same || (!a->oneway && a->r == b->r2 && a->c == b->c2 && a->r2 == b->r && a->c2 == b->c);
+}
+
 /* Applies the events [i, j) of one instant to t; 0 or the refusal. */
 static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, long horizon,
                           ftm_fault_verdict *v, char *detail, size_t dlen)
@@ -577,6 +597,12 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
                            horizon, s->mode == FTM_FAULT_TRAIN ? "steps" : "iterations", horizon - 1);
             break;
         }
+        for (int d = i; d < k && !rc; d++)
+            if (fs_same_target(&s->ev[d], e))
+                rc = core_fail_detail(FTM_EINVAL, detail, dlen, "%s: given twice at one instant "
+                                      "(or in one allreduce)", txt);
+        if (rc)
+            break;
         rc = ftm_fault_apply(t, e);
         if (rc == FTM_EINVAL && !e->repair && !(rc = fs_kill_before(&before, e)) &&
             e->kind == FTM_FAULT_LINK) /* dead too, as in the run, for its repair */
