@@ -20,6 +20,9 @@ EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo
 EXTRA_DIST += tests/trace_cli.py tests/browse.py
 # tests/faults_cli.sh and tests/repair_cli.sh: in TESTS from Makefile.am (the longest first)
 EXTRA_DIST += tests/faults_cli.sh tests/repair_cli.sh
+# the command's fault scripts start chips that die and come back, in train
+# and allreduce: run under ThreadSanitizer too
+THREADED_TESTS += tests/faults_cli.sh tests/repair_cli.sh
 # Output files written whole or not at all, signals, checks before any work
 # tests/output_cli.sh: in TESTS from Makefile.am (the longest first)
 EXTRA_DIST += tests/output_cli.sh
