@@ -86,6 +86,9 @@ grep_out "usage: ftmesh rings"
 # the same kill twice at one instant is refused, not told as two deaths
 expect 2 allreduce --mesh 4x4 --size 4K --kill 1,1@1 --kill 1,1@1
 grep_err "given twice"
+grep -q "1,1@1: 1,1@1" "$tmp/err" && bad "the event told twice: $(cat "$tmp/err")" || ok
+expect 2 train --mesh 4x4 --repair 1,1@1
+grep_err "--repair 1,1@1: nothing to repair"
 expect 2 allreduce --faults "$tmp"
 grep_err "Is a directory"
 # many warnings, then an error: still one line

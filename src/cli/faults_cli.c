@@ -193,6 +193,23 @@ static int check_script(ftm_fault_script *s, const ftm_mesh *m, int mode,
     return rc;
 }
 
+/* The check's reason without the event's text at its start where `where`
+ * shows it as typed ("--kill 9,9@1", not "--kill 9,9@1: 9,9@1: ..."); *glue
+ * becomes ' ' where the rest goes on the sentence ("... cuts ..."). */
+static const char *past_event(const char *why, const ftm_fault_event *e, int mode,
+                              const char *where, int *glue)
+{
+    char ev[128];
+    ftm_fault_format(e, mode, ev, sizeof ev);
+    const char *typed = strchr(where, ' '), *bare = strncmp(ev, "repair ", 7) ? ev : ev + 7;
+    size_t n = strlen(ev);
+    if (!typed || strcmp(typed + 1, bare) || strncmp(why, ev, n) ||
+        (why[n] != ':' && why[n] != ' '))
+        return why;
+    *glue = why[n];
+    return why + n + 1 + (why[n] == ':' && why[n + 1] == ' ');
+}
+
 /* 1 when s has an event that kills. */
 static int any_kill(const ftm_fault_script *s)
 {
@@ -235,7 +252,9 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         keep_from(s, 0); /* a repair given and also due to --repair-after: once */
     if (!rc && check_script(s, m, mode, horizon, &v, why, sizeof why, &bad)) {
         origin_text(f, &bad, short_name, where, sizeof where);
-        rc = cli_usage_error(cmd, "%s: %s; %s", where, why,
+        int glue = ':';
+        const char *rest = past_event(why, &bad, mode, where, &glue);
+        rc = cli_usage_error(cmd, "%s%s %s; %s", where, glue == ':' ? ":" : "", rest,
                              v.a >= 0 ? "drop it or keep a path of live links between them"
                                       : "drop or change that event");
     }
