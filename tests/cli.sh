@@ -43,6 +43,8 @@ grep_out() { grep -qF -- "$1" "$tmp/out" && ok || bad "stdout lacks '$1': $(head
 expect 2 rings --mesh 8x
 expect 2 rings --mesh 0x8
 expect 2 rings --mesh 65x2
+expect 2 rings --mesh 99999999999999999999x4
+grep_err "sides must be 1..64"
 expect 2 rings --fail 8,0
 expect 2 rings --fail 3
 expect 2 rings --fail-host 7,7

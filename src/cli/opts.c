@@ -514,8 +514,14 @@ const char *cli_mesh_kind(const ftm_mesh *m)
 int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
 {
     int rows, cols;
-    if (ftm_mesh_parse_size(o->mesh_spec, &rows, &cols))
-        return cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", o->mesh_spec);
+    const char *sp = o->mesh_spec;
+    size_t nr = strspn(sp, "0123456789");
+    int digits = nr > 0 && sp[nr] == 'x' && sp[nr + 1] && strspn(sp + nr + 1, "0123456789") ==
+                                                             strlen(sp + nr + 1);
+    if (ftm_mesh_parse_size(sp, &rows, &cols)) /* RxC too large to parse: say the limit */
+        return digits ? cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", sp,
+                                        o->max_side ? o->max_side : FTM_MESH_MAX_SIDE)
+                      : cli_usage_error(o->cmd, "--mesh %s: expected RxC, e.g. 8x8", sp);
     if (ftm_mesh_init(m, rows, cols, o->torus))
         return cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", o->mesh_spec,
                                o->max_side ? o->max_side : FTM_MESH_MAX_SIDE);
