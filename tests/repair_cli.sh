@@ -135,6 +135,15 @@ json '[e["kind"] for e in j["events"]] == ["kill", "repair"] and j["events"][1][
 expect 2 "allreduce repair alive" "$FTMESH" allreduce --mesh 4x4 --iters 3 --repair 1,1@1
 err_is "--repair 1,1@1" "nothing to repair"
 
+# A link inside a host, killed in the same allreduce at another count: the
+# two strike in either order, and --repair-after gives the link its own
+# repair whichever goes first (told as skipped when the host went first)
+for i in 1 2 3; do
+    expect 0 "any-order repairs $i" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 4 \
+        --kill host:0,0@0:1 --kill link:1,0-1,1@0:2 --repair-after 2 --json
+    json 'sorted(e["what"] for e in j["events"] if e["kind"] == "repair") == ["host (0,0)", "link (1,0)-(1,1)"] and j["chips"] == 16'
+done
+
 json_report
 [ "$json_failed" = 0 ] || fail=1
 exit $fail

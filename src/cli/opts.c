@@ -516,8 +516,9 @@ int cli_build_mesh_only(const cli_mesh_opts *o, ftm_mesh *m)
     int rows, cols;
     const char *sp = o->mesh_spec;
     size_t nr = strspn(sp, "0123456789");
-    int digits = nr > 0 && sp[nr] == 'x' && sp[nr + 1] && strspn(sp + nr + 1, "0123456789") ==
-                                                             strlen(sp + nr + 1);
+    const char *cs = sp + nr + 1; /* the columns, after the x */
+    int digits = nr > 0 && (sp[nr] == 'x' || sp[nr] == 'X') && *cs &&
+                 strspn(cs, "0123456789") == strlen(cs);
     if (ftm_mesh_parse_size(sp, &rows, &cols)) /* RxC too large to parse: say the limit */
         return digits ? cli_usage_error(o->cmd, "--mesh %s: sides must be 1..%d", sp,
                                         o->max_side ? o->max_side : FTM_MESH_MAX_SIDE)

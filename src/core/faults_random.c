@@ -272,13 +272,13 @@ static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, l
     return rc;
 }
 
-/* The repairs of kill k of an instant (m: the mesh as the instant's
- * earlier kills left it, then k applied; before: the mesh before the
- * instant, k applied to it too). The kills of one instant strike
- * together, so a link killed with the host around it was alive before
- * the instant: it takes the link, which stays dead as in the run. A chip
- * or host takes what the kills before it left alive (they strike in the
- * script's order). */
+/* The repairs of kill k of an instant, or of kills that strike in any
+ * order (m: the mesh as the earlier of them left it, then k applied;
+ * before: the mesh before them, k applied to it too). A link killed with
+ * the host around it was alive before: it takes the link, which stays
+ * dead as in the run (should the host strike first, the link's kill and
+ * its repair are told as skipped). A chip or host takes what the kills
+ * before it left alive. */
 static int fs_took_at(ftm_fault_script *s, ftm_mesh *m, ftm_mesh *before, const ftm_fault_event *k,
                       long n, long horizon)
 {
@@ -302,7 +302,12 @@ static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long hori
             j = i + 1;
             continue;
         }
-        for (j = i + 1; j < s->n && !s->ev[j].repair && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
+        /* one instant, or kills that strike in any order: a link is judged
+         * by the mesh before them all, as the check does */
+        for (j = i + 1; j < s->n && !s->ev[j].repair &&
+                        (core_fault_same_time(&s->ev[i], &s->ev[j]) ||
+                         core_fault_concurrent(&s->ev[i], &s->ev[j]));
+             j++)
             ;
         core_mesh_set(&before, &m);
         for (int k = i; k < j && !rc; k++) {
