@@ -237,7 +237,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     m2.chip_dead[victim] = 1;
     /* the router's ring only for the algorithms that run it */
     ftm_ring ring;
-    int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
+    int one_d = demo_runs_ring(algo);
     int have_ring = demo_story_ring(&m2, algo, &ring);
     if (one_d)
         demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
@@ -545,7 +545,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
     long w = 0;
     int rc = tell_algo(o, m, algo, &tr, &l, &w);
     *wrong += w;
-    int one_d = !strcmp(algo, "ring") || !strcmp(algo, "bidir");
+    int one_d = demo_runs_ring(algo);
     if (!rc && have_ring && one_d && ftm_router_ring(m, &ring2))
         rc = FTM_ENOMEM;
     st->n = 1; /* part 1 (a picture of part 2's mesh) is filled below */

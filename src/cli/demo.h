@@ -34,7 +34,9 @@ typedef struct demo_story {
 ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l, ftm_trace *tr,
                                 ftm_ring *ring);
 void demo_story_free(demo_story *st);
-/* The router's ring of m into *ring when algo runs it (ring, bidir):
+/* 1 when algo runs the router's ring (ring, bidir). */
+int demo_runs_ring(const char *algo);
+/* The router's ring of m into *ring when algo runs it (demo_runs_ring):
  * 1, else 0 with *ring empty (the page draws no ring for the others). */
 int demo_story_ring(const ftm_mesh *m, const char *algo, ftm_ring *ring);
 

@@ -6,10 +6,15 @@
 
 #include <string.h>
 
+int demo_runs_ring(const char *algo)
+{
+    return !strcmp(algo, "ring") || !strcmp(algo, "bidir");
+}
+
 int demo_story_ring(const ftm_mesh *m, const char *algo, ftm_ring *ring)
 {
     memset(ring, 0, sizeof *ring);
-    if (strcmp(algo, "ring") && strcmp(algo, "bidir"))
+    if (!demo_runs_ring(algo))
         return 0;
     return ftm_router_ring(m, ring) == 0;
 }

@@ -358,6 +358,11 @@ int core_fault_concurrent(const ftm_fault_event *a, const ftm_fault_event *b)
            b->phase == FTM_PHASE_ALLREDUCE && a->pkts != 0 && b->pkts != 0;
 }
 
+int core_fault_together(const ftm_fault_event *a, const ftm_fault_event *b)
+{
+    return core_fault_same_time(a, b) || core_fault_concurrent(a, b);
+}
+
 /* 1 when ev kills chip v (alive in m). */
 static int fs_kills(const ftm_mesh *m, const ftm_fault_event *ev, int v)
 {
@@ -579,7 +584,40 @@ static int fs_same_target(const ftm_fault_event *a, const ftm_fault_event *b)
     return same || (!a->oneway && a->r == b->r2 && a->c == b->c2 && a->r2 == b->r && a->c2 == b->c);
 }
 
-/* Applies the events [i, j) of one instant to t; 0 or the refusal. */
+/* The healthy chips of t, once the event txt struck: 0 or the refusal. */
+static int fs_check_connected(const ftm_mesh *t, const char *txt, ftm_fault_verdict *v,
+                              char *detail, size_t dlen)
+{
+    int rc = ftm_mesh_check_connected(t, &v->a, &v->b);
+    if (rc == FTM_EALLDEAD)
+        return core_fail_detail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
+    if (rc == FTM_EPARTITION)
+        return core_fail_detail(rc, detail, dlen, "%s cuts the healthy chips apart: (%d,%d) cannot reach (%d,%d) "
+                       "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
+                       ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
+    return rc ? core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc)) : 0;
+}
+
+/* The kills [i, w) strike in any order (core_fault_concurrent): after the
+ * mesh t, every order must keep the healthy chips connected. */
+static int fs_check_window(const ftm_fault_script *s, int i, int w, const ftm_mesh *t,
+                           ftm_fault_verdict *v, char *detail, size_t dlen)
+{
+    int who = 0, rc = core_fault_window_ok(t, &s->ev[i], w - i, &who, &v->a, &v->b);
+    if (rc != FTM_EPARTITION)
+        return rc ? core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc)) : 0;
+    char txt[96];
+    ftm_fault_format(&s->ev[i + who], s->mode, txt, sizeof txt);
+    v->event = i + who;
+    return core_fail_detail(rc, detail, dlen, "%s: the kills after packet counts of one "
+                            "allreduce strike in any order (each when its own chip gets "
+                            "there); if the others strike first, (%d,%d) cannot reach (%d,%d) "
+                            "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
+                            ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
+}
+
+/* Applies the events [i, j) of one instant, or of kills that strike in
+ * any order, to t; 0 or the refusal. */
 static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, long horizon,
                           ftm_fault_verdict *v, char *detail, size_t dlen)
 {
@@ -610,52 +648,14 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
         if (rc)
             rc = fs_refuse_apply(rc, txt, t, detail, dlen);
     }
-    ftm_mesh_free(&before);
-    if (rc)
-        return rc;
-    rc = ftm_mesh_check_connected(t, &v->a, &v->b);
-    if (rc == FTM_EALLDEAD)
-        return core_fail_detail(rc, detail, dlen, "%s: no chip is left alive after it", txt);
-    if (rc == FTM_EPARTITION)
-        return core_fail_detail(rc, detail, dlen, "%s cuts the healthy chips apart: (%d,%d) cannot reach (%d,%d) "
-                       "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
-                       ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
-    if (rc)
-        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
-    v->event = -1;
-    return 0;
-}
-
-/* The kills [i, w) strike in any order (core_fault_concurrent): after the
- * mesh t, every order must keep the healthy chips connected. */
-static int fs_check_window(const ftm_fault_script *s, int i, int w, const ftm_mesh *t,
-                           ftm_fault_verdict *v, char *detail, size_t dlen)
-{
-    int who = 0, rc = core_fault_window_ok(t, &s->ev[i], w - i, &who, &v->a, &v->b);
-    if (rc != FTM_EPARTITION)
-        return rc ? core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc)) : 0;
-    char txt[96];
-    ftm_fault_format(&s->ev[i + who], s->mode, txt, sizeof txt);
-    v->event = i + who;
-    return core_fail_detail(rc, detail, dlen, "%s: the kills after packet counts of one "
-                            "allreduce strike in any order (each when its own chip gets "
-                            "there); if the others strike first, (%d,%d) cannot reach (%d,%d) "
-                            "over live links", txt, ftm_mesh_row(t, v->a), ftm_mesh_col(t, v->a),
-                            ftm_mesh_row(t, v->b), ftm_mesh_col(t, v->b));
-}
-
-/* fs_check_group on the kills [i, w), then fs_check_window. */
-static int fs_check_any_order(const ftm_fault_script *s, int i, int w, ftm_mesh *t, long horizon,
-                              ftm_fault_verdict *v, char *detail, size_t dlen)
-{
-    ftm_mesh before;
-    int rc = ftm_mesh_copy(&before, t);
-    if (rc)
-        return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
-    rc = fs_check_group(s, i, w, t, horizon, v, detail, dlen);
     if (!rc)
-        rc = fs_check_window(s, i, w, &before, v, detail, dlen);
+        rc = fs_check_connected(t, txt, v, detail, dlen);
+    /* kills after packet counts of one allreduce strike in any order */
+    if (!rc && j - i > 1 && core_fault_concurrent(&s->ev[i], &s->ev[j - 1]))
+        rc = fs_check_window(s, i, j, &before, v, detail, dlen);
     ftm_mesh_free(&before);
+    if (!rc)
+        v->event = -1;
     return rc;
 }
 
@@ -672,16 +672,9 @@ int ftm_fault_script_check(ftm_fault_script *s, const ftm_mesh *m, long horizon,
     if (rc)
         return core_fail_detail(rc, detail, dlen, "%s", ftm_strerror(rc));
     for (int i = 0, j; i < s->n && !rc; i = j) {
-        int w = i + 1; /* the kills that strike in any order with ev[i] */
-        while (w < s->n && core_fault_concurrent(&s->ev[i], &s->ev[w]))
-            w++;
-        for (j = i + 1; j < s->n && core_fault_same_time(&s->ev[i], &s->ev[j]); j++)
+        for (j = i + 1; j < s->n && core_fault_together(&s->ev[i], &s->ev[j]); j++)
             ;
-        if (w > i + 1) /* checked as one instant, then in every order */
-            rc = fs_check_any_order(s, i, w, &t, horizon, v, detail, dlen);
-        else
-            rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
-        j = w > i + 1 ? w : j;
+        rc = fs_check_group(s, i, j, &t, horizon, v, detail, dlen);
     }
     if (rc != FTM_EPARTITION)
         v->a = v->b = -1;

@@ -14,6 +14,10 @@ int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b);
  * its own thread (a count of 0 strikes at the start, with its instant). */
 int core_fault_concurrent(const ftm_fault_event *a, const ftm_fault_event *b);
 
+/* core_fault_same_time or core_fault_concurrent: the events checked as
+ * one group (in time order they are next to each other). */
+int core_fault_together(const ftm_fault_event *a, const ftm_fault_event *b);
+
 /* The kills ev[0..n) strike in any order (core_fault_concurrent): 0 when
  * every subset of them leaves the healthy chips of `before` (the mesh
  * just before them) connected; FTM_EPARTITION with *who the kill whose

@@ -304,9 +304,7 @@ static int fs_on_mesh(ftm_fault_script *s, const ftm_mesh *m0, long n, long hori
         }
         /* one instant, or kills that strike in any order: a link is judged
          * by the mesh before them all, as the check does */
-        for (j = i + 1; j < s->n && !s->ev[j].repair &&
-                        (core_fault_same_time(&s->ev[i], &s->ev[j]) ||
-                         core_fault_concurrent(&s->ev[i], &s->ev[j]));
+        for (j = i + 1; j < s->n && !s->ev[j].repair && core_fault_together(&s->ev[i], &s->ev[j]);
              j++)
             ;
         core_mesh_set(&before, &m);
