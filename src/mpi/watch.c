@@ -243,13 +243,27 @@ int mpi_watch_start(int rank, int size)
     for (int r = 0; r < size; r++)
         w.peer[r] = (watch_peer){ now, FTM_RT_DEFAULT_HANG_S, 0, { 0 }, { 0 },
                                   MPI_REQUEST_NULL, MPI_REQUEST_NULL };
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &w.comm) != MPI_SUCCESS ||
-        MPI_Irecv(w.rbuf, 2, MPI_INT64_T, MPI_ANY_SOURCE, 0, w.comm, &w.rreq) != MPI_SUCCESS)
-        return FTM_EIO;
-    if (pthread_create(&w.thread, NULL, watch_main, NULL))
-        return FTM_ETHREAD;
-    w.up = 1;
-    return 0;
+    int rc = 0, dup = MPI_Comm_dup(MPI_COMM_WORLD, &w.comm) == MPI_SUCCESS, recv = 0;
+    if (!dup)
+        rc = FTM_EIO;
+    else if (!(recv = MPI_Irecv(w.rbuf, 2, MPI_INT64_T, MPI_ANY_SOURCE, 0, w.comm, &w.rreq) ==
+                      MPI_SUCCESS))
+        rc = FTM_EIO;
+    else if (pthread_create(&w.thread, NULL, watch_main, NULL))
+        rc = FTM_ETHREAD;
+    if (!rc) {
+        w.up = 1;
+        return 0;
+    }
+    if (recv) { /* nothing was sent yet: the receive alone is pending */
+        MPI_Cancel(&w.rreq);
+        MPI_Wait(&w.rreq, MPI_STATUS_IGNORE);
+    }
+    if (dup)
+        MPI_Comm_free(&w.comm);
+    free(w.peer);
+    w.peer = NULL;
+    return rc;
 }
 
 /* After every rank's goodbye nothing more comes: the receive is
