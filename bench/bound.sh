@@ -56,7 +56,7 @@ timed "sweep --throughput" "$ftm" sweep --throughput --json
 python3 - "$tmp/out" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
-one = ("dead-host", "dead-chip", "dead-link")  # the issue's goal: one fault
+one = ("dead-host", "dead-chip", "dead-link")  # the goals for one fault
 for r in j["rows"]:
     if r["scenario"] != "healthy":
         goal = ("goal 1%%: %s" % ("met" if r["impact_pct"] <= 1 else "not met")

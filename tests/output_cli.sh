@@ -8,29 +8,8 @@
 # FTMESH is the binary.
 set -u
 FTMESH=${FTMESH:-./ftmesh}
-fail=0
-tmp=$(mktemp -d)
-out=$tmp/out
-trap 'rm -rf "$tmp"' EXIT
 TO="timeout 120"
-
-expect() { # code description command...
-    want=$1; what=$2; shift 2
-    $TO "$@" >"$out" 2>"$out.err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
-    fi
-}
-
-# err_is TEXT...: stderr is one line containing every TEXT
-err_is() {
-    lines=$(wc -l <"$out.err")
-    [ "$lines" -eq 1 ] || { echo "FAIL: want one line on stderr, got:"; cat "$out.err"; fail=1; return; }
-    for t in "$@"; do
-        grep -qF -- "$t" "$out.err" || { echo "FAIL: stderr lacks '$t':"; cat "$out.err"; fail=1; }
-    done
-}
+. "$(dirname "$0")/cli_lib.sh"
 no_stdout() { [ ! -s "$out" ] || { echo "FAIL: $1: printed on stdout:"; head -5 "$out"; fail=1; }; }
 # same FILE COPY: FILE is unchanged (equal to COPY)
 same() { cmp -s "$1" "$2" || { echo "FAIL: $3: $1 changed"; fail=1; }; }

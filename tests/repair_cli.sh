@@ -6,35 +6,7 @@
 # the binary.
 set -u
 FTMESH=${FTMESH:-./ftmesh}
-fail=0
-tmp=$(mktemp -d)
-out=$tmp/out
-trap 'rm -rf "$tmp"' EXIT
-
-last_cmd=
-expect() { # code description command...
-    want=$1; what=$2; shift 2
-    last_cmd="$what: $*"
-    "$@" >"$out" 2>"$out.err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
-    fi
-}
-
-# json EXPR: every line of $out is JSON and EXPR holds (j: the last
-# object, steps: the step records); checked at the end (tests/json_lib.sh)
-. "$(dirname "$0")/json_lib.sh"
-json() { json_check "$out" "$1" "$last_cmd"; }
-
-# err_is TEXT...: stderr is one line containing every TEXT
-err_is() {
-    lines=$(wc -l <"$out.err")
-    [ "$lines" -eq 1 ] || { echo "FAIL: want one line on stderr, got:"; cat "$out.err"; fail=1; return; }
-    for t in "$@"; do
-        grep -qF -- "$t" "$out.err" || { echo "FAIL: want '$t' in: $(cat "$out.err")"; fail=1; }
-    done
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 T="$FTMESH train --mesh 4x4 --steps 6 --batch 12 --micro 2 --reduce exact --check"
 
@@ -144,6 +116,4 @@ for i in 1 2 3; do
     json 'sorted(e["what"] for e in j["events"] if e["kind"] == "repair") == ["host (0,0)", "link (1,0)-(1,1)"] and j["chips"] == 16'
 done
 
-json_report
-[ "$json_failed" = 0 ] || fail=1
-exit $fail
+cli_done

@@ -146,7 +146,7 @@ START_TEST(test_common_faults_stay_2d)
 }
 END_TEST
 
-/* The issue's target: one dead host costs the 2-D allreduce at most 10%
+/* The target: one dead host costs the 2-D allreduce at most 10%
  * more modeled time than the healthy torus, at ResNet-50 (25.6M fp32) and
  * BERT-large (340M) sizes on 32x32, and at ResNet-50 size on the 512-chip
  * 16x32 slice. (A 16x16 torus is no analogue: there a dead host removes

@@ -217,7 +217,7 @@ START_TEST(test_fault_script)
     ck_assert_int_eq(r.died_chip, ftm_mesh_chip(&m, 2, 2));
     ftm_allreduce_result_free(&r);
     ftm_fault_script_free(&s);
-    /* The case: (0,1) dead, (1,0) dies: (0,0) is cut off. Refused. */
+    /* A chip cut off by a death: (0,1) dead, (1,0) dies: (0,0) is cut off. Refused. */
     ck_assert_int_eq(ftm_mesh_fail_chip(&m, 0, 1), 0);
     ftm_fault_script_init(&s, FTM_FAULT_ALLREDUCE);
     add_ev(&s, "1,0@0:allreduce");

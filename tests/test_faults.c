@@ -237,7 +237,7 @@ static int cut(const ftm_mesh *m, int a, int b)
 
 START_TEST(test_check_partition)
 {
-    /* The case: (0,1) dead from the start, (1,0) dies: (0,0) is cut off. */
+    /* A chip cut off by a death: (0,1) dead from the start, (1,0) dies: (0,0) is cut off. */
     ftm_mesh m;
     ck_assert_int_eq(ftm_mesh_init(&m, 8, 8, 0), 0);
     ck_assert_int_eq(ftm_mesh_fail_chip(&m, 0, 1), 0);

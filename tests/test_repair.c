@@ -16,25 +16,13 @@
 #include <unistd.h>
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
+#include "test_train_util.h"
 #include "test_util.h"
 
 static void tiny_opts(ftm_train_opts *o, int kind)
 {
-    ftm_train_opts_default(o, kind);
-    if (kind == FTM_MODEL_RESNET) {
-        o->model.width = 4;
-        o->model.image = 8;
-    } else {
-        o->model.hidden = 16;
-        o->model.seq = 8;
-        o->model.vocab = 60;
-    }
-    o->model.seed = 7;
-    o->steps = 6;
-    o->batch = 12;
-    o->micro = 2;
+    test_tiny_opts(o, kind, 6);
     o->exact = 1;
-    o->hang_timeout_s = 20;
 }
 
 typedef struct seen {

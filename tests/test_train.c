@@ -15,6 +15,7 @@
 #include "ftmesh/train.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
+#include "test_train_util.h"
 #include "test_util.h"
 
 /* ---- the split ---------------------------------------------------------- */
@@ -149,20 +150,7 @@ END_TEST
 
 static void tiny_opts(ftm_train_opts *o, int kind)
 {
-    ftm_train_opts_default(o, kind);
-    if (kind == FTM_MODEL_RESNET) {
-        o->model.width = 4;
-        o->model.image = 8;
-    } else {
-        o->model.hidden = 16;
-        o->model.seq = 8;
-        o->model.vocab = 60;
-    }
-    o->model.seed = 7;
-    o->steps = 3;
-    o->batch = 12;
-    o->micro = 2;
-    o->hang_timeout_s = 20;
+    test_tiny_opts(o, kind, 3);
 }
 
 typedef struct tcase_def {
@@ -244,7 +232,7 @@ START_TEST(exact_bitwise)
 END_TEST
 
 /* Exact mode: the logged loss of every step is the same bits on any mesh,
- * fault set and algorithm (the issue's example: 2x3 against a 4x4 torus
+ * fault set and algorithm (for example 2x3 against a 4x4 torus
  * with a dead host), as the parameters are. _i: 0 ResNet, 1 BERT. */
 START_TEST(exact_loss_across_meshes)
 {

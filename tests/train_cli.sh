@@ -4,41 +4,7 @@
 # faulty mesh. FTMESH is the binary (set by make check).
 set -u
 FTMESH=${FTMESH:-./ftmesh}
-fail=0
-out=${TMPDIR:-/tmp}/train_cli.$$
-trap 'rm -f "$out" "$out.err"' EXIT
-
-expect() { # code description command...
-    want=$1; what=$2; shift 2
-    "$@" >"$out" 2>"$out.err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, expected $want: $*"; cat "$out.err"; fail=1
-    fi
-}
-
-# json FILE EXPR: every line of FILE is valid JSON (NaN and Infinity are
-# not) and the Python expression EXPR holds; j is the last line (the
-# summary), steps the per-step records.
-json() {
-    python3 - "$1" "$2" <<'EOF' || { echo "FAIL: JSON check: $2"; head -c 600 "$1"; fail=1; }
-import json, sys
-def no_const(c):
-    raise ValueError("not JSON: " + c)
-objs = [json.loads(l, parse_constant=no_const) for l in open(sys.argv[1]) if l.strip()]
-j = objs[-1] if objs else {}
-steps = [o for o in objs if "step" in o and "summary" not in o]
-sys.exit(0 if objs and eval(sys.argv[2], {"j": j, "steps": steps, "objs": objs}) else 1)
-EOF
-}
-
-# err_is TEXT: stderr is one line and contains TEXT
-err_is() {
-    lines=$(wc -l <"$out.err")
-    if [ "$lines" -ne 1 ] || ! grep -qF -- "$1" "$out.err"; then
-        echo "FAIL: want one line with '$1' on stderr, got:"; cat "$out.err"; fail=1
-    fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 # one chip
 expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 4 --seed 3
@@ -46,14 +12,14 @@ expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 
 # faulty mesh, exact mode, --check, JSON
 expect 0 "exact check json" "$FTMESH" train --model resnet --mesh 3x3 --fail 1,1 \
     --fail-link 0,0-0,1 --steps 2 --batch 8 --micro 1 --reduce exact --check --json
-json "$out" 'len(steps) == 2 and all(k in st for st in steps for k in ("step", "loss", "wall_s", "modeled_allreduce_s"))'
-json "$out" 'j["summary"] and all(k in j for k in ("max_abs_diff", "max_rel_diff", "max_ulp", "bitwise_equal", "loss_first", "loss_last", "steps", "chips", "wall_s", "check_pass", "replicas_equal", "first_diff", "max_grad_rel_diff", "ref_loss", "diverged_step"))'
-json "$out" 'j["bitwise_equal"] is True and j["chips"] == 8 and j["diverged_step"] is None'
+json 'len(steps) == 2 and all(k in st for st in steps for k in ("step", "loss", "wall_s", "modeled_allreduce_s"))'
+json 'j["summary"] and all(k in j for k in ("max_abs_diff", "max_rel_diff", "max_ulp", "bitwise_equal", "loss_first", "loss_last", "steps", "chips", "wall_s", "check_pass", "replicas_equal", "first_diff", "max_grad_rel_diff", "ref_loss", "diverged_step"))'
+json 'j["bitwise_equal"] is True and j["chips"] == 8 and j["diverged_step"] is None'
 
 # float mode, BERT, --check passes its bound
 expect 0 "bert float check" "$FTMESH" train --model bert --mesh 2x3 --fail 0,2 --algo bidir \
     --steps 2 --batch 6 --micro 1 --check --json
-json "$out" 'j["check_pass"] is True'
+json 'j["check_pass"] is True'
 expect 0 "bert text" "$FTMESH" train --model bert --mesh 1x2 --steps 1 --batch 2 --micro 1
 grep -qi "batch-norm\|(bn \|BN allreduce" "$out" && { echo "FAIL: BERT summary mentions batch norm"; cat "$out"; fail=1; }
 
@@ -75,7 +41,7 @@ while [ $i -lt 40 ]; do
 done >"$corpus"
 expect 0 "bert corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 2x2 --steps 1 \
     --batch 4 --micro 1 --reduce exact --check --json
-json "$out" 'j["bitwise_equal"] is True'
+json 'j["bitwise_equal"] is True'
 loss_file=$(tail -n 1 "$out")
 # the same corpus through a pipe and through /dev/stdin: read once, same run
 cat "$corpus" | "$FTMESH" train --model bert --corpus - --mesh 2x2 --steps 1 \
@@ -104,7 +70,7 @@ mkdir -p "$cifar"
 dd if=/dev/zero of="$cifar/data_batch_1.bin" bs=3073 count=6 2>/dev/null
 expect 0 "resnet cifar" "$FTMESH" train --data "$cifar" --mesh 2x2 --fail 1,1 --steps 1 \
     --batch 6 --micro 1 --reduce exact --check --json
-json "$out" 'j["bitwise_equal"] is True'
+json 'j["bitwise_equal"] is True'
 # CIFAR errors: exit 2, one line naming the option, the file and the reason
 rm -f "$cifar/data_batch_1.bin"
 expect 2 "cifar: no batch 1" "$FTMESH" train --data "$cifar" --mesh 1x1 --steps 1
@@ -130,7 +96,7 @@ expect 1 "diverges" "$FTMESH" train --model bert --mesh 1x1 --lr 100 --steps 16 
 err_is "training diverged: the loss is not finite at step"
 grep -q -- "--lr" "$out.err" || { echo "FAIL: no --lr hint"; fail=1; }
 expect 1 "diverges, json" "$FTMESH" train --model bert --mesh 1x1 --lr 100 --steps 16 --batch 8 --json
-json "$out" 'j["summary"] and isinstance(j["diverged_step"], int) and j["loss_last"] is None and j["steps"] == j["diverged_step"] + 1'
+json 'j["summary"] and isinstance(j["diverged_step"], int) and j["loss_last"] is None and j["steps"] == j["diverged_step"] + 1'
 grep -q "at step $(tail -n 1 "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["diverged_step"])');" "$out.err" ||
     { echo "FAIL: message and JSON name different steps"; fail=1; }
 
@@ -154,5 +120,4 @@ done
 expect 0 "help" "$FTMESH" train --help
 grep -q -- "--reduce" "$out" || { echo "FAIL: --help lacks --reduce"; fail=1; }
 
-[ $fail -eq 0 ] && echo "train_cli: all passed"
-exit $fail
+cli_done

@@ -9,7 +9,7 @@ ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c s
 # and demo_html.sh are in TESTS from Makefile.am (the longest first).
 EXTRA_DIST += tests/cli.sh
 # Their JSON checks, run in one python3 at the end of a script
-EXTRA_DIST += tests/json_lib.sh tests/json_checks.py
+EXTRA_DIST += tests/cli_lib.sh tests/json_lib.sh tests/json_checks.py
 
 # Watching a run: --trace (Chrome trace JSON) and ftmesh demo
 ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c src/cli/demo.h \
