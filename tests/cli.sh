@@ -195,6 +195,18 @@ expect 0 rings --mesh 6x6 --fail 2,2 --algo trees --json
 json "$tmp/out" 'j["schedule"]["algo"] == "trees" and j["schedule"]["transfers"] % 68 == 0 and j["schedule"]["transfers"] > 68'
 expect 0 rings --mesh 40x40 --algo tree --json
 json "$tmp/out" 'j["schedule"] is None'
+# 2d on a small mesh runs the ring's schedule: the JSON and the picture
+# say so beside 2d's bands
+expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --json
+json "$tmp/out" 'j["schedule"]["algo"] == "ring" and "faster" in j["schedule"]["fallback"] and len(j["bands"]) > 0'
+expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --svg "$tmp/r2d.svg"
+grep -qF "2d runs the ring's schedule here (the ring is faster" "$tmp/r2d.svg" && ok || bad "rings --algo 2d --svg: no note of the ring's schedule"
+expect 0 rings --mesh 8x8 --torus --algo 2d --svg "$tmp/r2d.svg"
+grep -qF "runs the ring" "$tmp/r2d.svg" && bad "rings --algo 2d --svg: a note on the healthy torus" || ok
+# allreduce: the picture and the trace name the schedule that ran
+expect 0 allreduce --mesh 6x6 --fail 2,2 --algo 2d --size 64K --iters 1 --svg "$tmp/a.svg" --trace "$tmp/a.json"
+grep -qF "schedule run: ring (the ring is faster" "$tmp/a.svg" && ok || bad "allreduce --svg: no schedule run line"
+json "$tmp/a.json" 'j["otherData"]["asked"] == "2d" and j["otherData"]["schedule"] == "ring" and "faster" in j["otherData"]["fallback"]'
 expect 0 rings --mesh 1x1
 grep_out "1 healthy chip;"
 grep_out "ring of 1 chip:"

@@ -6,6 +6,14 @@ set -u
 FTMESH=${FTMESH:-./ftmesh}
 . "$(dirname "$0")/cli_lib.sh"
 
+# an algorithm that runs another one's schedule says so (2d on a small mesh)
+expect 0 "2d fallback" "$FTMESH" train --mesh 6x6 --fail 2,2 --algo 2d --steps 1 --batch 36 --json
+json 'j["algo"] == "2d" and j["schedule"] == "ring" and "faster" in j["fallback"]'
+expect 0 "2d fallback text" "$FTMESH" train --mesh 6x6 --fail 2,2 --algo 2d --steps 1 --batch 36
+grep -qF "gradient schedule run: ring (the ring is faster" "$out" || { echo "FAIL: train text lacks the schedule run"; fail=1; }
+expect 0 "own schedule" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 1 --batch 16 --json
+json 'j["schedule"] == "2d" and "fallback" not in j'
+
 # one chip
 expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 4 --seed 3
 

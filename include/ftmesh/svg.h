@@ -30,6 +30,9 @@ typedef struct ftm_svg_event {
 /* What to draw; every member may be 0 / NULL. */
 typedef struct ftm_svg_picture {
     const char *title;             /* escaped */
+    const char *note;              /* a second line under the title (NULL:
+                                      where sched ran another algorithm's
+                                      schedule, which and why) */
     const ftm_ring *rings;         /* [nrings], drawn with arrows */
     const int *alternate;          /* [nrings] or NULL: 1 = dashed, e.g. a
                                       2-D band routed around a hole */

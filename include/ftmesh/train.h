@@ -155,6 +155,10 @@ typedef struct ftm_train_result {
     const char *algo;          /* gradient algorithm used (auto resolved):
                                   a static registry string, never freed */
     const char *bn_algo;       /* batch-norm hook algorithm, likewise */
+    const char *schedule;      /* the gradient schedule that ran (the last
+                                  attempt's): algo's own, or another one */
+    const char *fallback;      /* NULL, or why schedule is not algo's own
+                                  (static strings, as ftm_sched's) */
     int micro;                 /* micro-batch size used (float mode may need
                                   a divisor of the requested one) */
     long steps, batch;

@@ -531,12 +531,20 @@ static int run_chips(const ar_args *a, const char **algo, ar_run *x)
 typedef struct ar_report {
     const ar_args *a;
     const ar_run *x;
+    const char *algo; /* what ran: auto's pick, or the one asked for */
 } ar_report;
 
-/* The trace's own keys: the iterations it holds. */
+/* The trace's own keys: what ran (as allreduce --json names it), the
+ * faults and the iterations it holds. */
 static void trace_meta(cli_json *j, void *ctx)
 {
     const ar_report *r = ctx;
+    const ftm_sched *s = r->x->have_sched ? &r->x->sched : NULL;
+    cli_json_str(j, "algo", r->algo);
+    cli_json_str(j, "asked", r->a->algo);
+    cli_json_str(j, "schedule", s && s->algo ? s->algo : r->algo);
+    if (s && s->fallback)
+        cli_json_str(j, "fallback", s->fallback);
     cli_faults_record_json(j, &r->a->o, &r->x->m0);
     /* every kill and repair of the run, each naming what died or came back
      * (the trace's own "chip dies" events mark only the chips that died
@@ -602,7 +610,7 @@ int cli_allreduce(int argc, char **argv)
         if (x.svg.f && write_svg(&a, algo, &x))
             rc = CLI_EXIT_FAIL;
         if (x.trace.f && cli_trace_close(CMD, &x.trace, x.rec, &x.m, a.trace_clock, &a.cp,
-                                         trace_meta, &(ar_report){ &a, &x }))
+                                         trace_meta, &(ar_report){ &a, &x, algo }))
             rc = CLI_EXIT_FAIL;
     }
 out:

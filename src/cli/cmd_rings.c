@@ -150,7 +150,53 @@ static void json_head(cli_json *j, const ftm_mesh *m)
     cli_json_bool(j, "torus", cli_wraps(m));
 }
 
-static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
+/* The schedule algo builds here, for --json: the algorithm it runs
+ * ("fallback" says why when that is another one), its steps (the most
+ * any chip takes) and transfers, for a buffer of 2 x chips^2 floats,
+ * the size the pictures are drawn for. Built for real, packed (a few
+ * bytes a transfer): a dry run would not pick between schedules by
+ * time as the real build does. Up to the pod sizes (SCHED_JSON_CHIPS:
+ * under a second); null beyond (2d-lines takes 30 s on 64x64), and null
+ * with an error when the build fails. */
+#define SCHED_JSON_CHIPS 1024
+#define SCHED_TOO_BIG 1 /* sched_build: not built, past SCHED_JSON_CHIPS */
+static int sched_build(const ftm_mesh *m, const char *algo, ftm_sched *s)
+{
+    if (m->nchips > SCHED_JSON_CHIPS)
+        return SCHED_TOO_BIG;
+    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
+    ftm_sched_ctx ctx = { .packed = 1 };
+    return a ? a->build(s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2, FTM_RED_SUM_F32)
+             : FTM_EINVAL;
+}
+
+/* The "schedule" object of s (built by sched_build with result err):
+ * null beyond SCHED_JSON_CHIPS, and null with an error when the build
+ * failed. */
+static int schedule_json(cli_json *j, const ftm_sched *s, int err, const char *algo)
+{
+    if (err) {
+        cli_json_null(j, "schedule");
+        return err == SCHED_TOO_BIG ? 0
+                                    : cli_error("rings", "%s schedule failed: %s", algo,
+                                                ftm_strerror(err));
+    }
+    long steps = 0, ops = 0;
+    for (int c = 0; c < s->nchips; c++) {
+        steps = s->prog[c].nsteps > steps ? s->prog[c].nsteps : steps;
+        ops += s->prog[c].nops;
+    }
+    cli_json_begin_obj(j, "schedule");
+    cli_json_str(j, "algo", s->algo);
+    cli_json_str(j, "fallback", s->fallback);
+    cli_json_int(j, "steps", steps);
+    cli_json_int(j, "transfers", ops / 2);
+    cli_json_end(j);
+    return 0;
+}
+
+static int json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U,
+                   const ftm_sched *s, int err)
 {
     cli_json j;
     json_head(&j, m);
@@ -181,7 +227,9 @@ static void json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
             cli_json_int(&j, NULL, c);
     cli_json_end(&j);
     cli_ranks_json(&j, m);
+    int rc = schedule_json(&j, s, err, "2d");
     cli_json_end(&j);
+    return rc;
 }
 
 static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U)
@@ -217,7 +265,7 @@ static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
            "  their share adopted by the others\n", U, m->cols);
 }
 
-static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p)
+static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p, const char *note)
 {
     ftm_ring *rings = calloc((size_t)p->nbands, sizeof *rings);
     int *alt = calloc((size_t)p->nbands, sizeof *alt);
@@ -226,8 +274,10 @@ static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p)
         rings[b] = p->bands[b].fwd;
         alt[b] = p->bands[b].alternate;
     }
+    ftm_svg_picture q = { .title = "2-D allreduce: row bands", .note = note, .rings = rings,
+                          .alternate = alt, .nrings = p->nbands };
     if (!err)
-        err = ftm_svg_write(f, m, rings, alt, p->nbands, NULL, "2-D allreduce: row bands");
+        err = ftm_svg_draw(f, m, &q);
     free(rings);
     free(alt);
     return err;
@@ -243,15 +293,23 @@ static int show_2d(const ftm_mesh *m, int json, cli_out *svg)
     unsigned char *usable = calloc((size_t)m->cols, 1);
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
     int rc = 0;
+    ftm_sched s;
+    err = sched_build(m, "2d", &s);
     if (json) {
-        json_2d(m, &p, usable, U);
+        rc = json_2d(m, &p, usable, U, &s, err);
     } else {
         text_2d(m, &p, usable, U);
         rc = cli_rings_algo_pictures(m, "2d");
     }
     free(usable);
-    int src = svg->f ? cli_out_commit("rings", svg, svg_2d(svg->f, m, &p)) : 0;
+    char note[200] = "";
+    if (!err && s.fallback) /* the bands are the plan; say what runs */
+        snprintf(note, sizeof note, "2d runs the %s's schedule here (%s)", s.algo, s.fallback);
+    int src = svg->f ? cli_out_commit("rings", svg, svg_2d(svg->f, m, &p, note[0] ? note : NULL))
+                     : 0;
     rc = rc ? rc : src;
+    if (!err)
+        ftm_sched_free(&s);
     ftm_plan2d_free(&p);
     return rc;
 }
@@ -313,45 +371,6 @@ static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
     return rc;
 }
 
-/* The schedule algo builds here, for --json: the algorithm it runs
- * ("fallback" says why when that is another one), its steps (the most
- * any chip takes) and transfers, for a buffer of 2 x chips^2 floats,
- * the size the pictures are drawn for. Built for real, packed (a few
- * bytes a transfer): a dry run would not pick between schedules by
- * time as the real build does. Up to the pod sizes (SCHED_JSON_CHIPS:
- * under a second); null beyond (2d-lines takes 30 s on 64x64), and null
- * with an error when the build fails. */
-#define SCHED_JSON_CHIPS 1024
-static int schedule_json(cli_json *j, const ftm_mesh *m, const char *algo)
-{
-    if (m->nchips > SCHED_JSON_CHIPS) {
-        cli_json_null(j, "schedule");
-        return 0;
-    }
-    const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
-    ftm_sched_ctx ctx = { .packed = 1 };
-    ftm_sched s;
-    int err = a ? a->build(&s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2,
-                           FTM_RED_SUM_F32) : FTM_EINVAL;
-    if (err) {
-        cli_json_null(j, "schedule");
-        return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
-    }
-    long steps = 0, ops = 0;
-    for (int c = 0; c < s.nchips; c++) {
-        steps = s.prog[c].nsteps > steps ? s.prog[c].nsteps : steps;
-        ops += s.prog[c].nops;
-    }
-    cli_json_begin_obj(j, "schedule");
-    cli_json_str(j, "algo", s.algo);
-    cli_json_str(j, "fallback", s.fallback);
-    cli_json_int(j, "steps", steps);
-    cli_json_int(j, "transfers", ops / 2);
-    cli_json_end(j);
-    ftm_sched_free(&s);
-    return 0;
-}
-
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
 static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg)
 {
@@ -364,7 +383,11 @@ static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
         bound_json(&j, m);
         cli_ranks_json(&j, m);
-        rc = schedule_json(&j, m, algo);
+        ftm_sched s;
+        int err = sched_build(m, algo, &s);
+        rc = schedule_json(&j, &s, err, algo);
+        if (!err)
+            ftm_sched_free(&s);
         cli_json_end(&j);
     } else {
         rc = cli_rings_algo_pictures(m, algo);

@@ -269,6 +269,9 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_int(&j, "chips", r->chips);
     cli_json_u64(&j, "params", r->nparams);
     cli_json_str(&j, "algo", r->algo);
+    cli_json_str(&j, "schedule", r->schedule ? r->schedule : r->algo);
+    if (r->fallback)
+        cli_json_str(&j, "fallback", r->fallback);
     cli_json_str(&j, "bn_algo", r->bn_algo);
     cli_json_str(&j, "reduce", in->exact ? "exact" : "float");
     cli_json_int(&j, "micro", r->micro);
@@ -374,6 +377,8 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s, reduce %s, micro %d\n",
            in->model, m->rows, m->cols, cli_mesh_kind(m), r->chips, cli_s(r->chips),
            r->nparams, r->algo, bn, in->exact ? "exact" : "float", r->micro);
+    if (r->fallback)
+        printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
     printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, %.4f s/step "
            "(steps >= %ld), %.1f examples/s\n", r->step[0].loss, r->step[f->n - 1].loss, f->n,
            cli_s(f->n), r->batch, f->wall, f->steady, f->s0, r->batch / f->steady);

@@ -270,6 +270,26 @@ static void draw_chips(pic *p)
 }
 
 /* Row numbers left of the grid, column numbers above it. */
+/* The line under the title: q->note, or the schedule that ran in place
+ * of the one asked for, and why (what the picture shows is what ran). */
+static void draw_note(FILE *f, const ftm_svg_picture *q)
+{
+    const ftm_sched *s = q->sched;
+    if (!q->note && !(s && s->fallback && s->algo))
+        return;
+    fprintf(f, "<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#444444\">", PAD);
+    if (q->note) {
+        ftm_svg_escape(f, q->note);
+    } else {
+        fputs("schedule run: ", f);
+        ftm_svg_escape(f, s->algo);
+        fputs(" (", f);
+        ftm_svg_escape(f, s->fallback);
+        fputs(")", f);
+    }
+    fputs("</text>\n", f);
+}
+
 static void draw_labels(pic *p)
 {
     const ftm_mesh *m = p->m;
@@ -491,6 +511,7 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
     ftm_svg_escape(f, q->title ? q->title : "ftmesh");
     fprintf(f, " (%dx%d %s, %d healthy chips)</text>\n", m->rows, m->cols,
             m->torus ? "torus" : "mesh", ftm_mesh_healthy_count(m));
+    draw_note(f, q);
     draw_labels(&p);
     draw_links(&p, q->link_bytes);
     draw_rings(&p, q);

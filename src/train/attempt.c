@@ -86,6 +86,8 @@ static int setup(trainer *t, const ftm_mesh *m, const ftm_train_opts *o)
                      o->exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32, &t->grad_modeled, &res->algo);
     if (rc)
         return rc;
+    res->schedule = t->grad.algo;
+    res->fallback = t->grad.fallback;
     t->have_grad = 1;
     rc = ftm_rt_declare_sched(t->rt, &t->grad);
     if (!rc)

@@ -26,13 +26,15 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     if (!a)
         return FTM_EINVAL;
     rc = a->build(s, NULL, m, count, red);
+    *used = a->name;
     if (rc == FTM_ENOTSUP && strcmp(name, "ring")) {
-        a = ftm_allreduce_find("ring"); /* e.g. 2d on a shape it does not cover */
-        rc = a ? a->build(s, NULL, m, count, red) : FTM_EINVAL;
+        const ftm_allreduce_algo *r = ftm_allreduce_find("ring");
+        rc = r ? r->build(s, NULL, m, count, red) : FTM_EINVAL; /* e.g. 2d on a shape it does not cover */
+        if (!rc)
+            s->fallback = "the asked algorithm does not cover this mesh";
     }
     if (rc)
         return rc;
-    *used = a->name;
     rc = ftm_cost_sched(s, m, &p, &cr, NULL);
     if (rc) {
         ftm_sched_free(s);
