@@ -140,7 +140,9 @@ static int band_bound(const ftm_mesh *m, const ftm_ring *r)
 }
 
 /* Opens the JSON object every rings report starts with: the mesh. */
-static void json_head(cli_json *j, const ftm_mesh *m)
+/* The keys every form starts with: the mesh and its static faults (as
+ * allreduce --json records them). */
+static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
 {
     char mesh[32];
     snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
@@ -148,6 +150,7 @@ static void json_head(cli_json *j, const ftm_mesh *m)
     cli_json_begin_obj(j, NULL);
     cli_json_str(j, "mesh", mesh);
     cli_json_bool(j, "torus", cli_wraps(m));
+    cli_faults_record_json(j, o, m);
 }
 
 /* The schedule algo builds here, for --json: the algorithm it runs
@@ -195,11 +198,11 @@ static int schedule_json(cli_json *j, const ftm_sched *s, int err, const char *a
     return 0;
 }
 
-static int json_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char *usable, int U,
-                   const ftm_sched *s, int err)
+static int json_2d(const ftm_mesh *m, const cli_mesh_opts *o, const ftm_plan2d *p,
+                   const unsigned char *usable, int U, const ftm_sched *s, int err)
 {
     cli_json j;
-    json_head(&j, m);
+    json_head(&j, m, o);
     cli_json_str(&j, "algo", "2d");
     cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
     cli_json_int(&j, "max_link_load", p->max_load);
@@ -284,7 +287,7 @@ static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p, const char *n
 }
 
 /* --algo 2d: the bands of the 2-D allreduce and their rings. */
-static int show_2d(const ftm_mesh *m, int json, cli_out *svg)
+static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
 {
     ftm_plan2d p;
     int err = ftm_plan2d_build(m, &p);
@@ -295,8 +298,8 @@ static int show_2d(const ftm_mesh *m, int json, cli_out *svg)
     int rc = 0;
     ftm_sched s;
     err = sched_build(m, "2d", &s);
-    if (json) {
-        rc = json_2d(m, &p, usable, U, &s, err);
+    if (o->json) {
+        rc = json_2d(m, o, &p, usable, U, &s, err);
     } else {
         text_2d(m, &p, usable, U);
         rc = cli_rings_algo_pictures(m, "2d");
@@ -314,12 +317,12 @@ static int show_2d(const ftm_mesh *m, int json, cli_out *svg)
     return rc;
 }
 
-static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_quality *q,
-                        int json)
+static void report_ring(const ftm_mesh *m, const cli_mesh_opts *o, const ftm_ring *ring,
+                        const ftm_ring_quality *q)
 {
-    if (json) {
+    if (o->json) {
         cli_json j;
-        json_head(&j, m);
+        json_head(&j, m, o);
         cli_json_int(&j, "healthy", q->healthy);
         cli_json_int(&j, "ring_chips", q->ring_chips);
         cli_json_int(&j, "hops", q->hops);
@@ -354,7 +357,7 @@ static void report_ring(const ftm_mesh *m, const ftm_ring *ring, const ftm_ring_
            cli_s(q->max_link_load), q->valid ? "valid" : "INVALID");
 }
 
-static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
+static int show_ring(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
 {
     ftm_ring ring = { 0 };
     int err = ftm_router_ring(m, &ring);
@@ -362,7 +365,7 @@ static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
         return cli_error("rings", "router failed: %s", ftm_strerror(err));
     ftm_ring_quality q;
     ftm_ring_measure(m, &ring, &q);
-    report_ring(m, &ring, &q, json);
+    report_ring(m, o, &ring, &q);
     int rc = q.valid ? 0 : CLI_EXIT_FAIL;
     if (svg->f && cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1, NULL,
                                                              "ftmesh ring")))
@@ -372,12 +375,12 @@ static int show_ring(const ftm_mesh *m, int json, cli_out *svg)
 }
 
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
-static int show_algo(const ftm_mesh *m, const char *algo, int json, cli_out *svg)
+static int show_algo(const ftm_mesh *m, const cli_mesh_opts *o, const char *algo, cli_out *svg)
 {
     int rc = 0;
-    if (json) {
+    if (o->json) {
         cli_json j;
-        json_head(&j, m);
+        json_head(&j, m, o);
         cli_json_str(&j, "algo", algo);
         cli_json_int(&j, "healthy", ftm_mesh_healthy_count(m));
         cli_json_int(&j, "detour_lower_bound", ftm_mesh_detour_lower_bound(m));
@@ -410,10 +413,12 @@ int cli_rings(int argc, char **argv)
         cli_mesh_warn_seeds(&a.o, 0, -1);
     if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
         cli_warn_flush();
+        if (!a.o.json)
+            cli_faults_record_text(&a.o, &m);
         if (!a.svg || !(rc = cli_out_open("rings", &svg, "--svg", a.svg)))
-            rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, a.o.json, &svg)
-                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, a.o.json, &svg)
-                                             : show_algo(&m, a.algo, a.o.json, &svg);
+            rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, &a.o, &svg)
+                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, &a.o, &svg)
+                                             : show_algo(&m, &a.o, a.algo, &svg);
         cli_out_discard(&svg); /* not written: the run failed */
         if (!rc && !a.o.json)
             bound_text(&m);
