@@ -528,6 +528,8 @@ case_rows='[r for r in j["rows"] if (r["mesh"], r["scenario"], r["model"]) == (g
 json "$tmp/sweep.json" "len(j['goal']) == $ngoal and len({(g['mesh'], g['scenario'], g['model']) for g in j['goal']}) == $ngoal"
 json "$tmp/sweep.json" '{g["scenario"] for g in j["goal"]} == {"dead-host", "dead-chip", "dead-link", "two-hosts", "four-hosts"} and all(g["goal_pct"] == {(0, 0): 5, (0, 1): 2, (1, 0): 8, (1, 1): 4}[(g["scenario"] in ("two-hosts", "four-hosts"), g["model"] == "bert-large")] and g["met"] == (g["overhead_vs_best_healthy_pct"] <= g["goal_pct"]) for g in j["goal"])'
 json "$tmp/sweep.json" "all(any(r['best'] and r['algo'] == g['algo'] and r['modeled_s'] == min(v['modeled_s'] for v in $case_rows) and r['overhead_vs_best_healthy_pct'] == g['overhead_vs_best_healthy_pct'] for r in $case_rows) for g in j['goal'])"
+# the best healthy time of each torus and model against 1.05 x its bound
+json "$tmp/sweep.json" 'len(j["goal_healthy"]) == len({(r["mesh"], r["model"]) for r in j["rows"]}) and all(g["goal_over_bound"] == 1.05 and g["met"] == (g["over_bound"] <= 1.05) and any(r["best"] and r["scenario"] == "healthy" and (r["mesh"], r["model"], r["algo"]) == (g["mesh"], g["model"], g["algo"]) and abs(r["over_bound"] - g["over_bound"]) < 1e-5 for r in j["rows"]) for g in j["goal_healthy"])'
 # A multi-host row's fault text reproduces it (16x32, ResNet-50: fast).
 python3 - "$tmp/sweep.json" >"$tmp/repro" <<'EOF'
 import json, sys
