@@ -23,7 +23,8 @@ def sweep_tables(j):
             if r["scenario"] not in scen:
                 scen.append(r["scenario"])
         print(f"\n{mesh} torus ({rows[0]['chips'] if rows[0]['scenario'] == 'healthy' else ''} chips), "
-              "modeled ms; in brackets the overhead against the best healthy time; bold: fastest\n")
+              "modeled ms; in brackets the schedule that ran where it is another algorithm's, "
+              "and the overhead against the best healthy time; bold: fastest\n")
         for md in MODELS:
             print(f"| {md} | " + " | ".join(f"`{a}`" for a in algos) + " |")
             print("|---" * (len(algos) + 1) + "|")
@@ -31,9 +32,11 @@ def sweep_tables(j):
                 cells = []
                 for a in algos:
                     r = next(x for x in rows if x["scenario"] == sc and x["model"] == md and x["algo"] == a)
-                    c = f"{r['modeled_s'] * 1e3:.3f}"
+                    # "(ring; +397%)": another algorithm's schedule ran, as sweep's text tags it
+                    tags = [r["schedule"]] if "fallback" in r else []
                     if sc != "healthy":
-                        c += f" ({r['overhead_vs_best_healthy_pct']:+.0f}%)"
+                        tags.append(f"{r['overhead_vs_best_healthy_pct']:+.0f}%")
+                    c = f"{r['modeled_s'] * 1e3:.3f}" + (f" ({'; '.join(tags)})" if tags else "")
                     cells.append(f"**{c}**" if r["best"] else c)
                 print(f"| {sc} | " + " | ".join(cells) + " |")
             print()
