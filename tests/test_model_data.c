@@ -149,6 +149,17 @@ START_TEST(corpus_loader)
     for (int s = 0; s + 3 <= 10; s++)
         found |= !memcmp(tok + 1, want + 1 + s, 3 * sizeof(int));
     ck_assert(found);
+    /* the fingerprint: 0 only for synthetic data; the same for the same
+     * text, another for one word changed */
+    uint64_t f = ftm_data_fingerprint(d);
+    ck_assert(f != 0 && ftm_data_fingerprint(NULL) == 0);
+    ftm_data_free(d);
+    ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3, NULL, 0), 0);
+    ck_assert(ftm_data_fingerprint(d) == f);
+    ftm_data_free(d);
+    write_file("c.txt", "The cat sat; the DOG sat.\nthe sat, a bird!\n", strlen(text));
+    ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3, NULL, 0), 0);
+    ck_assert(ftm_data_fingerprint(d) != f);
     ftm_data_free(d);
     ck_assert_int_eq(ftm_data_load_corpus(&d, "/nonexistent/x.txt", 100, NULL, 0), FTM_EIO);
     rm_tmp("c.txt");

@@ -59,6 +59,19 @@ python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(open(sys.ar
     { echo "FAIL: corpus from a pipe trains differently"; fail=1; }
 "$FTMESH" train --model bert --corpus /dev/stdin --mesh 1x1 --steps 1 --batch 2 --micro 1 \
     <"$corpus" >"$out" 2>"$out.err" || { echo "FAIL: corpus from /dev/stdin"; cat "$out.err"; fail=1; }
+# a checkpoint is tied to its data: resumed with it, not without it or
+# with another corpus
+expect 0 "corpus checkpoint" "$FTMESH" train --model bert --corpus "$corpus" --mesh 2x2 --steps 1 \
+    --batch 4 --checkpoint "$tmp/corpus.ck"
+expect 0 "resume with the corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 2x2 \
+    --steps 2 --batch 4 --resume "$tmp/corpus.ck"
+expect 2 "resume without the corpus" "$FTMESH" train --model bert --mesh 2x2 --steps 2 --batch 4 \
+    --resume "$tmp/corpus.ck"
+err_is "made for another dataset: a file's in the checkpoint, synthetic data in this run"
+sed 's/the/a/' "$corpus" >"$tmp/other.txt"
+expect 2 "resume with another corpus" "$FTMESH" train --model bert --corpus "$tmp/other.txt" \
+    --mesh 2x2 --steps 2 --batch 4 --resume "$tmp/corpus.ck"
+err_is "made for another dataset: a file's in the checkpoint, another file's in this run"
 # corpus errors: exit 2, one line naming the option, the path and the reason
 : >"$corpus"
 expect 2 "empty corpus" "$FTMESH" train --model bert --corpus "$corpus" --mesh 1x1 --steps 1

@@ -105,6 +105,10 @@ FTM_EXTERN int ftm_data_load_corpus(ftm_dataset **d, const char *file, int vocab
 FTM_EXTERN void ftm_data_free(ftm_dataset *d);
 /* Examples held (images, or corpus tokens). */
 FTM_EXTERN long ftm_data_size(const ftm_dataset *d);
+/* A fingerprint of what d holds (images and labels, or the corpus's
+ * token ids), never 0; 0 for NULL (synthetic data): a checkpoint records
+ * it, so a run resumed on other data is refused. */
+FTM_EXTERN uint64_t ftm_data_fingerprint(const ftm_dataset *d);
 /* Token id of a word in a corpus dataset (FTM_TOK_UNK if not in vocab). */
 FTM_EXTERN int ftm_data_word_id(const ftm_dataset *d, const char *word);
 /* Image example `id` (3,S,S, normalised) and its label; d NULL = the

@@ -469,6 +469,7 @@ static int validate(targs *a, train_run *x)
     if ((rc = load_data(a, &x->ds)))
         return rc;
     a->t.model.data = x->ds;
+    a->t.data_id = ftm_data_fingerprint(x->ds);
     a->t.model.seed = a->o.seed;
     if ((rc = cli_train_mem_check(CMD, &a->t, &x->m)))
         return rc;

@@ -39,6 +39,31 @@ static float unif(uint64_t seed, uint64_t id, uint64_t what, uint64_t e)
 
 long ftm_data_size(const ftm_dataset *d) { return d ? d->n : 0; }
 
+/* FNV-1a, 64-bit (Fowler, Noll and Vo): a fingerprint, not a secure hash. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+uint64_t ftm_data_fingerprint(const ftm_dataset *d)
+{
+    if (!d)
+        return 0;
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, &d->kind, sizeof d->kind);
+    size_t n = (size_t)d->n;
+    h = fnv1a(h, &d->n, sizeof d->n);
+    if (d->labels)
+        h = fnv1a(h, d->labels, n);
+    if (d->pixels)
+        h = fnv1a(h, d->pixels, n * 3072);
+    if (d->ids)
+        h = fnv1a(h, d->ids, n * sizeof *d->ids);
+    return h ? h : 1;
+}
+
 void ftm_data_free(ftm_dataset *d)
 {
     if (!d)

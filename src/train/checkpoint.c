@@ -601,7 +601,11 @@ int ftm_ckpt_match(const ftm_ckpt_meta *a, const ftm_ckpt_meta *b, char *detail,
         return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another reduce mode: %s in the "
                        "checkpoint, %s in this run", a->exact ? "exact" : "float",
                        b->exact ? "exact" : "float");
-    CK_SAME(data_id, "dataset");
+    if (a->data_id != b->data_id)
+        return core_fail_detail(FTM_ECONFIG, detail, dlen, "made for another dataset: %s in the "
+                       "checkpoint, %s in this run (give the --data or --corpus it was made with)",
+                       a->data_id ? "a file's" : "synthetic data",
+                       b->data_id ? (a->data_id ? "another file's" : "a file's") : "synthetic data");
     return 0;
 }
 #undef CK_SAME
