@@ -226,8 +226,8 @@ json "$tmp/out" 'any(b["row0"] <= 3 < b["row0"] + b["rows"] and b["chips"] % 2 =
 json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1, 2, 3, 5, 6, 7]'
 # a batch whose replicas would not fit in memory: refused before the run
 expect 2 train --mesh 2x2 --steps 1 --batch 100000
-grep_err "--batch 100000 needs about"
-grep_err "4 replicas of"
+grep_err "--batch 100000 needs about 106.5 GiB"
+grep_err "4 replicas of 27265 MiB (25000 examples each)"
 # no command: one line naming the commands
 expect 2
 grep_err "ftmesh: a command is needed: rings, allreduce, train, sweep or demo"

@@ -41,13 +41,29 @@ double cli_mem_have(void)
     return have;
 }
 
-/* The bytes one replica of t's model holds for count examples. */
-static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t *bytes)
+static int replica_count(const ftm_train_opts *t, long count, int micro, size_t *bytes)
 {
     ftm_model_config mc = t->model;
     mc.max_batch = (int)count;
     mc.micro = micro;
     return ftm_model_mem_bytes(&mc, bytes);
+}
+
+/* The bytes one replica of t's model holds for count examples. Counted
+ * by making one; where the machine cannot even reserve that, the count
+ * is drawn through the counts for micro and 2 micro examples (the
+ * parameters are fixed, the activations grow with the examples), so the
+ * refusal still says how much it would need. */
+static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t *bytes)
+{
+    int rc = replica_count(t, count, micro, bytes);
+    size_t a, b;
+    long k = micro > 0 ? micro : 1;
+    if (rc != FTM_ENOMEM || count <= 2 * k || replica_count(t, k, micro, &a) ||
+        replica_count(t, 2 * k, micro, &b) || b < a)
+        return rc;
+    *bytes = a + (size_t)((double)(b - a) / (double)k * (double)(count - k));
+    return rc;
 }
 
 /* The most examples a chip gets from the batch split, and its micro. */
