@@ -73,6 +73,15 @@ expect 0 "resume plus a kill" $R --steps 7 --resume "$tmp/r.ckpt" --check --json
 json '[s["chips"] for s in steps] == [15, 16, 15] and j["events"][-1]["kind"] == "kill" and j["bitwise_equal"]'
 expect 0 "resume header" $R --steps 5 --resume "$tmp/r.ckpt" --checkpoint "$tmp/r2.ckpt"
 grep -q "^# ftmesh train: resnet, 4x4 mesh, 11 healthy chips" "$out" || { echo "FAIL: resumed header"; cat "$out"; fail=1; }
+# the checkpoint's dead chips are its, not this run's flags
+grep -q "^# resumed from $tmp/r.ckpt at step 4; the checkpoint's mesh has --fail 0,3 --fail 2,0 --fail 2,1 --fail 3,0 --fail 3,1$" "$out" &&
+    ! grep -q "^# faults:" "$out" || { echo "FAIL: resumed faults line"; cat "$out"; fail=1; }
+# a repair at the resumed step has the time before it, as without the checkpoint
+expect 0 "repair times uninterrupted" $R --steps 5 $K --json
+cp "$out" "$tmp/whole.json"
+expect 0 "repair times resumed" $R --steps 5 --resume "$tmp/r.ckpt" --json
+python3 -c 'import json,sys; ev=lambda f: [(e["step"], e["modeled_before_s"], e["modeled_after_s"]) for e in json.loads(open(f).readlines()[-1])["events"] if e["kind"] == "repair"]; a, b = ev(sys.argv[1]), ev(sys.argv[2]); sys.exit(0 if a == b and a and a[0][1] > 0 else 1)' "$tmp/whole.json" "$out" ||
+    { echo "FAIL: a repair at the resumed step: modeled times differ from the whole run"; fail=1; }
 expect 0 "pending repair past a resumed run" $R --steps 7 --resume "$tmp/r2.ckpt" --check --json
 json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [16, 16] and j["bitwise_equal"]'
 expect 2 "resume: repair what the checkpoint has alive" $R --steps 7 --resume "$tmp/r.ckpt" --repair 0,3@6

@@ -517,9 +517,10 @@ static void header(const targs *a, const ftm_mesh *m)
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
     idle_note(t, P);
-    cli_faults_record_text(&a->o, m);
     if (t->resume)
-        printf("# resumed from %s at step %ld\n", t->resume, a->resume_step);
+        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step);
+    else
+        cli_faults_record_text(&a->o, m);
     cli_ranks_text(m);
     printf("#%5s %12s %10s %14s %12s\n", "step", "loss", "wall(s)", "modeled_ar(us)",
            "examples/s");

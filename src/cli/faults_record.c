@@ -129,6 +129,15 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
     printf("\n");
 }
 
+void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
+                               long step)
+{
+    char flags[2048];
+    int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
+    printf("# resumed from %s at step %ld%s%s%s\n", path, step,
+           flags[0] ? "; the checkpoint's mesh has" : "", flags, cut ? " ..." : "");
+}
+
 void cli_faults_record_meta(struct cli_json *j, void *ctx)
 {
     const cli_faults_meta *fm = ctx;

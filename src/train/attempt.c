@@ -337,6 +337,26 @@ static void trainer_init(trainer *t, const ftm_train_opts *o, const ftm_train_ca
     t->until = f->until = train_rejoin_next(f, start, o->steps);
 }
 
+/* The gradient allreduce's modeled time on m before the first attempt,
+ * where a repair at its first step needs a time before it (a resumed run
+ * has run no step yet); 0 otherwise. */
+static double modeled_first(const ftm_mesh *m, const ftm_train_opts *o, const ftm_rt_script *f,
+                            long start)
+{
+    int due = 0;
+    for (int i = 0; i < f->script.n; i++)
+        due |= f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start;
+    size_t np;
+    ftm_sched s;
+    double t = 0;
+    const char *used;
+    if (due && !train_model_nparams(o, &np) &&
+        !train_build(&s, m, o->algo ? o->algo : "ring", np,
+                     o->exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32, &t, &used))
+        ftm_sched_free(&s);
+    return t;
+}
+
 /* Attempts until the last step: each failure's recovery gives the next
  * attempt its mesh and state; each repair boundary grows the mesh. */
 static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_train_callbacks *cb,
@@ -358,7 +378,7 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     memset(&t, 0, sizeof t);
     for (int k = 0;; k++) {
         long start = snap->params ? snap->done : 0;
-        rj.modeled_before_s = t.grad_modeled;
+        rj.modeled_before_s = k == 0 ? modeled_first(&cur, o, f, start) : t.grad_modeled;
         int told = res->nevents;
         if ((rc = train_rejoin_apply(&rj, f, &cur, start, res)))
             break;
