@@ -273,6 +273,10 @@ expect 0 train --mesh 4x4 --steps 1 --batch 12 --reduce exact --micro 2
 grep_out "# note: exact mode deals whole micro-batches: 6 micro-batches of 2 examples for 16 chips, so 10 chips idle; --batch 32 would keep them busy"
 expect 0 train --mesh 4x4 --steps 1 --batch 16 --reduce exact --micro 2
 grep_out "8 micro-batches of 2 examples for 16 chips, so 8 chips idle; --micro 1 would keep them busy"
+expect 0 train --mesh 2x2 --steps 1 --batch 8 --reduce exact --micro 100
+grep_out "1 micro-batch of 8 examples for 4 chips, so 3 chips idle; --micro 2 would keep them busy"
+expect 0 train --mesh 4x4 --steps 1 --batch 10 --reduce exact --micro 4
+grep_out "3 micro-batches of up to 4 examples for 16 chips"
 expect 0 train --mesh 4x4 --steps 1 --batch 16
 grep -q "note" "$tmp/out" && bad "train --batch 16 on 16 chips: no chip idle, yet a note" || ok
 

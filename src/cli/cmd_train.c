@@ -483,31 +483,6 @@ static int validate(targs *a, train_run *x)
     return check_files(a, x);
 }
 
-/* Chips left without examples by the batch split (ftm_train_split: float
- * mode deals examples, exact mode whole micro-batches), and what would
- * keep them busy. */
-static void idle_note(const ftm_train_opts *t, int P)
-{
-    long units = t->exact ? (t->batch + t->micro - 1) / t->micro : t->batch;
-    if (units >= P)
-        return;
-    long idle = P - units;
-    if (!t->exact)
-        printf("# note: a batch of %ld example%s for %d chips, at most one each, so %ld chip%s "
-               "idle; --batch %d would keep them busy\n", t->batch, cli_s(t->batch), P, idle,
-               cli_s(idle), P);
-    else if (t->batch >= P)
-        printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %d example%s "
-               "for %d chips, so %ld chip%s idle; --micro %ld would keep them busy\n", units,
-               units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, idle, cli_s(idle),
-               t->batch / P);
-    else
-        printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %d example%s "
-               "for %d chips, so %ld chip%s idle; --batch %ld would keep them busy\n", units,
-               units == 1 ? "" : "es", t->micro, cli_s(t->micro), P, idle, cli_s(idle),
-               (long)P * t->micro);
-}
-
 static void header(const targs *a, const ftm_mesh *m)
 {
     int P = ftm_mesh_healthy_count(m);
@@ -516,7 +491,7 @@ static void header(const targs *a, const ftm_mesh *m)
            "reduce %s%s\n", a->model, m->rows, m->cols, cli_mesh_kind(m), P, cli_s(P),
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
-    idle_note(t, P);
+    train_idle_note(t, P);
     if (t->resume)
         cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step);
     else

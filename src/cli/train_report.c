@@ -379,9 +379,13 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
            r->nparams, r->algo, bn, in->exact ? "exact" : "float", r->micro);
     if (r->fallback)
         printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
-    printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, %.4f s/step "
-           "(steps >= %ld), %.1f examples/s\n", r->step[0].loss, r->step[f->n - 1].loss, f->n,
-           cli_s(f->n), r->batch, f->wall, f->steady, f->s0, r->batch / f->steady);
+    printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, ", r->step[0].loss,
+           r->step[f->n - 1].loss, f->n, cli_s(f->n), r->batch, f->wall);
+    if (f->steady > 0)
+        printf("%.4f s/step (steps >= %ld), %.1f examples/s\n", f->steady, f->s0,
+               r->batch / f->steady);
+    else /* no step finished (a divergence at the first one) */
+        printf("no step timed\n");
     if (in->diverged_step >= 0) {
         printf("# diverged: the loss is not finite at step %ld\n", in->diverged_step);
         return;
@@ -408,4 +412,31 @@ void train_summary(const ftm_train_result *r, const ftm_mesh *m, const train_sum
         summary_json(r, m, in, &f);
     else
         summary_text(r, m, in, &f, c);
+}
+
+/* Chips left without examples by the batch split (ftm_train_split: float
+ * mode deals examples, exact mode whole micro-batches), and what would
+ * keep them busy. */
+void train_idle_note(const ftm_train_opts *t, int P)
+{
+    long units = t->exact ? (t->batch + t->micro - 1) / t->micro : t->batch;
+    if (units >= P)
+        return;
+    long idle = P - units;
+    if (!t->exact) {
+        printf("# note: a batch of %ld example%s for %d chips, at most one each, so %ld chip%s "
+               "idle; --batch %d would keep them busy\n", t->batch, cli_s(t->batch), P, idle,
+               cli_s(idle), P);
+        return;
+    }
+    /* one micro-batch holds at most the batch; the last may be short */
+    int mb = t->micro < t->batch ? t->micro : (int)t->batch;
+    const char *upto = t->batch % t->micro && units > 1 ? "up to " : "";
+    printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %s%d example%s "
+           "for %d chips, so %ld chip%s idle; ", units, units == 1 ? "" : "es", upto, mb,
+           cli_s(mb), P, idle, cli_s(idle));
+    if (t->batch >= P)
+        printf("--micro %ld would keep them busy\n", t->batch / P);
+    else
+        printf("--batch %ld would keep them busy\n", (long)P * t->micro);
 }

@@ -33,4 +33,9 @@ void train_clear_bar(train_out *c);
 void train_summary(const ftm_train_result *r, const ftm_mesh *m, const train_summary_info *in,
                    const train_out *c);
 
+/* The header's note on chips the batch split leaves idle (float mode
+ * deals examples, exact mode whole micro-batches), and what would keep
+ * them busy; nothing when every chip gets work. */
+void train_idle_note(const ftm_train_opts *t, int P);
+
 #endif
