@@ -122,7 +122,8 @@ static void usage(void)
            "gradient schedule plus batch-norm schedules) and examples/s; a progress bar\n"
            "when stdout is a terminal; then a summary. Exit 0 ok, 1 failed (training\n"
            "error or divergence, replicas differ, or --check out of bounds), 2 bad\n"
-           "input, 3 hang.\n"
+           "input, 3 hang, 130 or 143 stopped by SIGINT or SIGTERM (the step finishes,\n"
+           "the checkpoint is written).\n"
            "\n");
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
     printf("\nAlgorithms (--algo, --bn-algo):\n");
