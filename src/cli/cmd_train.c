@@ -571,9 +571,11 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                r->steps_done);
     if (!rc && r->interrupted) {
         if (!a->o.json)
-            printf("# interrupted: stopped after step %ld%s%s\n", r->steps_done - 1,
+            printf("# interrupted: stopped after step %ld%s%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
-                   a->t.checkpoint ? a->ckpt_arg : "");
+                   a->t.checkpoint ? a->ckpt_arg : "",
+                   a->t.check && !r->checked ? "; --check not run (it compares the last step)"
+                                             : "");
         rc = atomic_load(&stop_flag) ? cli_signal_exit(atomic_load(&stop_flag))
                                      : CLI_EXIT_INTERRUPTED;
     }
