@@ -112,6 +112,17 @@ grep -q "interrupted: stopped after step .*; --check not run" "$out" || { echo "
 [ -s "$d/term.ckpt" ] || { echo "FAIL: train SIGTERM: no checkpoint"; fail=1; }
 no_tmp "train SIGTERM"
 
+# a write that fails says why (a full device; a file past the size limit,
+# where nothing is left behind)
+if [ -w /dev/full ]; then
+    expect 1 "svg on a full device" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 1 --svg /dev/full
+    err_is "--svg /dev/full: cannot write it: No space left on device"
+fi
+expect 1 "svg past the size limit" sh -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" allreduce --mesh 16x16 --size 64K --iters 1 --svg \"\$1\" >/dev/null" "$FTMESH" "$d/big.svg"
+err_is "--svg $d/big.svg: cannot write it: File too large"
+[ -e "$d/big.svg" ] && { echo "FAIL: svg past the size limit: a file left"; fail=1; }
+no_tmp "svg past the size limit"
+
 # ---- sizes, warnings
 expect 2 "size past the limit" "$FTMESH" allreduce --mesh 2x2 --model-only --size 1024G
 err_is "--size 1024G" "1099511627772"

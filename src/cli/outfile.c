@@ -263,12 +263,26 @@ static void release(cli_out *o)
     o->f = NULL;
 }
 
+/* Why writing f failed, as errno says it (a full device, a file past
+ * the size limit), where a write error left the library's FTM_EIO: one
+ * more flush retries what is still buffered; 0 when it cannot tell. */
+static int write_errno(FILE *f, int err)
+{
+    if (err != FTM_EIO || !f)
+        return 0;
+    errno = 0;
+    return fflush(f) ? errno : 0;
+}
+
 /* Closes a pipe or device written in place. */
 static int close_direct(const char *cmd, cli_out *o, int err)
 {
+    int why = write_errno(o->f, err);
     int bad = !o->f || fclose(o->f);
     o->f = NULL;
     o->direct = 0;
+    if (why)
+        return cli_error(cmd, "%s %s: cannot write it: %s", o->opt, o->path, strerror(why));
     if (!err && bad)
         return cli_error(cmd, "%s %s: cannot write it: %s", o->opt, o->path, strerror(errno));
     return err ? cli_error(cmd, "%s %s: %s", o->opt, o->path, ftm_strerror(err)) : 0;
@@ -297,16 +311,25 @@ int cli_out_commit(const char *cmd, cli_out *o, int err)
     if (!o->tmp)
         return 0;
     const char *what = NULL;
-    if (!err && (fflush(o->f) || ferror(o->f)))
-        err = FTM_EIO;
-    if (!err && fsync(fileno(o->f)))
+    int why = write_errno(o->f, err);
+    if (!err && fflush(o->f))
+        why = errno;
+    if (why)
         what = "cannot write it";
+    else if (!err && ferror(o->f))
+        err = FTM_EIO;
+    if (!err && !what && fsync(fileno(o->f))) {
+        what = "cannot write it";
+        why = errno;
+    }
     if (fclose(o->f) && !err && !what)
         err = FTM_EIO;
     o->f = NULL;
-    if (!err && !what && rename(o->tmp, o->dest))
+    if (!err && !what && rename(o->tmp, o->dest)) {
         what = "cannot rename the temporary file over it";
-    int e = errno;
+        why = errno;
+    }
+    int e = why;
     if (err || what) {
         unlink(o->tmp);
         release(o);
