@@ -10,7 +10,7 @@
 
 /* Legend lines, as viz.h's marks (packed into lines of at most 80). */
 #define L_EDGE "--> <-- v ^ one-hop edge, arrow: the way data goes"
-#define L_SHARED "-=> v! one-hop edge and a detour on one link"
+#define L_SHARED "-=> <=- v! one-hop edge and a detour on one link"
 #define L_WRAP "marks outside the border: torus wrap links, drawn at both ends"
 
 enum { N = FTM_DIR_N, E = FTM_DIR_E, S = FTM_DIR_S, W = FTM_DIR_W };

@@ -225,7 +225,7 @@ static void emit_legend(const canvas *c, sbuf *b)
         { SEEN_EDGE, "--> <-- v ^ one-hop edge, arrow: the way data goes" },
         { SEEN_BOTH, "<-> ^v edges both ways" },
         { SEEN_DETOUR, "=== ! link a detour crosses" },
-        { SEEN_SHARED, "-=> v! one-hop edge and a detour on one link" },
+        { SEEN_SHARED, "-=> <=- v! one-hop edge and a detour on one link" },
         { SEEN_XLINK, "x link dead both ways" },
         { SEEN_ONEWAY, "~ link dead one way (listed below)" },
         { SEEN_WRAP, "marks outside the border: torus wrap links, drawn at both ends" },
