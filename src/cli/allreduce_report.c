@@ -2,6 +2,7 @@
  * allreduce of these bytes on this mesh. */
 #include "allreduce.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,7 +66,8 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
     double algbw = r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : 0;
-    double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : 0;
+    /* no time (one chip): no bandwidth, null rather than 0 */
+    double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : NAN;
     char mesh[32];
     snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);
     cli_json j;
@@ -134,8 +136,13 @@ void cli_ar_report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
         snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
         snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r->wrong);
     }
-    printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11.2f %11.2f %14llu %8s\n", bytes, bytes / 4,
-           "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, m_algbw, m_algbw * f,
+    char mbw[2][32] = { "-", "-" }; /* no modeled time (one chip): no bandwidth */
+    if (cost->time_s > 0) {
+        snprintf(mbw[0], sizeof mbw[0], "%.2f", m_algbw);
+        snprintf(mbw[1], sizeof mbw[1], "%.2f", m_algbw * f);
+    }
+    printf("%14zu %12zu %7s %12s %11s %11s %12.1f %11s %11s %14llu %8s\n", bytes, bytes / 4,
+           "float", wall[0], wall[1], wall[2], cost->time_s * 1e6, mbw[0], mbw[1],
            (unsigned long long)cost->max_link_bytes, wrong);
     bound_text(a, m, cost);
     if (!mo)
