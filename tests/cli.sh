@@ -346,6 +346,9 @@ warns 1
 expect 0 allreduce --size 4K --iters 1 --trace-clock modeled
 grep_err "warning: --trace-clock has no effect without --trace FILE"
 warns 1
+expect 0 allreduce --size 4K --iters 1 --trace-iters 1
+grep_err "warning: --trace-iters has no effect without --trace FILE"
+warns 1
 expect 0 allreduce --packets-only --model-only
 grep_err "warning: --packets-only has no effect with --model-only"
 warns 1
