@@ -157,7 +157,8 @@ START_TEST(corpus_loader)
     ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3, NULL, 0), 0);
     ck_assert(ftm_data_fingerprint(d) == f);
     ftm_data_free(d);
-    write_file("c.txt", "The cat sat; the DOG sat.\nthe sat, a bird!\n", strlen(text));
+    const char *other = "The cat sat; the DOG sat.\nthe sat, a bird!\n";
+    write_file("c.txt", other, strlen(other));
     ck_assert_int_eq(ftm_data_load_corpus(&d, p, FTM_TOK_FIRST + 3, NULL, 0), 0);
     ck_assert(ftm_data_fingerprint(d) != f);
     ftm_data_free(d);

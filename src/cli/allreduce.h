@@ -21,6 +21,11 @@ typedef struct ar_args {
     int have_script;
 } ar_args;
 
+/* What ran, as --json and the trace name it: "algo" (auto's pick or the
+ * one asked for), "asked", "schedule" and, where another algorithm's
+ * schedule ran, "fallback" (why). */
+void cli_ar_json_what(struct cli_json *j, const ar_args *a, const char *algo,
+                      const ftm_sched *sched);
 /* The run's report on stdout: one JSON object, or the text header, the
  * table row, the bound line and the verdict. */
 void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,

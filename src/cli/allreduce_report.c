@@ -59,6 +59,15 @@ static void runs_json(cli_json *j, const ftm_allreduce_result *r)
     cli_json_end(j);
 }
 
+void cli_ar_json_what(cli_json *j, const ar_args *a, const char *algo, const ftm_sched *sched)
+{
+    cli_json_str(j, "algo", algo);
+    cli_json_str(j, "asked", a->algo); /* "auto" where algo is auto's pick */
+    cli_json_str(j, "schedule", sched && sched->algo ? sched->algo : algo);
+    if (sched && sched->fallback)
+        cli_json_str(j, "fallback", sched->fallback);
+}
+
 void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m, const char *algo,
                         const ftm_sched *sched, const ftm_allreduce_result *r,
                         const ftm_cost_result *cost)
@@ -73,11 +82,7 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_obj(&j, NULL);
-    cli_json_str(&j, "algo", algo);
-    cli_json_str(&j, "asked", a->algo); /* "auto" where algo is auto's pick */
-    cli_json_str(&j, "schedule", sched && sched->algo ? sched->algo : algo);
-    if (sched && sched->fallback)
-        cli_json_str(&j, "fallback", sched->fallback);
+    cli_ar_json_what(&j, a, algo, sched);
     cli_json_str(&j, "mesh", mesh);
     cli_json_bool(&j, "torus", cli_wraps(m));
     cli_json_int(&j, "chips", P);

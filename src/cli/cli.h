@@ -318,6 +318,11 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck 
 /* Flushes and closes stdout; on a failed write (a full disk, a closed
  * file) prints why and returns CLI_EXIT_FAIL, else 0. */
 int cli_close_stdout(const char *cmd);
+/* Flushes stdout (while open) and stderr from any thread, skipping a
+ * stream another thread is using, so that it never waits on the main
+ * thread (which may be blocked writing to a reader that stopped); a
+ * flush into a full pipe may still wait. */
+void cli_flush_unblocked(void);
 
 /* ---- JSON -----------------------------------------------------------------
  * The one writer for every --json output. key is NULL inside an array (and

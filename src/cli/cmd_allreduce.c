@@ -539,12 +539,7 @@ typedef struct ar_report {
 static void trace_meta(cli_json *j, void *ctx)
 {
     const ar_report *r = ctx;
-    const ftm_sched *s = r->x->have_sched ? &r->x->sched : NULL;
-    cli_json_str(j, "algo", r->algo);
-    cli_json_str(j, "asked", r->a->algo);
-    cli_json_str(j, "schedule", s && s->algo ? s->algo : r->algo);
-    if (s && s->fallback)
-        cli_json_str(j, "fallback", s->fallback);
+    cli_ar_json_what(j, r->a, r->algo, r->x->have_sched ? &r->x->sched : NULL);
     cli_faults_record_json(j, &r->a->o, &r->x->m0);
     /* every kill and repair of the run, each naming what died or came back
      * (the trace's own "chip dies" events mark only the chips that died

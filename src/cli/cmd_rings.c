@@ -139,9 +139,8 @@ static int band_bound(const ftm_mesh *m, const ftm_ring *r)
     return two_coloured(m) ? abs(gap) : 0;
 }
 
-/* Opens the JSON object every rings report starts with: the mesh. */
-/* The keys every form starts with: the mesh and its static faults (as
- * allreduce --json records them). */
+/* Opens the JSON object every rings report starts with: the mesh and its
+ * static faults (as allreduce --json records them). */
 static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
 {
     char mesh[32];
@@ -153,14 +152,14 @@ static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
     cli_faults_record_json(j, o, m);
 }
 
-/* The schedule algo builds here, for --json: the algorithm it runs
- * ("fallback" says why when that is another one), its steps (the most
- * any chip takes) and transfers, for a buffer of 2 x chips^2 floats,
- * the size the pictures are drawn for. Built for real, packed (a few
- * bytes a transfer): a dry run would not pick between schedules by
- * time as the real build does. Up to the pod sizes (SCHED_JSON_CHIPS:
- * under a second); null beyond (2d-lines takes 30 s on 64x64), and null
- * with an error when the build fails. */
+/* The schedule algo builds here, for --json and for the note of --svg:
+ * the algorithm it runs ("fallback" says why when that is another one),
+ * its steps (the most any chip takes) and transfers, for a buffer of 2 x
+ * chips^2 floats, the size the pictures are drawn for. Built for real,
+ * packed (a few bytes a transfer): a dry run would not pick between
+ * schedules by time as the real build does. Up to the pod sizes
+ * (SCHED_JSON_CHIPS: under a second); null beyond (2d-lines takes 30 s on
+ * 64x64), and null with an error when the build fails. */
 #define SCHED_JSON_CHIPS 1024
 #define SCHED_TOO_BIG 1 /* sched_build: not built, past SCHED_JSON_CHIPS */
 static int sched_build(const ftm_mesh *m, const char *algo, ftm_sched *s)
@@ -296,8 +295,8 @@ static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
     unsigned char *usable = calloc((size_t)m->cols, 1);
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
     int rc = 0;
-    ftm_sched s;
-    err = sched_build(m, "2d", &s);
+    ftm_sched s; /* for the JSON and the picture's note: text draws its own */
+    err = o->json || svg->f ? sched_build(m, "2d", &s) : SCHED_TOO_BIG;
     if (o->json) {
         rc = json_2d(m, o, &p, usable, U, &s, err);
     } else {

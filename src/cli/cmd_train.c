@@ -470,7 +470,8 @@ static int validate(targs *a, train_run *x)
     if ((rc = load_data(a, &x->ds)))
         return rc;
     a->t.model.data = x->ds;
-    a->t.data_id = ftm_data_fingerprint(x->ds);
+    if (a->t.checkpoint || a->t.resume) /* only a checkpoint records it */
+        a->t.data_id = ftm_data_fingerprint(x->ds);
     a->t.model.seed = a->o.seed;
     if ((rc = cli_train_mem_check(CMD, &a->t, &x->m)))
         return rc;

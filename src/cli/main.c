@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +77,9 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A write past the file size limit (ulimit -f) fails with EFBIG and is
+     * reported, its temporary file removed, rather than killing us. */
+    signal(SIGXFSZ, SIG_IGN);
     /* Under mpirun (a build with --with-mpi) every rank runs the command;
      * rank 0 prints. */
     int rc = cli_mpi_begin(&argc, &argv);

@@ -41,6 +41,8 @@ double cli_mem_have(void)
     return have;
 }
 
+/* The bytes a replica of t's model holds for count examples in
+ * micro-batches of micro, counted by making one. */
 static int replica_count(const ftm_train_opts *t, long count, int micro, size_t *bytes)
 {
     ftm_model_config mc = t->model;
@@ -49,8 +51,8 @@ static int replica_count(const ftm_train_opts *t, long count, int micro, size_t 
     return ftm_model_mem_bytes(&mc, bytes);
 }
 
-/* The bytes one replica of t's model holds for count examples. Counted
- * by making one; where the machine cannot even reserve that, the count
+/* The bytes one replica of t's model holds for count examples. Where
+ * the machine cannot even reserve that, the count
  * is drawn through the counts for micro and 2 micro examples (the
  * parameters are fixed, the activations grow with the examples), so the
  * refusal still says how much it would need. */
@@ -92,6 +94,10 @@ int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh
     if (!rc && t->check) /* the one-chip reference holds the whole batch */
         rc = replica_bytes(t, t->batch, micro, &ref);
     double need = (double)one * chips * local + (double)ref;
+    if (rc == FTM_ENOMEM && one == 0) /* not even drawn: a few huge micro-batches */
+        return cli_usage_error(cmd, "--batch %ld --micro %d: one replica (%ld examples) needs more "
+                               "memory than this machine can reserve: use a smaller --micro or "
+                               "--batch, or more chips", t->batch, micro, most);
     if (rc == FTM_ENOMEM || (!rc && have > 0 && need > CLI_MEM_SHARE * have))
         return cli_usage_error(cmd, "--batch %ld needs about %.1f GiB: %d replica%s of %.0f MiB "
                                "(%ld examples each)%s, more than 3/4 of the %.1f GiB this process "

@@ -41,26 +41,15 @@ static void silent_line(char *buf, size_t len, int r, double s)
              "is stopped or gets no CPU); ending every rank%s\n", r, s, by);
 }
 
-/* Flushes f unless another thread holds its lock (the main thread may be
- * blocked writing to a reader that stopped): the report must not wait. */
-static void flush_if_free(FILE *f)
-{
-    if (ftrylockfile(f))
-        return;
-    fflush_unlocked(f);
-    funlockfile(f);
-}
-
 /* The job's watchdog found rank r silent (ftm_mpi_watch): on its own
  * thread, while this rank's main thread may wait in MPI for r. One
- * write(2), after flushing what rank 0 printed so far where no other
- * thread is writing it. */
+ * write(2), after flushing what rank 0 printed so far (where no other
+ * thread is writing it, and stdout is still open). */
 static void on_silent(int r, double s)
 {
     char line[CLI_ERROR_MAX];
     silent_line(line, sizeof line, r, s);
-    flush_if_free(stdout);
-    flush_if_free(stderr);
+    cli_flush_unblocked();
     if (write(g_report_fd, line, strlen(line)) < 0) {
         /* nowhere else to say it: the exit code still says hang */
     }

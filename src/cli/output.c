@@ -1,10 +1,12 @@
 /* Messages on stderr (always one line), the hang report,
  * and the final check that everything written to stdout got there. */
+#define _GNU_SOURCE /* ftrylockfile, fflush_unlocked */
 #include "cli.h"
 #include "ftmesh/error.h"
 #include "ftmesh/runtime.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,8 +134,14 @@ void cli_warn(const char *cmd, const char *fmt, ...)
         free(buf);
 }
 
+/* Held while stdout closes: another thread (MPI's silent-rank report)
+ * may flush it only while it is open. */
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static int out_closed;
+
 int cli_close_stdout(const char *cmd)
 {
+    pthread_mutex_lock(&out_mu);
     errno = 0;
     int bad = fflush(stdout) != 0 || ferror(stdout);
     int e = errno;
@@ -141,9 +149,30 @@ int cli_close_stdout(const char *cmd)
         bad = 1;
         e = errno;
     }
+    out_closed = 1;
+    pthread_mutex_unlock(&out_mu);
     if (!bad)
         return 0;
     return cli_error(cmd, "cannot write the output to stdout: %s", e ? strerror(e) : "write error");
+}
+
+/* Flushes f unless another thread holds its lock. */
+static void flush_if_free(FILE *f)
+{
+    if (ftrylockfile(f))
+        return;
+    fflush_unlocked(f);
+    funlockfile(f);
+}
+
+void cli_flush_unblocked(void)
+{
+    if (pthread_mutex_trylock(&out_mu))
+        return; /* stdout is closing: what it held is being written */
+    if (!out_closed)
+        flush_if_free(stdout);
+    flush_if_free(stderr);
+    pthread_mutex_unlock(&out_mu);
 }
 
 void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,

@@ -243,11 +243,12 @@ int mpi_watch_start(int rank, int size)
     for (int r = 0; r < size; r++)
         w.peer[r] = (watch_peer){ now, FTM_RT_DEFAULT_HANG_S, 0, { 0 }, { 0 },
                                   MPI_REQUEST_NULL, MPI_REQUEST_NULL };
-    int rc = 0, dup = MPI_Comm_dup(MPI_COMM_WORLD, &w.comm) == MPI_SUCCESS, recv = 0;
-    if (!dup)
-        rc = FTM_EIO;
-    else if (!(recv = MPI_Irecv(w.rbuf, 2, MPI_INT64_T, MPI_ANY_SOURCE, 0, w.comm, &w.rreq) ==
-                      MPI_SUCCESS))
+    int rc = 0, dup = 0, recv = 0;
+    dup = MPI_Comm_dup(MPI_COMM_WORLD, &w.comm) == MPI_SUCCESS;
+    if (dup)
+        recv = MPI_Irecv(w.rbuf, 2, MPI_INT64_T, MPI_ANY_SOURCE, 0, w.comm, &w.rreq) ==
+               MPI_SUCCESS;
+    if (!dup || !recv)
         rc = FTM_EIO;
     else if (pthread_create(&w.thread, NULL, watch_main, NULL))
         rc = FTM_ETHREAD;
@@ -255,7 +256,8 @@ int mpi_watch_start(int rank, int size)
         w.up = 1;
         return 0;
     }
-    if (recv) { /* nothing was sent yet: the receive alone is pending */
+    if (recv) { /* this rank sent nothing; a heartbeat another rank sent
+                 * may have matched the receive: cancel, then wait */
         MPI_Cancel(&w.rreq);
         MPI_Wait(&w.rreq, MPI_STATUS_IGNORE);
     }

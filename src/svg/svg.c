@@ -29,6 +29,7 @@ typedef struct {
     int wrap_h, wrap_v;
     unsigned seen;   /* legend entries in use (LG_*) */
     uint64_t max_bytes;
+    int noted;       /* draw_note drew the line under the title */
 } pic;
 
 enum {
@@ -233,8 +234,8 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
     for (int r = 0; r < s->nroutes; r++)
         ndet += use[r] && s->routes[r].nhops > 1;
     if (q->only_detours && ndet > FTM_SVG_MAX_DETOURS) {
-        fprintf(p->f, "<text class=\"note\" x=\"%d\" y=\"38\" font-size=\"11\">%d detours "
-                      "not drawn (too many to read)</text>\n", PAD, ndet);
+        fprintf(p->f, "<text class=\"note\" x=\"%d\" y=\"%d\" font-size=\"11\">%d detours "
+                      "not drawn (too many to read)</text>\n", PAD, p->noted ? 54 : 38, ndet);
         free(use);
         return 0;
     }
@@ -269,14 +270,15 @@ static void draw_chips(pic *p)
     }
 }
 
-/* Row numbers left of the grid, column numbers above it. */
 /* The line under the title: q->note, or the schedule that ran in place
  * of the one asked for, and why (what the picture shows is what ran). */
-static void draw_note(FILE *f, const ftm_svg_picture *q)
+static void draw_note(pic *p, const ftm_svg_picture *q)
 {
     const ftm_sched *s = q->sched;
+    FILE *f = p->f;
     if (!q->note && !(s && s->fallback && s->algo))
         return;
+    p->noted = 1;
     fprintf(f, "<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#444444\">", PAD);
     if (q->note) {
         ftm_svg_escape(f, q->note);
@@ -290,6 +292,7 @@ static void draw_note(FILE *f, const ftm_svg_picture *q)
     fputs("</text>\n", f);
 }
 
+/* Row numbers left of the grid, column numbers above it. */
 static void draw_labels(pic *p)
 {
     const ftm_mesh *m = p->m;
@@ -491,7 +494,7 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
     if (check_input(m, q))
         return FTM_EINVAL;
     pic p = { f, m, 0, 0, m->torus && m->cols >= 3, m->torus && m->rows >= 3, 0,
-              max_bytes(m, q->link_bytes) };
+              max_bytes(m, q->link_bytes), 0 };
     p.ox = PAD + LABEL + CELL / 2.0 + (p.wrap_h ? WRAP : 0);
     p.oy = TITLE_H + LABEL + CELL / 2.0 + (p.wrap_v ? WRAP : 0);
     double grid_w = p.ox + (m->cols - 1) * CELL + CELL / 2.0 + (p.wrap_h ? WRAP : 0) + PAD;
@@ -511,7 +514,7 @@ int ftm_svg_draw(FILE *f, const ftm_mesh *m, const ftm_svg_picture *q)
     ftm_svg_escape(f, q->title ? q->title : "ftmesh");
     fprintf(f, " (%dx%d %s, %d healthy chips)</text>\n", m->rows, m->cols,
             m->torus ? "torus" : "mesh", ftm_mesh_healthy_count(m));
-    draw_note(f, q);
+    draw_note(&p, q);
     draw_labels(&p);
     draw_links(&p, q->link_bytes);
     draw_rings(&p, q);

@@ -345,7 +345,7 @@ static double modeled_first(const ftm_mesh *m, const ftm_train_opts *o, const ft
 {
     int due = 0;
     for (int i = 0; i < f->script.n; i++)
-        due |= f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start;
+        due |= train_rejoin_due(f, i, start);
     size_t np;
     ftm_sched s;
     double t = 0;

@@ -50,6 +50,11 @@ void train_rejoin_free(rejoin *r)
     memset(r, 0, sizeof *r);
 }
 
+int train_rejoin_due(const ftm_rt_script *f, int i, long start)
+{
+    return f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start;
+}
+
 long train_rejoin_next(const ftm_rt_script *f, long start, long steps)
 {
     long next = steps;
@@ -181,7 +186,7 @@ static int log_unnoticed(ftm_rt_script *f, long start, ftm_train_result *res)
         if (k->repair || !f->fired[j] || f->logged[j])
             continue;
         for (int i = 0; i < f->script.n && !hit; i++)
-            hit = f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start &&
+            hit = train_rejoin_due(f, i, start) &&
                   same_link(&f->script.ev[i], k);
         mask[j] = !hit;
         f->logged[j] |= mask[j];
@@ -208,7 +213,7 @@ int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
     r->any = 0;
     memset(r->joining, 0, (size_t)cur->nchips);
     for (int i = 0; i < f->script.n && !rc; i++)
-        if (f->script.ev[i].repair && f->fired[i] == 0 && f->script.ev[i].when <= start)
+        if (train_rejoin_due(f, i, start))
             rc = apply_one(r, f, i, &old, cur, res);
     for (int k = 0; k < r->n && !rc; k++) {
         const ftm_fault_event *e = &f->script.ev[r->ev[k]];

@@ -116,6 +116,9 @@ void train_rejoin_free(rejoin *r);
  * events (res->events) and picks each one's donor. 0 or an error. */
 int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
                        ftm_train_result *res);
+/* 1 when event i of f is a repair not yet applied that is due at `start`
+ * (its step is start or earlier). */
+int train_rejoin_due(const ftm_rt_script *f, int i, long start);
 /* The step the next repair is due (> start), or `steps`. */
 long train_rejoin_next(const ftm_rt_script *f, long start, long steps);
 /* In setup, on the attempt's mesh: builds and declares the transfers. */
