@@ -178,45 +178,33 @@ static int goal_met(const ftm_sweep_row *r)
     return r->overhead_best_pct <= goal_pct(r);
 }
 
-static void json_goal(cli_json *j, const ftm_sweep_row *rows, int n)
+/* The goal rows: "goal", each faulty case's fastest against its goal,
+ * or (healthy) "goal_healthy", each best healthy row against
+ * GOAL_HEALTHY_BOUND x its bound. */
+static void json_goal(cli_json *j, const ftm_sweep_row *rows, int n, int healthy)
 {
-    cli_json_begin_arr(j, "goal");
+    cli_json_begin_arr(j, healthy ? "goal_healthy" : "goal");
     for (int i = 0; i < n; i++) {
         const ftm_sweep_row *r = &rows[i];
-        if (!goal_row(r))
+        if (healthy ? !r->best || strcmp(r->scenario, "healthy") != 0 : !goal_row(r))
             continue;
         char mesh[32];
         snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
         cli_json_begin_obj(j, NULL);
         cli_json_str(j, "mesh", mesh);
-        cli_json_str(j, "scenario", r->scenario);
+        if (!healthy)
+            cli_json_str(j, "scenario", r->scenario);
         cli_json_str(j, "model", r->model);
         cli_json_str(j, "algo", r->algo);
-        cli_json_num(j, "overhead_vs_best_healthy_pct", "%.4f", r->overhead_best_pct);
-        cli_json_num(j, "goal_pct", "%g", goal_pct(r));
-        cli_json_bool(j, "met", goal_met(r));
-        cli_json_end(j);
-    }
-    cli_json_end(j);
-}
-
-/* The best healthy rows against GOAL_HEALTHY_BOUND x their bound. */
-static void json_goal_healthy(cli_json *j, const ftm_sweep_row *rows, int n)
-{
-    cli_json_begin_arr(j, "goal_healthy");
-    for (int i = 0; i < n; i++) {
-        const ftm_sweep_row *r = &rows[i];
-        if (!r->best || strcmp(r->scenario, "healthy") != 0)
-            continue;
-        char mesh[32];
-        snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
-        cli_json_begin_obj(j, NULL);
-        cli_json_str(j, "mesh", mesh);
-        cli_json_str(j, "model", r->model);
-        cli_json_str(j, "algo", r->algo);
-        cli_json_num(j, "over_bound", "%.6f", r->over_bound);
-        cli_json_num(j, "goal_over_bound", "%g", GOAL_HEALTHY_BOUND);
-        cli_json_bool(j, "met", r->over_bound <= GOAL_HEALTHY_BOUND);
+        if (healthy) {
+            cli_json_num(j, "over_bound", "%.6f", r->over_bound);
+            cli_json_num(j, "goal_over_bound", "%g", GOAL_HEALTHY_BOUND);
+            cli_json_bool(j, "met", r->over_bound <= GOAL_HEALTHY_BOUND);
+        } else {
+            cli_json_num(j, "overhead_vs_best_healthy_pct", "%.4f", r->overhead_best_pct);
+            cli_json_num(j, "goal_pct", "%g", goal_pct(r));
+            cli_json_bool(j, "met", goal_met(r));
+        }
         cli_json_end(j);
     }
     cli_json_end(j);
@@ -315,8 +303,8 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         for (int i = 0; i < n; i++)
             json_row(&j, &rows[i]);
         cli_json_end(&j);
-        json_goal(&j, rows, n);
-        json_goal_healthy(&j, rows, n);
+        json_goal(&j, rows, n, 0);
+        json_goal(&j, rows, n, 1);
         cli_json_end(&j);
         return;
     }
