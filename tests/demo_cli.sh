@@ -186,7 +186,7 @@ tr '\n' ' ' <"$tmp/out" | grep -q 'not enough: chip (0,0) has one live link' ||
     bad "demo: the detour of a balanced mesh not explained"
 # where allreduce runs another schedule than the one taught, the lesson says so
 "$ftmesh" demo --algo 2d >"$tmp/out" || bad "demo 2d"
-tr '\n' ' ' <"$tmp/out" | grep -q 'ftmesh allreduce --algo 2d` runs the ring schedule instead' ||
+tr '\n' ' ' <"$tmp/out" | grep -q 'ftmesh allreduce --algo 2d` (at its default --size 8M) runs the ring schedule instead' ||
     bad "demo 2d: the fallback of allreduce not named"
 "$ftmesh" demo --algo ring >"$tmp/out" || bad "demo ring"
 grep -q 'schedule instead' "$tmp/out" && bad "demo ring: a fallback that is not"

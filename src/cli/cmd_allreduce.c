@@ -418,7 +418,7 @@ static int run_script(const ar_args *a, const char **algo, ftm_allreduce_opts *a
         memcpy(x->m.link_dead, x->r.mesh_after.link_dead, (size_t)x->m.nchips * FTM_NDIRS);
         err = model_schedule(a, *algo, x);
         if (!a->o.json)
-            printf("# the figures below are from the last run, over the %d chip%s left\n",
+            printf("# the figures below are from the last run, over its %d chip%s\n",
                    ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
     }
     if (err && x->r.detail[0])

@@ -29,7 +29,7 @@ static const cli_opt demo_options[] = {
     { "algo", "NAME", O_ALGO, "tell only this algorithm on the mesh, with its own\n"
                               "schedule: ring, bidir, tree, trees, 2d,\n"
                               "2d-concurrent, 2d-lines (any registered\n"
-                              "algorithm)" },
+                              "algorithm but auto, which picks one)" },
     { "fail-during", "R,C", O_FAIL_DURING, "chip (R,C) dies mid-allreduce in the failure part" },
     { "step", NULL, O_STEP, "wait for Enter after each step" },
     { "delay", "SEC", O_DELAY, "pause SEC seconds after each step" },
@@ -163,7 +163,8 @@ static void fallback_words(const ftm_mesh *m, const char *algo, char *b, size_t 
         return;
     if (s.fallback && s.algo && strcmp(s.algo, algo))
         snprintf(b, n, "Shown here: %s's own schedule. On this mesh `ftmesh allreduce --algo "
-                 "%s` runs the %s schedule instead (%s).", algo, algo, s.algo, s.fallback);
+                 "%s` (at its default --size 8M) runs the %s schedule instead (%s).", algo, algo,
+                 s.algo, s.fallback);
     ftm_sched_free(&s);
 }
 

@@ -260,7 +260,7 @@ static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
         return;
     }
     printf("column rings (one per usable column, through every row%s):\n  ",
-           m->torus && m->rows >= 3 ? ", closed by the wrap link" : "");
+           m->torus && m->rows >= 3 ? ", closed by the wrap" : "");
     for (int c = 0; c < m->cols; c++)
         printf("%c ", usable[c] ? '|' : 'x');
     printf("\n  %d of %d columns usable; 'x' columns hold a hole: left out,\n"
