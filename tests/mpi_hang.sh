@@ -7,7 +7,8 @@
 # silent and the job ends with exit 3: rank 1 before it starts a run that
 # rank 0 is in, rank 1 between runs, rank 0 between runs. Then ftmesh
 # train with rank 1, then rank 0, stopped in the middle of training: exit
-# 3 and the line naming the silent rank. Skipped without an MPI build.
+# 3 and the line naming the silent rank; and SIGTERM or SIGINT to rank 1:
+# exit 143 or 130, as in one process. Skipped without an MPI build.
 . "$(dirname "$0")/mpi_lib.sh"
 prog=${FTMESH%ftmesh}tests/mpi_hang
 
@@ -122,6 +123,30 @@ $(cat "$tmp/train.err")"
     reap
     rm -f "$tmp/train.out" "$tmp/train.err"
 }
+# signal_train RANK SIG WANT: ftmesh train, SIG sent to RANK once training
+# runs; every rank stops after the step and the job exits WANT (128 + the
+# signal, whichever rank got it).
+signal_train() {
+    timeout "$MPI_TIMEOUT" "$MPIRUN" $quiet -np 2 "$tmp/rank.sh" "$ftmesh" train --mesh 2x4 \
+        --steps 1000000 --batch 16 >"$tmp/train.out" 2>"$tmp/train.err" &
+    job=$!
+    if ! wait_for 90 training; then
+        bad "mpi_hang $2 to rank $1: training did not start: $(tail -5 "$tmp/train.err")"
+        kill "$job"
+    else
+        kill -"$2" "$(cat "$tmp/pid.$1")"
+        wait "$job"
+        rc=$?
+        [ "$rc" = "$3" ] && grep -q "interrupted: stopped after step" "$tmp/train.out" && ok ||
+            bad "mpi_hang $2 to rank $1: exit $rc, want $3: $(tail -3 "$tmp/train.out" "$tmp/train.err")"
+    fi
+    job=""
+    reap
+    rm -f "$tmp/train.out" "$tmp/train.err"
+}
+signal_train 1 TERM 143
+signal_train 1 INT 130
+
 # rank 0 declares the hang: the stuck chips, then the silent rank
 stop_train 1 "^ftmesh: hang: rank 1 went silent" "waiting to receive .* on link"
 # rank 0 itself stops: rank 1 names it, on its own stderr

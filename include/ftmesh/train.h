@@ -146,7 +146,10 @@ typedef struct ftm_train_result {
     ftm_train_event *events;   /* [nevents], in the order they struck */
     int nevents;
     long start_step;           /* first step run (> 0 after --resume) */
-    int interrupted;           /* 1: *stop ended the run after steps_done */
+    int interrupted;           /* nonzero: *stop ended the run after
+                                  steps_done; the value *stop held (over
+                                  MPI ranks the largest: a CLI stores the
+                                  signal's number) */
     long steps_done;
     int checkpoints;           /* checkpoint files written */
     int resume_failed;         /* 1: the --resume file was refused (detail) */

@@ -231,6 +231,9 @@ int cli_ranks_agree(int rc);
 /* Ranks of the run, and this process's (1 and 0 without MPI). */
 int cli_ranks_count(void);
 int cli_ranks_me(void);
+/* --trace under mpirun: refused (CLI_EXIT_USAGE, one line), as each rank
+ * records only its own block of chips; 0 in one process. */
+int cli_ranks_refuse_trace(const char *cmd, const char *what);
 
 /* --fail-during R,C (spec): the chip to kill during the run. Rejects (one
  * line, CLI_EXIT_USAGE) a malformed value, a chip that is not a healthy

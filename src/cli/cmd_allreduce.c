@@ -252,6 +252,8 @@ static int validate(ar_args *a, ar_run *x)
         cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
     if (a->trace && a->model_only)
         return cli_usage_error(CMD, "--trace records chips running: drop --model-only");
+    if (a->trace && (rc = cli_ranks_refuse_trace(CMD, "allreduce")))
+        return rc;
     if (a->trace_iters && !a->trace) /* as every option with no effect: a warning */
         cli_warn(CMD, "--trace-iters has no effect without --trace FILE");
     if (a->svg && (rc = cli_out_open(CMD, &x->svg, "--svg", a->svg)))

@@ -445,10 +445,8 @@ static int check_files(targs *a, train_run *x)
             return rc;
         a->t.checkpoint = a->ckpt_file;
     }
-    if (a->trace && cli_ranks_count() > 1)
-        return cli_usage_error(CMD, "--trace records the chips of one process: over MPI ranks "
-                               "it would hold one block only; run the traced training without "
-                               "mpirun");
+    if (a->trace && (rc = cli_ranks_refuse_trace(CMD, "training")))
+        return rc;
     if (a->svg && cli_ranks_me() != 0)
         a->svg = NULL; /* rank 0 draws it */
     if (a->svg && (rc = cli_out_open(CMD, &x->svg, "--svg", a->svg)))
@@ -577,8 +575,9 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                    a->t.checkpoint ? a->ckpt_arg : "",
                    a->t.check && !r->checked ? "; --check not run (it compares the last step)"
                                              : "");
-        rc = atomic_load(&stop_flag) ? cli_signal_exit(atomic_load(&stop_flag))
-                                     : CLI_EXIT_INTERRUPTED;
+        /* the signal that stopped the run: over ranks, maybe another's */
+        int sig = r->interrupted > 1 ? r->interrupted : atomic_load(&stop_flag);
+        rc = sig ? cli_signal_exit(sig) : CLI_EXIT_INTERRUPTED;
     }
     /* a failed or interrupted run leaves the old picture (or none) */
     if (!rc && x->svg.f)

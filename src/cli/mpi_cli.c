@@ -257,6 +257,14 @@ int cli_ranks_agree(int rc)
 
 int cli_ranks_count(void) { return ranks(); }
 
+int cli_ranks_refuse_trace(const char *cmd, const char *what)
+{
+    if (ranks() <= 1)
+        return 0;
+    return cli_usage_error(cmd, "--trace records the chips of one process: over MPI ranks it "
+                           "would hold one block only; run the traced %s without mpirun", what);
+}
+
 int cli_ranks_me(void)
 {
 #ifdef HAVE_MPI

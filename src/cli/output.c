@@ -178,8 +178,14 @@ void cli_flush_unblocked(void)
 void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, int n,
                      double timeout_s)
 {
-    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd,
-            timeout_s > 0 ? timeout_s : FTM_RT_DEFAULT_HANG_S, n, cli_s(n));
+    double t = timeout_s > 0 ? timeout_s : FTM_RT_DEFAULT_HANG_S;
+    if (n == 0) { /* over ranks: this block's chips wait outside a transfer */
+        fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; no chip of this process is "
+                "stuck in a transfer (they wait on another process)\n", cmd, t);
+        return;
+    }
+    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd, t, n,
+            cli_s(n));
     for (int i = 0; i < n && i < 32; i++) {
         const ftm_stuck *s = &st[i];
         fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu byte%s %s (%d,%d) on link %s\n",

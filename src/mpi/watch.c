@@ -207,20 +207,41 @@ static void nap(double tick)
     nanosleep(&ts, NULL);
 }
 
+/* After this thread itself got no CPU for half a timeout (its process
+ * stopped, then continued), what it last heard is stale: every rank gets
+ * a whole timeout from now before it is judged. 1 when that happened.
+ * Never under half a second, so that a short --hang-timeout on a loaded
+ * machine (naps of a few ms running late) does not keep resetting it. */
+static int woke_late(double *last)
+{
+    double now = core_now_s(), gap = now - *last, t = my_timeout() / 2;
+    *last = now;
+    if (gap < (t > 0.5 ? t : 0.5))
+        return 0;
+    pthread_mutex_lock(&w.mu);
+    for (int r = 0; r < w.size; r++)
+        w.peer[r].heard = w.peer[r].heard > now ? w.peer[r].heard : now;
+    pthread_mutex_unlock(&w.mu);
+    return 1;
+}
+
 static void *watch_main(void *arg)
 {
     (void)arg;
     int bye = 0;
+    double last = core_now_s();
     for (;;) {
         if (drain())
             return NULL; /* MPI broke: the job cannot go on anyway */
+        int late = woke_late(&last);
         if (!bye && atomic_load(&w.closing)) {
             send_all(BYE, 0);
             bye = 1;
         } else if (!bye) {
             beat();
         }
-        judge();
+        if (!late)
+            judge();
         if (bye && all_said_bye())
             return NULL;
         double t = my_timeout() / 8;

@@ -209,7 +209,7 @@ int train_sync_run(trainer *t)
         rc = ftm_rt_bcast(t->rt, res->step + t->start,
                           sizeof *res->step * (size_t)(R - t->start), src);
     if (!rc && v[n])
-        atomic_store(&t->halt, 1);
+        atomic_store(&t->halt, (int)v[n]);
     if (!rc && v[n + 2] > 0)
         res->cpu_s = v[n + 1];
     free(v);

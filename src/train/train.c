@@ -202,7 +202,7 @@ static int report_step(trainer *t, chip_st *c, long s, const int64_t *v)
     t->t_prev = now;
     t->reported = s + 1;
     if (v[BAR_HALT])
-        atomic_store(&t->halt, 1);
+        atomic_store(&t->halt, (int)v[BAR_HALT]);
     if (diverged)
         return FTM_EDIVERGED;
     const ftm_train_opts *o = t->o;
@@ -335,7 +335,7 @@ int train_chip_fn(ftm_chip *chip, void *arg)
         int64_t v[BAR_WORDS];
         memcpy(v, c->lossx, sizeof c->lossx);
         v[BAR_MATH] = v[BAR_MATH_MAX] = llround(math * 1e9);
-        v[BAR_HALT] = o->stop && atomic_load(o->stop);
+        v[BAR_HALT] = o->stop ? atomic_load(o->stop) : 0; /* the largest over ranks */
         if ((rc = ftm_chip_barrier_reduce(chip, v, BAR_NSUM, BAR_NMAX)))
             break;
         if (id == t->reporter)

@@ -93,7 +93,8 @@ struct trainer {
                                   processes agree after a run) */
     double step_t0;            /* when the step being run started */
     _Atomic int halt;          /* *o->stop seen by a chip before a step's
-                                  barrier: every chip stops after it */
+                                  barrier (its value, the largest over
+                                  processes): every chip stops after it */
 };
 
 /* The state an attempt starts from: params and moments at step `done`. */
