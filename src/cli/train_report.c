@@ -4,6 +4,7 @@
 #include "train_report.h"
 #include "faults_cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -280,7 +281,8 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_num(&j, "loss_first", "%.17g", r->step[0].loss);
     cli_json_num(&j, "loss_last", "%.17g", r->step[f->n - 1].loss);
     cli_json_num(&j, "wall_s", "%.6g", f->wall);
-    cli_json_num(&j, "step_wall_s", "%.6g", f->steady);
+    /* no step timed (a divergence at the first): null, as the rate */
+    cli_json_num(&j, "step_wall_s", "%.6g", f->steady > 0 ? f->steady : NAN);
     cli_json_num(&j, "examples_per_s", "%.6g", r->batch / f->steady);
     cli_json_num(&j, "modeled_allreduce_s", "%.6g", f->modeled);
     cli_json_num(&j, "modeled_grad_s", "%.6g", r->modeled_grad_s);

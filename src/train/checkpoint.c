@@ -46,20 +46,41 @@ static const char *ck_optim_name(int kind)
          : kind == FTM_OPTIM_LAMB ? "lamb" : "?";
 }
 
+/* A size of the model config in words: 0 means the model's default. */
+static const char *ck_size(int v, char *b)
+{
+    if (v == 0)
+        return "default";
+    snprintf(b, 16, "%d", v);
+    return b;
+}
+
+/* A probability of the model config: 0 means the default, < 0 none. */
+static const char *ck_prob(float v, char *b)
+{
+    if (v == 0)
+        return "default";
+    if (v < 0)
+        return "none";
+    snprintf(b, 16, "%g", (double)v);
+    return b;
+}
+
 /* The configuration in words ("resnet depth 8 ...; sgd lr 0.1 ...; batch 32
  * micro 4 float"); returns the length snprintf would write. */
 static int ckpt_describe(const ftm_ckpt_meta *mt, char *buf, size_t len)
 {
     const ftm_model_config *m = &mt->model;
     const ftm_optim_config *o = &mt->optim;
-    char model[160];
+    char model[200], b[5][16];
     if (m->kind == FTM_MODEL_RESNET)
-        snprintf(model, sizeof model, "resnet depth %d width %d image %d classes %d", m->depth,
-                 m->width, m->image, m->classes);
+        snprintf(model, sizeof model, "resnet depth %d width %s image %s classes %s", m->depth,
+                 ck_size(m->width, b[0]), ck_size(m->image, b[1]), ck_size(m->classes, b[2]));
     else
-        snprintf(model, sizeof model, "bert layers %d heads %d hidden %d seq %d vocab %d "
-                 "dropout %g mask %g", m->depth, m->heads, m->hidden, m->seq, m->vocab,
-                 (double)m->dropout, (double)m->mask_prob);
+        snprintf(model, sizeof model, "bert layers %d heads %d hidden %s seq %s vocab %s "
+                 "dropout %s mask %s", m->depth, m->heads, ck_size(m->hidden, b[0]),
+                 ck_size(m->seq, b[1]), ck_size(m->vocab, b[2]), ck_prob(m->dropout, b[3]),
+                 ck_prob(m->mask_prob, b[4]));
     return snprintf(buf, len, "%s seed %llu, %zu parameters; %s lr %g warmup %d momentum %g "
                     "wd %g betas %g/%g eps %g; batch %ld micro %d %s; data %s", model,
                     (unsigned long long)m->seed, mt->nparams, ck_optim_name(o->kind),
