@@ -9,7 +9,7 @@
 set -e
 cd "$(dirname "$0")"
 
-deps="build-essential autoconf automake libtool pkg-config libopenblas-dev check"
+deps="build-essential autoconf automake libtool pkg-config libopenblas-dev check python3"
 if [ "${1:-}" != "--no-deps" ]; then
     missing=""
     for p in $deps; do
