@@ -159,8 +159,10 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
                algo);
     else if (fell)
         printf("trees runs the %s's schedule here: %s.\n\n", s.algo, s.fallback);
+    char cap[96];
+    snprintf(cap, sizeof cap, "the %s's schedule, which %s runs here", s.algo, algo);
     if (fell)
-        rc = phase_picture(m, &s, algo, NULL, 0, s.bytes, -1);
+        rc = phase_picture(m, &s, cap, NULL, 0, s.bytes, -1);
     else if (strcmp(algo, "bidir") == 0)
         rc = draw_bidir(m, &s);
     else if (strcmp(algo, "tree") == 0)
