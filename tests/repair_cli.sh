@@ -84,6 +84,30 @@ python3 -c 'import json,sys; ev=lambda f: [(e["step"], e["modeled_before_s"], e[
     { echo "FAIL: a repair at the resumed step: modeled times differ from the whole run"; fail=1; }
 expect 0 "pending repair past a resumed run" $R --steps 7 --resume "$tmp/r2.ckpt" --check --json
 json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [16, 16] and j["bitwise_equal"]'
+# a checkpoint whose checksum holds but whose pending event names a chip
+# outside its mesh (written by hand): refused before anything is printed
+expect 0 "checkpoint with a pending repair" $R --steps 3 --kill 1,1@1 --repair-after 4 --checkpoint "$tmp/p.ckpt"
+python3 - "$tmp/p.ckpt" "$tmp/bad.ckpt" <<'EOF2' || { echo "FAIL: cannot craft the checkpoint"; fail=1; }
+import struct, sys
+def crc32c(data):  # Castagnoli, reflected, as the file's trailer
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    crc = 0xFFFFFFFF
+    for x in data:
+        crc = t[(crc ^ x) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+b = open(sys.argv[1], "rb").read()
+assert b.count(b"repair 1,1@5") == 1
+b = b.replace(b"repair 1,1@5", b"repair 9,9@5")[:-4]
+open(sys.argv[2], "wb").write(b + struct.pack("<I", crc32c(b)))
+EOF2
+expect 2 "resume: a pending event off the mesh" $R --steps 6 --resume "$tmp/bad.ckpt"
+err_is "--resume $tmp/bad.ckpt" "its fault script: repair 9,9@5 is not on its 4x4 mesh"
+[ -s "$out" ] && { echo "FAIL: a refused resume printed"; cat "$out"; fail=1; }
 expect 2 "resume: repair what the checkpoint has alive" $R --steps 7 --resume "$tmp/r.ckpt" --repair 0,3@6
 err_is "--repair 0,3@6" "not (entirely) dead"
 [ -s "$out" ] && { echo "FAIL: refused resume printed"; cat "$out"; fail=1; }

@@ -222,6 +222,33 @@ int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long 
     return rc;
 }
 
+/* 0 when every event of s names chips and links of m's shape; else
+ * FTM_EFORMAT and why (a file with a valid checksum may still name a chip
+ * outside its own mesh). Each event is tried as a kill on a healthy mesh
+ * of that shape, which refuses only what lies outside it. */
+static int ck_script_fits(const ftm_fault_script *s, const ftm_mesh *m, char *detail,
+                          size_t dlen)
+{
+    int rc = 0;
+    for (int i = 0; i < s->n && !rc; i++) {
+        ftm_mesh t;
+        ftm_fault_event e = s->ev[i];
+        e.repair = 0;
+        if ((rc = ftm_mesh_init(&t, m->rows, m->cols, m->torus)))
+            return rc;
+        int a = ftm_fault_apply(&t, &e);
+        ftm_mesh_free(&t);
+        if (a == FTM_ERANGE || a == FTM_ENOTNEIGHBOR) {
+            char what[64];
+            ftm_fault_format(&s->ev[i], FTM_FAULT_TRAIN, what, sizeof what);
+            snprintf(detail, dlen, "its fault script: %s is not on its %dx%d mesh", what,
+                     m->rows, m->cols);
+            rc = FTM_EFORMAT;
+        }
+    }
+    return rc;
+}
+
 int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, unsigned char *lost,
                     ftm_fault_script *pending, char *detail, size_t dlen)
 {
@@ -247,7 +274,7 @@ int train_ckpt_mesh(const ftm_ckpt_state *st, ftm_mesh *m, unsigned char *lost,
                                                sizeof why) : 0;
     if (rc)
         snprintf(detail, dlen, "its fault script: %s", why);
-    return rc;
+    return rc || !pending ? rc : ck_script_fits(pending, m, detail, dlen);
 }
 
 int ftm_train_resume_step(const ftm_train_opts *o, long *step, ftm_mesh *m,
