@@ -111,6 +111,9 @@ tr "\n" " " <"$tmp/out" | grep -q "The step each survivor had reached (1 to $die
 grep -q '^  step  8: (0,1) (0,2) (0,3) (1,3) (2,1)\* (2,3) (3,2)\*$' "$tmp/out" ||
     bad "demo: behind list"
 grep -q '^  step  7: (1,2)$' "$tmp/out" || bad "demo: behind list, step 7"
+# the step cut by the death is not "of" a count of steps the run never had
+grep -q "^Step $die (the chip dies in it)" "$tmp/out" && ! grep -q "^Step $die of $die " "$tmp/out" ||
+    bad "demo: the death's step header"
 # where the survivors stand is what ran: no step 0, no lockstep (chips run
 # at their own pace), and a death before any transfer completed says so
 "$ftmesh" demo --mesh 1x3 --algo tree --fail-during 0,0 >"$tmp/out" || bad "demo 1x3 tree"

@@ -11,7 +11,7 @@ sums line (the failure part, whose run never ends, is left out)."""
 import re
 import sys
 
-STEP = re.compile(r"^Step (\d+) of (\d+)\s+(.*)$")
+STEP = re.compile(r"^Step (\d+)(?: of (\d+)| \(the chip dies in it\))\s+(.*)$")
 COPY = re.compile(r"#(\d+) = (-?\d+)")
 SUMS = "The sums, added up directly"
 BANDS = re.compile(r"Here the bands are rows ([-0-9, ]+)")

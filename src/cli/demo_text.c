@@ -327,8 +327,10 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     /* the hint only where the phase words do not say it already */
     int said = strstr(ph, "adding") || strstr(ph, "copying");
     /* the hint on a line of its own where the header would pass 80 columns */
-    char head[32];
-    int w = snprintf(head, sizeof head, "Step %d of %d", k, l->nframes - 1);
+    char head[40]; /* a run cut by a death has no "of N": it stopped there */
+    int w = l->died >= 0 && k == l->nframes - 1
+                ? snprintf(head, sizeof head, "Step %d (the chip dies in it)", k)
+                : snprintf(head, sizeof head, "Step %d of %d", k, l->nframes - 1);
     const char *hint = phase_hint(l, k);
     int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(hint) > 80;
     printf("\n%s%s%s  %s", demo_c(o, D_BOLD), head, demo_c(o, D_OFF), demo_c(o, D_CYAN));

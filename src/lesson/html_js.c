@@ -153,7 +153,7 @@ const char ftm_lesson_page_js[] =
     " if(p.steps===0)return p.chess?'Chips coloured like a chessboard (B and w): the text on the right says whether the counts force the ring to detour.':'The mesh.';\n"
     " if(k===0)return 'Step 0: every chip holds its own numbers'+(p.bidir?'; the two bands are the two rings, blue one way and purple the other, each on half of the numbers':p.ring?'; the arrows on the pale band show which way the ring runs':'')+\n"
     "  (p.root>=0?'; the gold box is the tree\\'s root '+nm(p,p.root)+': partial sums flow up to it, then the sums flow back down':'')+'.';\n"
-    " var s='Step '+k+' of '+p.steps+' ('+p.phase[k]+'): ';\n"
+    " var s='Step '+k+(p.died>=0?'':' of '+p.steps)+' ('+p.phase[k]+'): ';\n"
     " if(p.died>=0&&k===p.diedStep)return s+'chip '+nm(p,p.died)+' dies at the start of this step. Red dashed arrows: transfers from, to or through it, lost. The others stop after this step.';\n"
     " s+=hint(p,k);\n"
     " if(k===p.steps&&p.verified)s+=' Done: every chip now holds the same sums, verified against the sums added up directly from every chip\\'s inputs.';\n"
