@@ -143,7 +143,9 @@ typedef struct ftm_train_result {
                                   is listed again; chips of one failure by id) */
     int ndied;
     long resumed_step;         /* first step redone after the first recovery (-1) */
-    ftm_train_event *events;   /* [nevents], in the order they struck */
+    ftm_train_event *events;   /* [nevents], in the order the run told
+                                  them: as they were noticed (a death
+                                  nobody noticed when the run found it) */
     int nevents;
     long start_step;           /* first step run (> 0 after --resume) */
     int interrupted;           /* nonzero: *stop ended the run after
