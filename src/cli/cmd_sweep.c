@@ -248,9 +248,11 @@ static void text_goal_healthy(const ftm_sweep_row *rows, int n, const ftm_cost_p
     }
     printf("# %d of %d cases meet it.", met, all);
     if (met < all)
-        printf(" Why not: each step pays a hop's latency (%g us here; about\n"
-               "# 4 x 31 steps for the 2-D rings) and every summing step the reduction at\n"
-               "# HBM speed (+%.0f%% of its transfer here): doc/bound.md.",
+        printf(" Why not: each step pays a hop's latency (%g us\n"
+               "# here; 2d-lines takes about twice the diameter in steps), every summing step\n"
+               "# the reduction at HBM speed (+%.0f%% of its transfer here), and where the\n"
+               "# torus's sides differ its links are unevenly loaded (16x32: the busiest\n"
+               "# carries 3%% over the optimum): doc/bound.md.",
                cp->hop_s * 1e6, 100 * cp->link_Bps / cp->hbm_Bps);
     printf("\n");
 }
