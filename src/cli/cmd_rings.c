@@ -161,11 +161,11 @@ static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
  * (SCHED_JSON_CHIPS: under a second); null beyond (2d-lines takes 30 s on
  * 64x64), and null with an error when the build fails. */
 #define SCHED_JSON_CHIPS 1024
-#define SCHED_TOO_BIG 1 /* sched_build: not built, past SCHED_JSON_CHIPS */
+#define SCHED_NOT_BUILT 1 /* not built: past SCHED_JSON_CHIPS, or not needed */
 static int sched_build(const ftm_mesh *m, const char *algo, ftm_sched *s)
 {
     if (m->nchips > SCHED_JSON_CHIPS)
-        return SCHED_TOO_BIG;
+        return SCHED_NOT_BUILT;
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     ftm_sched_ctx ctx = { .packed = 1 };
     return a ? a->build(s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2, FTM_RED_SUM_F32)
@@ -179,7 +179,7 @@ static int schedule_json(cli_json *j, const ftm_sched *s, int err, const char *a
 {
     if (err) {
         cli_json_null(j, "schedule");
-        return err == SCHED_TOO_BIG ? 0
+        return err == SCHED_NOT_BUILT ? 0
                                     : cli_error("rings", "%s schedule failed: %s", algo,
                                                 ftm_strerror(err));
     }
@@ -296,7 +296,7 @@ static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
     int rc = 0;
     ftm_sched s; /* for the JSON and the picture's note: text draws its own */
-    err = o->json || svg->f ? sched_build(m, "2d", &s) : SCHED_TOO_BIG;
+    err = o->json || svg->f ? sched_build(m, "2d", &s) : SCHED_NOT_BUILT;
     if (o->json) {
         rc = json_2d(m, o, &p, usable, U, &s, err);
     } else {

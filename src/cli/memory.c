@@ -52,10 +52,10 @@ static int replica_count(const ftm_train_opts *t, long count, int micro, size_t 
 }
 
 /* The bytes one replica of t's model holds for count examples. Where
- * the machine cannot even reserve that, the count
- * is drawn through the counts for micro and 2 micro examples (the
- * parameters are fixed, the activations grow with the examples), so the
- * refusal still says how much it would need. */
+ * the machine cannot even reserve that, the count is drawn through the
+ * counts for micro and 2 micro examples (the parameters are fixed, the
+ * activations grow with the examples), so the refusal still says how
+ * much it would need. */
 static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t *bytes)
 {
     int rc = replica_count(t, count, micro, bytes);
