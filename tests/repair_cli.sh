@@ -84,6 +84,30 @@ python3 -c 'import json,sys; ev=lambda f: [(e["step"], e["modeled_before_s"], e[
     { echo "FAIL: a repair at the resumed step: modeled times differ from the whole run"; fail=1; }
 expect 0 "pending repair past a resumed run" $R --steps 7 --resume "$tmp/r2.ckpt" --check --json
 json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [16, 16] and j["bitwise_equal"]'
+# --random-kills given again on --resume draw the first run's kills (on
+# the mesh of the fault options, not the checkpoint's, where a redraw
+# killed other chips): the resumed steps are the uninterrupted run's
+RK="$R --steps 12 --random-kills 3 --fault-seed 9"
+expect 0 "random kills uninterrupted" $RK --json
+cp "$out" "$tmp/rk_whole.json"
+${TO:-} $RK --checkpoint "$tmp/rk.ckpt" --checkpoint-every 1 --json >"$tmp/rk_part.json" 2>&1 &
+pid=$!
+i=0
+while [ ! -s "$tmp/rk.ckpt" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -INT $pid
+wait $pid
+[ $? -eq 130 ] || { echo "FAIL: the run to interrupt did not stop on SIGINT"; cat "$tmp/rk_part.json"; fail=1; }
+expect 0 "random kills resumed" $RK --resume "$tmp/rk.ckpt" --json
+python3 - "$tmp/rk_whole.json" "$out" <<'EOF2' || { echo "FAIL: a resumed run with --random-kills differs from the uninterrupted one"; cat "$out"; fail=1; }
+import json, sys
+def run(f):
+    objs = [json.loads(l) for l in open(f)]
+    ev = sorted((e["kind"], e["what"], e["step"]) for e in objs[-1]["events"])
+    return ev, [(s["step"], s["chips"], s["loss"]) for s in objs[:-1]]
+(ew, sw), (er, sr) = run(sys.argv[1]), run(sys.argv[2])
+start = sr[0][0]
+sys.exit(0 if start > 0 and sr == sw[start:] and er == [e for e in ew if e[2] >= start] and er else 1)
+EOF2
 # a checkpoint whose checksum holds but whose pending event names a chip
 # outside its mesh (written by hand): refused before anything is printed
 expect 0 "checkpoint with a pending repair" $R --steps 3 --kill 1,1@1 --repair-after 4 --checkpoint "$tmp/p.ckpt"

@@ -146,6 +146,8 @@ typedef struct targs {
     ftm_fault_script script;
     int have_script;
     ftm_fault_script pending;  /* --resume: the checkpoint's events to come */
+    ftm_mesh given;            /* --resume: the fault options' mesh (f.drawn_on) */
+    int have_given;
 } targs;
 
 /* First pass: only --model, whose defaults the other options refine. */
@@ -382,20 +384,16 @@ static int check_resume(targs *a, ftm_mesh *m)
     a->resume_step = 0;
     if (!a->t.resume)
         return 0;
-    ftm_mesh given;
-    if (ftm_mesh_copy(&given, m))
+    if (ftm_mesh_copy(&a->given, m))
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(FTM_ENOMEM));
+    a->have_given = 1;
     /* the checkpoint's mesh and pending events (same shape): the run
      * goes on from them, and fault options given again add to them */
     int err = ftm_train_resume_step(&a->t, &a->resume_step, m, &a->pending, why, sizeof why);
-    if (!err) {
-        int rc = check_history(a, &given, m);
-        ftm_mesh_free(&given);
-        if (rc)
-            return rc;
-    } else {
-        ftm_mesh_free(&given);
-    }
+    int rc = err ? 0 : check_history(a, &a->given, m);
+    if (rc)
+        return rc;
+    a->f.drawn_on = &a->given;
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
@@ -674,5 +672,7 @@ out:
     if (a.have_script)
         ftm_fault_script_free(&a.script);
     ftm_fault_script_free(&a.pending);
+    if (a.have_given)
+        ftm_mesh_free(&a.given);
     return rc == CLI_HELP ? 0 : rc;
 }

@@ -124,7 +124,8 @@ static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long
     if (rc)
         return cli_usage_error(cmd, "--faults %s: %s", f->file, why);
     if (f->random &&
-        ftm_fault_script_random(s, m, f->random, seed, horizon, FTM_FAULT_KINDS_ALL,
+        ftm_fault_script_random(s, f->drawn_on ? f->drawn_on : m, f->random, seed, horizon,
+                                FTM_FAULT_KINDS_ALL,
                                 f->repair_after, ORIGIN_RANDOM,
                                 why, sizeof why))
         return cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);

@@ -51,6 +51,12 @@ typedef struct cli_faults {
     const char *resume;
     long start;
     const ftm_fault_script *pending;
+    /* train --resume: the mesh of the fault options given (the first
+     * run's when its command line is given again). --random-kills are
+     * drawn on it, not on the checkpoint's mesh, so that the same
+     * --steps and --fault-seed draw the first run's kills, which then
+     * count once beside the pending ones (NULL: the run's mesh). */
+    const ftm_mesh *drawn_on;
 } cli_faults;
 
 /* 0, or CLI_EXIT_FAIL when out of memory. */
