@@ -28,6 +28,13 @@ expect 0 "--faults" $T --model bert --faults "$tmp/script" --json
 json 'len(j["events"]) == 2 and j["bitwise_equal"]'
 expect 0 "--random-kills" $T --random-kills 3 --seed 5 --json
 json 'len(j["events"]) == 3 and j["check_pass"]'
+# random kills beside a --kill: the first draw (seed 1) kills (0,1) before
+# the --kill does; the next draw that fits is taken
+A="$FTMESH allreduce --mesh 4x4 --size 4K --iters 3 --fault-seed 1 --json"
+expect 0 "--random-kills beside --kill" $A --kill 0,1@2 --random-kills 3
+json 'len(j["events"]) == 4 and ("kill", "chip (0,1)", 2) in [(e["kind"], e["what"], e["step"]) for e in j["events"]] and j["wrong"] == 0'
+expect 2 "no draw fits" $A --mesh 1x2 --kill 0,0@1 --random-kills 1
+err_is "--random-kills 1: none of 64 draws fits beside the other events"
 
 # Refused before the run: exit 2, one line, the option and both chips
 expect 2 "cut apart" $T --fail 0,1 --kill 1,0@1

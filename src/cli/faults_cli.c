@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "faults_cli.h"
 #include "ftmesh/error.h"
+#include "ftmesh/rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,51 @@ static void origin_text(const cli_faults *f, const ftm_fault_event *e, const cha
         snprintf(buf, len, "%s", short_name ? short_name : "?");
 }
 
+/* 1 when s's events pass the script's check on m from its start. */
+static int script_fits(const ftm_fault_script *s, const ftm_mesh *m, long horizon)
+{
+    ftm_fault_script c;
+    ftm_fault_script_init(&c, s->mode);
+    int rc = 0;
+    for (int i = 0; i < s->n && !rc; i++)
+        rc = ftm_fault_script_add(&c, &s->ev[i]);
+    rc = rc ? rc : ftm_fault_script_check(&c, m, horizon, NULL, NULL, 0);
+    ftm_fault_script_free(&c);
+    return rc == 0;
+}
+
+/* --random-kills into s, beside the events given there. A draw keeps
+ * the healthy chips connected by itself, but may kill what those events
+ * kill or cut the mesh with them: then the next draw of a sequence from
+ * the seed is tried, judged on m (the mesh it is drawn on) with the
+ * events given only, so that a resumed run whose command line repeats
+ * the first run's draws what it drew. Where the events given are
+ * refused alone, the first draw stays (the script's check names them). */
+#define DRAW_TRIES 64
+#define DRAW_TAG 0x6472617773ULL /* "draws" */
+static int draw_random(const char *cmd, const cli_faults *f, const ftm_mesh *m, long horizon,
+                       uint64_t seed, ftm_fault_script *s)
+{
+    char why[256];
+    int n0 = s->n, given_fit = script_fits(s, m, horizon);
+    for (int a = 0; a < (given_fit ? DRAW_TRIES : 1); a++) {
+        uint64_t sd = a ? ftm_rng_u64(seed, DRAW_TAG, (uint64_t)a, 0, 0) : seed;
+        s->n = n0;
+        if (ftm_fault_script_random(s, m, f->random, sd, horizon, FTM_FAULT_KINDS_ALL,
+                                    f->repair_after, ORIGIN_RANDOM, why, sizeof why)) {
+            if (a)
+                continue;
+            return cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
+        }
+        if (!given_fit || n0 == 0 || script_fits(s, m, horizon))
+            return 0;
+    }
+    return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits beside the other "
+                           "events (each kills what they kill or cuts the healthy chips apart "
+                           "with them); ask for fewer kills or another --fault-seed",
+                           f->random, DRAW_TRIES);
+}
+
 /* Parses --kill values, the file and the random draws into s. */
 static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long horizon,
                    uint64_t seed, ftm_fault_script *s)
@@ -123,13 +169,7 @@ static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long
     int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
     if (rc)
         return cli_usage_error(cmd, "--faults %s: %s", f->file, why);
-    if (f->random &&
-        ftm_fault_script_random(s, f->drawn_on ? f->drawn_on : m, f->random, seed, horizon,
-                                FTM_FAULT_KINDS_ALL,
-                                f->repair_after, ORIGIN_RANDOM,
-                                why, sizeof why))
-        return cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
-    return 0;
+    return f->random ? draw_random(cmd, f, f->drawn_on ? f->drawn_on : m, horizon, seed, s) : 0;
 }
 
 /* Same event (its origin, line and order aside). */
