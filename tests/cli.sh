@@ -230,7 +230,8 @@ json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1
 # a batch whose replicas would not fit in memory: refused before the run
 expect 2 train --mesh 2x2 --steps 1 --batch 100000
 grep_err "--batch 100000 needs about 106.5 GiB"
-grep_err "4 replicas of 27265 MiB (25000 examples each)"
+grep_err "4 replicas of 27265 MiB (up to 25000 examples each)"
+grep_err "use a smaller --batch or --micro"
 # no command: one line naming the commands
 expect 2
 grep_err "ftmesh: a command is needed: rings, allreduce, train, sweep or demo"
@@ -425,6 +426,17 @@ if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
     (ulimit -v 300000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" allreduce --mesh 32x32 --torus \
         --random-faults 100 --seed 1 --model-only --size 1M --algo bidir --json) >"$tmp/out" 2>"$tmp/err"
     [ $? = 0 ] && ok || bad "32x32 bidir refused or failed under ulimit -v: $(cat "$tmp/err")"
+    # every chip thread's whole stack counts against the address space:
+    # refused (exit 2) before the threads fail to start (exit 1); and
+    # where a replica on every chip is too much, no batch helps
+    (ulimit -v 1000000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" allreduce --mesh 32x32 \
+        --size 4K --iters 1) >"$tmp/out" 2>"$tmp/err"
+    [ $? = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "thread stacks under ulimit -v: $(cat "$tmp/err")"
+    grep_err "chip thread stacks 0.9 GiB (ulimit -v counts each whole)"
+    (ulimit -v 2000000 && OPENBLAS_NUM_THREADS=1 exec "$ftmesh" train --mesh 32x32 --steps 1 \
+        --batch 1) >"$tmp/out" 2>"$tmp/err"
+    [ $? = 2 ] && ok || bad "train under ulimit -v: $(cat "$tmp/err")"
+    grep_err "use a smaller mesh (each chip holds a replica, whatever the batch)"
 else
     echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
 fi

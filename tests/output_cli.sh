@@ -198,4 +198,17 @@ j = json.load(open(sys.argv[1]))
 assert j['schedule'] == '2d' and 'fallback' not in j, j
 " "$out" || { echo "FAIL: allreduce --json: own schedule"; cat "$out"; fail=1; }
 
+# /dev/stdout where stdout is redirected to a file: written through the
+# stream, after what the file held and beside the run's own text (a
+# temporary file renamed over it wiped both); a checkpoint cannot go there
+echo KEPT >"$d/log"
+expect 0 "svg to a redirected stdout" sh -c 'exec "$0" rings --mesh 2x2 --svg /dev/stdout >>"$1"' "$FTMESH" "$d/log"
+grep -q KEPT "$d/log" && grep -q "ring of" "$d/log" && grep -q "<svg" "$d/log" ||
+    { echo "FAIL: --svg /dev/stdout >> file"; cat "$d/log"; fail=1; }
+echo KEPT >"$d/log"
+expect 2 "checkpoint to a redirected stdout" sh -c 'exec "$0" train --mesh 2x2 --steps 1 --checkpoint /dev/stdout >>"$1"' "$FTMESH" "$d/log"
+err_is "--checkpoint /dev/stdout: is this run's standard output"
+[ "$(cat "$d/log")" = KEPT ] || { echo "FAIL: --checkpoint /dev/stdout changed the file"; fail=1; }
+no_tmp "stdout redirected"
+
 cli_done

@@ -216,6 +216,12 @@ int cli_ranks_on_node(void);
  * and everything not counted (the messages say "3/4"). */
 #define CLI_MEM_SHARE 0.75
 double cli_mem_have(void);
+/* What the chip threads of a run on m reserve beyond what the runtime's
+ * estimate counts: under ulimit -v each thread's whole stack
+ * (FTM_RT_STACK_BYTES), not the part it touches; else 0. Its note for a
+ * refusal ("" for 0). */
+double cli_mem_stacks(const ftm_mesh *m);
+const char *cli_mem_stacks_note(double stacks);
 /* Refuses (CLI_EXIT_USAGE, one line) a training whose replicas would not
  * fit in CLI_MEM_SHARE of it: every chip this machine runs holds a
  * replica sized by its share of the batch (ftm_model_mem_bytes), and
@@ -258,7 +264,8 @@ typedef struct cli_out {
                               * symbolic link at path names */
     int slot;
     int direct;              /* path is a pipe or a device (/dev/null): written
-                              * in place, nothing to rename */
+                              * in place, nothing to rename (1); or this
+                              * run's stdout or stderr: written through it (2) */
 } cli_out;
 
 /* Creates the temporary file for path; 0, or CLI_EXIT_USAGE after one

@@ -139,9 +139,9 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
  * room for the schedule, the mailboxes and everything else. */
 static int check_memory(const ftm_mesh *m, size_t bytes)
 {
-    double have = cli_mem_have();
+    double have = cli_mem_have(), stacks = cli_mem_stacks(m);
     int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
-    double need = ((double)block + 1) * (double)bytes;
+    double need = ((double)block + 1) * (double)bytes + stacks;
     if (have > 0 && need * local > CLI_MEM_SHARE * have && block < ftm_mesh_healthy_count(m))
         return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
                                "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
@@ -149,10 +149,12 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
                                "smaller --size or mesh, or --model-only", bytes, block,
                                need / (1 << 30), local, cli_s(local), have / (1 << 30));
     if (have > 0 && need > CLI_MEM_SHARE * have)
-        return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB of chip buffers, "
-                               "more than 3/4 of the %.1f GiB this process may use: use a smaller --size "
-                               "or mesh, or --model-only", bytes, ftm_mesh_healthy_count(m),
-                               need / (1 << 30), have / (1 << 30));
+        return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB: chip buffers %.1f "
+                               "GiB%s, more than 3/4 of the %.1f GiB this process may use: use a "
+                               "smaller --size or mesh, or --model-only", bytes,
+                               ftm_mesh_healthy_count(m), need / (1 << 30),
+                               (need - stacks) / (1 << 30), cli_mem_stacks_note(stacks),
+                               have / (1 << 30));
     return 0;
 }
 
@@ -275,7 +277,8 @@ static int check_hold(const ar_args *a, const char *algo, const ar_run *x)
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s,
                               .packets_only = a->packets_only, .sched = &x->sched };
-    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched;
+    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) - sched +
+                                     cli_mem_stacks(&x->m);
     /* over MPI ranks a process holds the buffers of its block only */
     run -= a->model_only ? 0 : (double)(ftm_mesh_healthy_count(&x->m) -
                                         cli_ranks_block_chips(&x->m)) * (double)a->bytes;
@@ -309,7 +312,8 @@ static int refuse_plan(const ar_args *a, const char *algo, const ar_run *x, doub
     ftm_allreduce_opts ao = { .algo = algo, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
     double build = (double)peak > at_least ? (double)peak : at_least, sched = (double)sb;
-    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched;
+    double run = a->model_only ? 0 : (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) + sched +
+                                     cli_mem_stacks(&x->m);
     double need = build > run ? build : run;
     if (need > CLI_MEM_SHARE * have)
         return cli_usage_error(CMD, "--algo %s on %d chips would need about %.2f GiB (schedule "
@@ -470,7 +474,8 @@ static int model_budgeted(const ar_args *a, const char **algo, ar_run *x)
         return pick_and_model(a, algo, x);
     ftm_allreduce_opts ao = { .algo = asked, .count = a->bytes / 4, .iters = (int)a->iters,
                               .hang_timeout_s = a->o.hang_timeout_s, .packets_only = a->packets_only };
-    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) > CLI_MEM_SHARE * have)
+    if (!a->model_only && (double)ftm_allreduce_mem_estimate(&x->m, &ao, NULL) +
+                              cli_mem_stacks(&x->m) > CLI_MEM_SHARE * have)
         return refuse_plan(a, asked, x, have, 0);
     size_t limit = (size_t)(CLI_MEM_SHARE * have);
     x->meter = (ftm_sched_meter){ .limit = limit };

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "ftmesh/error.h"
 #include "ftmesh/model.h"
+#include "ftmesh/runtime.h"
 #include "ftmesh/train.h"
 
 #include <stdio.h>
@@ -25,20 +26,41 @@ static double mem_mapped(void)
     return psize > 0 ? (double)pages * (double)psize : 0;
 }
 
+static double mem_have = -1;
+static int mem_by_limit; /* 1 when the address-space limit sets mem_have */
+
 double cli_mem_have(void)
 {
-    static double have = -1;
-    if (have >= 0)
-        return have;
+    if (mem_have >= 0)
+        return mem_have;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
+    mem_have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         double left = (double)rl.rlim_cur - mem_mapped();
         left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
-        have = have == 0 || left < have ? left : have;
+        mem_by_limit = mem_have == 0 || left < mem_have;
+        mem_have = mem_by_limit ? left : mem_have;
     }
-    return have;
+    return mem_have;
+}
+
+double cli_mem_stacks(const ftm_mesh *m)
+{
+    if (cli_mem_have() <= 0 || !mem_by_limit) /* memory: the stack touched counts */
+        return 0;
+    /* address space: each chip thread reserves its whole stack */
+    return (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES - FTM_RT_STACK_TOUCHED);
+}
+
+const char *cli_mem_stacks_note(double stacks)
+{
+    static char note[96];
+    note[0] = 0;
+    if (stacks >= 0.05 * (1 << 30)) /* as the messages round GiB */
+        snprintf(note, sizeof note, ", chip thread stacks %.1f GiB (ulimit -v counts each "
+                 "whole)", stacks / (1 << 30));
+    return note;
 }
 
 /* The bytes a replica of t's model holds for count examples in
@@ -82,9 +104,23 @@ static int most_examples(const ftm_train_opts *t, int chips, long *most, int *mi
     return rc;
 }
 
+/* What would make a refused training fit: where the replicas' parameters
+ * and one micro-batch already fill the share, no batch helps, only fewer
+ * chips (each holds a replica). */
+static const char *mem_advice(const ftm_train_opts *t, const ftm_mesh *m, double have,
+                              double stacks)
+{
+    size_t least = 0;
+    int chips = cli_ranks_block_chips(m) * cli_ranks_on_node();
+    if (!replica_count(t, 1, 1, &least) &&
+        (double)least * chips + stacks > CLI_MEM_SHARE * have)
+        return "use a smaller mesh (each chip holds a replica, whatever the batch)";
+    return "use a smaller --batch or --micro";
+}
+
 int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh *m)
 {
-    double have = cli_mem_have(), G = 1 << 30;
+    double have = cli_mem_have(), G = 1 << 30, stacks = cli_mem_stacks(m);
     long most;
     int micro, chips = cli_ranks_block_chips(m), local = cli_ranks_on_node();
     size_t one = 0, ref = 0;
@@ -93,16 +129,17 @@ int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh
         rc = replica_bytes(t, most, micro, &one);
     if (!rc && t->check) /* the one-chip reference holds the whole batch */
         rc = replica_bytes(t, t->batch, micro, &ref);
-    double need = (double)one * chips * local + (double)ref;
+    double need = (double)one * chips * local + (double)ref + stacks;
     if (rc == FTM_ENOMEM && one == 0) /* not even drawn: a few huge micro-batches */
         return cli_usage_error(cmd, "--batch %ld --micro %d: one replica (%ld examples) needs more "
                                "memory than this machine can reserve: use a smaller --micro or "
                                "--batch, or more chips", t->batch, micro, most);
     if (rc == FTM_ENOMEM || (!rc && have > 0 && need > CLI_MEM_SHARE * have))
         return cli_usage_error(cmd, "--batch %ld needs about %.1f GiB: %d replica%s of %.0f MiB "
-                               "(%ld examples each)%s, more than 3/4 of the %.1f GiB this process "
-                               "may use: use a smaller --batch, or more chips", t->batch,
-                               need / G, chips * local, cli_s(chips * local), (double)one / (1 << 20),
-                               most, t->check ? " and the --check reference" : "", have / G);
+                               "(up to %ld example%s each)%s%s, more than 3/4 of the %.1f GiB this "
+                               "process may use: %s", t->batch, need / G, chips * local,
+                               cli_s(chips * local), (double)one / (1 << 20), most, cli_s(most),
+                               t->check ? " and the --check reference" : "",
+                               cli_mem_stacks_note(stacks), have / G, mem_advice(t, m, have, stacks));
     return 0; /* a model that cannot be made is the run's to report */
 }

@@ -5,7 +5,9 @@
  * same directory, so rename(2) replaces the old file in one step) and is
  * renamed over the asked path only once it is complete (over the file a
  * symbolic link there names, so the link stays). A pipe or a device
- * (/dev/null, /dev/stdout) cannot be replaced: it is written in place.
+ * (/dev/null, /dev/stdout) cannot be replaced: it is written in place,
+ * and so is the file the run's stdout or stderr is redirected to
+ * (through that stream).
  * Two output options of one run never name the same file. A refused run,
  * a failed one and one stopped by SIGINT, SIGTERM or SIGHUP leave the old
  * file as it was (or none): the handler removes the temporary files
@@ -149,11 +151,29 @@ static int claim(const char *cmd, const char *opt, const char *path, char *file)
     return 0;
 }
 
-/* 1 when path is a pipe, socket or device: written in place. */
+/* 1 or 2 when path is the file this run's standard output or error
+ * goes to (/dev/stdout, or its name, where stdout is redirected to a
+ * file): written through that stream, in its order and at its place
+ * (a temporary file renamed over it would wipe what the stream wrote
+ * and will write); else 0. */
+static int std_stream(const char *path)
+{
+    struct stat st, sf;
+    if (stat(path, &st))
+        return 0;
+    for (int fd = 1; fd <= 2; fd++)
+        if (!fstat(fd, &sf) && sf.st_dev == st.st_dev && sf.st_ino == st.st_ino)
+            return fd;
+    return 0;
+}
+
+/* 1 when path is a pipe, socket or device, or this run's standard
+ * output or error: written in place. */
 static int special_file(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+    return std_stream(path) ||
+           (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 int cli_out_check(const char *cmd, const char *opt, const char *path)
@@ -192,6 +212,9 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
 int cli_out_file(const char *cmd, const char *opt, const char *path, char **file)
 {
     *file = NULL;
+    if (strcmp(path, "-") && std_stream(path)) /* the rename would wipe the stream's file */
+        return cli_usage_error(cmd, "%s %s: is this run's standard %s: give another file name",
+                               opt, path, std_stream(path) == 1 ? "output" : "error");
     if (strcmp(path, "-") && special_file(path)) /* the rename would replace /dev/null */
         return cli_usage_error(cmd, "%s %s: not a regular file: give a file name", opt, path);
     int rc = cli_out_check(cmd, opt, path);
@@ -200,10 +223,16 @@ int cli_out_file(const char *cmd, const char *opt, const char *path, char **file
     return rc;
 }
 
-/* A pipe or device: opened in place (no temporary file can replace it). */
+/* A pipe or device: opened in place (no temporary file can replace it);
+ * standard output or error: written through its stream. */
 static int open_direct(const char *cmd, cli_out *o)
 {
-    o->direct = 1;
+    int fd = std_stream(o->path);
+    o->direct = fd ? 2 : 1;
+    if (fd) {
+        o->f = fd == 1 ? stdout : stderr;
+        return 0;
+    }
     if (!(o->f = fopen(o->path, "w")))
         return cli_usage_error(cmd, "%s %s: cannot write there: %s", o->opt, o->path,
                                strerror(errno));
@@ -278,7 +307,7 @@ static int write_errno(FILE *f, int err)
 static int close_direct(const char *cmd, cli_out *o, int err)
 {
     int why = write_errno(o->f, err);
-    int bad = !o->f || fclose(o->f);
+    int bad = !o->f || (o->direct == 2 ? fflush(o->f) : fclose(o->f));
     o->f = NULL;
     o->direct = 0;
     if (why)
@@ -291,7 +320,7 @@ static int close_direct(const char *cmd, cli_out *o, int err)
 void cli_out_discard(cli_out *o)
 {
     if (o->direct) { /* written in place: nothing to take back */
-        if (o->f)
+        if (o->f && o->direct == 1)
             fclose(o->f);
         o->f = NULL;
         o->direct = 0;

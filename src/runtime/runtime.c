@@ -35,9 +35,6 @@ static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
     return pb;
 }
 
-/* Touched stack of a chip thread (its frames are small and shallow). */
-#define RT_STACK_TOUCHED ((size_t)64 << 10)
-
 size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ftm_sched *s)
 {
     size_t nlinks = 0, n = (size_t)m->nchips, live = (size_t)ftm_mesh_healthy_count(m);
@@ -57,7 +54,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
     }
     return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) +
            nlinks * (hdrs + depth * slot * 3) + /* slots, then 2 per slot in chips' queues */
-           ops * sizeof(size_t) + live * RT_STACK_TOUCHED;
+           ops * sizeof(size_t) + live * FTM_RT_STACK_TOUCHED; /* frames small, shallow */
 }
 
 int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
@@ -324,7 +321,7 @@ static int run_start(ftm_rt *rt)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
-    pthread_attr_setstacksize(&attr, (size_t)1 << 20);
+    pthread_attr_setstacksize(&attr, FTM_RT_STACK_BYTES);
     for (int c = 0; c < n; c++) {
         ftm_chip *ch = &rt->chips[c];
         if (!ftm_mesh_alive(&rt->mesh, c) || !rt_is_local(rt, c))
