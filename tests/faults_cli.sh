@@ -35,6 +35,14 @@ expect 0 "--random-kills beside --kill" $A --kill 0,1@2 --random-kills 3
 json 'len(j["events"]) == 4 and ("kill", "chip (0,1)", 2) in [(e["kind"], e["what"], e["step"]) for e in j["events"]] and j["wrong"] == 0'
 expect 2 "no draw fits" $A --mesh 1x2 --kill 0,0@1 --random-kills 1
 err_is "--random-kills 1: none of 64 draws fits beside the other events"
+# ... judged with --repair-after's repairs: the first draw cuts the mesh
+# once (1,0)->(1,1) is dead
+expect 0 "draws beside repairs" $A --mesh 2x2 --iters 2 --kill 0,0@1 --kill 'link:1,0>1,1@0' \
+    --repair-after 1 --random-kills 2 --fault-seed 44837
+# events given that are refused alone are named, not a draw
+expect 2 "a --kill refused beside draws" $A --mesh 2x2 --iters 2 --kill link:1,1-0,1@1:3 \
+    --kill 0,0@0 --random-kills 2 --fault-seed 20163
+err_is "--kill link:1,1-0,1@1:3 cuts the healthy chips apart"
 
 # Refused before the run: exit 2, one line, the option and both chips
 expect 2 "cut apart" $T --fail 0,1 --kill 1,0@1

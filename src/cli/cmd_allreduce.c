@@ -112,7 +112,7 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_FAIL_AFTER:
         if (cli_parse_int(v, 1, 1000000000L, &a->fail_after))
-            return cli_usage_error(CMD, "--fail-after %s: expected a packet count >= 1", v);
+            return cli_usage_error(CMD, "--fail-after %s: expected a packet count 1..1000000000", v);
         return 0;
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;

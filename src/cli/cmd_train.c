@@ -195,7 +195,7 @@ static int model_shape_opt(targs *a, int id, const char *v)
         return 0;
     case O_LR:
         if (cli_parse_double(v, 1e-12, 100, &x))
-            return cli_usage_error(CMD, "--lr %s: expected a number in (0, 100]", v);
+            return cli_usage_error(CMD, "--lr %s: expected a number from 1e-12 to 100", v);
         a->t.optim.lr = (float)x;
         return 0;
     default:
@@ -234,7 +234,7 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_CHECK: a->t.check = 1; return 0;
     case O_TOL:
         if (cli_parse_double(v, 1e-300, 1e300, &a->t.tol))
-            return cli_usage_error(CMD, "--tol %s: expected a positive number", v);
+            return cli_usage_error(CMD, "--tol %s: expected a number from 1e-300 to 1e300", v);
         a->tol_given = 1;
         return 0;
     case O_DATA: a->data = v; return 0;
@@ -247,7 +247,7 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_SVG: a->svg = v; return 0;
     case O_FAIL_STEP:
         if (cli_parse_int(v, 0, 1000000, &a->t.fail_step))
-            return cli_usage_error(CMD, "--fail-step %s: expected a step number >= 0", v);
+            return cli_usage_error(CMD, "--fail-step %s: expected a step number 0..1000000", v);
         a->fail_step_given = 1;
         return 0;
     case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:
@@ -256,7 +256,7 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_CHECKPOINT: a->t.checkpoint = a->ckpt_arg = v; return 0;
     case O_CHECKPOINT_EVERY:
         if (cli_parse_int(v, 1, 10000000, &a->t.checkpoint_every))
-            return cli_usage_error(CMD, "--checkpoint-every %s: expected a whole number of steps >= 1", v);
+            return cli_usage_error(CMD, "--checkpoint-every %s: expected a whole number of steps 1..10000000", v);
         return 0;
     case O_RESUME: a->t.resume = v; return 0;
     default: return cli_mesh_set(&a->o, id, name, v);

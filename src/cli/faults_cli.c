@@ -51,7 +51,8 @@ int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val)
         return 0;
     case CLI_O_REPAIR_AFTER:
         if (cli_parse_int(val, 1, FTM_FAULT_MAX_WHEN, &n))
-            return cli_usage_error(cmd, "--repair-after %s: expected a whole number >= 1", val);
+            return cli_usage_error(cmd, "--repair-after %s: expected a whole number 1..%ld", val,
+                                   (long)FTM_FAULT_MAX_WHEN);
         f->repair_after = n;
         return 0;
     case CLI_O_RANDOM_KILLS:
@@ -98,54 +99,8 @@ static void origin_text(const cli_faults *f, const ftm_fault_event *e, const cha
         snprintf(buf, len, "%s", short_name ? short_name : "?");
 }
 
-/* 1 when s's events pass the script's check on m from its start. */
-static int script_fits(const ftm_fault_script *s, const ftm_mesh *m, long horizon)
-{
-    ftm_fault_script c;
-    ftm_fault_script_init(&c, s->mode);
-    int rc = 0;
-    for (int i = 0; i < s->n && !rc; i++)
-        rc = ftm_fault_script_add(&c, &s->ev[i]);
-    rc = rc ? rc : ftm_fault_script_check(&c, m, horizon, NULL, NULL, 0);
-    ftm_fault_script_free(&c);
-    return rc == 0;
-}
-
-/* --random-kills into s, beside the events given there. A draw keeps
- * the healthy chips connected by itself, but may kill what those events
- * kill or cut the mesh with them: then the next draw of a sequence from
- * the seed is tried, judged on m (the mesh it is drawn on) with the
- * events given only, so that a resumed run whose command line repeats
- * the first run's draws what it drew. Where the events given are
- * refused alone, the first draw stays (the script's check names them). */
-#define DRAW_TRIES 64
-#define DRAW_TAG 0x6472617773ULL /* "draws" */
-static int draw_random(const char *cmd, const cli_faults *f, const ftm_mesh *m, long horizon,
-                       uint64_t seed, ftm_fault_script *s)
-{
-    char why[256];
-    int n0 = s->n, given_fit = script_fits(s, m, horizon);
-    for (int a = 0; a < (given_fit ? DRAW_TRIES : 1); a++) {
-        uint64_t sd = a ? ftm_rng_u64(seed, DRAW_TAG, (uint64_t)a, 0, 0) : seed;
-        s->n = n0;
-        if (ftm_fault_script_random(s, m, f->random, sd, horizon, FTM_FAULT_KINDS_ALL,
-                                    f->repair_after, ORIGIN_RANDOM, why, sizeof why)) {
-            if (a)
-                continue;
-            return cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
-        }
-        if (!given_fit || n0 == 0 || script_fits(s, m, horizon))
-            return 0;
-    }
-    return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits beside the other "
-                           "events (each kills what they kill or cuts the healthy chips apart "
-                           "with them); ask for fewer kills or another --fault-seed",
-                           f->random, DRAW_TRIES);
-}
-
-/* Parses --kill values, the file and the random draws into s. */
-static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long horizon,
-                   uint64_t seed, ftm_fault_script *s)
+/* Parses --kill values, --repair values and the file into s. */
+static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
 {
     char why[256];
     for (int i = 0; i < f->nkill; i++) {
@@ -169,7 +124,7 @@ static int collect(const char *cmd, const cli_faults *f, const ftm_mesh *m, long
     int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
     if (rc)
         return cli_usage_error(cmd, "--faults %s: %s", f->file, why);
-    return f->random ? draw_random(cmd, f, f->drawn_on ? f->drawn_on : m, horizon, seed, s) : 0;
+    return 0;
 }
 
 /* Same event (its origin, line and order aside). */
@@ -260,12 +215,22 @@ static int any_kill(const ftm_fault_script *s)
     return 0;
 }
 
-int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
-                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
-                     const char *short_name, ftm_fault_script *s)
+/* The script of f on m: the events given, --random-kills drawn from
+ * draw (quiet: a draw that fails is not reported, FTM_ERANGE), the short
+ * form, the pending events of --resume, --repair-after's repairs; not
+ * checked. 0, or CLI_EXIT_USAGE after printing (s then holds nothing). */
+static int assemble(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
+                    long horizon, uint64_t draw, int quiet, const ftm_fault_event *short_form,
+                    ftm_fault_script *s)
 {
+    char why[256];
     ftm_fault_script_init(s, mode);
-    int rc = collect(cmd, f, m, horizon, seed, s);
+    int rc = collect(cmd, f, s);
+    if (!rc && f->random &&
+        ftm_fault_script_random(s, f->drawn_on ? f->drawn_on : m, f->random, draw, horizon,
+                                FTM_FAULT_KINDS_ALL, f->repair_after, ORIGIN_RANDOM, why,
+                                sizeof why))
+        rc = quiet ? FTM_ERANGE : cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
     if (!rc && short_form) {
         ftm_fault_event e = *short_form;
         e.origin = ORIGIN_SHORT;
@@ -274,8 +239,6 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     }
     if (!rc && (f->pending || f->start) && add_pending(f, s))
         rc = cli_usage_error(cmd, "out of memory");
-    if (!rc && !any_kill(s))
-        cli_faults_none(cmd, f);
     if (!rc && f->repair_after) {
         int n0 = s->n;
         /* training keeps the repairs past the run pending (checkpoints) */
@@ -285,21 +248,99 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         for (int i = 0; !rc && i < s->n; i++) /* the repairs added (sorted in) */
             if (s->ev[i].order >= n0)
                 s->ev[i].origin = ORIGIN_AFTER;
+        if (!rc)
+            keep_from(s, 0); /* a repair given and also due to --repair-after: once */
     }
+    if (rc)
+        ftm_fault_script_free(s);
+    return rc;
+}
+
+/* 0 when s passes the pre-run check on m; else, unless quiet, the one
+ * line naming where its offending event came from (CLI_EXIT_USAGE). */
+static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
+                   const ftm_mesh *m, int mode, long horizon, const char *short_name, int quiet)
+{
     char why[320], where[300];
     ftm_fault_verdict v;
     ftm_fault_event bad = { .origin = 0 };
-    if (!rc && f->repair_after)
-        keep_from(s, 0); /* a repair given and also due to --repair-after: once */
-    if (!rc && check_script(s, m, mode, horizon, &v, why, sizeof why, &bad)) {
-        origin_text(f, &bad, short_name, where, sizeof where);
-        int glue = ':';
-        const char *rest = past_event(why, &bad, mode, where, &glue);
-        rc = cli_usage_error(cmd, "%s%s %s; %s", where, glue == ':' ? ":" : "", rest,
-                             v.a >= 0 ? "drop it or keep a path of live links between them"
-                                      : "drop or change that event");
-    }
+    if (!check_script(s, m, mode, horizon, &v, why, sizeof why, &bad))
+        return 0;
+    if (quiet)
+        return CLI_EXIT_USAGE;
+    origin_text(f, &bad, short_name, where, sizeof where);
+    int glue = ':';
+    const char *rest = past_event(why, &bad, mode, where, &glue);
+    return cli_usage_error(cmd, "%s%s %s; %s", where, glue == ':' ? ":" : "", rest,
+                           v.a >= 0 ? "drop it or keep a path of live links between them"
+                                    : "drop or change that event");
+}
+
+/* The seed --random-kills are drawn from. A draw keeps the healthy chips
+ * connected by itself, but beside the events given it may kill what
+ * they kill or cut the mesh with them (or with --repair-after's
+ * repairs): then the next draw of a sequence from the seed that fits is
+ * taken. Judged as the first run would be (the mesh the draws are made
+ * on, from the start, no pending events), so a resumed run whose command
+ * line repeats the first run's draws what it drew. Where the events
+ * given are refused alone, that refusal (a fresh run), or the first draw
+ * (a resumed one: its own check speaks). */
+#define DRAW_TRIES 64
+#define DRAW_TAG 0x6472617773ULL /* "draws" */
+static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
+                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
+                     const char *short_name, uint64_t *draw)
+{
+    cli_faults g = *f;
+    const ftm_mesh *on = f->drawn_on ? f->drawn_on : m;
+    ftm_fault_script t;
+    g.pending = NULL;
+    g.start = 0;
+    g.random = 0;
+    *draw = seed;
+    int rc = assemble(cmd, &g, on, mode, horizon, seed, 0, short_form, &t);
     if (rc)
+        return rc;
+    int given = t.n;
+    rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, f->resume != NULL);
+    ftm_fault_script_free(&t);
+    if (rc || !given)
+        return f->resume ? 0 : rc;
+    g.random = f->random;
+    for (int a = 0; a < DRAW_TRIES; a++) {
+        uint64_t sd = a ? ftm_rng_u64(seed, DRAW_TAG, (uint64_t)a, 0, 0) : seed;
+        rc = assemble(cmd, &g, on, mode, horizon, sd, a > 0, short_form, &t);
+        if (rc == FTM_ERANGE)
+            continue; /* no such draw: the next */
+        if (rc)
+            return rc;
+        rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, 1);
+        ftm_fault_script_free(&t);
+        if (!rc) {
+            *draw = sd;
+            return 0;
+        }
+    }
+    return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits beside the other "
+                           "events (each kills what they kill or cuts the healthy chips apart "
+                           "with them); ask for fewer kills or another --fault-seed",
+                           f->random, DRAW_TRIES);
+}
+
+int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
+                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
+                     const char *short_name, ftm_fault_script *s)
+{
+    uint64_t draw = seed;
+    int rc = f->random ? pick_draw(cmd, f, m, mode, horizon, seed, short_form, short_name, &draw)
+                       : 0;
+    if (rc)
+        return rc;
+    if ((rc = assemble(cmd, f, m, mode, horizon, draw, 0, short_form, s)))
+        return rc;
+    if (!any_kill(s))
+        cli_faults_none(cmd, f);
+    if ((rc = refusal(cmd, f, s, m, mode, horizon, short_name, 0)))
         ftm_fault_script_free(s);
     return rc;
 }

@@ -414,7 +414,7 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
         if (ftm_mesh_fail_host(m, r, c))
             return cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s%s",
                                    o->fail_host[k], r, c, m->rows, m->cols, cli_mesh_kind(m),
-                                   m->torus && (m->rows < 3 || m->cols < 3)
+                                   m->torus && (m->rows == 2 || m->cols == 2)
                                        ? " (a side of 2 has no wrap-around link)" : "");
         for (int j = 0; j < k; j++)
             if (!ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2) && r2 == r && c2 == c) {
