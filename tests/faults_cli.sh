@@ -43,6 +43,9 @@ expect 0 "draws beside repairs" $A --mesh 2x2 --iters 2 --kill 0,0@1 --kill 'lin
 expect 2 "a --kill refused beside draws" $A --mesh 2x2 --iters 2 --kill link:1,1-0,1@1:3 \
     --kill 0,0@0 --random-kills 2 --fault-seed 20163
 err_is "--kill link:1,1-0,1@1:3 cuts the healthy chips apart"
+# --repair-after past the run: said, not silently ignored
+expect 0 "repair after the run" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 2 --kill 0,0@0 --repair-after 5
+err_is "warning: --repair-after 5: nothing comes back within the run (2 iterations)"
 
 # Refused before the run: exit 2, one line, the option and both chips
 expect 2 "cut apart" $T --fail 0,1 --kill 1,0@1

@@ -215,6 +215,17 @@ static int any_kill(const ftm_fault_script *s)
     return 0;
 }
 
+/* 1 when a repair of --repair-after falls within the run's horizon. */
+static int repairs_in_run(const ftm_fault_script *s, long horizon)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->ev[i].origin == ORIGIN_AFTER && s->ev[i].when < horizon)
+            return 1;
+    return 0;
+}
+
+static const char *unit(int mode);
+
 /* The script of f on m: the events given, --random-kills drawn from
  * draw (quiet: a draw that fails is not reported, FTM_ERANGE), the short
  * form, the pending events of --resume, --repair-after's repairs; not
@@ -340,6 +351,10 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         return rc;
     if (!any_kill(s))
         cli_faults_none(cmd, f);
+    else if (f->repair_after && !repairs_in_run(s, horizon))
+        cli_warn(cmd, "--repair-after %ld: nothing comes back within the run (%ld %ss)%s", f->repair_after,
+                 horizon, unit(mode), mode == FTM_FAULT_TRAIN
+                     ? ": only a --checkpoint keeps the repairs, for --resume" : "");
     if ((rc = refusal(cmd, f, s, m, mode, horizon, short_name, 0)))
         ftm_fault_script_free(s);
     return rc;
