@@ -83,8 +83,11 @@ expect 2 allreduce -- --mesh 2x2
 grep_err "after --"
 expect 2 --version x
 expect 2 --help x y
+grep_err "help takes at most a command after it"
 expect 0 help rings
 grep_out "usage: ftmesh rings"
+expect 0 help help
+grep_out "usage: ftmesh COMMAND"
 # the same kill twice at one instant is refused, not told as two deaths
 expect 2 allreduce --mesh 4x4 --size 4K --kill 1,1@1 --kill 1,1@1
 grep_err "given twice"

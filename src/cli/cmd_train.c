@@ -189,7 +189,7 @@ static int model_shape_opt(targs *a, int id, const char *v)
         return 0;
     case O_HEADS:
         if (cli_parse_int(v, 2, 4, &n) || n == 3)
-            return cli_usage_error(CMD, "--heads %s: expected 2 or 4 (must divide hidden 64)", v);
+            return cli_usage_error(CMD, "--heads %s: expected 2 or 4", v);
         a->t.model.heads = (int)n;
         a->heads_given = 1;
         return 0;

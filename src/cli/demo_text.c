@@ -423,6 +423,28 @@ static size_t band_list(const ftm_mesh *m, const char *what, char *b, size_t n, 
     return u;
 }
 
+/* m's plan's bands (0 where none is made); *rows: the first's rows. */
+static int band_count(const ftm_mesh *m, int *rows)
+{
+    ftm_plan2d p;
+    *rows = 0;
+    if (ftm_plan2d_build(m, &p))
+        return 0;
+    int nb = p.nbands;
+    *rows = nb ? p.bands[0].nrows : 0;
+    ftm_plan2d_free(&p);
+    return nb;
+}
+
+/* " row 3", " rows 0-1" or " rows 0-1, 2-3" for kind "row" (or "column"). */
+static size_t band_words(const ftm_mesh *m, const char *kind, char *b, size_t n, size_t u)
+{
+    int rows, nb = band_count(m, &rows);
+    char what[16];
+    snprintf(what, sizeof what, " %s%s", kind, nb == 1 && rows == 1 ? "" : "s");
+    return band_list(m, what, b, n, u);
+}
+
 /* t = m transposed, as 2d-concurrent plans its columns-first half: chip
  * (r, c) of m is (c, r) of t, direction d of m is 3 - d in t. */
 static int transpose(const ftm_mesh *m, ftm_mesh *t)
@@ -444,12 +466,13 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     int conc = !strcmp(algo, "2d-concurrent");
     if (n < 2 || (strcmp(algo, "2d") && !conc))
         return;
-    size_t u = (size_t)snprintf(b, n, "Here the bands are");
-    u = band_list(m, " rows", b, n, u);
+    int rows;
+    size_t u = (size_t)snprintf(b, n, "Here the band%s", band_count(m, &rows) == 1 ? " is" : "s are");
+    u = band_words(m, "row", b, n, u);
     ftm_mesh t;
     if (conc && u < n && !transpose(m, &t)) {
         u += (size_t)snprintf(b + u, n - u, "; for the second half");
-        u = band_list(&t, " columns", b, n, u);
+        u = band_words(&t, "column", b, n, u);
         ftm_mesh_free(&t);
     }
     if (u < n)

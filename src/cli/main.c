@@ -48,13 +48,16 @@ static int run(int argc, char **argv)
     int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help");
     static char help_opt[] = "--help";
     char *sub[4] = { argv[0], argc == 3 ? argv[2] : NULL, help_opt, NULL };
-    if (help && argc == 3 && argv[2][0] != '-') { /* ftmesh help CMD: ftmesh CMD --help */
-        argv = sub;
+    if (help && argc == 3 && argv[2][0] != '-' && strcmp(argv[2], "help")) {
+        argv = sub; /* ftmesh help CMD: ftmesh CMD --help */
         argc = 3;
-    } else if ((help || !strcmp(argv[1], "--version")) && argc > 2) {
-        return cli_usage_error(NULL, "%s takes nothing after it (ftmesh COMMAND --help for a "
-                               "command's options)", argv[1]);
-    } else if (help) {
+    } else if ((help && argc > 3) || (!help && !strcmp(argv[1], "--version") && argc > 2)) {
+        return cli_usage_error(NULL, "%s takes %s after it (ftmesh COMMAND --help for a "
+                               "command's options)", argv[1], help ? "at most a command" : "nothing");
+    } else if (help && argc == 3 && argv[2][0] == '-') {
+        return cli_usage_error(NULL, "%s %s: give a command name (ftmesh COMMAND --help for a "
+                               "command's options)", argv[1], argv[2]);
+    } else if (help) { /* also ftmesh help help */
         usage(stdout);
         rc = 0;
     } else if (strcmp(argv[1], "--version") == 0) {
