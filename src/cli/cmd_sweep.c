@@ -363,6 +363,7 @@ int cli_sweep(int argc, char **argv)
         rc = cli_sweep_list(a.json);
     }
     else if (!rc && a.throughput) {
+        cli_warn_flush(); /* before the run, not after it */
         a.tp.cost = a.cp;
         rc = cli_sweep_throughput(&a.tp, a.json);
     }
@@ -372,6 +373,7 @@ int cli_sweep(int argc, char **argv)
     if (rc || a.throughput || a.list)
         return rc;
     ftm_sweep_row *rows = NULL;
+    cli_warn_flush(); /* before the run, not after it */
     int n = 0, err = ftm_sweep_run(&a.cp, &a.only, &rows, &n);
     if (err)
         return cli_error("sweep", "%s", ftm_strerror(err));

@@ -26,6 +26,13 @@ static int set_algos(const char *cmd, const char *v, struct ftm_tput_params *p, 
                                    "takes the fastest of --algos; name algorithms instead");
         if (!ftm_allreduce_find(t))
             return cli_usage_error(cmd, "--algos: unknown algorithm '%s' (see ftmesh allreduce --help)", t);
+        int twice = 0;
+        for (int i = 0; i < p->nalgos && !twice; i++)
+            twice = !strcmp(p->algos[i], t);
+        if (twice) { /* built once */
+            cli_warn(cmd, "--algos: %s given twice: it is one candidate", t);
+            continue;
+        }
         if (p->nalgos == FTM_TPUT_MAXALGOS)
             return cli_usage_error(cmd, "--algos: at most %d algorithms", FTM_TPUT_MAXALGOS);
         p->algos[p->nalgos++] = t;
