@@ -210,5 +210,12 @@ expect 2 "checkpoint to a redirected stdout" sh -c 'exec "$0" train --mesh 2x2 -
 err_is "--checkpoint /dev/stdout: is this run's standard output"
 [ "$(cat "$d/log")" = KEPT ] || { echo "FAIL: --checkpoint /dev/stdout changed the file"; fail=1; }
 no_tmp "stdout redirected"
+# a file name of 250 characters: the temporary name beside it still fits
+long=$(printf 'a%.0s' $(seq 250))
+expect 0 "a long file name" "$FTMESH" rings --mesh 2x2 --svg "$d/$long"
+[ -s "$d/$long" ] || { echo "FAIL: --svg with a 250-character name not written"; fail=1; }
+expect 0 "a long checkpoint name" "$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/c$long"
+[ -s "$d/c$long" ] || { echo "FAIL: --checkpoint with a 251-character name not written"; fail=1; }
+no_tmp "long names"
 
 cli_done

@@ -19,6 +19,7 @@
 #include "ftmesh/error.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,14 @@ void cli_signals_graceful(atomic_int *flag)
 
 int cli_signal_exit(int sig) { return 128 + sig; }
 
-/* "PATH.tmp-XXXXXX" beside path. */
+/* "PATH.tmp-XXXXXX" beside path (its file name cut so that the temporary
+ * one still fits in NAME_MAX). */
 static char *tmp_name(const char *path)
 {
-    size_t n = strlen(path);
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
+    if (n - dir > NAME_MAX - 11)
+        n = dir + NAME_MAX - 11;
     char *t = malloc(n + 12);
     if (t) {
         memcpy(t, path, n);

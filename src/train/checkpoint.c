@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,7 +351,9 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
         free(buf);
         return core_fail_detail(FTM_EINVAL, detail, dlen, "%s: not a regular file", path);
     }
-    size_t pl = strlen(path);
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, pl = strlen(path);
+    pl = pl - dir > NAME_MAX - 11 ? dir + NAME_MAX - 11 : pl; /* the temporary name must fit */
     char *tmp = malloc(pl + 16);
     if (!tmp) {
         free(buf);
