@@ -221,6 +221,7 @@ typedef struct ftm_train_result {
     /* on FTM_EHANG */
     ftm_stuck *stuck;          /* malloc'd */
     int nstuck;
+    long hang_step;            /* the training step that hung */
 } ftm_train_result;
 
 /* Checks o->resume as ftm_train_run would, before anything runs: the file

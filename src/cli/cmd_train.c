@@ -529,6 +529,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     const ftm_train_result *r = &x->r;
     if (err == FTM_EHANG) {
         cli_print_stuck(CMD, &x->m, r->stuck, r->nstuck, a->o.hang_timeout_s);
+        fprintf(stderr, "  in training step %ld (the steps above are those of the allreduce "
+                "schedule the chips run)\n", r->hang_step);
         return CLI_EXIT_HANG;
     }
     if (err && r->resume_failed)

@@ -223,6 +223,8 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
         return e;
     if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))
         res->nstuck = ftm_rt_stuck(t->rt, res->stuck, m->nchips);
+    if (rc == FTM_EHANG)
+        res->hang_step = t->reported; /* the first step not done */
     if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD) {
         e = note_failure(t, t->rt, m, rv, snap);
         rc = e ? e : rc;
