@@ -202,7 +202,7 @@ json "$tmp/out" 'j["schedule"] is None'
 expect 0 rings --mesh 8x8 --random-faults 3 --seed 5 --json
 json "$tmp/out" 'sorted(j["faults"]["chips"]) == [[0, 7], [1, 2], [6, 6]] and j["faults"]["hosts"] == []'
 expect 0 rings --mesh 8x8 --random-faults 3 --seed 5 --algo bidir
-grep_out "# faults: --fail 0,7 --fail 1,2 --fail 6,6 (3 drawn by --random-faults from seed 5)"
+grep_out "# faults: --fail 0,7 --fail 1,2 --fail 6,6  # 3 drawn by --random-faults from seed 5"
 # 2d on a small mesh runs the ring's schedule: the JSON and the picture
 # say so beside 2d's bands
 expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --json

@@ -124,7 +124,7 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
         return;
     printf("# faults:%s%s", flags + 0, cut ? " ..." : "");
     if (o->random_faults)
-        printf(" (%d drawn by --random-faults from seed %llu)", o->random_faults,
+        printf("  # %d drawn by --random-faults from seed %llu", o->random_faults,
                (unsigned long long)cli_fault_seed(o));
     printf("\n");
 }
