@@ -54,7 +54,7 @@ expect 2 "short form cuts" $T --fail 0,1 --fail-during 1,0 --fail-step 1
 err_is "--fail-during 1,0" "(0,0)"
 printf '2,2@1\n0,0@9\n' >"$tmp/bad"
 expect 2 "past the run" $T --faults "$tmp/bad"
-err_is "--faults $tmp/bad line 2" "only 3 steps"
+err_is "--faults $tmp/bad: line 2" "only 3 steps"
 expect 2 "malformed" $T --kill 1,1@1:sideways
 err_is "--kill 1,1@1:sideways" "unknown phase"
 expect 2 "no file" $T --faults "$tmp/none"

@@ -155,7 +155,7 @@ expect 2 "repair-after 0" $T --kill 1,1@1 --repair-after 0
 err_is "--repair-after 0"
 printf '1,1@1\nrepair 1,1@1\n' >"$tmp/bad"
 expect 2 "repair line before its kill" $T --faults "$tmp/bad"
-err_is "--faults $tmp/bad line 2" "nothing to repair"
+err_is "--faults $tmp/bad: line 2" "nothing to repair"
 # allreduce: a repair stops the run at its iteration; the mesh grows and
 # every iteration runs again, verified
 printf '1,1@1\nrepair 1,1@2\n' >"$tmp/ar"

@@ -86,7 +86,7 @@ static void origin_text(const cli_faults *f, const ftm_fault_event *e, const cha
     if (e->origin == ORIGIN_KILL)
         snprintf(buf, len, "--kill %s", e->line >= 1 && e->line <= f->nkill ? f->kill[e->line - 1] : "?");
     else if (e->origin == ORIGIN_FILE)
-        snprintf(buf, len, "--faults %s line %d", f->file, e->line);
+        snprintf(buf, len, "--faults %s: line %d", f->file, e->line);
     else if (e->origin == ORIGIN_RANDOM)
         snprintf(buf, len, "--random-kills %d", f->random);
     else if (e->origin == ORIGIN_REPAIR)
