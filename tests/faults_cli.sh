@@ -43,6 +43,18 @@ expect 0 "draws beside repairs" $A --mesh 2x2 --iters 2 --kill 0,0@1 --kill 'lin
 expect 2 "a --kill refused beside draws" $A --mesh 2x2 --iters 2 --kill link:1,1-0,1@1:3 \
     --kill 0,0@0 --random-kills 2 --fault-seed 20163
 err_is "--kill link:1,1-0,1@1:3 cuts the healthy chips apart"
+# a draw equal to a --kill is replaced with --repair-after too (its
+# repairs merged them), and a --kill given twice is refused with it too
+expect 0 "a draw equal to a --kill" $A --mesh 2x2 --iters 5 --kill 1,0@4:allreduce \
+    --repair-after 1 --random-kills 1 --fault-seed 295866
+json '[e["kind"] for e in j["events"]].count("kill") == 2'
+expect 2 "a --kill twice beside --repair-after" $A --mesh 2x2 --iters 5 --kill 1,0@4:allreduce \
+    --kill 1,0@4:allreduce --repair-after 1
+err_is "given twice"
+# a draw whose kills cannot all be placed is replaced too (that seed's
+# first draw places 4 of 5 kills on this 5x2 mesh)
+expect 0 "a draw placed" $A --mesh 5x2 --iters 3 --random-kills 5 --fault-seed 304175
+json 'len(j["events"]) == 5 and j["wrong"] == 0'
 # --repair-after past the run: said, not silently ignored
 expect 0 "repair after the run" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 2 --kill 0,0@0 --repair-after 5
 err_is "warning: --repair-after 5: nothing comes back within the run (2 iterations)"

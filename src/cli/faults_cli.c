@@ -150,6 +150,23 @@ static void keep_from(ftm_fault_script *s, long start)
     s->n = k;
 }
 
+/* Drops the repairs of --repair-after equal to a repair before them (a
+ * repair given and also due to --repair-after counts once); kills given
+ * twice stay, for the check to refuse. */
+static void repairs_once(ftm_fault_script *s)
+{
+    int k = 0;
+    for (int i = 0; i < s->n; i++) {
+        int drop = 0;
+        for (int j = 0; j < k && !drop && s->ev[i].repair; j++)
+            drop = (s->ev[i].origin == ORIGIN_AFTER || s->ev[j].origin == ORIGIN_AFTER) &&
+                   s->ev[j].repair && same_event(&s->ev[j], &s->ev[i]);
+        if (!drop)
+            s->ev[k++] = s->ev[i];
+    }
+    s->n = k;
+}
+
 /* --resume: the checkpoint's pending events join the script. */
 static int add_pending(const cli_faults *f, ftm_fault_script *s)
 {
@@ -215,11 +232,12 @@ static int any_kill(const ftm_fault_script *s)
     return 0;
 }
 
-/* 1 when a repair of --repair-after falls within the run's horizon. */
-static int repairs_in_run(const ftm_fault_script *s, long horizon)
+/* 1 when a repair n steps after a kill of s falls within the run's
+ * horizon (one given as --repair too counts). */
+static int repairs_in_run(const ftm_fault_script *s, long n, long horizon)
 {
     for (int i = 0; i < s->n; i++)
-        if (s->ev[i].origin == ORIGIN_AFTER && s->ev[i].when < horizon)
+        if (!s->ev[i].repair && s->ev[i].when < horizon - n)
             return 1;
     return 0;
 }
@@ -260,7 +278,7 @@ static int assemble(const char *cmd, const cli_faults *f, const ftm_mesh *m, int
             if (s->ev[i].order >= n0)
                 s->ev[i].origin = ORIGIN_AFTER;
         if (!rc)
-            keep_from(s, 0); /* a repair given and also due to --repair-after: once */
+            repairs_once(s); /* a repair given and also due to --repair-after */
     }
     if (rc)
         ftm_fault_script_free(s);
@@ -288,10 +306,10 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
 }
 
 /* The seed --random-kills are drawn from. A draw keeps the healthy chips
- * connected by itself, but beside the events given it may kill what
- * they kill or cut the mesh with them (or with --repair-after's
- * repairs): then the next draw of a sequence from the seed that fits is
- * taken. Judged as the first run would be (the mesh the draws are made
+ * connected by itself, where its kills (at the times it drew) can all be
+ * placed; beside the events given it may kill what they kill or cut the
+ * mesh with them (or with --repair-after's repairs). Either way the next
+ * draw of a sequence from the seed that fits is taken. Judged as the first run would be (the mesh the draws are made
  * on, from the start, no pending events), so a resumed run whose command
  * line repeats the first run's draws what it drew. Where the events
  * given are refused alone, that refusal (a fresh run), or the first draw
@@ -312,19 +330,20 @@ static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     int rc = assemble(cmd, &g, on, mode, horizon, seed, 0, short_form, &t);
     if (rc)
         return rc;
-    int given = t.n;
+    int placed = 0;
     rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, f->resume != NULL);
     ftm_fault_script_free(&t);
-    if (rc || !given)
+    if (rc)
         return f->resume ? 0 : rc;
     g.random = f->random;
     for (int a = 0; a < DRAW_TRIES; a++) {
         uint64_t sd = a ? ftm_rng_u64(seed, DRAW_TAG, (uint64_t)a, 0, 0) : seed;
-        rc = assemble(cmd, &g, on, mode, horizon, sd, a > 0, short_form, &t);
+        rc = assemble(cmd, &g, on, mode, horizon, sd, 1, short_form, &t);
         if (rc == FTM_ERANGE)
-            continue; /* no such draw: the next */
+            continue; /* the draw's kills cannot all be placed: the next */
         if (rc)
             return rc;
+        placed = 1;
         rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, 1);
         ftm_fault_script_free(&t);
         if (!rc) {
@@ -332,6 +351,8 @@ static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
             return 0;
         }
     }
+    if (!placed) /* the first draw's refusal says why */
+        return assemble(cmd, &g, on, mode, horizon, seed, 0, short_form, &t);
     return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits beside the other "
                            "events (each kills what they kill or cuts the healthy chips apart "
                            "with them); ask for fewer kills or another --fault-seed",
@@ -351,7 +372,7 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         return rc;
     if (!any_kill(s))
         cli_faults_none(cmd, f);
-    else if (f->repair_after && !repairs_in_run(s, horizon))
+    else if (f->repair_after && !repairs_in_run(s, f->repair_after, horizon))
         cli_warn(cmd, "--repair-after %ld: nothing comes back within the run (%ld %ss)%s", f->repair_after,
                  horizon, unit(mode), mode == FTM_FAULT_TRAIN
                      ? ": only a --checkpoint keeps the repairs, for --resume" : "");
