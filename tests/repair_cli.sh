@@ -84,10 +84,12 @@ python3 -c 'import json,sys; ev=lambda f: [(e["step"], e["modeled_before_s"], e[
     { echo "FAIL: a repair at the resumed step: modeled times differ from the whole run"; fail=1; }
 expect 0 "pending repair past a resumed run" $R --steps 7 --resume "$tmp/r2.ckpt" --check --json
 json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [16, 16] and j["bitwise_equal"]'
-# --random-kills given again on --resume draw the first run's kills (on
-# the mesh of the fault options, not the checkpoint's, where a redraw
-# killed other chips): the resumed steps are the uninterrupted run's
-RK="$R --steps 12 --random-kills 3 --fault-seed 9"
+# --random-kills given again on --resume draw nothing new (the
+# checkpoint holds the first run's draws still to come; a redraw on the
+# checkpoint's mesh killed other chips): the resumed steps are the
+# uninterrupted run's. 40 steps: the run is still going when the signal
+# comes (the checkpoint of step 1 is seen within 50 ms)
+RK="$R --steps 40 --random-kills 3 --fault-seed 9"
 expect 0 "random kills uninterrupted" $RK --json
 cp "$out" "$tmp/rk_whole.json"
 ${TO:-} $RK --checkpoint "$tmp/rk.ckpt" --checkpoint-every 1 --json >"$tmp/rk_part.json" 2>&1 &
@@ -98,6 +100,8 @@ kill -INT $pid
 wait $pid
 [ $? -eq 130 ] || { echo "FAIL: the run to interrupt did not stop on SIGINT"; cat "$tmp/rk_part.json"; fail=1; }
 expect 0 "random kills resumed" $RK --resume "$tmp/rk.ckpt" --json
+grep -q "warning: --random-kills with --resume draws nothing" "$out.err" ||
+    { echo "FAIL: no word that --resume draws nothing: $(cat "$out.err")"; fail=1; }
 python3 - "$tmp/rk_whole.json" "$out" <<'EOF2' || { echo "FAIL: a resumed run with --random-kills differs from the uninterrupted one"; cat "$out"; fail=1; }
 import json, sys
 def run(f):

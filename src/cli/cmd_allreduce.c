@@ -143,11 +143,12 @@ static int check_memory(const ftm_mesh *m, size_t bytes)
     int block = cli_ranks_block_chips(m), local = cli_ranks_on_node(); /* one process's chips */
     double need = ((double)block + 1) * (double)bytes + stacks;
     if (have > 0 && need * local > CLI_MEM_SHARE * have && block < ftm_mesh_healthy_count(m))
-        return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB of "
-                               "chip buffers per rank, %d rank%s on this machine: more than 3/4 "
+        return cli_usage_error(CMD, "--size %zu with %d chips per rank needs about %.1f GiB per "
+                               "rank (chip buffers%s), %d rank%s on this machine: more than 3/4 "
                                "of the %.1f GiB available: spread the ranks over more machines, or use a "
                                "smaller --size or mesh, or --model-only", bytes, block,
-                               need / (1 << 30), local, cli_s(local), have / (1 << 30));
+                               need / (1 << 30), stacks > 0 ? " and thread stacks" : "", local,
+                               cli_s(local), have / (1 << 30));
     if (have > 0 && need > CLI_MEM_SHARE * have)
         return cli_usage_error(CMD, "--size %zu on %d chips needs about %.1f GiB: chip buffers %.1f "
                                "GiB%s, more than 3/4 of the %.1f GiB this process may use: use a "

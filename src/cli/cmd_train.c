@@ -146,8 +146,6 @@ typedef struct targs {
     ftm_fault_script script;
     int have_script;
     ftm_fault_script pending;  /* --resume: the checkpoint's events to come */
-    ftm_mesh given;            /* --resume: the fault options' mesh (f.drawn_on) */
-    int have_given;
 } targs;
 
 /* First pass: only --model, whose defaults the other options refine. */
@@ -384,16 +382,16 @@ static int check_resume(targs *a, ftm_mesh *m)
     a->resume_step = 0;
     if (!a->t.resume)
         return 0;
-    if (ftm_mesh_copy(&a->given, m))
+    ftm_mesh given;
+    if (ftm_mesh_copy(&given, m))
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(FTM_ENOMEM));
-    a->have_given = 1;
     /* the checkpoint's mesh and pending events (same shape): the run
      * goes on from them, and fault options given again add to them */
     int err = ftm_train_resume_step(&a->t, &a->resume_step, m, &a->pending, why, sizeof why);
-    int rc = err ? 0 : check_history(a, &a->given, m);
+    int rc = err ? 0 : check_history(a, &given, m);
+    ftm_mesh_free(&given);
     if (rc)
         return rc;
-    a->f.drawn_on = &a->given;
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
@@ -550,7 +548,7 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                "%d chip%s left, resumed at step %ld from a survivor's state\n",
                ftm_mesh_row(&x->m, r->died_chip), ftm_mesh_col(&x->m, r->died_chip),
                a->t.fail_step, r->chips, cli_s(r->chips), r->resumed_step);
-    else if (!err && a->fail_during && !a->o.json)
+    else if (!err && a->fail_during && !a->o.json && a->t.fail_step >= a->t.steps)
         printf("# --fail-during: step %ld never came; nothing failed\n", a->t.fail_step);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
                               err ? r->diverged_step : -1, &a->o };
@@ -674,7 +672,5 @@ out:
     if (a.have_script)
         ftm_fault_script_free(&a.script);
     ftm_fault_script_free(&a.pending);
-    if (a.have_given)
-        ftm_mesh_free(&a.given);
     return rc == CLI_HELP ? 0 : rc;
 }

@@ -407,42 +407,26 @@ long demo_check(const demo_out *o, const ftm_lesson *l)
     return wrong;
 }
 
-/* The bands of m's 2-D plan ("rows 0-1, rows 2-3"), into b from u. */
-static size_t band_list(const ftm_mesh *m, const char *what, char *b, size_t n, size_t u)
+/* The bands of m's 2-D plan, of kind "row" or "column": " row 3",
+ * " rows 0-1" or " rows 0-1, 2-3", into b (n bytes); the bands' count
+ * (0 where no plan is made). */
+static int band_list(const ftm_mesh *m, const char *kind, char *b, size_t n)
 {
     ftm_plan2d p;
+    b[0] = 0;
     if (ftm_plan2d_build(m, &p))
-        return u;
+        return 0;
+    int one = p.nbands == 1 && p.bands[0].nrows == 1;
+    size_t u = (size_t)snprintf(b, n, " %s%s", kind, one ? "" : "s");
     for (int i = 0; i < p.nbands && u < n; i++) {
         const ftm_plan2d_band *d = &p.bands[i];
-        u += (size_t)snprintf(b + u, n - u, "%s %d", i ? "," : what, d->row0);
+        u += (size_t)snprintf(b + u, n - u, "%s %d", i ? "," : "", d->row0);
         if (d->nrows > 1 && u < n)
             u += (size_t)snprintf(b + u, n - u, "-%d", d->row0 + d->nrows - 1);
     }
-    ftm_plan2d_free(&p);
-    return u;
-}
-
-/* m's plan's bands (0 where none is made); *rows: the first's rows. */
-static int band_count(const ftm_mesh *m, int *rows)
-{
-    ftm_plan2d p;
-    *rows = 0;
-    if (ftm_plan2d_build(m, &p))
-        return 0;
     int nb = p.nbands;
-    *rows = nb ? p.bands[0].nrows : 0;
     ftm_plan2d_free(&p);
     return nb;
-}
-
-/* " row 3", " rows 0-1" or " rows 0-1, 2-3" for kind "row" (or "column"). */
-static size_t band_words(const ftm_mesh *m, const char *kind, char *b, size_t n, size_t u)
-{
-    int rows, nb = band_count(m, &rows);
-    char what[16];
-    snprintf(what, sizeof what, " %s%s", kind, nb == 1 && rows == 1 ? "" : "s");
-    return band_list(m, what, b, n, u);
 }
 
 /* t = m transposed, as 2d-concurrent plans its columns-first half: chip
@@ -466,17 +450,15 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     int conc = !strcmp(algo, "2d-concurrent");
     if (n < 2 || (strcmp(algo, "2d") && !conc))
         return;
-    int rows;
-    size_t u = (size_t)snprintf(b, n, "Here the band%s", band_count(m, &rows) == 1 ? " is" : "s are");
-    u = band_words(m, "row", b, n, u);
+    char rows[256], cols[256] = "";
+    int nb = band_list(m, "row", rows, sizeof rows);
     ftm_mesh t;
-    if (conc && u < n && !transpose(m, &t)) {
-        u += (size_t)snprintf(b + u, n - u, "; for the second half");
-        u = band_words(&t, "column", b, n, u);
+    if (conc && !transpose(m, &t)) {
+        band_list(&t, "column", cols, sizeof cols);
         ftm_mesh_free(&t);
     }
-    if (u < n)
-        snprintf(b + u, n - u, ".");
+    snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
+             cols[0] ? "; for the second half" : "", cols);
 }
 
 /* What the algorithm does, in words a student follows (the registry's

@@ -79,7 +79,7 @@ int cli_faults_none(const char *cmd, const cli_faults *f)
     return 0;
 }
 
-/* "--kill V", "--faults F line N", "--random-kills K", "--fail-during ..." */
+/* "--kill V", "--faults F: line N", "--random-kills K", "--fail-during ..." */
 static void origin_text(const cli_faults *f, const ftm_fault_event *e, const char *short_name,
                         char *buf, size_t len)
 {
@@ -244,36 +244,47 @@ static int repairs_in_run(const ftm_fault_script *s, long n, long horizon)
 
 static const char *unit(int mode);
 
-/* The script of f on m: the events given, --random-kills drawn from
- * draw (quiet: a draw that fails is not reported, FTM_ERANGE), the short
- * form, the pending events of --resume, --repair-after's repairs; not
- * checked. 0, or CLI_EXIT_USAGE after printing (s then holds nothing). */
+/* assemble's "the draw's kills cannot all be placed" (quiet). */
+#define DRAW_UNPLACED (-1)
+
+/* The script of f on m: base (the events given, parsed once), a copy of
+ * them; --random-kills drawn from draw (not on --resume: the checkpoint's
+ * events still to come hold the first run's draws); the short form, the
+ * pending events of --resume, --repair-after's repairs; not checked. 0,
+ * DRAW_UNPLACED (quiet), or CLI_EXIT_USAGE / CLI_EXIT_FAIL after printing
+ * (s then holds nothing). */
 static int assemble(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
-                    long horizon, uint64_t draw, int quiet, const ftm_fault_event *short_form,
-                    ftm_fault_script *s)
+                    long horizon, const ftm_fault_script *base, uint64_t draw, int quiet,
+                    const ftm_fault_event *short_form, ftm_fault_script *s)
 {
     char why[256];
     ftm_fault_script_init(s, mode);
-    int rc = collect(cmd, f, s);
-    if (!rc && f->random &&
-        ftm_fault_script_random(s, f->drawn_on ? f->drawn_on : m, f->random, draw, horizon,
-                                FTM_FAULT_KINDS_ALL, f->repair_after, ORIGIN_RANDOM, why,
-                                sizeof why))
-        rc = quiet ? FTM_ERANGE : cli_usage_error(cmd, "--random-kills %d: %s", f->random, why);
+    int rc = 0;
+    for (int i = 0; i < base->n && !rc; i++)
+        if (ftm_fault_script_add(s, &base->ev[i]))
+            rc = cli_error(cmd, "%s", ftm_strerror(FTM_ENOMEM));
+    int e = !rc && f->random && !f->resume
+                ? ftm_fault_script_random(s, m, f->random, draw, horizon, FTM_FAULT_KINDS_ALL,
+                                          f->repair_after, ORIGIN_RANDOM, why, sizeof why)
+                : 0;
+    if (e)
+        rc = e == FTM_ERANGE && quiet ? DRAW_UNPLACED
+           : e == FTM_ERANGE          ? cli_usage_error(cmd, "--random-kills %d: %s", f->random, why)
+                                      : cli_error(cmd, "--random-kills: %s", ftm_strerror(e));
     if (!rc && short_form) {
-        ftm_fault_event e = *short_form;
-        e.origin = ORIGIN_SHORT;
-        if (ftm_fault_script_add(s, &e))
-            rc = cli_usage_error(cmd, "out of memory");
+        ftm_fault_event ev = *short_form;
+        ev.origin = ORIGIN_SHORT;
+        if (ftm_fault_script_add(s, &ev))
+            rc = cli_error(cmd, "%s", ftm_strerror(FTM_ENOMEM));
     }
     if (!rc && (f->pending || f->start) && add_pending(f, s))
-        rc = cli_usage_error(cmd, "out of memory");
+        rc = cli_error(cmd, "%s", ftm_strerror(FTM_ENOMEM));
     if (!rc && f->repair_after) {
         int n0 = s->n;
         /* training keeps the repairs past the run pending (checkpoints) */
         if (ftm_fault_script_repair_after(s, m, f->repair_after,
                                           mode == FTM_FAULT_TRAIN ? 0 : horizon))
-            rc = cli_usage_error(cmd, "--repair-after: out of memory");
+            rc = cli_error(cmd, "--repair-after: %s", ftm_strerror(FTM_ENOMEM));
         for (int i = 0; !rc && i < s->n; i++) /* the repairs added (sorted in) */
             if (s->ev[i].order >= n0)
                 s->ev[i].origin = ORIGIN_AFTER;
@@ -286,17 +297,21 @@ static int assemble(const char *cmd, const cli_faults *f, const ftm_mesh *m, int
 }
 
 /* 0 when s passes the pre-run check on m; else, unless quiet, the one
- * line naming where its offending event came from (CLI_EXIT_USAGE). */
+ * line naming where its offending event came from (CLI_EXIT_USAGE; quiet:
+ * 1). Out of memory is said either way (CLI_EXIT_FAIL). */
 static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
                    const ftm_mesh *m, int mode, long horizon, const char *short_name, int quiet)
 {
     char why[320], where[300];
     ftm_fault_verdict v;
     ftm_fault_event bad = { .origin = 0 };
-    if (!check_script(s, m, mode, horizon, &v, why, sizeof why, &bad))
+    int rc = check_script(s, m, mode, horizon, &v, why, sizeof why, &bad);
+    if (!rc)
         return 0;
+    if (rc == FTM_ENOMEM)
+        return cli_error(cmd, "%s", ftm_strerror(rc));
     if (quiet)
-        return CLI_EXIT_USAGE;
+        return 1;
     origin_text(f, &bad, short_name, where, sizeof where);
     int glue = ':';
     const char *rest = past_event(why, &bad, mode, where, &glue);
@@ -309,66 +324,72 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
  * connected by itself, where its kills (at the times it drew) can all be
  * placed; beside the events given it may kill what they kill or cut the
  * mesh with them (or with --repair-after's repairs). Either way the next
- * draw of a sequence from the seed that fits is taken. Judged as the first run would be (the mesh the draws are made
- * on, from the start, no pending events), so a resumed run whose command
- * line repeats the first run's draws what it drew. Where the events
- * given are refused alone, that refusal (a fresh run), or the first draw
- * (a resumed one: its own check speaks). */
+ * draw of a sequence from the seed that fits is taken. Events given that
+ * are refused alone are refused as such (not blamed on a draw). */
 #define DRAW_TRIES 64
 #define DRAW_TAG 0x6472617773ULL /* "draws" */
 static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
-                     long horizon, uint64_t seed, const ftm_fault_event *short_form,
-                     const char *short_name, uint64_t *draw)
+                     long horizon, const ftm_fault_script *base, uint64_t seed,
+                     const ftm_fault_event *short_form, const char *short_name, uint64_t *draw)
 {
     cli_faults g = *f;
-    const ftm_mesh *on = f->drawn_on ? f->drawn_on : m;
     ftm_fault_script t;
-    g.pending = NULL;
-    g.start = 0;
     g.random = 0;
     *draw = seed;
-    int rc = assemble(cmd, &g, on, mode, horizon, seed, 0, short_form, &t);
-    if (rc)
-        return rc;
-    int placed = 0;
-    rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, f->resume != NULL);
-    ftm_fault_script_free(&t);
-    if (rc)
-        return f->resume ? 0 : rc;
-    g.random = f->random;
-    for (int a = 0; a < DRAW_TRIES; a++) {
+    int rc = assemble(cmd, &g, m, mode, horizon, base, seed, 0, short_form, &t);
+    int placed = 0, given = !rc ? t.n : 0;
+    if (!rc) {
+        rc = refusal(cmd, &g, &t, m, mode, horizon, short_name, 0);
+        ftm_fault_script_free(&t);
+    }
+    for (int a = 0; !rc && a < DRAW_TRIES; a++) {
         uint64_t sd = a ? ftm_rng_u64(seed, DRAW_TAG, (uint64_t)a, 0, 0) : seed;
-        rc = assemble(cmd, &g, on, mode, horizon, sd, 1, short_form, &t);
-        if (rc == FTM_ERANGE)
-            continue; /* the draw's kills cannot all be placed: the next */
+        rc = assemble(cmd, f, m, mode, horizon, base, sd, 1, short_form, &t);
+        if (rc == DRAW_UNPLACED) {
+            rc = 0; /* the next draw */
+            continue;
+        }
         if (rc)
             return rc;
         placed = 1;
-        rc = refusal(cmd, &g, &t, on, mode, horizon, short_name, 1);
+        rc = refusal(cmd, f, &t, m, mode, horizon, short_name, 1);
         ftm_fault_script_free(&t);
-        if (!rc) {
+        if (rc == 0)
             *draw = sd;
-            return 0;
-        }
+        if (rc != 1)
+            return rc;
+        rc = 0;
     }
-    if (!placed) /* the first draw's refusal says why */
-        return assemble(cmd, &g, on, mode, horizon, seed, 0, short_form, &t);
-    return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits beside the other "
-                           "events (each kills what they kill or cuts the healthy chips apart "
-                           "with them); ask for fewer kills or another --fault-seed",
-                           f->random, DRAW_TRIES);
+    if (rc)
+        return rc;
+    if (!placed) { /* the first draw's refusal says why */
+        if ((rc = assemble(cmd, f, m, mode, horizon, base, seed, 0, short_form, &t)) == 0)
+            ftm_fault_script_free(&t); /* cannot happen: it failed quietly before */
+        return rc;
+    }
+    return cli_usage_error(cmd, "--random-kills %d: none of %d draws fits%s; ask for fewer kills "
+                           "or another --fault-seed", f->random, DRAW_TRIES,
+                           given ? " beside the other events (each kills what they kill or cuts "
+                                   "the healthy chips apart with them)" : "");
 }
 
 int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s)
 {
+    ftm_fault_script base;
+    ftm_fault_script_init(&base, mode);
     uint64_t draw = seed;
-    int rc = f->random ? pick_draw(cmd, f, m, mode, horizon, seed, short_form, short_name, &draw)
-                       : 0;
+    int rc = collect(cmd, f, &base); /* once: a --faults pipe reads once */
+    if (!rc && f->random && f->resume)
+        cli_warn(cmd, "--random-kills with --resume draws nothing: the checkpoint's events "
+                 "still to come hold the first run's draws");
+    else if (!rc && f->random)
+        rc = pick_draw(cmd, f, m, mode, horizon, &base, seed, short_form, short_name, &draw);
+    if (!rc)
+        rc = assemble(cmd, f, m, mode, horizon, &base, draw, 0, short_form, s);
+    ftm_fault_script_free(&base);
     if (rc)
-        return rc;
-    if ((rc = assemble(cmd, f, m, mode, horizon, draw, 0, short_form, s)))
         return rc;
     if (!any_kill(s))
         cli_faults_none(cmd, f);

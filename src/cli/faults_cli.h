@@ -51,12 +51,6 @@ typedef struct cli_faults {
     const char *resume;
     long start;
     const ftm_fault_script *pending;
-    /* train --resume: the mesh of the fault options given (the first
-     * run's when its command line is given again). --random-kills are
-     * drawn on it, not on the checkpoint's mesh, so that the same
-     * --steps and --fault-seed draw the first run's kills, which then
-     * count once beside the pending ones (NULL: the run's mesh). */
-    const ftm_mesh *drawn_on;
 } cli_faults;
 
 /* 0, or CLI_EXIT_FAIL when out of memory. */
@@ -74,9 +68,11 @@ int cli_faults_set(const char *cmd, cli_faults *f, int id, const char *val);
 /* 1 when any fault option was given. */
 int cli_faults_any(const cli_faults *f);
 /* The run's script for m (mode FTM_FAULT_TRAIN or _ALLREDUCE, horizon the
- * steps or iterations): every --kill, the file, the random draws from
- * seed, and short_form (the --fail-during event, or NULL) named
- * short_name in messages. Checked before the run: a malformed event, one
+ * steps or iterations): every --kill and --repair, the file (read once),
+ * the random draws (the first of a sequence from seed that fits beside
+ * the rest; none on --resume, whose checkpoint holds them), and
+ * short_form (the --fail-during event, or NULL) named short_name in
+ * messages. Checked before the run: a malformed event, one
  * outside the mesh or the run, or one that would cut the healthy chips
  * apart is refused with one line naming the option (and a chip in each
  * part): CLI_EXIT_USAGE. On 0, s is the caller's to free. */

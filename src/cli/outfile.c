@@ -156,15 +156,15 @@ static int claim(const char *cmd, const char *opt, const char *path, char *file)
     return 0;
 }
 
-/* 1 or 2 when path is the file this run's standard output or error
- * goes to (/dev/stdout, or its name, where stdout is redirected to a
- * file): written through that stream, in its order and at its place
- * (a temporary file renamed over it would wipe what the stream wrote
- * and will write); else 0. */
+/* 1 or 2 when path is the regular file this run's standard output or
+ * error is redirected to (/dev/stdout, or the file's name): written
+ * through that stream, in its order and at its place (a temporary file
+ * renamed over it would wipe what the stream wrote and will write);
+ * else 0 (a terminal, a pipe or /dev/null is a device: special_file). */
 static int std_stream(const char *path)
 {
     struct stat st, sf;
-    if (stat(path, &st))
+    if (stat(path, &st) || !S_ISREG(st.st_mode))
         return 0;
     for (int fd = 1; fd <= 2; fd++)
         if (!fstat(fd, &sf) && sf.st_dev == st.st_dev && sf.st_ino == st.st_ino)
@@ -191,13 +191,13 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
                                "/dev/stdout for standard output)", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
-    if (special_file(path)) /* /dev/null may take every output */
+    if (special_file(path) && !std_stream(path)) /* /dev/null may take every output */
         return 0;
     char *file = real_path(path);
     if (!file)
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
     int rc = claim(cmd, opt, path, file);
-    if (rc)
+    if (rc || std_stream(path)) /* the stream's file: one output option at most */
         return rc;
     char *t = tmp_name(path);
     if (!t)
