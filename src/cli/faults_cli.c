@@ -244,8 +244,10 @@ static int repairs_in_run(const ftm_fault_script *s, long n, long horizon)
 
 static const char *unit(int mode);
 
-/* assemble's "the draw's kills cannot all be placed" (quiet). */
+/* assemble's "the draw's kills cannot all be placed" and refusal's
+ * "refused" (quiet: nothing printed); no exit code. */
 #define DRAW_UNPLACED (-1)
+#define REFUSED (-2)
 
 /* The script of f on m: base (the events given, parsed once), a copy of
  * them; --random-kills drawn from draw (not on --resume: the checkpoint's
@@ -298,7 +300,7 @@ static int assemble(const char *cmd, const cli_faults *f, const ftm_mesh *m, int
 
 /* 0 when s passes the pre-run check on m; else, unless quiet, the one
  * line naming where its offending event came from (CLI_EXIT_USAGE; quiet:
- * 1). Out of memory is said either way (CLI_EXIT_FAIL). */
+ * REFUSED). Out of memory is said either way (CLI_EXIT_FAIL). */
 static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
                    const ftm_mesh *m, int mode, long horizon, const char *short_name, int quiet)
 {
@@ -311,7 +313,7 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
     if (rc == FTM_ENOMEM)
         return cli_error(cmd, "%s", ftm_strerror(rc));
     if (quiet)
-        return 1;
+        return REFUSED;
     origin_text(f, &bad, short_name, where, sizeof where);
     int glue = ':';
     const char *rest = past_event(why, &bad, mode, where, &glue);
@@ -356,7 +358,7 @@ static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         ftm_fault_script_free(&t);
         if (rc == 0)
             *draw = sd;
-        if (rc != 1)
+        if (rc != REFUSED)
             return rc;
         rc = 0;
     }
