@@ -63,6 +63,9 @@ expect 2 rings --hang-timeout 3   # rings runs no chips: not its option
 expect 2 allreduce --algo nope
 expect 2 allreduce --size 3
 expect 2 allreduce --size 12Q
+expect 2 allreduce --size 8iB
+expect 0 allreduce --mesh 2x2 --size 8KiB --iters 1 --json
+json "$tmp/out" 'j["bytes"] == 8192'
 expect 2 allreduce --iters 0
 expect 2 allreduce --hang-timeout -1
 expect 2 allreduce --link-GBps 0

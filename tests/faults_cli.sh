@@ -26,6 +26,9 @@ json 'j["events"][0]["chips_after"] == 16 and "failed" in j["events"][0]["detect
 printf '# a script\n1,2@0:backward\n\nlink:2,0>2,1@1  # one way\n' >"$tmp/script"
 expect 0 "--faults" $T --model bert --faults "$tmp/script" --json
 json 'len(j["events"]) == 2 and j["bitwise_equal"]'
+printf '\357\273\2771,2@1\n' >"$tmp/bom" # a UTF-8 byte-order mark first
+expect 0 "--faults with a byte-order mark" $T --faults "$tmp/bom" --json
+json 'len(j["events"]) == 1'
 expect 0 "--random-kills" $T --random-kills 3 --seed 5 --json
 json 'len(j["events"]) == 3 and j["check_pass"]'
 # random kills beside a --kill: the first draw (seed 1) kills (0,1) before

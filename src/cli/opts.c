@@ -323,6 +323,8 @@ int cli_parse_size(const char *s, size_t *out)
         mul = 1ULL << 30, end++;
     else if (*end == 'T' || *end == 't')
         mul = 1ULL << 40, end++;
+    if (mul > 1 && *end == 'i' && (end[1] == 'B' || end[1] == 'b'))
+        end++; /* 8MiB: the units are binary already */
     if (*end == 'B' || *end == 'b')
         end++;
     if (errno || *end || v > SIZE_MAX / mul) /* the caller says what is too large */

@@ -305,8 +305,10 @@ int ftm_fault_script_load(ftm_fault_script *s, const char *path, int origin,
         rc = core_fail_detail(FTM_EIO, detail, dlen, "cannot read it: %s",
                               err ? strerror(err) : "read error");
     fclose(f);
+    /* a UTF-8 byte-order mark (editors on some systems write one) */
+    size_t bom = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
     if (!rc)
-        rc = ftm_fault_script_parse_text(s, text, len, origin, detail, dlen);
+        rc = ftm_fault_script_parse_text(s, text + bom, len - bom, origin, detail, dlen);
     free(text);
     return rc;
 }
