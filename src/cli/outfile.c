@@ -172,13 +172,11 @@ static int std_stream(const char *path)
     return 0;
 }
 
-/* 1 when path is a pipe, socket or device, or this run's standard
- * output or error: written in place. */
+/* 1 when path is a pipe, socket or device: written in place. */
 static int special_file(const char *path)
 {
     struct stat st;
-    return std_stream(path) ||
-           (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 int cli_out_check(const char *cmd, const char *opt, const char *path)
@@ -191,7 +189,7 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
                                "/dev/stdout for standard output)", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
-    if (special_file(path) && !std_stream(path)) /* /dev/null may take every output */
+    if (special_file(path)) /* /dev/null may take every output */
         return 0;
     char *file = real_path(path);
     if (!file)
@@ -217,9 +215,10 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
 int cli_out_file(const char *cmd, const char *opt, const char *path, char **file)
 {
     *file = NULL;
-    if (strcmp(path, "-") && std_stream(path)) /* the rename would wipe the stream's file */
+    int fd = strcmp(path, "-") ? std_stream(path) : 0;
+    if (fd) /* the rename would wipe the stream's file */
         return cli_usage_error(cmd, "%s %s: is this run's standard %s: give another file name",
-                               opt, path, std_stream(path) == 1 ? "output" : "error");
+                               opt, path, fd == 1 ? "output" : "error");
     if (strcmp(path, "-") && special_file(path)) /* the rename would replace /dev/null */
         return cli_usage_error(cmd, "%s %s: not a regular file: give a file name", opt, path);
     int rc = cli_out_check(cmd, opt, path);
@@ -253,7 +252,7 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
     int rc = cli_out_check(cmd, opt, path);
     if (rc)
         return rc;
-    if (special_file(path))
+    if (special_file(path) || std_stream(path))
         return open_direct(cmd, o);
     if (!(o->dest = real_path(path)))
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
