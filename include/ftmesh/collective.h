@@ -211,12 +211,6 @@ FTM_EXTERN int ftm_allreduce_trees_build_kc(ftm_sched *s, const ftm_sched_ctx *c
                                             const ftm_mesh *m, size_t count, ftm_red red, int k,
                                             int nc);
 
-/* "slots" (slots.c): k shares, each reduced and broadcast over its own
- * trees packed into the free link-step slots. */
-FTM_EXTERN int ftm_allreduce_slots_build_k(ftm_sched *s, const ftm_sched_ctx *ctx,
-                                           const ftm_mesh *m, size_t count, ftm_red red, int k,
-                                           int r0);
-
 /* Building block shared by the algorithms: one step of a ring allreduce
  * (reduce-scatter, then all-gather) over a ring of n positions, described
  * by what each position OWNS: after the reduce-scatter, position i holds

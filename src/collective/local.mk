@@ -2,7 +2,7 @@
 # registry, --algo auto and the scenario sweep (above the cost model), and
 # the run-and-verify harness (above the runtime)
 libftmesh_la_SOURCES += src/collective/rows.c src/collective/rows.h src/collective/ring.c src/collective/registry.c src/collective/run.c src/collective/run_script.c src/collective/run_int.h \
-	src/collective/tree.c src/collective/trees.c src/collective/trees_pick.c src/collective/trees_balance.c src/collective/trees_just.c src/collective/trees_chunks.c src/collective/slots.c \
+	src/collective/tree.c src/collective/trees.c src/collective/trees_pick.c src/collective/trees_balance.c src/collective/trees_just.c src/collective/trees_chunks.c \
 	src/collective/trees_int.h src/collective/keep.c src/collective/keep.h src/collective/pieces.c src/collective/pieces.h src/collective/auto.c src/collective/sweep.c src/collective/throughput.c \
 	src/collective/scenarios.c
 ftmeshinclude_HEADERS += include/ftmesh/collective.h include/ftmesh/sweep.h include/ftmesh/throughput.h
