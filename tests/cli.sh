@@ -443,6 +443,20 @@ if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
         --batch 1) >"$tmp/out" 2>"$tmp/err"
     [ $? = 2 ] && ok || bad "train under ulimit -v: $(cat "$tmp/err")"
     grep_err "use a smaller mesh (each chip holds a replica, whatever the batch)"
+    # with OpenBLAS's own threads (they map their buffers a moment after
+    # the start) and malloc arenas per chip thread, the same command
+    # under a limit must give the same answer every time, and a run that
+    # fits must run: 8 tries of each
+    codes= fits=
+    for i in 1 2 3 4 5 6 7 8; do
+        (ulimit -v 1000000 && exec "$ftmesh" allreduce --mesh 8x8 --iters 1) >/dev/null 2>&1
+        codes="$codes$?"
+        (ulimit -v 1000000 && exec "$ftmesh" allreduce --mesh 8x8 --size 1M --iters 1) \
+            >/dev/null 2>"$tmp/err"
+        fits="$fits$?"
+    done
+    case $codes in 00000000 | 22222222) ok ;; *) bad "one command under ulimit -v, exits $codes" ;; esac
+    [ "$fits" = 00000000 ] && ok || bad "runs that fit failed under ulimit -v: $fits $(cat "$tmp/err")"
 else
     echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
 fi

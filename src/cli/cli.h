@@ -216,6 +216,11 @@ int cli_ranks_on_node(void);
  * and everything not counted (the messages say "3/4"). */
 #define CLI_MEM_SHARE 0.75
 double cli_mem_have(void);
+/* Under an address-space limit (ulimit -v), keeps glibc's malloc to two
+ * arenas: each arena a thread gets reserves 64 MiB of address space, up
+ * to 8 per core, and with one thread per chip that took more than a small
+ * limit holds, so runs that fit failed at random with "out of memory". */
+void cli_mem_arenas(void);
 /* What the chip threads of a run on m reserve beyond what the runtime's
  * estimate counts: under ulimit -v each thread's whole stack
  * (FTM_RT_STACK_BYTES), not the part it touches; else 0. Its note for a

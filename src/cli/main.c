@@ -83,6 +83,7 @@ int main(int argc, char **argv)
     /* A write past the file size limit (ulimit -f) fails with EFBIG and is
      * reported, its temporary file removed, rather than killing us. */
     signal(SIGXFSZ, SIG_IGN);
+    cli_mem_arenas();
     /* Under mpirun (a build with --with-mpi) every rank runs the command;
      * rank 0 prints. */
     int rc = cli_mpi_begin(&argc, &argv);

@@ -7,8 +7,12 @@
 #include "ftmesh/train.h"
 
 #include <stdio.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The address space this process already holds (libraries, OpenBLAS's
@@ -26,6 +30,31 @@ static double mem_mapped(void)
     return psize > 0 ? (double)pages * (double)psize : 0;
 }
 
+void cli_mem_arenas(void)
+{
+#ifdef M_ARENA_MAX
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+/* mem_mapped once it holds still: OpenBLAS's worker threads map their
+ * buffers (128 MiB each here) a moment after the process starts, so one
+ * early reading refused the same run at random. Reads 5 ms apart until
+ * two agree (at most 20 readings). */
+static double mem_settled(void)
+{
+    double now = mem_mapped(), before = -1;
+    struct timespec gap = { 0, 5000000 };
+    for (int i = 0; i < 20 && now != before; i++) {
+        nanosleep(&gap, NULL);
+        before = now;
+        now = mem_mapped();
+    }
+    return now > before ? now : before;
+}
+
 static double mem_have = -1;
 static int mem_by_limit; /* 1 when the address-space limit sets mem_have */
 
@@ -37,7 +66,7 @@ double cli_mem_have(void)
     mem_have = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        double left = (double)rl.rlim_cur - mem_mapped();
+        double left = (double)rl.rlim_cur - mem_settled();
         left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
         mem_by_limit = mem_have == 0 || left < mem_have;
         mem_have = mem_by_limit ? left : mem_have;
