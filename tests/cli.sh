@@ -461,6 +461,11 @@ else
     echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
 fi
 
+# A batch no machine holds is refused from its count, without making the
+# replica to count it (which AddressSanitizer builds abort on).
+expect 2 train --mesh 1x1 --batch 1048576
+grep_err "needs about 1116.6 GiB: 1 replica of 1143447 MiB"
+
 # A chip dies mid-allreduce: recovery on the chips left, still verified.
 expect 0 allreduce --mesh 6x6 --fail-during 2,2 --size 64K --iters 1 --json
 json "$tmp/out" 'j["died_during_run"] == [[2, 2]] and j["chips"] == 35 and j["wrong"] == 0'

@@ -96,6 +96,21 @@ START_TEST(mem_bytes)
     c.micro = 4;
     ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[2]), 0);
     ck_assert_uint_gt(b[2], b[1] + 1000);
+    /* the CLI's memory check draws a big batch's bytes through k and 2k
+     * examples (k the micro-batch, or 1) instead of making the replica:
+     * exact while every example past k adds the same bytes */
+    for (int kind = FTM_MODEL_RESNET; kind <= FTM_MODEL_BERT; kind++)
+        for (int micro = 0; micro <= 2; micro += 2) {
+            size_t k = micro ? (size_t)micro : 1, n = 7 * k + 3, y[3], at[3] = { k, 2 * k, n };
+            for (int i = 0; i < 3; i++) {
+                tiny(&c, kind, (int)at[i]);
+                c.micro = micro;
+                ck_assert_int_eq(ftm_model_mem_bytes(&c, &y[i]), 0);
+            }
+            ck_assert_uint_eq((y[1] - y[0]) % k, 0);
+            ck_assert_uint_eq(y[2] - y[0], (y[1] - y[0]) / k * (n - k));
+        }
+    tiny(&c, FTM_MODEL_BERT, 8);
     c.micro = 2;
     ftm_model *m;
     ck_assert_int_eq(ftm_model_create(&m, &c), 0);

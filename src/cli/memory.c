@@ -102,20 +102,22 @@ static int replica_count(const ftm_train_opts *t, long count, int micro, size_t 
     return ftm_model_mem_bytes(&mc, bytes);
 }
 
-/* The bytes one replica of t's model holds for count examples. Where
- * the machine cannot even reserve that, the count is drawn through the
- * counts for micro and 2 micro examples (the parameters are fixed, the
- * activations grow with the examples), so the refusal still says how
- * much it would need. */
+/* The bytes one replica of t's model holds for count examples. The
+ * parameters are fixed and the activations grow by the same bytes with
+ * every example past a micro-batch, so for more than two micro-batches
+ * the count is drawn through the counts for micro and 2 micro examples:
+ * a replica of a huge batch is never made only to be counted (it failed,
+ * or under AddressSanitizer aborted, where the machine cannot reserve it). */
 static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t *bytes)
 {
-    int rc = replica_count(t, count, micro, bytes);
-    size_t a, b;
     long k = micro > 0 ? micro : 1;
-    if (rc != FTM_ENOMEM || count <= 2 * k || replica_count(t, k, micro, &a) ||
-        replica_count(t, 2 * k, micro, &b) || b < a)
-        return rc;
-    *bytes = a + (size_t)((double)(b - a) / (double)k * (double)(count - k));
+    size_t a, b;
+    if (count <= 2 * k)
+        return replica_count(t, count, micro, bytes);
+    int rc = replica_count(t, k, micro, &a);
+    rc = rc ? rc : replica_count(t, 2 * k, micro, &b);
+    if (!rc)
+        *bytes = a + (size_t)((double)(b > a ? b - a : 0) / (double)k * (double)(count - k));
     return rc;
 }
 
