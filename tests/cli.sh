@@ -211,9 +211,24 @@ grep_out "# faults: --fail 0,7 --fail 1,2 --fail 6,6  # 3 drawn by --random-faul
 expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --json
 json "$tmp/out" 'j["schedule"]["algo"] == "ring" and "faster" in j["schedule"]["fallback"] and len(j["bands"]) > 0'
 expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --svg "$tmp/r2d.svg"
-grep -qF "2d runs the ring's schedule here (the ring is faster" "$tmp/r2d.svg" && ok || bad "rings --algo 2d --svg: no note of the ring's schedule"
+grep -qF "2d runs the ring's schedule here at --size 8M (the ring is faster" "$tmp/r2d.svg" && ok || bad "rings --algo 2d --svg: no note of the ring's schedule"
 expect 0 rings --mesh 8x8 --torus --algo 2d --svg "$tmp/r2d.svg"
 grep -qF "runs the ring" "$tmp/r2d.svg" && bad "rings --algo 2d --svg: a note on the healthy torus" || ok
+# rings and allreduce build for the same --size (default 8M), so they name
+# the same schedule: 2d on the healthy 8x8 mesh runs its own at 8M and the
+# ring's at 32K
+for size in "" 32K; do
+    sched=2d; [ -n "$size" ] && sched=ring
+    expect 0 rings --mesh 8x8 --algo 2d ${size:+--size $size} --json
+    json "$tmp/out" "j['schedule']['algo'] == '$sched'"
+    expect 0 allreduce --mesh 8x8 --algo 2d ${size:+--size $size} --model-only --json
+    json "$tmp/out" "j['schedule'] == '$sched'"
+done
+expect 0 rings --mesh 8x8 --algo 2d --size 32K
+grep_out "2d runs the ring's schedule on this mesh at --size 32K"
+expect 2 rings --algo 2d --size 6
+expect 0 rings --size 1M
+grep_err "warning: --size has no effect on the ring"
 # allreduce: the picture and the trace name the schedule that ran
 expect 0 allreduce --mesh 6x6 --fail 2,2 --algo 2d --size 64K --iters 1 --svg "$tmp/a.svg" --trace "$tmp/a.json"
 grep -qF "schedule run: ring (the ring is faster" "$tmp/a.svg" && ok || bad "allreduce --svg: no schedule run line"

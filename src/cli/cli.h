@@ -141,6 +141,9 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *val);
 
 /* Parses sizes like 4096, 64K, 64M, 1G, 1T (bytes, powers of 2). 0 on success. */
 int cli_parse_size(const char *s, size_t *out);
+/* bytes as --size takes them, the largest unit that divides them: "8M",
+ * "96K", "4100"; written into buf (n bytes), which it returns. */
+const char *cli_size_text(size_t bytes, char *buf, size_t n);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 
@@ -304,10 +307,11 @@ void cli_signals_graceful(atomic_int *flag);
 int cli_signal_exit(int sig);
 
 /* Pictures (pictures.c). Prints the terminal pictures of allreduce
- * algorithm algo on m (rings --algo); returns an exit code. */
-int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo);
+ * algorithm algo on m (rings --algo) for a buffer of count floats (which
+ * schedule an algorithm runs can depend on it); returns an exit code. */
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count);
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
-int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo);
+int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)
  * to f; 0 or an FTM_E* code. */
 struct ftm_train_result;

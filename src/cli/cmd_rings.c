@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_ALGO = CLI_O_CMD, O_SVG };
+enum { O_ALGO = CLI_O_CMD, O_SVG, O_SIZE };
 
 static const cli_opt rings_table[] = {
     { "algo", "NAME", O_ALGO,
@@ -21,6 +21,11 @@ static const cli_opt rings_table[] = {
       "its row bands: 'alternate' ones go around a hole),\n"
       "2d-concurrent or 2d-lines" },
     { "svg", "FILE", O_SVG, "also write the picture as SVG (alternate rings\ndashed)" },
+    { "size", "BYTES", O_SIZE,
+      "the buffer per chip the schedule is built for, as\n"
+      "allreduce's --size (default 8M): which schedule an\n"
+      "algorithm runs can depend on it; at least 8 x chips^2\n"
+      "bytes (the pictures need a block for every chip)" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
@@ -47,6 +52,8 @@ typedef struct rings_args {
     cli_mesh_opts o;
     const char *algo;
     const char *svg;
+    size_t bytes;      /* --size */
+    int size_given;
 } rings_args;
 
 static int rings_opt(void *ctx, int id, const char *name, const char *v)
@@ -57,6 +64,17 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
             return cli_usage_error("rings", "--algo %s: expected ring, bidir, tree, trees, 2d, "
                                    "2d-concurrent or 2d-lines", v);
         a->algo = v;
+        return 0;
+    }
+    if (id == O_SIZE) {
+        a->size_given = 1;
+        if (cli_parse_size(v, &a->bytes) || a->bytes % 4 || a->bytes == 0)
+            return cli_usage_error("rings", "--size %s: expected a positive multiple of 4 bytes, "
+                                   "e.g. 4096, 64K, 8M", v);
+        if ((uint64_t)a->bytes >= FTM_SCHED_MAX_BYTES)
+            return cli_usage_error("rings", "--size %s: too large: the schedules address at most "
+                                   "%llu bytes per chip (1T - 4); give a smaller --size", v,
+                                   (unsigned long long)FTM_SCHED_MAX_BYTES - 4);
         return 0;
     }
     if (id == O_SVG) {
@@ -152,24 +170,32 @@ static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
     cli_faults_record_json(j, o, m);
 }
 
-/* The schedule algo builds here, for --json and for the note of --svg:
- * the algorithm it runs ("fallback" says why when that is another one),
- * its steps (the most any chip takes) and transfers, for a buffer of 2 x
- * chips^2 floats, the size the pictures are drawn for. Built for real,
- * packed (a few bytes a transfer): a dry run would not pick between
- * schedules by time as the real build does. Up to the pod sizes
+/* The floats the schedules of --algo are built for: --size, and at least
+ * 2 x chips^2 (every block of every ring non-empty in the pictures; 64 a
+ * chip past SCHED_JSON_CHIPS, where only --svg draws). The same count for
+ * the text, --json and --svg, so they name the same schedule. */
+#define SCHED_JSON_CHIPS 1024
+static size_t rings_count(const ftm_mesh *m, size_t bytes)
+{
+    size_t n = (size_t)m->nchips, least = n <= SCHED_JSON_CHIPS ? 2 * n * n : 64 * n;
+    return bytes / 4 > least ? bytes / 4 : least;
+}
+
+/* The schedule algo builds here for count floats, for --json and for the
+ * note of --svg: the algorithm it runs ("fallback" says why when that is
+ * another one), its steps (the most any chip takes) and transfers. Built
+ * for real, packed (a few bytes a transfer): a dry run would not pick
+ * between schedules by time as the real build does. Up to the pod sizes
  * (SCHED_JSON_CHIPS: under a second); null beyond (2d-lines takes 30 s on
  * 64x64), and null with an error when the build fails. */
-#define SCHED_JSON_CHIPS 1024
 #define SCHED_NOT_BUILT 1 /* not built: past SCHED_JSON_CHIPS, or not needed */
-static int sched_build(const ftm_mesh *m, const char *algo, ftm_sched *s)
+static int sched_build(const ftm_mesh *m, const char *algo, size_t count, ftm_sched *s)
 {
     if (m->nchips > SCHED_JSON_CHIPS)
         return SCHED_NOT_BUILT;
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     ftm_sched_ctx ctx = { .packed = 1 };
-    return a ? a->build(s, &ctx, m, (size_t)m->nchips * (size_t)m->nchips * 2, FTM_RED_SUM_F32)
-             : FTM_EINVAL;
+    return a ? a->build(s, &ctx, m, count, FTM_RED_SUM_F32) : FTM_EINVAL;
 }
 
 /* The "schedule" object of s (built by sched_build with result err):
@@ -286,7 +312,7 @@ static int svg_2d(FILE *f, const ftm_mesh *m, const ftm_plan2d *p, const char *n
 }
 
 /* --algo 2d: the bands of the 2-D allreduce and their rings. */
-static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
+static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, size_t count, cli_out *svg)
 {
     ftm_plan2d p;
     int err = ftm_plan2d_build(m, &p);
@@ -296,17 +322,18 @@ static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
     int U = usable ? ftm_plan2d_columns(m, &p, usable) : 0;
     int rc = 0;
     ftm_sched s; /* for the JSON and the picture's note: text draws its own */
-    err = o->json || svg->f ? sched_build(m, "2d", &s) : SCHED_NOT_BUILT;
+    err = o->json || svg->f ? sched_build(m, "2d", count, &s) : SCHED_NOT_BUILT;
     if (o->json) {
         rc = json_2d(m, o, &p, usable, U, &s, err);
     } else {
         text_2d(m, &p, usable, U);
-        rc = cli_rings_algo_pictures(m, "2d");
+        rc = cli_rings_algo_pictures(m, "2d", count);
     }
     free(usable);
-    char note[200] = "";
+    char note[200] = "", size[32];
     if (!err && s.fallback) /* the bands are the plan; say what runs */
-        snprintf(note, sizeof note, "2d runs the %s's schedule here (%s)", s.algo, s.fallback);
+        snprintf(note, sizeof note, "2d runs the %s's schedule here at --size %s (%s)", s.algo,
+                 cli_size_text(count * 4, size, sizeof size), s.fallback);
     int src = svg->f ? cli_out_commit("rings", svg, svg_2d(svg->f, m, &p, note[0] ? note : NULL))
                      : 0;
     rc = rc ? rc : src;
@@ -374,7 +401,8 @@ static int show_ring(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
 }
 
 /* --algo bidir, tree, 2d-concurrent: pictures from the schedule. */
-static int show_algo(const ftm_mesh *m, const cli_mesh_opts *o, const char *algo, cli_out *svg)
+static int show_algo(const ftm_mesh *m, const cli_mesh_opts *o, const char *algo, size_t count,
+                     cli_out *svg)
 {
     int rc = 0;
     if (o->json) {
@@ -386,21 +414,21 @@ static int show_algo(const ftm_mesh *m, const cli_mesh_opts *o, const char *algo
         bound_json(&j, m);
         cli_ranks_json(&j, m);
         ftm_sched s;
-        int err = sched_build(m, algo, &s);
+        int err = sched_build(m, algo, count, &s);
         rc = schedule_json(&j, &s, err, algo);
         if (!err)
             ftm_sched_free(&s);
         cli_json_end(&j);
     } else {
-        rc = cli_rings_algo_pictures(m, algo);
+        rc = cli_rings_algo_pictures(m, algo, count);
     }
-    int src = svg->f ? cli_out_commit("rings", svg, cli_rings_algo_svg(svg->f, m, algo)) : 0;
+    int src = svg->f ? cli_out_commit("rings", svg, cli_rings_algo_svg(svg->f, m, algo, count)) : 0;
     return rc ? rc : src;
 }
 
 int cli_rings(int argc, char **argv)
 {
-    rings_args a = { .algo = "ring", .svg = NULL };
+    rings_args a = { .algo = "ring", .svg = NULL, .bytes = 8 << 20 };
     if (cli_mesh_opts_init(&a.o, "rings", argc))
         return CLI_EXIT_FAIL;
     ftm_mesh m;
@@ -410,14 +438,18 @@ int cli_rings(int argc, char **argv)
         usage();
     if (!rc)
         cli_mesh_warn_seeds(&a.o, 0, -1);
+    if (!rc && a.size_given && !strcmp(a.algo, "ring"))
+        cli_warn("rings", "--size has no effect on the ring (its route is the same for every "
+                 "size): it is for --algo");
     if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
         cli_warn_flush();
         if (!a.o.json)
             cli_faults_record_text(&a.o, &m);
         if (!a.svg || !(rc = cli_out_open("rings", &svg, "--svg", a.svg)))
             rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, &a.o, &svg)
-                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, &a.o, &svg)
-                                             : show_algo(&m, &a.o, a.algo, &svg);
+                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, &a.o, rings_count(&m, a.bytes), &svg)
+                                             : show_algo(&m, &a.o, a.algo, rings_count(&m, a.bytes),
+                                                         &svg);
         cli_out_discard(&svg); /* not written: the run failed */
         if (!rc && !a.o.json)
             bound_text(&m);

@@ -333,6 +333,20 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
+const char *cli_size_text(size_t bytes, char *buf, size_t n)
+{
+    static const char unit[] = "TGMK";
+    for (int i = 0; i < 4; i++) {
+        size_t u = (size_t)1 << (10 * (4 - i));
+        if (bytes >= u && bytes % u == 0) {
+            snprintf(buf, n, "%zu%c", bytes / u, unit[i]);
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%zu", bytes);
+    return buf;
+}
+
 /* opt: the option as the user typed it ("--seed", "--fault-seed"). */
 static int parse_seed(const char *cmd, const char *opt, const char *v, uint64_t *seed)
 {

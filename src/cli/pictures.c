@@ -134,7 +134,7 @@ static int has_phase(const ftm_sched *s, const char *phase)
     return 0;
 }
 
-int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     if (!a)
@@ -144,8 +144,6 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
                m->cols, FTM_VIZ_WIDTH);
         return 0;
     }
-    /* Enough elements that every block of every ring is non-empty. */
-    size_t count = (size_t)m->nchips * (size_t)m->nchips * 2;
     ftm_sched s;
     int err = a->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
@@ -153,12 +151,17 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
     int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter") &&
                        !has_phase(&s, "2d-lines");
     int fell = ring || (strcmp(algo, "trees") == 0 && s.fallback);
+    char size[32];
+    cli_size_text(count * 4, size, sizeof size);
     if (ring)
-        printf("%s runs the ring's schedule on this mesh: the cost model finds\n"
-               "it faster than rows then columns (small, thin or crowded meshes).\n\n",
-               algo);
+        printf("%s runs the ring's schedule on this mesh at --size %s: the cost model\n"
+               "finds it faster than rows then columns (small, thin or crowded meshes).\n\n",
+               algo, size);
     else if (fell)
         printf("trees runs the %s's schedule here: %s.\n\n", s.algo, s.fallback);
+    else if (s.fallback) /* never the ring's: drawn as what it is */
+        printf("%s runs %s's schedule here at --size %s: %s.\n\n", algo, s.algo, size,
+               s.fallback);
     char cap[96];
     snprintf(cap, sizeof cap, "the %s's schedule, which %s runs here", s.algo, algo);
     if (fell)
@@ -182,13 +185,13 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo)
 /* rings --algo NAME --svg FILE: the links of the algorithm's first phase
  * (bidir's two rings; the tree; 2d-concurrent's rows and columns of the two
  * halves; trees' first tree). Returns 0 or an FTM_E* code. */
-int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo)
+int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     if (!a)
         return FTM_EINVAL;
     ftm_sched s;
-    int err = a->build(&s, NULL, m, (size_t)m->nchips * 64, FTM_RED_SUM_F32);
+    int err = a->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
         return err;
     int first_tree = strcmp(algo, "trees") == 0 && !s.fallback;
