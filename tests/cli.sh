@@ -305,6 +305,12 @@ grep_out "3 micro-batches of up to 4 examples for 16 chips"
 expect 0 train --mesh 4x4 --steps 1 --batch 16
 grep -q "note" "$tmp/out" && bad "train --batch 16 on 16 chips: no chip idle, yet a note" || ok
 
+# the run's CPU totals count every attempt: with a chip dying in step 5 of
+# 8, forward/backward CPU in all is at least what the steps report (it was
+# the last attempt's, steps 5 to 7, alone)
+expect 0 train --mesh 4x4 --steps 8 --fail-during 2,2 --fail-step 5 --json
+json "$tmp/out" 'j["math_cpu_s"] >= 0.9 * sum(s["math_cpu_s"] for s in steps)'
+
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
     --svg "$tmp/t.svg"

@@ -13,61 +13,79 @@
 #include "trainer.h"
 
 /* The lead's final parameters into res->params (every process), and
- * every replica compared with them where it lives; per-chip CPU figures
- * and sgemm counters summed over the processes (in chip order). */
+ * every replica compared with them where it lives. */
 int train_compare_replicas(trainer *t)
 {
     ftm_train_result *res = t->res;
     int n = t->m->nchips, rc = 0;
     size_t np = res->nparams;
-    double *cpu = calloc((size_t)n * 4 + 2, sizeof *cpu);
-    uint64_t *differs = calloc((size_t)n + 1, sizeof *differs);
-    if (!(res->params = malloc(sizeof(float) * np)) || !cpu || !differs)
+    uint64_t *differs = calloc((size_t)n, sizeof *differs);
+    if (!(res->params = malloc(sizeof(float) * np)) || !differs)
         rc = FTM_ENOMEM;
     if (!rc && t->cs[t->lead].m)
         memcpy(res->params, ftm_model_params(t->cs[t->lead].m), sizeof(float) * np);
     if (!rc)
         rc = ftm_rt_bcast(t->rt, res->params, sizeof(float) * np, t->lead);
-    ftm_gemm_stats g;
-    memset(&g, 0, sizeof g);
     for (int id = 0; id < n && !rc; id++) {
         const chip_st *c = &t->cs[id];
-        if (!ftm_mesh_alive(t->m, id) || !c->m)
-            continue;
+        if (ftm_mesh_alive(t->m, id) && c->m)
+            differs[id] = memcmp(ftm_model_params(c->m), res->params, sizeof(float) * np) != 0;
+    }
+    if (!rc)
+        rc = ftm_rt_sum_u64(t->rt, differs, (size_t)n);
+    if (!rc) {
+        res->replicas_equal = 1;
+        res->replica_mismatch_chip = -1;
+    }
+    for (int id = 0; id < n && !rc && res->replicas_equal; id++)
+        if (ftm_mesh_alive(t->m, id) && differs[id]) {
+            res->replicas_equal = 0;
+            res->replica_mismatch_chip = id;
+        }
+    free(differs);
+    return rc;
+}
+
+/* This attempt's per-chip CPU figures and sgemm counters, summed over
+ * the processes (in chip order), added to res: every attempt's, so that
+ * a run that recovered from a failure or stopped for a repair counts
+ * the steps of every attempt. */
+int train_sum_counters(trainer *t)
+{
+    ftm_train_result *res = t->res;
+    int n = t->m->nchips;
+    double *cpu = calloc((size_t)n * 4 + 3, sizeof *cpu);
+    if (!cpu)
+        return FTM_ENOMEM;
+    ftm_gemm_stats g;
+    memset(&g, 0, sizeof g);
+    for (int id = 0; id < n; id++) {
+        const chip_st *c = &t->cs[id];
+        if (!c->m)
+            continue; /* not this process's, or dead from the start */
         ftm_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
         double v[4] = { c->math_cpu, c->hook_cpu, c->grad_cpu, c->optim_cpu };
         for (int k = 0; k < 4; k++)
             cpu[(size_t)k * (size_t)n + (size_t)id] = v[k];
-        differs[id] = memcmp(ftm_model_params(c->m), res->params, sizeof(float) * np) != 0;
     }
     cpu[4 * n] = g.flops;
     cpu[4 * n + 1] = g.seconds;
-    differs[n] = g.calls;
-    if (!rc && !(rc = ftm_rt_sum_f64(t->rt, cpu, (size_t)n * 4 + 2)))
-        rc = ftm_rt_sum_u64(t->rt, differs, (size_t)n + 1);
+    cpu[4 * n + 2] = (double)g.calls; /* exact below 2^53 calls */
+    int rc = ftm_rt_sum_f64(t->rt, cpu, (size_t)n * 4 + 3);
     if (!rc) {
         /* the shapes stay this process's (the report prints the totals) */
         g.flops = cpu[4 * n];
         g.seconds = cpu[4 * n + 1];
-        g.calls = differs[n];
+        g.calls = (uint64_t)cpu[4 * n + 2];
         ftm_gemm_stats_add(&res->gemm, &g);
-        res->replicas_equal = 1;
-        res->replica_mismatch_chip = -1;
     }
     for (int id = 0; id < n && !rc; id++) {
-        if (!ftm_mesh_alive(t->m, id))
-            continue;
         res->math_cpu_s += cpu[id];
         res->hook_cpu_s += cpu[n + id];
         res->grad_cpu_s += cpu[2 * n + id];
         res->optim_cpu_s += cpu[3 * n + id];
-        if (res->replicas_equal && differs[id]) {
-            res->replicas_equal = 0;
-            res->replica_mismatch_chip = id;
-        }
     }
     free(cpu);
-    free(differs);
     return rc;
 }
 
@@ -211,7 +229,7 @@ int train_sync_run(trainer *t)
     if (!rc && v[n])
         atomic_store(&t->halt, (int)v[n]);
     if (!rc && v[n + 2] > 0)
-        res->cpu_s = v[n + 1];
+        res->cpu_s += v[n + 1]; /* every attempt's */
     free(v);
     for (long s = seen; s < R && !rc; s++)
         if (t->cb && t->cb->step)

@@ -219,6 +219,8 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     int e = ftm_rt_script_sync(t->faults, t->rt);
     if (!e)
         e = train_sync_run(t);
+    if (!e)
+        e = train_sum_counters(t);
     if (e)
         return e;
     if (rc == FTM_EHANG && (res->stuck = malloc(sizeof(ftm_stuck) * (size_t)m->nchips)))

@@ -343,7 +343,7 @@ int train_chip_fn(ftm_chip *chip, void *arg)
         if (v[BAR_HALT])
             break;
     }
-    if (!rc && id == t->reporter) {
+    if (id == t->reporter) { /* after a failure too: the CPU of every attempt counts */
         t->cpu_local = train_process_cpu() - t->cpu0;
         t->cpu_set = 1;
     }

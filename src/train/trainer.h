@@ -133,8 +133,11 @@ int train_rejoin_joining(const trainer *t, int id);
 /* ---- agree.c: after a run, over every process ------------------------------ */
 
 /* The lead's final parameters into res->params (every process), every
- * replica compared with them where it lives, per-chip figures summed. */
+ * replica compared with them where it lives. */
 int train_compare_replicas(trainer *t);
+/* After every attempt: its per-chip CPU figures and sgemm counters,
+ * summed over the processes, added to res. */
+int train_sum_counters(trainer *t);
 /* After FTM_EDIVERGED: the earliest diverged step over every process. */
 int train_note_divergence(trainer *t, const ftm_mesh *m);
 /* Allocates snap's params and optimizer state once (o's optimizer). */
