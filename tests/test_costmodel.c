@@ -428,6 +428,15 @@ START_TEST(test_tput_step_formula)
     ck_close(r.examples_per_s, 32768.0 / (compute + 0.75e-3));
     ftm_tput_step(&p, 1, &r); /* BERT-large: 6 x 340M x 512 per example */
     ck_close(r.compute_s, 32768.0 / 1020 * 6.0 * 340e6 * 512 / 50e12);
+    /* all of it hidden, but no more than the backward pass (2/3 of the
+     * compute) can hide: an allreduce 3x the compute leaves 7/3 of it */
+    p.overlap = 1;
+    r.allreduce_s = 3 * compute;
+    ftm_tput_step(&p, 0, &r);
+    ck_close(r.step_s, compute + 3 * compute - 2 * compute / 3);
+    r.allreduce_s = compute / 2;
+    ftm_tput_step(&p, 0, &r);
+    ck_close(r.step_s, compute);
 }
 END_TEST
 

@@ -5,7 +5,8 @@
  *
  *   compute_s   = (global_batch / healthy_chips) * flops_per_example / chip_flops
  *                 (dead chips' examples move to the survivors: x P/(P-k))
- *   step_s      = compute_s + (1 - overlap) * allreduce_s
+ *   step_s      = compute_s + allreduce_s - min(overlap * allreduce_s, 2/3 compute_s)
+ *                 (the backward pass, 2/3 of the FLOPs, is all it can hide under)
  *   examples/s  = global_batch / step_s
  *   impact_pct  = 100 * (1 - examples/s / the healthy torus's examples/s)
  *

@@ -25,7 +25,8 @@ enum {
 /* ftmesh sweep --throughput (sweep_tput.c) */
 static const cli_opt tput_table[] = {
     { "throughput", NULL, O_TPUT, "training throughput at pod scale instead (the options below)" },
-    { "overlap", "F", O_OVERLAP, "share of the allreduce hidden under the backward pass, 0..1\n(default 0)" },
+    { "overlap", "F", O_OVERLAP, "share of the allreduce hidden under the backward pass, 0..1\n"
+      "(default 0); the backward pass, 2/3 of the compute, is the\nmost it hides" },
     { "chip-TFLOPS", "X", O_CHIP_TFLOPS, "sustained TFLOP/s per chip (default 50; TPU-v3 peak 123)" },
     { "resnet50-GFLOP", "X", O_RESNET_GFLOP, "GFLOP per ResNet-50 training example (default 24.6)" },
     { "bert-GFLOP", "X", O_BERT_GFLOP,

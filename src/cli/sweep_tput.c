@@ -109,9 +109,12 @@ static void json_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
 
 static void text_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows, int n)
 {
-    printf("# training step = compute + %.2f x allreduce; chip %.1f TFLOP/s sustained\n"
+    char hide[64] = "";
+    if (p->overlap > 0)
+        snprintf(hide, sizeof hide, " - min(%.2f x allreduce, 2/3 compute)", p->overlap);
+    printf("# training step = compute + %sallreduce%s; chip %.1f TFLOP/s sustained\n"
            "%-6s %-10s %-14s %5s %7s %-13s %10s %10s %9s %12s %8s\n",
-           1.0 - p->overlap, p->chip_flops / 1e12, "torus", "model", "scenario", "chips", "batch",
+           p->overlap > 0 ? "" : "1.00 x ", hide, p->chip_flops / 1e12, "torus", "model", "scenario", "chips", "batch",
            "algo", "compute_ms", "allred_ms", "step_ms", "examples/s", "impact%");
     for (int i = 0; i < n; i++) {
         const ftm_tput_row *r = &rows[i];

@@ -64,7 +64,11 @@ void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)
 {
     double per_chip = (double)row->global_batch / (double)row->chips;
     row->compute_s = per_chip * p->flops_per_example[md] / p->chip_flops;
-    row->step_s = row->compute_s + (1.0 - p->overlap) * row->allreduce_s;
+    /* the backward pass is about 2/3 of a step's FLOPs (twice the forward
+     * pass's: a gradient for the input and one for the weights), and an
+     * allreduce can hide under nothing longer */
+    double hidden = p->overlap * row->allreduce_s, backward = row->compute_s * 2.0 / 3.0;
+    row->step_s = row->compute_s + row->allreduce_s - (hidden < backward ? hidden : backward);
     row->examples_per_s = (double)row->global_batch / row->step_s;
 }
 
