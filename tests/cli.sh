@@ -482,6 +482,12 @@ else
     echo "skipped: the memory check under ulimit -v (this binary does not start under it)"
 fi
 
+# one chip left and no hop latency: nothing to send, not "out of memory"
+# (the trees' chunk count was 0/0); also when a death leaves one chip
+expect 0 allreduce --mesh 1x1 --hop-us 0 --algo trees --size 4K --model-only
+expect 0 allreduce --mesh 1x2 --hop-us 0 --algo auto --fail-during 0,1 --size 4K --iters 1 --json
+json "$tmp/out" 'j["chips"] == 1 and j["wrong"] == 0'
+
 # A batch no machine holds is refused from its count, without making the
 # replica to count it (which AddressSanitizer builds abort on).
 expect 2 train --mesh 1x1 --batch 1048576

@@ -24,6 +24,8 @@
 double tr_chunk_product(int h, size_t bytes, const ftm_cost_params *cost)
 {
     ftm_cost_params p = coll_cost(cost);
+    if (h <= 0) /* one live chip: nothing to fill (and 0/0 with no hop latency) */
+        return 0;
     return sqrt(2.0 * h * (double)bytes * (1 + p.link_Bps / p.hbm_Bps) / (p.link_Bps * p.hop_s));
 }
 
@@ -37,7 +39,7 @@ int tr_pick_chunks(const tset *T, size_t bytes, int live, const ftm_cost_params 
     double elems = ceil((double)T->count / T->k); /* more chunks than elements send nothing */
     c = c > cap ? cap : c;
     c = c > elems ? elems : c;
-    return c < 1 ? 1 : (int)(c + 0.5);
+    return c >= 1 ? (int)(c + 0.5) : 1; /* also where c is not a number */
 }
 
 /* The up chunks for nc down chunks of about chunk bytes: a summed chunk
