@@ -19,6 +19,13 @@ for i in 1 2 3; do
     json 'len(steps) == 3 and all(s["loss"] > 0 for s in steps) and j["check_pass"] and j["examples_per_s"] is not None and j["events"][0]["what"] == "chip (2,1)"'
 done
 
+# A link that dies unnoticed (the 15-chip ring does not use it) is told
+# when the run after the repair finds it: after the repair, as train
+# tells it, with the one iteration that run lost
+expect 0 "unnoticed link" $FTMESH allreduce --mesh 4x4 --size 4K --iters 5 --kill 1,1@1 \
+    --kill 'link:0,0>0,1@2:5' --repair 1,1@3 --json
+json '[(e["kind"], e["step"]) for e in j["events"]] == [("kill", 1), ("repair", 3), ("kill", 2)] and [r["after_step"] for r in j["runs"]] == [None, 1, 3, 2] and abs(j["events"][2]["lost_modeled_s"] - j["events"][2]["modeled_before_s"]) < 1e-12 and j["events"][2]["chips_after"] == 16'
+
 # Links, hosts, phases; the events list
 expect 0 "kills" $T --mesh 4x4 --kill link:0,0-0,1@1:forward --kill host:2,2@2:allreduce:3 --json
 json '[e["what"] for e in j["events"]] == ["link (0,0)-(0,1)", "host (2,2)"] and j["chips"] == 12 and j["bitwise_equal"] and all(set(e) >= {"step", "phase", "what", "detected_by", "lost_wall_s", "lost_modeled_s", "chips_after"} for e in j["events"])'

@@ -385,13 +385,16 @@ static void print_picks(const ar_args *a, const ftm_allreduce_result *r, int see
     }
 }
 
-/* The records in time order (dead links nothing needed come after the
- * run's events; the others are in order already, so the noticed ones
- * keep theirs), logged with auto's pick after each rebuild. */
+/* The records in the order they were told: the noticed ones as the
+ * runs noticed them (a link that died unnoticed is told when a later run
+ * finds it, after a repair in between, as train tells it); the dead
+ * links nothing needed, recorded after the runs, each moved back to its
+ * iteration among them. Logged with auto's pick after each rebuild. */
 static void log_events(const ar_args *a, ftm_allreduce_result *r)
 {
     for (int i = 1; i < r->nevents; i++)
-        for (int k = i; k > 0 && r->events[k].when < r->events[k - 1].when; k--) {
+        for (int k = i; k > 0 && !r->events[k].noticed && r->events[k].when < r->events[k - 1].when;
+             k--) {
             ftm_fault_record t = r->events[k];
             r->events[k] = r->events[k - 1];
             r->events[k - 1] = t;

@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "run_int.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,11 @@ static int run_job(ftm_chip *chip, const ar_batch *b, ar_job *j)
             rc = ftm_rt_script_after(b->rf->f, chip, b->m, it);
         if (!rc)
             rc = ftm_chip_barrier(chip);
+        if (rc && b->rf) {
+            int least = atomic_load(&b->rf->fail_it);
+            while (it < least && !atomic_compare_exchange_weak(&b->rf->fail_it, &least, it))
+                ;
+        }
         if (rc)
             return rc;
         if (id == b->timer_chip) {
@@ -341,6 +347,7 @@ static int run_batch(ar_batch *b, ftm_allreduce_result *res)
     if (!rc && b->rf) {
         ftm_rt_script_rt(b->rf->f, b->rt);
         ftm_rt_script_attempt(b->rf->f, b->m);
+        atomic_store(&b->rf->fail_it, INT_MAX);
     }
     for (int i = 0; i < b->njobs && !rc; i++)
         rc = ftm_rt_declare_sched(b->rt, b->jobs[i].s);

@@ -5,6 +5,8 @@
 #include "ftmesh/collective.h"
 #include "ftmesh/runtime.h"
 
+#include <stdatomic.h>
+
 /* A script's recovery between runs. */
 typedef struct run_fault {
     ftm_rt_script *f;
@@ -12,6 +14,8 @@ typedef struct run_fault {
     int have_next;
     int first;                 /* that failure's records: events[first..] */
     double modeled0;           /* modeled allreduce of the failed run */
+    atomic_int fail_it;        /* the iteration the last run failed in (the
+                                * least any chip returned an error in) */
     const char *algo, *schedule; /* what the last run ran */
 } run_fault;
 

@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "run_int.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,12 @@ static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *
         e->resumed = 0;
         e->chips_after = ftm_mesh_healthy_count(next);
         e->lost_wall_s = i == rf->first ? core_now_s() - t0 : 0;
-        /* the run starts over: the iterations before, and the one it
-         * struck in unless it struck at its start */
-        long redone = e->when + (e->phase != FTM_PHASE_START);
+        /* the run starts over: the iterations before the one it failed
+         * in, and that one unless it failed at its start (a kill that
+         * struck at the start of it); a link that died unnoticed in an
+         * earlier run fails a later one in its allreduce */
+        long it = atomic_load(&rf->fail_it), at = it < INT_MAX ? it : e->when;
+        long redone = at + (at != e->when || e->phase != FTM_PHASE_START);
         e->lost_modeled_s = i == rf->first ? rf->modeled0 * (double)redone : 0;
         e->modeled_before_s = rf->modeled0;
         e->modeled_after_s = after;
