@@ -25,6 +25,10 @@ done
 expect 0 "unnoticed link" $FTMESH allreduce --mesh 4x4 --size 4K --iters 5 --kill 1,1@1 \
     --kill 'link:0,0>0,1@2:5' --repair 1,1@3 --json
 json '[(e["kind"], e["step"]) for e in j["events"]] == [("kill", 1), ("repair", 3), ("kill", 2)] and [r["after_step"] for r in j["runs"]] == [None, 1, 3, 2] and abs(j["events"][2]["lost_modeled_s"] - j["events"][2]["modeled_before_s"]) < 1e-12 and j["events"][2]["chips_after"] == 16'
+# the same where it died at the start of iteration 0: that run lost one too
+expect 0 "unnoticed link at 0" $FTMESH allreduce --mesh 4x4 --size 4K --iters 5 --fail 1,1 \
+    --kill 'link:0,0>0,1@0' --repair 1,1@3 --json
+json '[(e["kind"], e["step"]) for e in j["events"]] == [("repair", 3), ("kill", 0)] and abs(j["events"][1]["lost_modeled_s"] - j["events"][1]["modeled_before_s"]) < 1e-12'
 
 # Links, hosts, phases; the events list
 expect 0 "kills" $T --mesh 4x4 --kill link:0,0-0,1@1:forward --kill host:2,2@2:allreduce:3 --json

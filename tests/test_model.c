@@ -96,19 +96,40 @@ START_TEST(mem_bytes)
     c.micro = 4;
     ck_assert_int_eq(ftm_model_mem_bytes(&c, &b[2]), 0);
     ck_assert_uint_gt(b[2], b[1] + 1000);
-    /* the CLI's memory check draws a big batch's bytes through k and 2k
-     * examples (k the micro-batch, or 1) instead of making the replica:
-     * exact while every example past k adds the same bytes */
-    for (int kind = FTM_MODEL_RESNET; kind <= FTM_MODEL_BERT; kind++)
-        for (int micro = 0; micro <= 2; micro += 2) {
-            size_t k = micro ? (size_t)micro : 1, n = 7 * k + 3, y[3], at[3] = { k, 2 * k, n };
+    /* the CLI's memory check (src/cli/memory.c: replica_bytes) draws the
+     * bytes for n examples in micro-batches of m (0: one) through those of
+     * (2, 1), (4, 1) and (4, 2) instead of making the replica: exact while
+     * every example and every example of a micro-batch adds the same
+     * bytes, on these tiny models and on the defaults the CLI trains */
+    for (int def = 0; def <= 1; def++)
+        for (int kind = FTM_MODEL_RESNET; kind <= FTM_MODEL_BERT; kind++) {
+            double y[3];
+            static const int at[3][2] = { { 2, 1 }, { 4, 1 }, { 4, 2 } };
             for (int i = 0; i < 3; i++) {
-                tiny(&c, kind, (int)at[i]);
-                c.micro = micro;
-                ck_assert_int_eq(ftm_model_mem_bytes(&c, &y[i]), 0);
+                size_t v;
+                if (def)
+                    ftm_model_config_default(&c, kind);
+                else
+                    tiny(&c, kind, 1);
+                c.max_batch = at[i][0];
+                c.micro = at[i][1];
+                ck_assert_int_eq(ftm_model_mem_bytes(&c, &v), 0);
+                y[i] = (double)v;
             }
-            ck_assert_uint_eq((y[1] - y[0]) % k, 0);
-            ck_assert_uint_eq(y[2] - y[0], (y[1] - y[0]) / k * (n - k));
+            double per = (y[1] - y[0]) / 2, per_micro = y[2] - y[1], base = y[0] - 2 * per - per_micro;
+            static const int nm[5][2] = { { 9, 0 }, { 9, 3 }, { 16, 16 }, { 33, 5 }, { 5, 8 } };
+            for (int i = 0; i < 5; i++) {
+                size_t v;
+                if (def)
+                    ftm_model_config_default(&c, kind);
+                else
+                    tiny(&c, kind, 1);
+                c.max_batch = nm[i][0];
+                c.micro = nm[i][1];
+                ck_assert_int_eq(ftm_model_mem_bytes(&c, &v), 0);
+                double m = nm[i][1] > 0 && nm[i][1] < nm[i][0] ? nm[i][1] : nm[i][0];
+                ck_assert_double_eq(base + per * nm[i][0] + per_micro * m, (double)v);
+            }
         }
     tiny(&c, FTM_MODEL_BERT, 8);
     c.micro = 2;

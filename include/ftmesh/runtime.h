@@ -223,6 +223,8 @@ typedef struct ftm_fault_record {
     char from[32];             /* repair: the chip that sent the state,
                                   "(R,C)" ("" when nothing was sent) */
     uint64_t state_bytes;      /* repair: bytes of state the links carried */
+    int earlier;               /* struck in an earlier run than the one
+                                  that noticed it (a link nothing needed) */
 } ftm_fault_record;
 
 

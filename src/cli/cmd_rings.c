@@ -25,7 +25,8 @@ static const cli_opt rings_table[] = {
       "the buffer per chip the schedule is built for, as\n"
       "allreduce's --size (default 8M): which schedule an\n"
       "algorithm runs can depend on it; at least 8 x chips^2\n"
-      "bytes (the pictures need a block for every chip)" },
+      "bytes (256 x chips past 1024 chips): the pictures need a\n"
+      "block for every chip" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
@@ -35,7 +36,7 @@ static const cli_opt *const rings_tables[] = { rings_table, cli_mesh_table, NULL
 static void usage(void)
 {
     printf("usage: ftmesh rings [--mesh RxC] [--torus] [faults] [--algo NAME] [--svg FILE]\n"
-           "                    [--json]\n"
+           "                    [--size BYTES] [--json]\n"
            "\n"
            "Builds one ring over every healthy chip, routed around dead chips and\n"
            "links, validates it, draws the mesh with the ring through it, and prints\n"
@@ -170,15 +171,16 @@ static void json_head(cli_json *j, const ftm_mesh *m, const cli_mesh_opts *o)
     cli_faults_record_json(j, o, m);
 }
 
-/* The floats the schedules of --algo are built for: --size, and at least
- * 2 x chips^2 (every block of every ring non-empty in the pictures; 64 a
- * chip past SCHED_JSON_CHIPS, where only --svg draws). The same count for
- * the text, --json and --svg, so they name the same schedule. */
+/* The least floats the schedules of --algo are built for: 2 x chips^2
+ * (every block of every ring non-empty in the pictures), 64 a chip past
+ * SCHED_JSON_CHIPS, where only --svg draws. --size gives the count (the
+ * same for the text, --json and --svg, so they name the same schedule);
+ * the default 8M is never below it. */
 #define SCHED_JSON_CHIPS 1024
-static size_t rings_count(const ftm_mesh *m, size_t bytes)
+static size_t rings_least(const ftm_mesh *m)
 {
-    size_t n = (size_t)m->nchips, least = n <= SCHED_JSON_CHIPS ? 2 * n * n : 64 * n;
-    return bytes / 4 > least ? bytes / 4 : least;
+    size_t n = (size_t)m->nchips;
+    return n <= SCHED_JSON_CHIPS ? 2 * n * n : 64 * n;
 }
 
 /* The schedule algo builds here for count floats, for --json and for the
@@ -442,14 +444,23 @@ int cli_rings(int argc, char **argv)
         cli_warn("rings", "--size has no effect on the ring (its route is the same for every "
                  "size): it is for --algo");
     if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
+        size_t least = rings_least(&m);
+        if (strcmp(a.algo, "ring") && a.bytes / 4 < least) {
+            char sz[32];
+            rc = cli_usage_error("rings", "--size %zu: the pictures of %d chips need at least %s "
+                                 "(a block for every chip); give a larger --size",
+                                 a.bytes, m.nchips, cli_size_text(least * 4, sz, sizeof sz));
+            ftm_mesh_free(&m);
+            cli_mesh_opts_free(&a.o);
+            return rc;
+        }
         cli_warn_flush();
         if (!a.o.json)
             cli_faults_record_text(&a.o, &m);
         if (!a.svg || !(rc = cli_out_open("rings", &svg, "--svg", a.svg)))
             rc = strcmp(a.algo, "ring") == 0 ? show_ring(&m, &a.o, &svg)
-                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, &a.o, rings_count(&m, a.bytes), &svg)
-                                             : show_algo(&m, &a.o, a.algo, rings_count(&m, a.bytes),
-                                                         &svg);
+                 : strcmp(a.algo, "2d") == 0 ? show_2d(&m, &a.o, a.bytes / 4, &svg)
+                                             : show_algo(&m, &a.o, a.algo, a.bytes / 4, &svg);
         cli_out_discard(&svg); /* not written: the run failed */
         if (!rc && !a.o.json)
             bound_text(&m);

@@ -162,11 +162,14 @@ static figs compute(const ftm_train_result *r, const train_summary_info *in, con
     f.others = c->have_stat ? c->others_s : 0;
     f.busy = busy_share(r, f.n, 0);
     f.busy_free = busy_share(r, f.n, f.others);
-    f.share = r->gemm.seconds / (r->chips * f.wall);
+    /* the sgemm counters count every attempt, redone steps too: over
+     * the whole run's wall where a failure or repair made it longer */
+    double gw = r->nevents && r->run_wall_s > f.wall ? r->run_wall_s : f.wall;
+    f.share = r->gemm.seconds / (r->chips * gw);
     f.cores = r->chips < r->ncpus ? r->chips : r->ncpus;
     f.loadfree_ok = r->chips >= r->ncpus && f.busy_free > 0 && f.busy_free <= 1;
     f.gf_call = r->gemm.seconds > 0 ? r->gemm.flops / r->gemm.seconds * 1e-9 : 0;
-    f.gf_wall = r->gemm.flops / f.wall * 1e-9;
+    f.gf_wall = r->gemm.flops / gw * 1e-9;
     f.modeled = r->modeled_grad_s + r->modeled_bn_s;
     return f;
 }

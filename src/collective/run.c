@@ -355,6 +355,11 @@ static int run_batch(ar_batch *b, ftm_allreduce_result *res)
         ftm_rt_reset_stats(b->rt);
         rc = ftm_rt_run(b->rt, chip_fn, b);
         int e = b->rf ? ftm_rt_script_sync(b->rf->f, b->rt) : 0;
+        if (!e && b->rf) { /* the least over the processes (a no-op in one) */
+            double least = -(double)atomic_load(&b->rf->fail_it);
+            e = ftm_rt_max_f64(b->rt, &least, 1);
+            atomic_store(&b->rf->fail_it, (int)-least);
+        }
         rc = rc ? rc : e;
     }
     if (rc == FTM_ECHIPDEAD)

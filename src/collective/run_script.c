@@ -25,11 +25,11 @@ static void finish_records(ftm_allreduce_result *res, const ftm_allreduce_opts *
         e->chips_after = ftm_mesh_healthy_count(next);
         e->lost_wall_s = i == rf->first ? core_now_s() - t0 : 0;
         /* the run starts over: the iterations before the one it failed
-         * in, and that one unless it failed at its start (a kill that
-         * struck at the start of it); a link that died unnoticed in an
-         * earlier run fails a later one in its allreduce */
+         * in (agreed over the processes), and that one unless a kill
+         * struck at its start; a link that died unnoticed in an earlier
+         * run fails this one in an allreduce */
         long it = atomic_load(&rf->fail_it), at = it < INT_MAX ? it : e->when;
-        long redone = at + (at != e->when || e->phase != FTM_PHASE_START);
+        long redone = at + (e->earlier || e->phase != FTM_PHASE_START || e->when != at);
         e->lost_modeled_s = i == rf->first ? rf->modeled0 * (double)redone : 0;
         e->modeled_before_s = rf->modeled0;
         e->modeled_after_s = after;

@@ -400,8 +400,10 @@ int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m,
             if (!by[0])
                 continue; /* dead, but nobody needed it yet */
         }
-        if (ne < max)
-            record(f, i, &ev[ne++], 1, by);
+        if (ne < max) {
+            record(f, i, &ev[ne], 1, by);
+            ev[ne++].earlier = f->fired[i] != f->attempt;
+        }
     }
     free(dead);
     free(scratch);
