@@ -71,6 +71,22 @@ START_TEST(create_deterministic)
 }
 END_TEST
 
+/* ftm_model_mem_bytes of kind's defaults (def) or tiny model for n
+ * examples in micro-batches of micro. */
+static double bytes_at(int def, int kind, int n, int micro)
+{
+    ftm_model_config c;
+    size_t v = 0;
+    if (def)
+        ftm_model_config_default(&c, kind);
+    else
+        tiny(&c, kind, 1);
+    c.max_batch = n;
+    c.micro = micro;
+    ck_assert_int_eq(ftm_model_mem_bytes(&c, &v), 0);
+    return (double)v;
+}
+
 /* A replica's bytes: resnet holds every example's activations (its batch
  * norm runs over the whole call), so they grow by the same bytes an
  * example; bert holds one micro-batch's, so max_batch changes nothing
@@ -103,32 +119,13 @@ START_TEST(mem_bytes)
      * bytes, on these tiny models and on the defaults the CLI trains */
     for (int def = 0; def <= 1; def++)
         for (int kind = FTM_MODEL_RESNET; kind <= FTM_MODEL_BERT; kind++) {
-            double y[3];
-            static const int at[3][2] = { { 2, 1 }, { 4, 1 }, { 4, 2 } };
-            for (int i = 0; i < 3; i++) {
-                size_t v;
-                if (def)
-                    ftm_model_config_default(&c, kind);
-                else
-                    tiny(&c, kind, 1);
-                c.max_batch = at[i][0];
-                c.micro = at[i][1];
-                ck_assert_int_eq(ftm_model_mem_bytes(&c, &v), 0);
-                y[i] = (double)v;
-            }
-            double per = (y[1] - y[0]) / 2, per_micro = y[2] - y[1], base = y[0] - 2 * per - per_micro;
+            double f21 = bytes_at(def, kind, 2, 1), f41 = bytes_at(def, kind, 4, 1);
+            double per = (f41 - f21) / 2, per_micro = bytes_at(def, kind, 4, 2) - f41;
+            double base = f21 - 2 * per - per_micro;
             static const int nm[5][2] = { { 9, 0 }, { 9, 3 }, { 16, 16 }, { 33, 5 }, { 5, 8 } };
             for (int i = 0; i < 5; i++) {
-                size_t v;
-                if (def)
-                    ftm_model_config_default(&c, kind);
-                else
-                    tiny(&c, kind, 1);
-                c.max_batch = nm[i][0];
-                c.micro = nm[i][1];
-                ck_assert_int_eq(ftm_model_mem_bytes(&c, &v), 0);
-                double m = nm[i][1] > 0 && nm[i][1] < nm[i][0] ? nm[i][1] : nm[i][0];
-                ck_assert_double_eq(base + per * nm[i][0] + per_micro * m, (double)v);
+                int n = nm[i][0], m = nm[i][1] > 0 && nm[i][1] < n ? nm[i][1] : n;
+                ck_assert_double_eq(base + per * n + per_micro * m, bytes_at(def, kind, n, nm[i][1]));
             }
         }
     tiny(&c, FTM_MODEL_BERT, 8);
