@@ -313,6 +313,18 @@ got=$?
 [ "$got" -eq 130 ] || { echo "FAIL: SIGINT: exit $got, expected 130"; cat "$out.err"; fail=1; }
 grep -q "interrupted: stopped after step" "$out" || { echo "FAIL: SIGINT: no message"; fail=1; }
 k=$(sed -n 's/.*stopped after step \([0-9]*\).*/\1/p' "$out")
+# SIGTERM while --check runs its one-chip reference (after the last step):
+# it stops there, nothing is compared, exit 143
+"$FTMESH" train --mesh 2x2 --steps 4 --batch 256 --check >"$out.c" 2>"$out.err" &
+pid=$!
+i=0
+while [ $i -lt 400 ] && ! grep -q "^ *3 " "$out.c"; do sleep 0.05; i=$((i + 1)); done
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$got" -eq 143 ] || { echo "FAIL: SIGTERM in --check: exit $got, expected 143"; cat "$out.err"; fail=1; }
+grep -q -- "interrupted: stopped after step 3; --check stopped: nothing compared" "$out.c" ||
+    { echo "FAIL: SIGTERM in --check: no message"; tail -3 "$out.c"; fail=1; }
 expect 0 "resume after SIGINT" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" \
     --steps $((k + 2)) --json
 json "j['start_step'] == $k + 1 and len(steps) == 1"

@@ -571,8 +571,9 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
             printf("# interrupted: stopped after step %ld%s%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
                    a->t.checkpoint ? a->ckpt_arg : "",
-                   a->t.check && !r->checked ? "; --check not run (it compares the last step)"
-                                             : "");
+                   !a->t.check || r->checked            ? ""
+                   : r->steps_done >= a->t.steps ? "; --check stopped: nothing compared"
+                                                 : "; --check not run (it compares the last step)");
         /* the signal that stopped the run: over ranks, maybe another's */
         int sig = r->interrupted > 1 ? r->interrupted : atomic_load(&stop_flag);
         rc = sig ? cli_signal_exit(sig) : CLI_EXIT_INTERRUPTED;

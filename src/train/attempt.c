@@ -414,7 +414,8 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
         ftm_mesh_free(&rv.next);
     ftm_mesh_free(&cur);
     res->steps_done = t.reported;
-    res->interrupted = !rc && t.reported < o->steps ? atomic_load(&t.halt) : 0;
+    if (!rc && t.reported < o->steps) /* else 0, or the signal --check stopped at */
+        res->interrupted = atomic_load(&t.halt);
     if (!rc) { /* dead links nothing needed again */
         int first = res->nevents;
         res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);

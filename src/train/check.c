@@ -28,6 +28,7 @@
  * B <= 4096 (the largest --check batch), and fails.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ftmesh/error.h"
@@ -115,6 +116,10 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
     }
     double t0 = core_now_s();
     for (long s = 0; s < o->steps && !rc; s++) {
+        if (o->stop && atomic_load(o->stop)) { /* a signal: the comparison is not run */
+            res->interrupted = atomic_load(o->stop);
+            break;
+        }
         float *g = ftm_model_grads(m);
         memset(g, 0, sizeof(float) * np);
         if (gi)
@@ -134,7 +139,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
             cb->ref_step(cb->ctx, s, loss);
     }
     res->ref_wall_s = core_now_s() - t0;
-    if (!rc) {
+    if (!rc && !res->interrupted) {
         res->checked = 1;
         for (long s = 0; s < o->steps; s++) {
             double d = fabs(res->step[s].loss - res->ref_loss[s]);
