@@ -313,6 +313,12 @@ grep -q "note" "$tmp/out" && bad "train --batch 16 on 16 chips: no chip idle, ye
 expect 0 train --mesh 4x4 --steps 8 --fail-during 2,2 --fail-step 5 --json
 json "$tmp/out" 'j["math_cpu_s"] >= 0.9 * sum(s["math_cpu_s"] for s in steps)'
 
+# exact mode stops where a gradient leaves the fixed-point range, and says
+# so rather than that the loss is not finite
+expect 1 train --model bert --mesh 1x1 --steps 20 --batch 8 --lr 100 --reduce exact --json
+grep_err "a gradient left the fixed-point range of --reduce exact"
+json "$tmp/out" 'j["diverged_range"] is True and j["diverged_step"] >= 0'
+
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
     --svg "$tmp/t.svg"

@@ -218,6 +218,9 @@ typedef struct ftm_train_result {
     /* on FTM_EDIVERGED: the first step whose loss was not finite (-1:
      * none); step[0..diverged_step] are filled, the totals are not */
     long diverged_step;
+    int diverged_range;        /* 1: there, exact mode's fixed-point sums could
+                                  not hold a gradient (|g| >= 2^22): the loss
+                                  may still be finite */
     /* on FTM_EHANG */
     ftm_stuck *stuck;          /* malloc'd */
     int nstuck;

@@ -304,6 +304,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_int(&j, "start_step", r->start_step);
     cli_json_bool(&j, "interrupted", r->interrupted);
     cli_json_int(&j, "checkpoints", r->checkpoints);
+    cli_json_bool(&j, "diverged_range", in->diverged_step >= 0 && r->diverged_range);
     if (in->diverged_step >= 0)
         cli_json_int(&j, "diverged_step", in->diverged_step);
     else
@@ -392,7 +393,9 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     else /* no step finished (a divergence at the first one) */
         printf("no step timed\n");
     if (in->diverged_step >= 0) {
-        printf("# diverged: the loss is not finite at step %ld\n", in->diverged_step);
+        printf("# diverged: %s at step %ld\n", r->diverged_range ? "a gradient left the "
+               "fixed-point range of --reduce exact (|g| >= 2^22)" : "the loss is not finite",
+               in->diverged_step);
         return;
     }
     if (in->bn)

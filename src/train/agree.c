@@ -107,6 +107,7 @@ int train_note_divergence(trainer *t, const ftm_mesh *m)
                 s = (long)dv[k] - 1;
         if (s >= 0) {
             res->diverged_step = s;
+            res->diverged_range = 1; /* FTM_ERANGE of the fixed-point sums */
             res->step[s].step = s;
             res->step[s].loss = NAN;
         }
