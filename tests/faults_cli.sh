@@ -30,6 +30,19 @@ expect 0 "unnoticed link at 0" $FTMESH allreduce --mesh 4x4 --size 4K --iters 5 
     --kill 'link:0,0>0,1@0' --repair 1,1@3 --json
 json '[(e["kind"], e["step"]) for e in j["events"]] == [("repair", 3), ("kill", 0)] and abs(j["events"][1]["lost_modeled_s"] - j["events"][1]["modeled_before_s"]) < 1e-12'
 
+# the modeled time a death loses is the step's collectives on the mesh it
+# ran on: the same before any step was reported as after
+for at in 0 1; do
+    expect 0 "lost modeled at $at" $FTMESH train --mesh 4x4 --steps 3 --batch 16 --micro 1 \
+        --reduce exact --kill 1,1@$at:optimizer --json
+    cp "$out" "$tmp/lost$at"
+done
+python3 - "$tmp/lost0" "$tmp/lost1" <<'PY' || { echo "FAIL: lost_modeled_s differs with the step it struck in"; fail=1; }
+import json, sys
+a, b = (json.loads(open(f).read().splitlines()[-1])["events"][0]["lost_modeled_s"] for f in sys.argv[1:])
+sys.exit(0 if a == b and a > 0 else 1)
+PY
+
 # Links, hosts, phases; the events list
 expect 0 "kills" $T --mesh 4x4 --kill link:0,0-0,1@1:forward --kill host:2,2@2:allreduce:3 --json
 json '[e["what"] for e in j["events"]] == ["link (0,0)-(0,1)", "host (2,2)"] and j["chips"] == 12 and j["bitwise_equal"] and all(set(e) >= {"step", "phase", "what", "detected_by", "lost_wall_s", "lost_modeled_s", "chips_after"} for e in j["events"])'

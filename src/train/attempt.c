@@ -156,7 +156,8 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
     for (int i = 0; i < n; i++) {
         ftm_train_event *e = &res->events[res->nevents + i];
         e->resumed = t->reported;
-        e->lost_modeled_s = i == 0 ? t->grad_modeled + res->modeled_bn_s : 0;
+        /* the step redone's collectives on the mesh it ran on */
+        e->lost_modeled_s = i == 0 ? t->grad_modeled + t->hc.step_modeled : 0;
         e->modeled_before_s = t->grad_modeled;
     }
     res->nevents += n;

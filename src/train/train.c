@@ -353,9 +353,12 @@ int train_chip_fn(ftm_chip *chip, void *arg)
 static int record_hook(void *ctx, int64_t *buf, size_t n)
 {
     const ftm_sched *s;
-    double modeled;
+    double modeled = 0;
+    hook_cache *h = ctx;
     (void)buf;
-    return hook_sched(ctx, n, &s, &modeled);
+    int rc = hook_sched(h, n, &s, &modeled);
+    h->step_modeled += modeled;
+    return rc;
 }
 
 /* Builds the batch-norm hook schedules before the run, in the order the

@@ -20,6 +20,8 @@ typedef struct hook_cache {
     const char *name, *used;
     int n, err;
     struct { size_t count; ftm_sched s; double modeled; } e[HOOK_MAX];
+    double step_modeled;       /* the prebuild's calls, a step's: their
+                                  modeled time on m */
 } hook_cache;
 
 typedef struct trainer trainer;
