@@ -231,6 +231,22 @@ expect 2 rings --mesh 8x8 --algo 2d --size 4
 grep_err "the pictures of 64 chips need at least 32K"
 expect 0 rings --size 1M
 grep_err "warning: --size has no effect on the ring"
+# rings --svg draws 2d-lines' sends (its steps are one phase)
+expect 0 rings --mesh 8x8 --torus --fail 3,4 --algo 2d-lines --svg "$tmp/rl.svg"
+[ "$(grep -c 'class="edge"' "$tmp/rl.svg")" -gt 100 ] && grep -q "every link its sends take" "$tmp/rl.svg" &&
+    ok || bad "rings --algo 2d-lines --svg: no sends drawn"
+grep -q "MB</title>" "$tmp/rl.svg" && bad "rings --svg: link bytes told where no heat was measured" || ok
+# train --svg: the mesh as training left it (all of a dead host)
+expect 0 train --mesh 4x4 --steps 3 --batch 16 --kill host:2,2@1 --svg "$tmp/th.svg"
+grep -q "12 healthy chips" "$tmp/th.svg" && [ "$(grep -c '<title>dead chip' "$tmp/th.svg")" = 4 ] &&
+    ok || bad "train --svg after a dead host: not the mesh training left"
+# sweep: of algorithms that tie (2d-lines running 2d-concurrent's schedule),
+# one row is the fastest, and the goal has one object per faulty case (20 s:
+# make check-full)
+if [ "${FTMESH_TEST_SCALE:-}" = full ]; then
+    expect 0 sweep --pod 16x32 --model resnet50 --hbm-GBps 0.001 --json
+    json "$tmp/out" 'len(j["goal"]) == 5 and sum(r["best"] for r in j["rows"]) == 6'
+fi
 # allreduce: the picture and the trace name the schedule that ran
 expect 0 allreduce --mesh 6x6 --fail 2,2 --algo 2d --size 64K --iters 1 --svg "$tmp/a.svg" --trace "$tmp/a.json"
 grep -qF "schedule run: ring (the ring is faster" "$tmp/a.svg" && ok || bad "allreduce --svg: no schedule run line"

@@ -62,7 +62,8 @@ typedef struct ftm_sweep_row {
     uint64_t max_link_bytes;
     double overhead_pct;      /* vs the same algorithm on the healthy torus */
     double overhead_best_pct; /* vs the best algorithm on the healthy torus */
-    int best;                 /* 1: fastest algorithm of its (mesh, scenario, model) */
+    int best;                 /* 1: fastest algorithm of its (mesh, scenario, model);
+                               * of a tie, the first in --algos order */
     double bound_s;           /* no allreduce of bytes on this mesh models faster
                                * (ftm_cost_bound) */
     double over_bound;        /* time_s / bound_s */

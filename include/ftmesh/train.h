@@ -138,6 +138,10 @@ typedef struct ftm_train_result {
     int chips;                 /* healthy chips P (after a recovery: those left) */
     size_t nparams;
     int died_chip;             /* first chip that died during training, or -1 */
+    ftm_mesh mesh_after;       /* the mesh the last attempt ran on (every
+                                  death noticed and repair applied before
+                                  it; have_mesh_after) */
+    int have_mesh_after;
     int *died;                 /* [ndied] every chip that died during the run, in
                                   the order they died (a chip that dies again
                                   is listed again; chips of one failure by id) */

@@ -198,13 +198,16 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t coun
     const char *phase = strcmp(algo, "tree") == 0 ? "tree-up"
                         : first_tree ? "trees"
                         : has_phase(&s, "row-reduce-scatter") ? "row-reduce-scatter"
-                                                              : "reduce-scatter";
+                        : has_phase(&s, "2d-lines") ? "2d-lines" /* one phase: every send */
+                                                    : "reduce-scatter";
     char title[160];
     int halves = !s.fallback && strcmp(algo, "2d-concurrent") == 0;
     if (first_tree)
         snprintf(title, sizeof title, "%s allreduce, the first tree", algo);
     else if (halves) /* its merged steps carry both halves' sends */
         snprintf(title, sizeof title, "%s, phase 1: half A rows, half B columns", algo);
+    else if (!strcmp(phase, "2d-lines"))
+        snprintf(title, sizeof title, "%s allreduce, every link its sends take", algo);
     else
         snprintf(title, sizeof title, "%s allreduce, phase %s", algo, phase);
     /* The first tree: the sends of the buffer's first byte (see draw_trees). */
@@ -256,11 +259,9 @@ int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long f
 {
     ftm_mesh m;
     (void)fail_step; /* the events carry their steps */
-    int err = ftm_mesh_copy(&m, m0);
+    int err = ftm_mesh_copy(&m, r->have_mesh_after ? &r->mesh_after : m0);
     if (err)
         return err;
-    if (r->died_chip >= 0 && !r->repairs)
-        m.chip_dead[r->died_chip] = 1;
     long n = r->steps > 0 ? r->steps : 1;
     uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
     double *loss = malloc(sizeof *loss * (size_t)n), *secs = malloc(sizeof *secs * (size_t)n);

@@ -138,6 +138,7 @@ int ftm_sweep_run(const ftm_cost_params *pp, const ftm_sweep_only *only, ftm_swe
     for (int i = 0; i < n && !rc; i++) {
         ftm_sweep_row *w = &rows[i];
         double same = 0, best = 0, grp = 0;
+        int first = -1; /* the group's fastest row: the first of a tie */
         for (int j = 0; j < n; j++) {
             const ftm_sweep_row *v = &rows[j];
             if (v->rows != w->rows || v->cols != w->cols || v->model != w->model)
@@ -148,12 +149,14 @@ int ftm_sweep_run(const ftm_cost_params *pp, const ftm_sweep_only *only, ftm_swe
                 if (best == 0 || v->time_s < best)
                     best = v->time_s;
             }
-            if (v->scenario == w->scenario && (grp == 0 || v->time_s < grp))
+            if (v->scenario == w->scenario && (first < 0 || v->time_s < grp)) {
                 grp = v->time_s;
+                first = j;
+            }
         }
         w->overhead_pct = same > 0 ? 100.0 * (w->time_s / same - 1) : 0;
         w->overhead_best_pct = best > 0 ? 100.0 * (w->time_s / best - 1) : 0;
-        w->best = w->time_s == grp;
+        w->best = first == i;
     }
     if (rc) {
         free(rows);

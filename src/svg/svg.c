@@ -119,14 +119,16 @@ static void draw_links(pic *p, const uint64_t *lb)
             fprintf(p->f, "<path class=\"link%s%s\" d=\"", wrap ? " wrap" : "",
                     dead ? " dead" : "");
             hop_path(p, id, d, 3, 8, 1);
+            char mb[32] = ""; /* no heat given (a picture of routes): no bytes told */
+            if (lb)
+                snprintf(mb, sizeof mb, ": %.3f MB", (double)b / 1e6);
             fprintf(p->f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"3\"%s%s>"
-                          "<title>(%d,%d) -&gt; (%d,%d)%s: %.3f MB</title></path>\n",
+                          "<title>(%d,%d) -&gt; (%d,%d)%s%s</title></path>\n",
                     dead ? DEAD_COL : oneway ? WORKS_COL : col,
                     dead ? " stroke-dasharray=\"3,3\"" : wrap ? " stroke-dasharray=\"8,2\"" : "",
                     oneway ? " marker-end=\"url(#works)\"" : "", ftm_mesh_row(m, id),
                     ftm_mesh_col(m, id), ftm_mesh_row(m, nb), ftm_mesh_col(m, nb),
-                    dead ? " dead" : oneway ? " (the other way is dead)" : wrap ? " wrap" : "",
-                    (double)b / 1e6);
+                    dead ? " dead" : oneway ? " (the other way is dead)" : wrap ? " wrap" : "", mb);
         }
 }
 

@@ -413,7 +413,10 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     train_rejoin_free(&rj);
     if (rv.have_next)
         ftm_mesh_free(&rv.next);
-    ftm_mesh_free(&cur);
+    if (res->have_mesh_after)
+        ftm_mesh_free(&res->mesh_after);
+    res->mesh_after = cur; /* the result owns it now */
+    res->have_mesh_after = 1;
     res->steps_done = t.reported;
     if (!rc && t.reported < o->steps) /* else 0, or the signal --check stopped at */
         res->interrupted = atomic_load(&t.halt);
@@ -556,6 +559,9 @@ int ftm_train_run(const ftm_mesh *m, const ftm_train_opts *o,
 
 void ftm_train_result_free(ftm_train_result *res)
 {
+    if (res->have_mesh_after)
+        ftm_mesh_free(&res->mesh_after);
+    res->have_mesh_after = 0;
     free(res->events);
     res->events = NULL;
     res->nevents = 0;
