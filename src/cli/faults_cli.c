@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { ORIGIN_KILL = 1, ORIGIN_FILE, ORIGIN_RANDOM, ORIGIN_SHORT, ORIGIN_REPAIR, ORIGIN_AFTER,
        ORIGIN_CKPT };
@@ -121,6 +122,14 @@ static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
         if (ftm_fault_script_add(s, &e))
             return cli_usage_error(cmd, "--repair: out of memory");
     }
+    /* every rank reads the file itself: a pipe or a device reaches one
+     * rank (the others would run another script), and opening a FIFO
+     * waits for a writer that never comes */
+    struct stat st;
+    if (f->file && cli_ranks_count() > 1 && (stat(f->file, &st) || !S_ISREG(st.st_mode)))
+        return cli_usage_error(cmd, "--faults %s: over MPI ranks it must be a regular file every "
+                               "rank can read (each rank reads it; a pipe reaches only one)",
+                               f->file);
     int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
     if (rc)
         return cli_usage_error(cmd, "--faults %s: %s", f->file, why);

@@ -5,6 +5,7 @@
 #include "ftmesh/sched.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -320,17 +321,37 @@ typedef struct mpi_chip_rec {
     char phase[40];
 } mpi_chip_rec;
 
+/* A phase name another rank sent, as a string that lives as long as the
+ * process: a hang report reads the stuck chips' phases after the runtime
+ * is gone (local chips' phases are the schedules' static names). The
+ * names are few (the algorithms' phases); past MPI_PHASES, "". */
+#define MPI_PHASES 64
+static const char *phase_keep(const char *name)
+{
+    static char kept[MPI_PHASES][sizeof ((mpi_chip_rec *)0)->phase];
+    static int nkept;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const char *r = "";
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < nkept && !r[0]; i++)
+        if (!strcmp(kept[i], name))
+            r = kept[i];
+    if (!r[0] && name[0] && nkept < MPI_PHASES) {
+        memcpy(kept[nkept], name, sizeof kept[nkept]);
+        r = kept[nkept++];
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
 /* After the chips joined: every rank gets every chip's return code and
- * (after a hang) what it waited for; the phase names point into this
- * rank's copy (n->phases). */
+ * (after a hang) what it waited for. */
 static int gather_chips(mpi_net *n)
 {
     ftm_rt *rt = n->rt;
     int nc = rt->mesh.nchips;
     mpi_chip_rec *r = calloc((size_t)nc, sizeof *r);
-    if (!n->phases)
-        n->phases = calloc((size_t)nc, sizeof r->phase);
-    if (!r || !n->phases)
+    if (!r)
         return FTM_ENOMEM;
     for (int c = 0; c < nc; c++) {
         const ftm_chip *ch = &rt->chips[c];
@@ -351,9 +372,8 @@ static int gather_chips(mpi_net *n)
         ch->rc = r[c].rc;
         ch->why = (ftm_stuck){ c, "", r[c].step, r[c].wait, r[c].peer, r[c].dir,
                                (size_t)r[c].missing };
-        char *name = n->phases + (size_t)c * sizeof r[c].phase; /* lives with the runtime */
-        memcpy(name, r[c].phase, sizeof r[c].phase);
-        ch->why.phase = name;
+        r[c].phase[sizeof r[c].phase - 1] = 0;
+        ch->why.phase = phase_keep(r[c].phase);
     }
     free(r);
     return rc;
@@ -410,7 +430,6 @@ static void net_detach(ftm_rt *rt)
     free(n->out_at);
     free(n->in_at);
     free(n->kills);
-    free(n->phases);
     free(n->cbuf);
     free(rt->local);
     rt->local = NULL;

@@ -61,7 +61,6 @@ typedef struct mpi_net {
     ftm_chip bell;           /* the transport's doorbell (mu, cv, bell) */
     const ftm_sched **decl;
     int ndecl, cap_decl;
-    char *phases;            /* [nchips][40] phase names of remote stuck chips */
     /* per run */
     pthread_t thread;
     int thread_up;

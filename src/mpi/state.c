@@ -63,14 +63,8 @@ unsigned mpi_state_sig(const ftm_rt *rt)
 
 static void add_notice(ftm_rt *rt, const int32_t *e)
 {
-    if (e[3] < 0)
-        return;
-    const char *how = hows[e[3]];
-    for (int i = 0; i < rt->nnotice; i++)
-        if (rt->notice[i].chip == e[0] && rt->notice[i].dir == e[1] && rt->notice[i].how == how)
-            return;
-    if (rt->nnotice < RT_MAX_NOTICE)
-        rt->notice[rt->nnotice++] = (ftm_rt_notice){ e[0], e[1], e[2], how };
+    if (e[3] >= 0)
+        rt_notice_add(rt, (ftm_rt_notice){ e[0], e[1], e[2], hows[e[3]] });
 }
 
 /* Stops the run here (as a hang when hang: rank 0 decided). */

@@ -6,14 +6,29 @@
 
 #include <string.h>
 
-/* Under rt->mu; one entry per (chip, dir, how). */
-static void add_notice(ftm_rt *rt, int chip, int dir, int peer, const char *how)
+/* A total order of notices, the same in every process. */
+static int notice_cmp(const ftm_rt_notice *a, const ftm_rt_notice *b)
 {
-    for (int i = 0; i < rt->nnotice; i++)
-        if (rt->notice[i].chip == chip && rt->notice[i].dir == dir && rt->notice[i].how == how)
+    if (a->chip != b->chip)
+        return a->chip < b->chip ? -1 : 1;
+    if (a->dir != b->dir)
+        return a->dir < b->dir ? -1 : 1;
+    return strcmp(a->how, b->how);
+}
+
+void rt_notice_add(ftm_rt *rt, ftm_rt_notice nt)
+{
+    int most = 0;
+    for (int i = 0; i < rt->nnotice; i++) {
+        if (notice_cmp(&rt->notice[i], &nt) == 0)
             return;
+        if (notice_cmp(&rt->notice[i], &rt->notice[most]) > 0)
+            most = i;
+    }
     if (rt->nnotice < RT_MAX_NOTICE)
-        rt->notice[rt->nnotice++] = (ftm_rt_notice){ chip, dir, peer, how };
+        rt->notice[rt->nnotice++] = nt;
+    else if (notice_cmp(&nt, &rt->notice[most]) < 0)
+        rt->notice[most] = nt;
 }
 
 int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
@@ -27,7 +42,7 @@ int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
         int none = -1;
         atomic_compare_exchange_strong(&rt->died, &none, chips[i]);
     }
-    add_notice(rt, -1, -1, -1, "heartbeat lost");
+    rt_notice_add(rt, (ftm_rt_notice){ -1, -1, -1, "heartbeat lost" });
     pthread_mutex_unlock(&rt->mu);
     atomic_store(&rt->abort, 1);
     rt_wake_all(rt);
@@ -130,7 +145,7 @@ int rt_notice(ftm_chip *c, int d, int inbound, const char *how)
     (void)inbound;
     int peer = ftm_mesh_neighbor(&rt->mesh, c->id, d);
     pthread_mutex_lock(&rt->mu);
-    add_notice(rt, c->id, d, peer, how);
+    rt_notice_add(rt, (ftm_rt_notice){ c->id, d, peer, how });
     pthread_mutex_unlock(&rt->mu);
     atomic_store(&rt->link_seen, 1);
     atomic_store(&rt->abort, 1);

@@ -95,6 +95,12 @@ typedef struct rt_action {
 } rt_action;
 
 #define RT_MAX_NOTICE 16
+/* Under rt->mu: records a notice, one per (chip, dir, how). Past
+ * RT_MAX_NOTICE it keeps the least in a fixed order (chip, dir, how), so
+ * processes that merge each other's lists end with the same ones and
+ * rebuild the same mesh (inject.c). */
+struct ftm_rt;
+void rt_notice_add(struct ftm_rt *rt, ftm_rt_notice nt);
 #define RT_MAX_DEFER 8
 
 /* ---- transport seam ------------------------------------------------------
