@@ -315,27 +315,15 @@ for order in "host:2,0@3:forward link:2,1-2,0@3:forward" "link:2,1-2,0@3:forward
 done
 
 # SIGINT: the current step finishes, the checkpoint is written, exit 130
-"$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$tmp/int.ckpt" --kill 1,1@30 \
-    >"$out" 2>"$out.err" &
-pid=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q "^ *1 " "$out"; do sleep 0.1; i=$((i + 1)); done
-kill -INT $pid
-wait $pid
-got=$?
+stop_at INT "^ *1 " "$out" "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 \
+    --checkpoint "$tmp/int.ckpt" --kill 1,1@30
 [ "$got" -eq 130 ] || { echo "FAIL: SIGINT: exit $got, expected 130"; cat "$out.err"; fail=1; }
 grep -q "interrupted: stopped after step" "$out" || { echo "FAIL: SIGINT: no message"; fail=1; }
 k=$(sed -n 's/.*stopped after step \([0-9]*\).*/\1/p' "$out")
 # SIGTERM while --check runs its one-chip reference (after the last step):
 # it stops there, nothing is compared, exit 143
-"$FTMESH" train --mesh 2x2 --steps 4 --batch 256 --check >"$out.c" 2>"$out.err" &
-pid=$!
-i=0
-while [ $i -lt 400 ] && ! grep -q "^ *3 " "$out.c"; do sleep 0.05; i=$((i + 1)); done
-kill -TERM $pid
-wait $pid
-got=$?
-[ "$got" -eq 143 ] || { echo "FAIL: SIGTERM in --check: exit $got, expected 143"; cat "$out.err"; fail=1; }
+stop_at TERM "^ *3 " "$out.c" "$FTMESH" train --mesh 2x2 --steps 4 --batch 256 --check
+[ "$got" -eq 143 ] || { echo "FAIL: SIGTERM in --check: exit $got, expected 143"; cat "$out.c.err"; fail=1; }
 grep -q -- "interrupted: stopped after step 3; --check stopped: nothing compared" "$out.c" ||
     { echo "FAIL: SIGTERM in --check: no message"; tail -3 "$out.c"; fail=1; }
 expect 0 "resume after SIGINT" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" \

@@ -100,13 +100,8 @@ expect 2 "other reduce mode" "$FTMESH" train --mesh 3x3 --batch 9 --steps 3 --re
 err_is "exact in the checkpoint, float in this run"
 
 # SIGTERM: train finishes the step, writes the checkpoint, exits 143
-$TO "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 --checkpoint "$d/term.ckpt" --check >"$out" 2>"$out.err" &
-pid=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q "^ *1 " "$out"; do sleep 0.1; i=$((i + 1)); done
-kill -TERM $pid
-wait $pid
-got=$?
+stop_at TERM "^ *1 " "$out" "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 \
+    --checkpoint "$d/term.ckpt" --check
 [ "$got" -eq 143 ] || { echo "FAIL: train SIGTERM: exit $got, expected 143"; cat "$out.err"; fail=1; }
 grep -q "interrupted: stopped after step .*; --check not run" "$out" || { echo "FAIL: train SIGTERM: no message (or none on --check)"; fail=1; }
 [ -s "$d/term.ckpt" ] || { echo "FAIL: train SIGTERM: no checkpoint"; fail=1; }
