@@ -21,13 +21,14 @@ expect() {
 
 # stop_at SIG PATTERN FILE COMMAND...: runs COMMAND in the background
 # (stdout to FILE, stderr to FILE.err), sends it SIG once a line of FILE
-# matches PATTERN (or after 20 s), waits, and sets got to its exit code
+# matches PATTERN (or after 120 s: sanitizer builds are slow), waits, and
+# sets got to its exit code
 stop_at() {
     sig=$1; pat=$2; to=$3; shift 3
     ${TO:-} "$@" >"$to" 2>"$to.err" &
     pid=$!
     i=0
-    while [ $i -lt 400 ] && ! grep -q "$pat" "$to"; do sleep 0.05; i=$((i + 1)); done
+    while [ $i -lt 2400 ] && ! grep -q "$pat" "$to"; do sleep 0.05; i=$((i + 1)); done
     kill -"$sig" $pid
     wait $pid
     got=$?
