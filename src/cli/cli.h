@@ -141,6 +141,9 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *val);
 
 /* Parses sizes like 4096, 64K, 64M, 1G, 1T (bytes, powers of 2). 0 on success. */
 int cli_parse_size(const char *s, size_t *out);
+/* --size of a buffer per chip (allreduce, rings): a positive multiple of
+ * 4 bytes the schedules can address; 0 or CLI_EXIT_USAGE (said). */
+int cli_parse_buffer_size(const char *cmd, const char *v, size_t *bytes);
 /* bytes as --size takes them, the largest unit that divides them: "8M",
  * "96K", "4100"; written into buf (n bytes), which it returns. */
 const char *cli_size_text(size_t bytes, char *buf, size_t n);

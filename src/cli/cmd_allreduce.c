@@ -95,13 +95,7 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
         a->algo = v;
         return 0;
     case O_SIZE:
-        if (cli_parse_size(v, &a->bytes) || a->bytes % 4 || a->bytes == 0)
-            return cli_usage_error(CMD, "--size %s: expected a positive multiple of 4 bytes, e.g. 4096, 64K, 8M", v);
-        if ((uint64_t)a->bytes >= FTM_SCHED_MAX_BYTES) /* the schedules' 40-bit offsets */
-            return cli_usage_error(CMD, "--size %s: too large: the schedules address at most %llu "
-                                   "bytes per chip (1T - 4); give a smaller --size", v,
-                                   (unsigned long long)FTM_SCHED_MAX_BYTES - 4);
-        return 0;
+        return cli_parse_buffer_size(CMD, v, &a->bytes);
     case O_ITERS:
         a->iters_given = 1;
         if (cli_parse_int(v, 1, 100000, &a->iters))

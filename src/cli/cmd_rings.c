@@ -69,14 +69,7 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
     }
     if (id == O_SIZE) {
         a->size_given = 1;
-        if (cli_parse_size(v, &a->bytes) || a->bytes % 4 || a->bytes == 0)
-            return cli_usage_error("rings", "--size %s: expected a positive multiple of 4 bytes, "
-                                   "e.g. 4096, 64K, 8M", v);
-        if ((uint64_t)a->bytes >= FTM_SCHED_MAX_BYTES)
-            return cli_usage_error("rings", "--size %s: too large: the schedules address at most "
-                                   "%llu bytes per chip (1T - 4); give a smaller --size", v,
-                                   (unsigned long long)FTM_SCHED_MAX_BYTES - 4);
-        return 0;
+        return cli_parse_buffer_size("rings", v, &a->bytes);
     }
     if (id == O_SVG) {
         a->svg = v;
@@ -181,6 +174,19 @@ static size_t rings_least(const ftm_mesh *m)
 {
     size_t n = (size_t)m->nchips;
     return n <= SCHED_JSON_CHIPS ? 2 * n * n : 64 * n;
+}
+
+/* --size below rings_least(m), where an algorithm is drawn: refused
+ * (CLI_EXIT_USAGE, said); else 0. */
+static int check_size(const rings_args *a, const ftm_mesh *m)
+{
+    size_t least = rings_least(m);
+    char sz[32];
+    if (!strcmp(a->algo, "ring") || a->bytes / 4 >= least)
+        return 0;
+    return cli_usage_error("rings", "--size %zu: the pictures of %d chips need at least %s (a "
+                           "block for every chip); give a larger --size", a->bytes, m->nchips,
+                           cli_size_text(least * 4, sz, sizeof sz));
 }
 
 /* The schedule algo builds here for count floats, for --json and for the
@@ -443,17 +449,8 @@ int cli_rings(int argc, char **argv)
     if (!rc && a.size_given && !strcmp(a.algo, "ring"))
         cli_warn("rings", "--size has no effect on the ring (its route is the same for every "
                  "size): it is for --algo");
-    if (!rc && !(rc = cli_build_mesh(&a.o, &m))) {
-        size_t least = rings_least(&m);
-        if (strcmp(a.algo, "ring") && a.bytes / 4 < least) {
-            char sz[32];
-            rc = cli_usage_error("rings", "--size %zu: the pictures of %d chips need at least %s "
-                                 "(a block for every chip); give a larger --size",
-                                 a.bytes, m.nchips, cli_size_text(least * 4, sz, sizeof sz));
-            ftm_mesh_free(&m);
-            cli_mesh_opts_free(&a.o);
-            return rc;
-        }
+    int have_m = !rc && !(rc = cli_build_mesh(&a.o, &m));
+    if (have_m && !(rc = check_size(&a, &m))) {
         cli_warn_flush();
         if (!a.o.json)
             cli_faults_record_text(&a.o, &m);
@@ -464,8 +461,9 @@ int cli_rings(int argc, char **argv)
         cli_out_discard(&svg); /* not written: the run failed */
         if (!rc && !a.o.json)
             bound_text(&m);
-        ftm_mesh_free(&m);
     }
+    if (have_m)
+        ftm_mesh_free(&m);
     cli_mesh_opts_free(&a.o);
     return rc == CLI_HELP ? 0 : rc;
 }

@@ -555,9 +555,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     train_summary(r, &x->m, &in, oc);
     if (err)
         return cli_error(CMD, "training diverged: %s at step %ld; try a lower --lr (this run "
-                         "used %g)", r->diverged_range ? "a gradient left the fixed-point range of "
-                         "--reduce exact (|g| >= 2^22)" : "the loss is not finite",
-                         r->diverged_step, (double)a->t.optim.lr);
+                         "used %g)", train_diverged_why(r), r->diverged_step,
+                         (double)a->t.optim.lr);
     int rc = 0;
     if (!r->replicas_equal)
         rc = cli_error(CMD, "replicas differ: chip %d's parameters are not those of the "

@@ -333,6 +333,18 @@ int cli_parse_size(const char *s, size_t *out)
     return 0;
 }
 
+int cli_parse_buffer_size(const char *cmd, const char *v, size_t *bytes)
+{
+    if (cli_parse_size(v, bytes) || *bytes % 4 || *bytes == 0)
+        return cli_usage_error(cmd, "--size %s: expected a positive multiple of 4 bytes, e.g. "
+                               "4096, 64K, 8M", v);
+    if ((uint64_t)*bytes >= FTM_SCHED_MAX_BYTES) /* the schedules' 40-bit offsets */
+        return cli_usage_error(cmd, "--size %s: too large: the schedules address at most %llu "
+                               "bytes per chip (1T - 4); give a smaller --size", v,
+                               (unsigned long long)FTM_SCHED_MAX_BYTES - 4);
+    return 0;
+}
+
 const char *cli_size_text(size_t bytes, char *buf, size_t n)
 {
     static const char unit[] = "TGMK";

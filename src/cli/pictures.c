@@ -257,20 +257,17 @@ static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_s
 
 int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
 {
-    ftm_mesh m;
     (void)fail_step; /* the events carry their steps */
-    int err = ftm_mesh_copy(&m, r->have_mesh_after ? &r->mesh_after : m0);
-    if (err)
-        return err;
+    const ftm_mesh *m = r->have_mesh_after ? &r->mesh_after : m0; /* as training left it */
     long n = r->steps > 0 ? r->steps : 1;
-    uint64_t *lb = calloc((size_t)m.nchips * FTM_NDIRS, sizeof *lb);
+    uint64_t *lb = calloc((size_t)m->nchips * FTM_NDIRS, sizeof *lb);
     double *loss = malloc(sizeof *loss * (size_t)n), *secs = malloc(sizeof *secs * (size_t)n);
     int *chips = malloc(sizeof *chips * (size_t)n);
     ftm_sched s;
     const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
-    int have = lb && loss && a && a->build(&s, NULL, &m, r->nparams, FTM_RED_SUM_F32) == 0;
+    int have = lb && loss && a && a->build(&s, NULL, m, r->nparams, FTM_RED_SUM_F32) == 0;
     if (have)
-        ftm_sched_link_bytes(&s, &m, lb);
+        ftm_sched_link_bytes(&s, m, lb);
     for (long i = 0; loss && secs && chips && i < r->steps; i++) {
         loss[i] = r->step[i].loss;
         secs[i] = r->step[i].wall_s;
@@ -285,13 +282,12 @@ int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long f
                           .link_bytes = have ? lb : NULL, .loss = loss,
                           .nloss = loss ? r->steps : 0, .events = ev, .nevents = nev,
                           .chips = r->nevents ? chips : NULL, .step_s = r->nevents ? secs : NULL };
-    err = loss && secs && chips ? ftm_svg_draw(f, &m, &q) : FTM_ENOMEM;
+    int err = loss && secs && chips ? ftm_svg_draw(f, m, &q) : FTM_ENOMEM;
     if (have)
         ftm_sched_free(&s);
     free(lb);
     free(loss);
     free(secs);
     free(chips);
-    ftm_mesh_free(&m);
     return err;
 }

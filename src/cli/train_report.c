@@ -374,6 +374,13 @@ static void text_cpu(const ftm_train_result *r, const train_summary_info *in, co
            "%.2f GFLOP/s over wall\n", r->gemm.flops * 1e-9, 100 * f->share, f->gf_call, f->gf_wall);
 }
 
+const char *train_diverged_why(const ftm_train_result *r)
+{
+    return r->diverged_range ? "a gradient left the fixed-point range of --reduce exact (|g| >= "
+                               "2^22)"
+                             : "the loss is not finite";
+}
+
 static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
                          const train_summary_info *in, const figs *f, const train_out *c)
 {
@@ -393,9 +400,7 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     else /* no step finished (a divergence at the first one) */
         printf("no step timed\n");
     if (in->diverged_step >= 0) {
-        printf("# diverged: %s at step %ld\n", r->diverged_range ? "a gradient left the "
-               "fixed-point range of --reduce exact (|g| >= 2^22)" : "the loss is not finite",
-               in->diverged_step);
+        printf("# diverged: %s at step %ld\n", train_diverged_why(r), in->diverged_step);
         return;
     }
     if (in->bn)

@@ -33,6 +33,10 @@ void train_clear_bar(train_out *c);
 void train_summary(const ftm_train_result *r, const ftm_mesh *m, const train_summary_info *in,
                    const train_out *c);
 
+/* Why training diverged: the loss not finite, or (exact mode) a gradient
+ * past the fixed-point range. */
+const char *train_diverged_why(const ftm_train_result *r);
+
 /* The header's note on chips the batch split leaves idle (float mode
  * deals examples, exact mode whole micro-batches), and what would keep
  * them busy; nothing when every chip gets work. */

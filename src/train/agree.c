@@ -46,47 +46,43 @@ int train_compare_replicas(trainer *t)
     return rc;
 }
 
-/* This attempt's per-chip CPU figures and sgemm counters, summed over
- * the processes (in chip order), added to res: every attempt's, so that
- * a run that recovered from a failure or stopped for a repair counts
- * the steps of every attempt. */
+/* This attempt's CPU figures and sgemm counters, this process's chips'
+ * summed, then over the processes, added to res: every attempt's, so
+ * that a run that recovered from a failure or stopped for a repair counts
+ * the steps of every attempt. No allocation: every process reaches the
+ * collective. */
 int train_sum_counters(trainer *t)
 {
     ftm_train_result *res = t->res;
-    int n = t->m->nchips;
-    double *cpu = calloc((size_t)n * 4 + 3, sizeof *cpu);
-    if (!cpu)
-        return FTM_ENOMEM;
     ftm_gemm_stats g;
     memset(&g, 0, sizeof g);
-    for (int id = 0; id < n; id++) {
+    double v[7] = { 0 }; /* math, hook, grad, optim CPU; flops, seconds, calls */
+    for (int id = 0; id < t->m->nchips; id++) {
         const chip_st *c = &t->cs[id];
         if (!c->m)
             continue; /* not this process's, or dead from the start */
         ftm_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
-        double v[4] = { c->math_cpu, c->hook_cpu, c->grad_cpu, c->optim_cpu };
-        for (int k = 0; k < 4; k++)
-            cpu[(size_t)k * (size_t)n + (size_t)id] = v[k];
+        v[0] += c->math_cpu;
+        v[1] += c->hook_cpu;
+        v[2] += c->grad_cpu;
+        v[3] += c->optim_cpu;
     }
-    cpu[4 * n] = g.flops;
-    cpu[4 * n + 1] = g.seconds;
-    cpu[4 * n + 2] = (double)g.calls; /* exact below 2^53 calls */
-    int rc = ftm_rt_sum_f64(t->rt, cpu, (size_t)n * 4 + 3);
-    if (!rc) {
-        /* the shapes stay this process's (the report prints the totals) */
-        g.flops = cpu[4 * n];
-        g.seconds = cpu[4 * n + 1];
-        g.calls = (uint64_t)cpu[4 * n + 2];
-        ftm_gemm_stats_add(&res->gemm, &g);
-    }
-    for (int id = 0; id < n && !rc; id++) {
-        res->math_cpu_s += cpu[id];
-        res->hook_cpu_s += cpu[n + id];
-        res->grad_cpu_s += cpu[2 * n + id];
-        res->optim_cpu_s += cpu[3 * n + id];
-    }
-    free(cpu);
-    return rc;
+    v[4] = g.flops;
+    v[5] = g.seconds;
+    v[6] = (double)g.calls; /* exact below 2^53 calls */
+    int rc = ftm_rt_sum_f64(t->rt, v, 7);
+    if (rc)
+        return rc;
+    /* the shapes stay this process's (the report prints the totals) */
+    g.flops = v[4];
+    g.seconds = v[5];
+    g.calls = (uint64_t)v[6];
+    ftm_gemm_stats_add(&res->gemm, &g);
+    res->math_cpu_s += v[0];
+    res->hook_cpu_s += v[1];
+    res->grad_cpu_s += v[2];
+    res->optim_cpu_s += v[3];
+    return 0;
 }
 
 /* After FTM_EDIVERGED from a chip's forward/backward (no loss reported):
