@@ -55,6 +55,9 @@ case_() {
             || bad "$name over $np ranks: checkpoint differs from one process's"
         python3 -c "import json,sys; sys.exit(0 if json.loads(open('$out').readlines()[-1])['ranks']['count'] == $np else 1)" \
             && ok || bad "$name over $np ranks: no ranks.count $np in the summary"
+        # /proc/stat counts the job's other ranks on this machine as other processes
+        python3 -c "import json,sys; sys.exit(0 if json.loads(open('$out').readlines()[-1])['outside_math_share_loadfree'] is None else 1)" \
+            && ok || bad "$name over $np ranks: a load-free share net of its own ranks' CPU"
     done
 }
 

@@ -128,6 +128,7 @@ typedef struct figs {
     long n, s0;              /* steps reported; first steady step */
     double wall, steady, others, busy, busy_free, share, gf_call, gf_wall, modeled;
     int cores, loadfree_ok;
+    int node_ranks;          /* this job's ranks on this machine (/proc/stat counts them all) */
 } figs;
 
 /* Busy share: forward/backward CPU over the capacity of the cores the
@@ -167,7 +168,9 @@ static figs compute(const ftm_train_result *r, const train_summary_info *in, con
     double gw = r->nevents && r->run_wall_s > f.wall ? r->run_wall_s : f.wall;
     f.share = r->gemm.seconds / (r->chips * gw);
     f.cores = r->chips < r->ncpus ? r->chips : r->ncpus;
-    f.loadfree_ok = r->chips >= r->ncpus && f.busy_free > 0 && f.busy_free <= 1;
+    f.node_ranks = cli_ranks_on_node();
+    f.loadfree_ok = f.node_ranks == 1 && r->chips >= r->ncpus && f.busy_free > 0 &&
+                    f.busy_free <= 1;
     f.gf_call = r->gemm.seconds > 0 ? r->gemm.flops / r->gemm.seconds * 1e-9 : 0;
     f.gf_wall = r->gemm.flops / gw * 1e-9;
     f.modeled = r->modeled_grad_s + r->modeled_bn_s;
@@ -355,6 +358,10 @@ static void text_cpu(const ftm_train_result *r, const train_summary_info *in, co
     if (c->have_stat && f->loadfree_ok)
         printf("#   other processes took %.2f CPU s meanwhile (/proc/stat); of the capacity left\n"
                "#   to us, outside math: %.1f%%\n", f->others, 100 * (1 - f->busy_free));
+    else if (c->have_stat && f->node_ranks > 1)
+        printf("#   other processes, this job's %d other rank%s on this machine among them, took\n"
+               "#   %.2f CPU s meanwhile (/proc/stat): the share net of them is not measurable\n",
+               f->node_ranks - 1, cli_s(f->node_ranks - 1), f->others);
     else if (c->have_stat)
         printf("#   other processes took %.2f CPU s meanwhile (/proc/stat): the share net of\n"
                "#   them is not measurable here (fewer chips than cores, or a busy machine)\n",
