@@ -150,7 +150,9 @@ static figs compute(const ftm_train_result *r, const train_summary_info *in, con
 {
     figs f = { 0 };
     /* steps run: from --resume's step, up to a stop (SIGINT) */
-    f.n = in->diverged_step >= 0 ? in->diverged_step + 1
+    /* a step that left the fixed-point range has no loss and no line:
+     * it is not one of the steps reported */
+    f.n = in->diverged_step >= 0 ? in->diverged_step + !r->diverged_range
         : r->interrupted ? r->steps_done : r->steps;
     f.s0 = r->start_step + (f.n - r->start_step > 1 ? 1 : 0);
     f.wall = r->wall_s;
@@ -284,8 +286,8 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_int(&j, "micro", r->micro);
     cli_json_int(&j, "batch", r->batch);
     cli_json_int(&j, "steps", f->n);
-    cli_json_num(&j, "loss_first", "%.17g", r->step[0].loss);
-    cli_json_num(&j, "loss_last", "%.17g", r->step[f->n - 1].loss);
+    cli_json_num(&j, "loss_first", "%.17g", f->n > 0 ? r->step[0].loss : NAN);
+    cli_json_num(&j, "loss_last", "%.17g", f->n > 0 ? r->step[f->n - 1].loss : NAN);
     cli_json_num(&j, "wall_s", "%.6g", f->wall);
     /* no step timed (a divergence at the first): null, as the rate */
     cli_json_num(&j, "step_wall_s", "%.6g", f->steady > 0 ? f->steady : NAN);
@@ -399,8 +401,11 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
            r->nparams, r->algo, bn, in->exact ? "exact" : "float", r->micro);
     if (r->fallback)
         printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
-    printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, ", r->step[0].loss,
-           r->step[f->n - 1].loss, f->n, cli_s(f->n), r->batch, f->wall);
+    if (f->n > 0)
+        printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, ", r->step[0].loss,
+               r->step[f->n - 1].loss, f->n, cli_s(f->n), r->batch, f->wall);
+    else
+        printf("# no step finished, batch %ld; wall %.3f s, ", r->batch, f->wall);
     if (f->steady > 0)
         printf("%.4f s/step (steps >= %ld), %.1f examples/s\n", f->steady, f->s0,
                r->batch / f->steady);
