@@ -187,6 +187,13 @@ grep '^Step' "$tmp/out" | grep -q '; \|\(reduce-scatter\|all-gather\).*half A.*\
 tr '\n' ' ' <"$tmp/out" | grep -q 'one-hop edges can exist' && bad "demo: a one-hop ring promised"
 tr '\n' ' ' <"$tmp/out" | grep -q 'not enough: chip (0,0) has one live link' ||
     bad "demo: the detour of a balanced mesh not explained"
+# long step headers wrap without a trailing space
+"$ftmesh" demo --algo trees --mesh 6x6 --fail 2,3 --fail-during 4,4 >"$tmp/out" || bad "demo trees dies"
+grep -n ' $' "$tmp/out" | head -n 2 | grep . && bad "demo trees: lines end in a space"
+# unbalanced colours force one detour here; the two chips with one live link force the rest
+"$ftmesh" demo --mesh 4x4 --fail 1,2 --fail 3,1 --fail 3,3 >"$tmp/out" || bad "demo three holes"
+tr '\n' ' ' <"$tmp/out" | tr -s ' ' | grep -q 'force 1 of them; the rest come from elsewhere: chips (3,0) and (3,2) have one live link' ||
+    bad "demo: detours beyond what the colours force not explained"
 # where allreduce runs another schedule than the one taught, the lesson says so
 "$ftmesh" demo --algo 2d >"$tmp/out" || bad "demo 2d"
 tr '\n' ' ' <"$tmp/out" | grep -q 'ftmesh allreduce --algo 2d` (at its default --size 8M) runs the ring schedule instead' ||

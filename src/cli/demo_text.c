@@ -80,21 +80,24 @@ static void two_colours(const demo_out *o, const ftm_mesh *m, const ftm_ring *ri
 }
 
 /* s printed from column col on, wrapped before column 80 with lines
- * after the first indented by two; returns the column reached. */
-static int wrap_on(int col, const char *s)
+ * after the first indented by two, keeping room for tail characters after
+ * the last word; returns the column reached. */
+static int wrap_on(int col, const char *s, int tail)
 {
+    int gap = 0; /* a space before this word, unless it starts a line */
     while (*s) {
         size_t n = strcspn(s, " ");
         const char *next = s + n;
         while (*next == ' ')
             next++;
-        /* the last word keeps room for the ':' after it */
-        int need = (int)n + (*next ? 0 : 1);
+        int need = gap + (int)n + (*next ? 0 : tail);
         if (col > 2 && col + need > 79) {
             printf("\n  ");
             col = 2;
+            gap = 0;
         }
-        col += printf("%.*s%s", (int)n, s, *next ? " " : "");
+        col += printf("%s%.*s", gap ? " " : "", (int)n, s);
+        gap = n > 0;
         s = next;
     }
     return col;
@@ -137,22 +140,33 @@ static int live_links(const ftm_mesh *m, int c)
     return n;
 }
 
-/* Why a ring detours where the colours balance: equal counts are needed
- * for a ring of one-hop edges, not enough (a chip with one live link
- * cannot sit between two of them). */
-static void other_detours(const ftm_mesh *m, char *b, size_t n)
+/* Why a ring has detours the colours do not force (forced of them are):
+ * the colour counts are needed for a ring of one-hop edges, not enough
+ * (a chip with one live link cannot sit between two of them). Names up
+ * to three such chips. */
+static void other_detours(const ftm_mesh *m, int forced, char *b, size_t n)
 {
-    int one = -1;
-    for (int c = 0; c < m->nchips && one < 0; c++)
-        if (ftm_mesh_alive(m, c) && live_links(m, c) < 2)
-            one = c;
-    if (one >= 0)
-        snprintf(b, n, " Equal counts are needed for a ring of one-hop edges but not enough: "
-                 "chip (%d,%d) has one live link, and a ring passes each chip over two.",
-                 ftm_mesh_row(m, one), ftm_mesh_col(m, one));
+    size_t u = forced ? (size_t)snprintf(b, n, " The colours force %d of them; the rest come "
+                                               "from elsewhere: ", forced)
+                      : (size_t)snprintf(b, n, " Equal counts are needed for a ring of one-hop "
+                                               "edges but not enough: ");
+    int one[3], ones = 0;
+    for (int c = 0; c < m->nchips; c++)
+        if (ftm_mesh_alive(m, c) && live_links(m, c) < 2 && ones++ < 3)
+            one[ones - 1] = c;
+    for (int i = 0; i < ones && i < 3 && u < n; i++)
+        u += (size_t)snprintf(b + u, n - u, "%s(%d,%d)",
+                              i == 0 ? (ones > 1 ? "chips " : "chip ")
+                                     : i == ones - 1 ? " and " : ", ",
+                              ftm_mesh_row(m, one[i]), ftm_mesh_col(m, one[i]));
+    if (u >= n)
+        return;
+    if (ones)
+        snprintf(b + u, n - u, "%s %s one live link, and a ring passes each chip over two.",
+                 ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
     else
-        snprintf(b, n, " Equal counts are needed for a ring of one-hop edges but not enough: "
-                 "the holes and dead links leave this router no ring without detours.");
+        snprintf(b + u, n - u, "the holes and dead links leave this router no ring with "
+                 "fewer detours.");
 }
 
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
@@ -186,8 +200,9 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
         u += (size_t)snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, "
                               "%d hops in all.", q.ring_chips, q.detours,
                               q.detours == 1 ? "" : "s", q.hops);
-        if (q.detours > 0 && (odd_wrap || nb == nw) && u < n)
-            other_detours(m, b + u, n - u);
+        int forced = odd_wrap ? 0 : abs(nb - nw);
+        if (q.detours > forced && u < n)
+            other_detours(m, forced, b + u, n - u);
     }
 }
 
@@ -334,7 +349,7 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     const char *hint = phase_hint(l, k);
     int wrap = !said && w + 2 + strlen(ph) + 2 + strlen(hint) > 80;
     printf("\n%s%s%s  %s", demo_c(o, D_BOLD), head, demo_c(o, D_OFF), demo_c(o, D_CYAN));
-    wrap_on(w + 2, ph);
+    wrap_on(w + 2, ph, said ? 0 : 1); /* room for the ':' before the hint */
     printf("%s%s%s\n", said ? "" : wrap ? ":\n  " : ": ", said ? "" : hint, demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];

@@ -85,7 +85,8 @@ static int draw_tree(const ftm_mesh *m, const ftm_sched *s)
     printf("tree: a spanning tree over live links, rooted at R near the centre. Reduce:\n"
            "each chip adds its children's sums to its own and sends the result along its\n"
            "arrow, leaves first; broadcast: the root's total goes back down every arrow,\n"
-           "reversed. 2 x depth steps instead of the ring's 2(P-1).\n");
+           "reversed. About 2 x depth steps (a parent takes its children's sums one step\n"
+           "each, so a few more going up) instead of the ring's 2(P-1).\n");
     return phase_picture(m, s, "the tree (arrows point to the parent):", "tree-up", 0, s->bytes,
                          root);
 }

@@ -2,8 +2,9 @@
  *
  * A ring allreduce takes 2(P-1) steps, and every step wakes every chip: on
  * a 64-chip mesh a 512-byte allreduce (a batch-norm statistic) costs
- * thousands of thread wake-ups. A tree over the live links takes
- * 2 x depth steps and wakes each chip about four times:
+ * thousands of thread wake-ups. A tree over the live links takes about
+ * 2 x depth steps (a few more up: a parent takes one child a step) and
+ * wakes each chip about four times:
  *
  *        reduce (leaves first)            broadcast (root first)
  *

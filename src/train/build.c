@@ -2,7 +2,7 @@
  *
  * The batch-norm hook sums 2*C int64 values (C <= 64) twice per BN layer
  * and step: latency, not bandwidth, decides, so it uses the registry's
- * "tree" (2 x depth steps, 2(P-1) messages) by default; the gradients use
+ * "tree" (about 2 x depth steps, 2(P-1) messages) by default; the gradients use
  * the algorithm the user chose. An algorithm that does not support a mesh
  * (FTM_ENOTSUP) falls back to "ring", which supports every connected one.
  */
