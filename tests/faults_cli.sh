@@ -329,6 +329,12 @@ stop_at TERM "^ *2 " "$out.c" "$FTMESH" train --mesh 2x2 --steps 3 --batch $cb -
 [ "$got" -eq 143 ] || { echo "FAIL: SIGTERM in --check: exit $got, expected 143"; cat "$out.c.err"; fail=1; }
 grep -q -- "interrupted: stopped after step 2; --check stopped: nothing compared" "$out.c" ||
     { echo "FAIL: SIGTERM in --check: no message"; tail -3 "$out.c"; fail=1; }
+# SIGTERM in the last step (or in the reference right after it): --check
+# does not run, and the run says so and exits 143 (it ended with exit 0)
+stop_at TERM "^ *1 " "$out.l" "$FTMESH" train --mesh 2x2 --steps 3 --batch $cb --check
+[ "$got" -eq 143 ] || { echo "FAIL: SIGTERM in the last step: exit $got, expected 143"; cat "$out.l.err"; fail=1; }
+grep -q -- "interrupted: stopped after step 2; --check stopped: nothing compared" "$out.l" ||
+    { echo "FAIL: SIGTERM in the last step: no message"; tail -3 "$out.l"; fail=1; }
 expect 0 "resume after SIGINT" "$FTMESH" train --mesh 2x2 --batch 8 --resume "$tmp/int.ckpt" \
     --steps $((k + 2)) --json
 json "j['start_step'] == $k + 1 and len(steps) == 1"
@@ -339,5 +345,17 @@ if [ "$k" -lt 30 ]; then
     grep -q '^# step 30 (start): chip (1,1) died' "$out" || { echo "FAIL: resumed kill: no line"; fail=1; }
     grep -q 'gradient allreduce; recovered' "$out" && { echo "FAIL: resumed kill: a --fail-during line"; fail=1; }
 fi
+
+# a repair the checkpoint keeps pending comes back in the resumed run: no
+# warning that nothing does
+R="--kill host:2,0@2 --kill 0,3@4:allreduce --repair-after 3"
+expect 0 "checkpoint with a repair pending" $U $R --steps 6 --checkpoint "$tmp/rp.ckpt"
+expect 0 "resume with a repair pending" $U $R --steps 10 --resume "$tmp/rp.ckpt"
+grep -q "repaired" "$out" || { echo "FAIL: resume: the pending repair did not come"; fail=1; }
+grep -q "nothing comes back" "$out.err" && { echo "FAIL: resume: warned that nothing comes back"; fail=1; }
+# --fail-during beside --repair-after: no closing line with the count after the repair
+expect 0 "--fail-during and --repair-after" $U --steps 5 --fail-during 1,1 --fail-step 1 --repair-after 2
+grep -q "recovered: 16 chips left" "$out" && { echo "FAIL: --fail-during: the count after the repair as the survivors"; fail=1; }
+grep -q "15 chips left" "$out" || { echo "FAIL: --fail-during: no line with the survivors"; fail=1; }
 
 cli_done

@@ -39,7 +39,7 @@ static const cli_opt ar_table[] = {
       "allreduce is redone (and verified) on the chips left" },
     { "fail-after", "N", O_FAIL_AFTER,
       "with --fail-during: die after sending N packets\n(default: half of its packets)" },
-    CLI_OPTS_FAULTS("WHEN: ITER (its start), ITER:N (once the\n"
+    CLI_OPTS_FAULTS("ITER", "WHEN: ITER (its start), ITER:N (once the\n"
                     "victim sent N packets in it) or ITER:allreduce (half of\n"
                     "its packets). A failure stops the run; the rings are\n"
                     "rebuilt and all --iters run again on the chips left"),

@@ -77,7 +77,7 @@ static const cli_opt train_table[] = {
     { "fail-step", "S", O_FAIL_STEP,
       "the step in which --fail-during strikes (the short form\n"
       "of --kill R,C@S:allreduce)" },
-    CLI_OPTS_FAULTS("WHEN: STEP (its start), STEP:PHASE with\n"
+    CLI_OPTS_FAULTS("STEP", "WHEN: STEP (its start), STEP:PHASE with\n"
                     "PHASE forward, backward, allreduce or optimizer, or\n"
                     "STEP:allreduce:N (once the victim sent N packets of the\n"
                     "gradient allreduce). Survivors agree on what died and\n"
@@ -543,7 +543,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                                              r->detail[0] ? ": " : "", r->detail);
     /* --fail-during's own line (a death from a resumed checkpoint's
      * script has its record line) */
-    if (!err && r->died_chip >= 0 && a->fail_during && !a->o.json && !cli_faults_any(&a->f))
+    if (!err && r->died_chip >= 0 && a->fail_during && !a->o.json && !cli_faults_any(&a->f) &&
+        !a->f.repair_after) /* a repair changes the count: the event lines tell it */
         printf("# chip (%d,%d) died during step %ld's gradient allreduce; recovered: "
                "%d chip%s left, resumed at step %ld from a survivor's state\n",
                ftm_mesh_row(&x->m, r->died_chip), ftm_mesh_col(&x->m, r->died_chip),

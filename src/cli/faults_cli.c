@@ -241,12 +241,12 @@ static int any_kill(const ftm_fault_script *s)
     return 0;
 }
 
-/* 1 when a repair n steps after a kill of s falls within the run's
- * horizon (one given as --repair too counts). */
-static int repairs_in_run(const ftm_fault_script *s, long n, long horizon)
+/* 1 when a repair of s falls within the run's horizon: --repair-after's,
+ * a --repair's or, after --resume, one the checkpoint kept pending. */
+static int repairs_in_run(const ftm_fault_script *s, long horizon)
 {
     for (int i = 0; i < s->n; i++)
-        if (!s->ev[i].repair && s->ev[i].when < horizon - n)
+        if (s->ev[i].repair && s->ev[i].when < horizon)
             return 1;
     return 0;
 }
@@ -404,7 +404,7 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         return rc;
     if (!any_kill(s))
         cli_faults_none(cmd, f);
-    else if (f->repair_after && !repairs_in_run(s, f->repair_after, horizon))
+    else if (f->repair_after && !repairs_in_run(s, horizon))
         cli_warn(cmd, "--repair-after %ld: nothing comes back within the run (%ld %ss)%s", f->repair_after,
                  horizon, unit(mode), mode == FTM_FAULT_TRAIN
                      ? ": only a --checkpoint keeps the repairs, for --resume" : "");

@@ -10,15 +10,16 @@
 /* Option ids (between the shared ones and the commands' own). */
 enum { CLI_O_KILL = 480, CLI_O_FAULTS, CLI_O_RANDOM_KILLS, CLI_O_REPAIR, CLI_O_REPAIR_AFTER };
 
-/* --kill, --faults, --random-kills: the table entries. */
-#define CLI_OPTS_FAULTS(when_help)                                                        \
+/* --kill, --faults, --random-kills: the table entries; WHEN the repairs'
+ * placeholder ("STEP", "ITER": a start, never a phase). */
+#define CLI_OPTS_FAULTS(WHEN, when_help)                                                  \
     { "kill", "WHAT@WHEN", CLI_O_KILL,                                                   \
       "WHAT dies at WHEN during the run; repeatable. WHAT: R,C (a chip),\n"             \
       "host:R,C (its 2x2 host), link:R,C-R2,C2 (both ways) or link:R,C>R2,C2\n"          \
       "(one way). " when_help },                                                         \
     { "faults", "FILE", CLI_O_FAULTS,                                                    \
       "read events from FILE, one per line ('#' comments):\n"                            \
-      "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@WHEN" },                         \
+      "WHAT@WHEN or kill WHAT@WHEN (a kill), repair WHAT@" WHEN },                       \
     { "random-kills", "K", CLI_O_RANDOM_KILLS,                                           \
       "K more events drawn from --fault-seed (default: --seed): chips, hosts or\n"         \
       "links at random times that keep the healthy chips connected" }

@@ -187,8 +187,11 @@ static int finish_run(trainer *t, const ftm_train_opts *o)
         res->wall_s += res->step[s].wall_s;
     res->modeled_grad_s = t->grad_modeled;
     int rc = train_compare_replicas(t);
-    if (!rc && o->check && !atomic_load(&t->halt))
+    int halt = atomic_load(&t->halt);
+    if (!rc && o->check && !halt)
         return train_check(o, t->micro, res->params, t->cb, res);
+    if (!rc && o->check) /* a stop in the last step: --check stopped before it began */
+        res->interrupted = halt;
     return rc;
 }
 
