@@ -358,4 +358,12 @@ expect 0 "--fail-during and --repair-after" $U --steps 5 --fail-during 1,1 --fai
 grep -q "recovered: 16 chips left" "$out" && { echo "FAIL: --fail-during: the count after the repair as the survivors"; fail=1; }
 grep -q "15 chips left" "$out" || { echo "FAIL: --fail-during: no line with the survivors"; fail=1; }
 
+# an allreduce repair starts the run over: its record counts the stopped
+# run's wall and iterations
+expect 0 "allreduce repair" "$FTMESH" allreduce --mesh 4x4 --fail 1,1 --repair 1,1@1 --size 4K --iters 2 --json
+json '[e["lost_wall_s"] > 0 and e["lost_modeled_s"] == e["modeled_before_s"] for e in j["events"] if e["kind"] == "repair"] == [True]'
+expect 0 "allreduce repair, text" "$FTMESH" allreduce --mesh 4x4 --fail 1,1 --repair 1,1@1 --size 4K --iters 2
+grep -q "repaired; lost .* s wall, .* s modeled (iteration 0 runs again)" "$out" ||
+    { echo "FAIL: allreduce repair: no lost time in its line"; fail=1; }
+
 cli_done

@@ -56,7 +56,7 @@ static int unnoticed_link(const ftm_rt_script *f, const ftm_mesh *cur, const ftm
 /* The repairs due at iteration `at` (not yet applied) into cur, with
  * their records; f->until becomes the next repair's iteration (0: none). */
 static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_result *res,
-                         const ftm_allreduce_opts *o)
+                         const ftm_allreduce_opts *o, double lost_wall)
 {
     double before = o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, cur) : 0;
     int first = res->nevents;
@@ -96,7 +96,9 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
     for (int i = first; i < res->nevents; i++) {
         res->events[i].chips_after = ftm_mesh_healthy_count(cur);
         res->events[i].modeled_after_s = after;
-        res->events[i].lost_modeled_s = i == first ? before * at : 0; /* the iterations redone */
+        /* the run it stopped: its iterations run again */
+        res->events[i].lost_modeled_s = i == first ? before * at : 0;
+        res->events[i].lost_wall_s = i == first ? lost_wall : 0;
     }
     f->until = 0;
     for (int i = 0; i < f->script.n; i++)
@@ -176,10 +178,12 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     char detail[sizeof res->detail];
     int died = -1, at = 0;
     long since = -1; /* what started this run: the failure's or repair's iteration */
+    double t_run = core_now_s(); /* when the run before started */
     for (int k = 0;; k++) {
         double t0 = core_now_s();
-        if ((rc = apply_repairs(&f, &cur, at, res, o)))
+        if ((rc = apply_repairs(&f, &cur, at, res, o, at ? t0 - t_run : 0)))
             break;
+        t_run = t0;
         oc.sched = at ? NULL : oc.sched; /* grown: new rings */
         memcpy(detail, res->detail, sizeof detail);
         int after = res->nevents;
