@@ -10,7 +10,9 @@
 #      and on the sweep's dead host (16,16) the trees schedule's steps
 #      against a lower bound on any order of its sends (bench/trees_steps,
 #      when built: make bench builds it);
-#   4. ftmesh sweep --throughput: training throughput lost to a fault.
+#   4. ftmesh sweep --throughput: training throughput lost to a fault,
+#      with the global batch kept (the default) and with each survivor
+#      keeping its share (--batch-policy per-chip).
 # Usage: bench/bound.sh BUILD_DIR
 set -eu
 build=${1:-.}
@@ -52,8 +54,10 @@ timed "32x32 dead host trees (goal: 2 s)" "$ftm" allreduce --mesh 32x32 --torus 
 if [ -x "$build/bench/trees_steps" ]; then
     "$build/bench/trees_steps"
 fi
-timed "sweep --throughput" "$ftm" sweep --throughput --json
-python3 - "$tmp/out" <<'EOF'
+for policy in global per-chip; do
+    timed "sweep --throughput --batch-policy $policy" "$ftm" sweep --throughput \
+        --batch-policy $policy --json
+    python3 - "$tmp/out" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 one = ("dead-host", "dead-chip", "dead-link")  # the goals for one fault
@@ -61,6 +65,7 @@ for r in j["rows"]:
     if r["scenario"] != "healthy":
         goal = ("goal 1%%: %s" % ("met" if r["impact_pct"] <= 1 else "not met")
                 if r["scenario"] in one else "no goal: two faults")
-        print("%-6s %-10s %-15s %-6s throughput lost %5.2f%% (%s)" % (
-              r["mesh"], r["model"], r["scenario"], r["algo"], r["impact_pct"], goal))
+        print("%-6s %-10s %-15s %-6s %-8s throughput lost %5.2f%% (%s)" % (
+              r["mesh"], r["model"], r["scenario"], r["algo"], j["batch_policy"], r["impact_pct"], goal))
 EOF
+done

@@ -49,10 +49,11 @@ def sweep_tables(j):
 
 
 def tput_table(j):
-    print("| torus | model | scenario | chips | batch | algo | compute (ms) | allreduce (ms) | step (ms) | examples/s | impact |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| torus | model | scenario | chips | batch | busiest chip | algo | compute (ms) | allreduce (ms) | step (ms) | examples/s | impact |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in j["rows"]:
         print(f"| {r['mesh']} | {r['model']} | {r['scenario']} | {r['chips']} | {r['global_batch']} | "
+              f"{r['examples_busiest_chip']} | "
               f"`{r['algo']}` | {r['compute_s'] * 1e3:.2f} | {r['allreduce_s'] * 1e3:.3f} | "
               f"{r['step_s'] * 1e3:.2f} | {r['examples_per_s']:.0f} | {r['impact_pct']:.2f}% |")
 

@@ -104,6 +104,8 @@ grep_err "Is a directory"
 expect 2 rings --mesh 4x4 $(for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do echo --fail 1,1; done) --fail 9,9
 expect 2 sweep --throughput --algos ring,,tree
 grep_err "--algos ring,,tree: an empty name"
+expect 2 sweep --throughput --batch-policy fixed
+grep_err "--batch-policy fixed: want global or per-chip"
 expect 2 sweep --throughput --resnet50-batch-512 511
 grep_err "expected a global batch of 512 .. 100000000"
 expect 2 sweep --throughput --bert-batch-1024 1000
@@ -597,11 +599,17 @@ expect 0 sweep --throughput --algos 2d --json
 json "$tmp/out" 'len(j["rows"]) == 20 and all(all(k in r for k in ("mesh", "model", "scenario", "chips", "global_batch", "compute_s", "allreduce_s", "step_s", "examples_per_s", "impact_pct")) for r in j["rows"])'
 json "$tmp/out" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and sum(len(r['faults']['hosts']) for r in j['rows']) > 0"
 json "$tmp/out" "all(r['fault'] == $scen_fault[(r['mesh'], r['scenario'])] for r in j['rows'])"
-# The paper's metric (tests/test_costmodel.c checks it with every default
-# candidate at full scale): one dead host, chip or link costs at most 10% of
-# the throughput, two dead hosts at most 20%, no fault helps, the step holds
-# the compute and the allreduce (to the JSON's 9 digits), and the dead chips
-# are gone.
+# The global batch stays: the survivors split it in whole examples, the
+# step waits for the busiest chip
+json "$tmp/out" "j['batch_policy'] == 'global' and all(r['global_batch'] == {'resnet50': 16384, 'bert-large': 4096}[r['model']] * int(r['mesh'].split('x')[0]) // 16 and r['examples_busiest_chip'] == -(-r['global_batch'] // r['chips']) and abs(r['compute_s'] - r['examples_busiest_chip'] * {'resnet50': 24.6e9, 'bert-large': 1044.48e9}[r['model']] / 50e12) <= 1e-8 * r['compute_s'] for r in j['rows'])"
+json "$tmp/out" "any(r['examples_busiest_chip'] == 9 and r['model'] == 'bert-large' for r in j['rows'])"
+# The paper's metric where each survivor keeps its share (tests/test_costmodel.c
+# checks it with every default candidate at full scale): one dead host, chip
+# or link costs at most 10% of the throughput, two dead hosts at most 20%, no
+# fault helps, the step holds the compute and the allreduce (to the JSON's 9
+# digits), and the dead chips are gone.
+expect 0 sweep --throughput --algos 2d --batch-policy per-chip --json
+json "$tmp/out" "j['batch_policy'] == 'per-chip' and all(r['global_batch'] == {'resnet50': 32, 'bert-large': 8}[r['model']] * r['chips'] and r['examples_busiest_chip'] == {'resnet50': 32, 'bert-large': 8}[r['model']] for r in j['rows'])"
 json "$tmp/out" "all(r['impact_pct'] <= (20 if r['scenario'] == 'two-dead-hosts' else 10) and r['impact_pct'] >= (0 if r['scenario'] == 'healthy' else 1e-9) and r['step_s'] >= (r['compute_s'] + r['allreduce_s']) * (1 - 1e-8) and r['chips'] == int(r['mesh'].split('x')[0]) * int(r['mesh'].split('x')[1]) - {'two-dead-hosts': 8, 'dead-host': 4, 'dead-chip': 1}.get(r['scenario'], 0) for r in j['rows'])"
 
 # sweep: every faulty case against its goal (one fault: 5% ResNet-50, 2%

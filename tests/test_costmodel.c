@@ -409,8 +409,9 @@ START_TEST(test_model_only_pod)
 END_TEST
 
 
-/* The step formula, exactly: batch split over the healthy chips, compute
- * at the sustained rate, plus the part of the allreduce not hidden. */
+/* The step formula, exactly: batch split over the healthy chips in whole
+ * examples (the busiest chip sets the compute), at the sustained rate,
+ * plus the part of the allreduce not hidden. */
 START_TEST(test_tput_step_formula)
 {
     ftm_tput_params p;
@@ -422,12 +423,18 @@ START_TEST(test_tput_step_formula)
     r.global_batch = 32768;
     r.allreduce_s = 1e-3;
     ftm_tput_step(&p, 0, &r);
-    double compute = 32768.0 / 1020 * (3.0 * 2.0 * 4.1e9) / 50e12;
+    ck_assert_int_eq(r.busiest, 33); /* 32768 = 1020 x 32 + 128 */
+    double compute = 33.0 * (3.0 * 2.0 * 4.1e9) / 50e12;
     ck_close(r.compute_s, compute);
     ck_close(r.step_s, compute + 0.75e-3);
     ck_close(r.examples_per_s, 32768.0 / (compute + 0.75e-3));
     ftm_tput_step(&p, 1, &r); /* BERT-large: 6 x 340M x 512 per example */
-    ck_close(r.compute_s, 32768.0 / 1020 * 6.0 * 340e6 * 512 / 50e12);
+    ck_close(r.compute_s, 33.0 * 6.0 * 340e6 * 512 / 50e12);
+    r.chips = 1024; /* divides: every chip 32 */
+    ftm_tput_step(&p, 1, &r);
+    ck_assert_int_eq(r.busiest, 32);
+    ck_close(r.compute_s, 32.0 * 6.0 * 340e6 * 512 / 50e12);
+    r.chips = 1020;
     /* all of it hidden, but no more than the backward pass (2/3 of the
      * compute) can hide: an allreduce 3x the compute leaves 7/3 of it */
     p.overlap = 1;
@@ -458,9 +465,11 @@ START_TEST(test_tput_rejects_bad_params)
 }
 END_TEST
 
-/* The paper's metric on the 512- and 1024-chip tori with the default
- * compute model: one dead host, chip or link costs at most 10% of the
- * training throughput, two dead hosts at most 20%, and no fault helps.
+/* The paper's metric on the 512- and 1024-chip tori: where each survivor
+ * keeps its share of the batch, one dead host, chip or link costs at most
+ * 10% of the training throughput, two dead hosts at most 20%; where the
+ * global batch stays (the default), the busiest chip's extra example
+ * allows 15% for one fault; no fault helps.
  * Model only (40 schedules per candidate); skipped under sanitizers
  * (minutes there). check-full runs all of the default candidates; make
  * check leaves the one candidate "2d" to tests/cli.sh, which checks the
@@ -471,6 +480,7 @@ START_TEST(test_tput_minimal_impact)
         return;
     ftm_tput_params p;
     ftm_tput_defaults(&p);
+    p.per_chip = _i; /* 0: the global batch stays; 1: each survivor keeps its share */
     ftm_tput_row *rows = NULL;
     int n = 0;
     ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), 0);
@@ -478,8 +488,13 @@ START_TEST(test_tput_minimal_impact)
     for (int i = 0; i < n; i++) {
         const ftm_tput_row *r = &rows[i];
         int two = strcmp(r->scenario, "two-dead-hosts") == 0;
-        ck_assert_msg(r->impact_pct <= (two ? 20.0 : 10.0), "%dx%d %s %s: impact %.2f%%", r->rows,
-                      r->cols, r->model, r->scenario, r->impact_pct);
+        long healthy = p.global_batch[strcmp(r->model, "resnet50") != 0][r->rows == 32];
+        /* a fixed global batch costs whole examples: BERT-large's 8 a chip
+         * become 9 on some (+12.5%) wherever a chip is missing */
+        ck_assert_msg(r->impact_pct <= (two ? 20.0 : _i ? 10.0 : 15.0), "%dx%d %s %s: impact %.2f%%",
+                      r->rows, r->cols, r->model, r->scenario, r->impact_pct);
+        ck_assert_int_eq(r->global_batch, _i ? healthy * r->chips / (r->rows * r->cols) : healthy);
+        ck_assert_int_eq(r->busiest, (r->global_batch + r->chips - 1) / r->chips);
         ck_assert_double_ge(r->impact_pct, strcmp(r->scenario, "healthy") == 0 ? 0.0 : 1e-9);
         ck_assert_double_ge(r->step_s, r->compute_s + r->allreduce_s * (1 - 1e-12));
         ck_assert_int_eq(r->chips, r->rows * r->cols - (two ? 8 : strcmp(r->scenario, "dead-host") == 0 ? 4
@@ -508,7 +523,7 @@ Suite *costmodel_suite(void)
     tcase_set_timeout(tc, 60);
     suite_add_tcase(su, tc);
     TCase *tp = tcase_create("throughput"); /* 40 pod-sized schedules */
-    tcase_add_test(tp, test_tput_minimal_impact);
+    tcase_add_loop_test(tp, test_tput_minimal_impact, 0, 2);
     tcase_set_timeout(tp, 300);
     suite_add_tcase(su, tp);
     return su;

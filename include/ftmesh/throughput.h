@@ -1,10 +1,13 @@
 /* Training throughput at pod scale (the paper's metric): per step, every
- * healthy chip computes its share of the global batch, then the gradient
- * allreduce runs (modeled); a fraction of the allreduce may hide under the
- * backward pass.
+ * healthy chip computes its share of the global batch, in whole examples,
+ * then the gradient allreduce runs (modeled); a fraction of the allreduce
+ * may hide under the backward pass.
  *
- *   compute_s   = (global_batch / healthy_chips) * flops_per_example / chip_flops
- *                 (dead chips' examples move to the survivors: x P/(P-k))
+ *   busiest     = ceil(global_batch / healthy_chips): the step waits for it
+ *   compute_s   = busiest * flops_per_example / chip_flops
+ *                 (the global batch stays, so the dead chips' examples move
+ *                 to the survivors; with per_chip, each survivor keeps the
+ *                 healthy torus's share and the global batch shrinks)
  *   step_s      = compute_s + allreduce_s - min(overlap * allreduce_s, 2/3 compute_s)
  *                 (the backward pass, 2/3 of the FLOPs, is all it can hide under)
  *   examples/s  = global_batch / step_s
@@ -31,6 +34,9 @@ typedef struct ftm_tput_params {
     long global_batch[FTM_TPUT_NMODELS][FTM_TPUT_NMESHES]; /* [model][16x32, 32x32] */
     const char *algos[FTM_TPUT_MAXALGOS]; /* candidates; the fastest is used */
     int nalgos;
+    int per_chip;               /* 1: survivors keep the healthy per-chip batch
+                                 * (global_batch x live / all chips); 0: the
+                                 * global batch stays */
 } ftm_tput_params;
 
 typedef struct ftm_tput_row {
@@ -39,12 +45,14 @@ typedef struct ftm_tput_row {
     const char *scenario;       /* healthy, dead-host, dead-chip, dead-link, two-dead-hosts */
     const char *fault;          /* as command-line options ("" when healthy) */
     int chips;                  /* healthy chips */
-    long global_batch;
+    long global_batch;          /* of this scenario (per_chip: shrunk) */
+    long busiest;               /* examples on the busiest chip */
     const char *algo;           /* fastest candidate for this mesh and model */
     double compute_s, allreduce_s, step_s, examples_per_s, impact_pct;
 } ftm_tput_row;
 
-/* TPU-v3 and MLPerf defaults; candidates "2d", "2d-concurrent" and "2d-lines". */
+/* TPU-v3 and MLPerf defaults; candidates "2d", "2d-concurrent", "2d-lines"
+ * and "trees"; the global batch stays (per_chip 0). */
 FTM_EXTERN void ftm_tput_defaults(ftm_tput_params *p);
 
 /* Fills compute_s, step_s and examples_per_s of row from its chips,

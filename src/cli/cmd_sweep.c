@@ -20,7 +20,7 @@ static const cli_opt sweep_table[] = {
 };
 enum {
     O_TPUT = CLI_O_CMD, O_OVERLAP, O_CHIP_TFLOPS, O_RESNET_GFLOP, O_BERT_GFLOP, O_RB512, O_RB1024,
-    O_BB512, O_BB1024, O_ALGOS
+    O_BB512, O_BB1024, O_ALGOS, O_POLICY
 };
 /* ftmesh sweep --throughput (sweep_tput.c) */
 static const cli_opt tput_table[] = {
@@ -36,6 +36,9 @@ static const cli_opt tput_table[] = {
     { "bert-batch-512", "N", O_BB512, "BERT-large global batch on 512 chips (default 4096)" },
     { "bert-batch-1024", "N", O_BB1024, "BERT-large global batch on 1024 chips (default 8192)" },
     { "algos", "A,B", O_ALGOS, "allreduce candidates, the fastest is used\n(default 2d,2d-concurrent,2d-lines,trees)" },
+    { "batch-policy", "P", O_POLICY, "with dead chips: global (default), the global batch stays\n"
+      "and the survivors split it in whole examples; per-chip,\neach survivor keeps its healthy share "
+      "and the global\nbatch shrinks" },
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const sweep_tables[] = { sweep_table, cli_cost_table, tput_table, NULL };
@@ -66,10 +69,13 @@ static void usage(void)
            "No data moves: it takes half a minute to two minutes on two cores.\n"
            "\n"
            "With --throughput: the training step per mesh, model and scenario (also two\n"
-           "dead hosts): every healthy chip computes its share of the global batch (dead\n"
-           "chips' examples move to the survivors), then the gradient allreduce runs\n"
-           "(modeled); columns: compute, allreduce, step time, examples/s, and the\n"
-           "throughput lost against the healthy torus (impact, %%).\n"
+           "dead hosts): every healthy chip computes its share of the global batch in\n"
+           "whole examples (dead chips' examples move to the survivors, so where the\n"
+           "batch does not divide some take one more, and the step waits for them;\n"
+           "--batch-policy per-chip: each survivor keeps its healthy share and the global\n"
+           "batch shrinks), then the gradient allreduce runs (modeled); columns: global\n"
+           "batch, examples on the busiest chip, compute, allreduce, step time,\n"
+           "examples/s, and the throughput lost against the healthy torus (impact, %%).\n"
            "\n");
     cli_print_opts(stdout, "Options", sweep_tables, 0, 2);
     cli_print_opts(stdout, "Throughput options", sweep_tables, 2, 3);

@@ -62,8 +62,10 @@ void ftm_tput_defaults(ftm_tput_params *p)
 
 void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)
 {
-    double per_chip = (double)row->global_batch / (double)row->chips;
-    row->compute_s = per_chip * p->flops_per_example[md] / p->chip_flops;
+    /* whole examples: some chips take one more where the batch does not
+     * divide, and the step waits for them */
+    row->busiest = (row->global_batch + row->chips - 1) / row->chips;
+    row->compute_s = (double)row->busiest * p->flops_per_example[md] / p->chip_flops;
     /* the backward pass is about 2/3 of a step's FLOPs (twice the forward
      * pass's: a gradient for the input and one for the weights), and an
      * allreduce can hide under nothing longer */
@@ -100,6 +102,8 @@ static int run_row(void *ctx, int i)
     w->fault = J->scen[sc]->fault[mi];
     w->chips = ftm_mesh_healthy_count(&m);
     w->global_batch = J->p->global_batch[md][mi];
+    if (J->p->per_chip) /* the dead chips' examples are dropped */
+        w->global_batch = w->global_batch * w->chips / (w->rows * w->cols);
     for (int a = 0; a < J->p->nalgos && !rc; a++) {
         ftm_sched s;
         ftm_cost_result r;
