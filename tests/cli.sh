@@ -338,6 +338,10 @@ grep_err "a gradient left the fixed-point range of --reduce exact"
 json "$tmp/out" 'j["diverged_range"] is True and j["diverged_step"] >= 0'
 # that step has no loss and no line: the summary counts the steps that have one
 json "$tmp/out" 'j["steps"] == j["diverged_step"] == len(steps) and (not steps or j["loss_last"] == steps[-1]["loss"])'
+# on several chips the sum can leave the range where each chip's part did not
+expect 1 train --model bert --mesh 2x2 --steps 20 --batch 32 --lr 100 --reduce exact --json
+grep_err "a gradient left the fixed-point range of --reduce exact"
+json "$tmp/out" 'j["summary"] and j["diverged_range"] is True and j["steps"] == j["diverged_step"] == len(steps)'
 
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \

@@ -273,6 +273,12 @@ static int step_reduce(trainer *t, chip_st *c, long s)
     int rc = ftm_rt_script_arm(t->faults, c->chip, t->m, s, fail_point(t, c->chip));
     if (!rc)
         rc = ftm_chip_exec(c->chip, &t->grad, t->o->exact ? (void *)c->gi : (void *)g);
+    if (rc == FTM_ERANGE && t->o->exact) {
+        /* the chips' sum of a gradient left the fixed-point range (each
+         * chip's part was within it): the loss diverged, as in step_fb */
+        c->diverged = s + 1;
+        rc = FTM_EDIVERGED;
+    }
     if (!rc && t->o->exact)
         ftm_fix_to_float(g, c->gi, np);
     if (!rc)
