@@ -76,6 +76,13 @@ grep -q "^# ftmesh train: resnet, 4x4 mesh, 11 healthy chips" "$out" || { echo "
 # the checkpoint's dead chips are its, not this run's flags
 grep -q "^# resumed from $tmp/r.ckpt at step 4; the checkpoint's mesh has --fail 0,3 --fail 2,0 --fail 2,1 --fail 3,0 --fail 3,1$" "$out" &&
     ! grep -q "^# faults:" "$out" || { echo "FAIL: resumed faults line"; cat "$out"; fail=1; }
+# from a checkpoint of another shape the run's own faults rule, and the header says so
+expect 0 "resume on another shape" $R --steps 5 --resume "$tmp/r.ckpt" --mesh 2x4 --fail 1,1
+grep -q "^# resumed from $tmp/r.ckpt at step 4 (its mesh is of another shape: this run's faults rule); faults: --fail 1,1$" "$out" ||
+    { echo "FAIL: resumed on another shape: header"; cat "$out"; fail=1; }
+# a checkpoint is read more than once: a pipe is refused with one line
+expect 2 "resume from a pipe" $R --steps 5 --resume /dev/stdin </dev/null
+grep -q "not a regular file" "$out.err" || { echo "FAIL: resume from a pipe: $(cat "$out.err")"; fail=1; }
 # a repair at the resumed step has the time before it, as without the checkpoint
 expect 0 "repair times uninterrupted" $R --steps 5 $K --json
 cp "$out" "$tmp/whole.json"

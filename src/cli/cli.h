@@ -175,10 +175,11 @@ const char *cli_mesh_kind(const ftm_mesh *m);
  * ways), "links_one_way": [...] (from, to)}. */
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
-/* After --resume: the line saying so, with the checkpoint's faults as
- * flags (the mesh is the checkpoint's: no flag of this run made it). */
+/* After --resume: the line saying so, with the mesh's faults as flags:
+ * the checkpoint's (ckpt_mesh: no flag of this run made it), or, from a
+ * checkpoint of another shape, this run's. */
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step);
+                               long step, int ckpt_mesh);
 struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
 /* The record as a trace's "faults" metadata (a cli_trace_meta_fn; ctx a

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "faults_cli.h"
 #include "train_report.h"
+#include "ftmesh/checkpoint.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
@@ -12,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #define CMD "train"
@@ -142,6 +144,7 @@ typedef struct targs {
     int trace_clock, trace_clock_given;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     long resume_step;       /* --resume: the checkpoint's step (0 without) */
+    int ckpt_mesh;          /* --resume: the run took the checkpoint's mesh (same shape) */
     cli_faults f;           /* --kill, --faults, --random-kills */
     ftm_fault_script script;
     int have_script;
@@ -376,12 +379,28 @@ static const char *resume_hint(const char *why)
                                        : "";
 }
 
+/* 1 when the checkpoint at path recorded a mesh of m's shape (the run
+ * then took it: ftm_train_resume_step). */
+static int ckpt_shape_is(const char *path, const ftm_mesh *m)
+{
+    ftm_ckpt_state st;
+    if (ftm_ckpt_load(path, NULL, NULL, &st, NULL, 0))
+        return 0;
+    int same = st.rows == m->rows && st.cols == m->cols && !st.torus == !m->torus;
+    ftm_ckpt_state_free(&st);
+    return same;
+}
+
 static int check_resume(targs *a, ftm_mesh *m)
 {
     char why[256];
     a->resume_step = 0;
     if (!a->t.resume)
         return 0;
+    struct stat sb;
+    if (stat(a->t.resume, &sb) == 0 && !S_ISREG(sb.st_mode)) /* read more than once */
+        return cli_usage_error(CMD, "--resume %s: not a regular file; give the checkpoint's "
+                               "path", a->t.resume);
     ftm_mesh given;
     if (ftm_mesh_copy(&given, m))
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(FTM_ENOMEM));
@@ -392,6 +411,7 @@ static int check_resume(targs *a, ftm_mesh *m)
     ftm_mesh_free(&given);
     if (rc)
         return rc;
+    a->ckpt_mesh = !err && ckpt_shape_is(a->t.resume, m);
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
@@ -489,7 +509,7 @@ static void header(const targs *a, const ftm_mesh *m)
            t->check ? ", --check" : "");
     train_idle_note(t, P);
     if (t->resume)
-        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step);
+        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step, a->ckpt_mesh);
     else
         cli_faults_record_text(&a->o, m);
     cli_ranks_text(m);

@@ -130,12 +130,15 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
 }
 
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step)
+                               long step, int ckpt_mesh)
 {
     char flags[2048];
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
     printf("# resumed from %s at step %ld%s%s%s\n", path, step,
-           flags[0] ? "; the checkpoint's mesh has" : "", flags, cut ? " ..." : "");
+           !flags[0]   ? ""
+           : ckpt_mesh ? "; the checkpoint's mesh has"
+                       : " (its mesh is of another shape: this run's faults rule); faults:",
+           flags, cut ? " ..." : "");
 }
 
 void cli_faults_record_meta(struct cli_json *j, void *ctx)
