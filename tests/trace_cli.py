@@ -4,6 +4,7 @@ wall clock from their step's start to their last byte); on the modeled
 clock the span is the modeled time and sends/receives pair up one for one
 by tag.
 usage: trace_cli.py FILE CLOCK ROWS COLS DEAD(r,c;...) [MODELED_S|- ITERS]"""
+import decimal
 import json
 import sys
 
@@ -78,7 +79,37 @@ def main():
         r = [x for x in v if x[0] == "recv"][0]
         if s[1] != r[2] or s[2] != r[1] or s[3] != r[3]:
             fail("transfer %r: send %r does not match recv %r" % (key, s, r))
+    nesting(path)
+    for f in (e for e in xs if e["cat"] == "fail"):
+        # its transfers end and its steps begin before it dies (the step
+        # it dies in may hold the death)
+        late = [e for e in xs if e["tid"] == f["tid"] and e["args"].get("run") == f["args"].get("run")
+                and ((e["cat"] in ("send", "recv", "forward") and e["ts"] + e["dur"] > f["ts"] + 1e-6)
+                     or (e["cat"] == "step" and e["ts"] > f["ts"] + 1e-6))]
+        if late:
+            fail("%s drawn after the chip died at %.6f us" % (late[0]["name"], f["ts"]))
     print("ok: %d events, %d transfers, span %.3f us" % (len(xs), len(pairs), hi - lo))
+
+
+def nesting(path):
+    """Slices of one track nest or are disjoint, to the printed digit (the
+    times read as decimals: a viewer stacks overlapping slices wrongly)."""
+    with open(path) as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    tracks = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            tracks.setdefault(e["tid"], []).append((e["ts"], -e["dur"], e["name"]))
+    for tid, sl in tracks.items():
+        open_ends = []  # ends of the slices enclosing the current one
+        for ts, mdur, name in sorted(sl):
+            end = ts - mdur
+            while open_ends and open_ends[-1][0] <= ts:
+                open_ends.pop()
+            if open_ends and end > open_ends[-1][0]:
+                fail("track %s: %s [%s, %s] overlaps %s ending at %s" % (
+                     tid, name, ts, end, open_ends[-1][1], open_ends[-1][0]))
+            open_ends.append((end, name))
 
 
 main()

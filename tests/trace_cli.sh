@@ -23,6 +23,14 @@ for algo in 2d 2d-concurrent; do
         --json --trace "$tmp/m.json" --trace-clock=modeled >"$tmp/out" || bad "allreduce $algo"
     check "$tmp/m.json" modeled 4 4 "0,0;0,1;1,0;1,1" "$(modeled_s "$tmp/out")" 2
 done
+# slices end where the next begins without overlapping it once printed
+"$ftmesh" allreduce --mesh 4x4 --fail 1,1 --size 64K --iters 3 --json --trace "$tmp/m.json" \
+    --trace-clock modeled >"$tmp/out" || bad "allreduce 64K"
+check "$tmp/m.json" modeled 4 4 "1,1" "$(modeled_s "$tmp/out")" 3
+# on the modeled clock a chip dies after what it did in its last step
+"$ftmesh" allreduce --mesh 8x8 --fail 3,4 --fail-during 5,5 --size 256K --iters 2 \
+    --trace "$tmp/k.json" --trace-clock modeled >/dev/null || bad "allreduce --fail-during modeled"
+check "$tmp/k.json" modeled 8 8 "3,4;5,5"
 "$ftmesh" allreduce --mesh 3x3 --size 64K --iters 2 --trace "$tmp/w.json" >/dev/null ||
     bad "allreduce wall trace"
 check "$tmp/w.json" wall 3 3 ""

@@ -13,6 +13,7 @@
 #include "ftmesh/error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,8 +177,11 @@ static void write_slice(cli_json *j, const ftm_mesh *m, const ftm_slice *s, int 
     cli_json_int(j, "tid", tid);
     cli_json_str(j, "name", name);
     cli_json_str(j, "cat", ftm_ev_kind_name(s->ev->kind));
-    cli_json_num(j, "ts", "%.6f", s->t0 * 1e6);
-    cli_json_num(j, "dur", "%.6f", (s->t1 - s->t0) * 1e6);
+    /* both ends rounded to the picosecond first, so that a slice ending
+     * where the next begins never overlaps it once printed */
+    long long a = llround(s->t0 * 1e12), b = llround(s->t1 * 1e12);
+    cli_json_num(j, "ts", "%.6f", (double)a / 1e6);
+    cli_json_num(j, "dur", "%.6f", (double)(b - a) / 1e6);
     write_args(j, m, s->ev);
     cli_json_end(j);
 }

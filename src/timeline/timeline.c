@@ -142,8 +142,8 @@ static int modeled_times(const ftm_event *e, const tl_inst *in, const ftm_cost_t
         *t0 = o + m->xfer_start[e->tag];
         *t1 = o + m->recv_end[e->tag];
         return 1;
-    case FTM_EV_FAIL:
-        *t0 = *t1 = o + (si >= 0 ? m->step_start[si] : 0);
+    case FTM_EV_FAIL: /* after what it did in that step, as on the wall clock */
+        *t0 = *t1 = o + (si >= 0 ? m->step_end[si] : 0);
         return 1;
     default:
         return 0;
