@@ -40,6 +40,15 @@ check "$tmp/w.json" wall 3 3 ""
 check "$tmp/f.json" wall 3 3 "1,1"
 grep -q '"cat":"fail"' "$tmp/f.json" || bad "no fail event"
 grep -q '"cat":"recover"' "$tmp/f.json" || bad "no recover event"
+# a host dies with its four chips, each on its own track (mid-allreduce,
+# and at a training phase outside any allreduce)
+"$ftmesh" allreduce --mesh 4x4 --size 16K --iters 4 --kill 'host:2,2@2:allreduce' \
+    --trace "$tmp/h.json" >/dev/null || bad "allreduce host kill trace"
+[ "$(grep -o '"cat":"fail"' "$tmp/h.json" | wc -l)" = 4 ] || bad "host kill: not four deaths in the trace"
+"$ftmesh" train --mesh 4x4 --steps 3 --batch 16 --kill host:2,2@1:forward --trace "$tmp/h.json" \
+    >/dev/null || bad "train host kill trace"
+[ "$(grep -o '"cat":"fail"' "$tmp/h.json" | wc -l)" = 4 ] || bad "train host kill: not four deaths in the trace"
+check "$tmp/h.json" wall 4 4 ""
 # train: compute phases on the wall clock, allreduces on the modeled one
 "$ftmesh" train --mesh 3x3 --steps 2 --batch 18 --micro 2 --fail-during 1,1 --fail-step 1 \
     --trace "$tmp/t.json" >/dev/null || bad "train --trace"

@@ -383,12 +383,8 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
         ftm_trace_op(RT_TRACE(c), c->id, i, op, x->st[i].done, x->buf);
     publish(c, d, !desc, n);
     c->sent_pkts += npk;
-    if (c->fail_after && c->sent_pkts == c->fail_after) { /* injected (inject.c) */
-        int rc = rt_fire(c);
-        if (rc && RT_TRACE(c) && c->rt->killed[c->id])
-            ftm_trace_fail(RT_TRACE(c), c->id);
-        return rc;
-    }
+    if (c->fail_after && c->sent_pkts == c->fail_after) /* injected (inject.c) */
+        return rt_fire(c); /* a chip killed records its death in ftm_chip_exec */
     return 0;
 }
 
@@ -640,6 +636,8 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     if (!rc && chip->expo_busy && !rt_expo_reap(chip))
         rc = settle(&x, HOLD_ALL);
     rt_poke_flush(chip);
+    if (rc) /* inside the step it died in */
+        rt_trace_death(chip);
     if (tr && x.step) /* the last step, or (no snapshot) the one an error cut short */
         ftm_trace_step_end(tr, chip->id, rc ? NULL : buf);
     if (tr)

@@ -121,6 +121,19 @@ int ftm_chip_disarm(ftm_chip *self)
     return armed;
 }
 
+void rt_trace_death(ftm_chip *c)
+{
+    if (!RT_TRACE(c) || c->fail_traced)
+        return;
+    pthread_mutex_lock(&c->rt->mu);
+    int killed = c->rt->killed[c->id];
+    pthread_mutex_unlock(&c->rt->mu);
+    if (killed) {
+        ftm_trace_fail(RT_TRACE(c), c->id);
+        c->fail_traced = 1;
+    }
+}
+
 int rt_fire(ftm_chip *c)
 {
     c->fail_after = 0;

@@ -174,6 +174,7 @@ struct ftm_chip {
     rt_action pending;       /* what happens then */
     pthread_t thread;
     int started;
+    int fail_traced;         /* its death is in this run's trace */
 };
 
 struct ftm_rt {
@@ -228,6 +229,10 @@ int rt_abort_code(const ftm_rt *rt);
 /* inject.c: the armed failure of c fires (after its fail_after-th packet);
  * FTM_ECHIPDEAD when c itself dies, else 0. */
 int rt_fire(ftm_chip *c);
+/* A chip killed in this run (by its own kill or a host-mate's) records its
+ * death in the trace once: where it finds out (step_info: inside an
+ * exec, which knows the step) or when its thread ends. */
+void rt_trace_death(ftm_chip *c);
 /* c found link d dead ("send", "forward" or "receive"): records who
  * noticed, tells every chip (the run stops) and returns FTM_ELINKDEAD. */
 int rt_notice(ftm_chip *c, int d, int inbound, const char *how);

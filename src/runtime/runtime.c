@@ -188,6 +188,8 @@ static void *chip_main(void *p)
     ftm_chip *c = p;
     ftm_rt *rt = c->rt;
     c->rc = rt->fn(c, rt->arg);
+    if (c->rc) /* killed outside an exec (a phase's kill, a host-mate's) */
+        rt_trace_death(c);
     if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD && c->rc != FTM_ELINKDEAD) {
         /* A failed chip would leave its partners waiting: stop the run. */
         atomic_store(&rt->abort, 1);
@@ -296,6 +298,7 @@ static void run_reset(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     for (int c = 0; c < rt->mesh.nchips; c++) {
         ftm_chip *ch = &rt->chips[c];
         ch->started = 0;
+        ch->fail_traced = 0;
         ch->finished = 0;
         ch->waiting = 0;
         ch->rc = 0;
