@@ -459,7 +459,7 @@ START_TEST(test_tput_rejects_bad_params)
     p.algos[0] = "no-such-algo";
     ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), FTM_EINVAL);
     ftm_tput_defaults(&p);
-    p.global_batch[1][0] = 0;
+    p.global_batch[1][0] = 511; /* fewer examples than the 512 chips */
     ck_assert_int_eq(ftm_tput_run(&p, &rows, &n), FTM_EINVAL);
     ck_assert_ptr_null(rows);
 }
@@ -493,7 +493,8 @@ START_TEST(test_tput_minimal_impact)
          * become 9 on some (+12.5%) wherever a chip is missing */
         ck_assert_msg(r->impact_pct <= (two ? 20.0 : _i ? 10.0 : 15.0), "%dx%d %s %s: impact %.2f%%",
                       r->rows, r->cols, r->model, r->scenario, r->impact_pct);
-        ck_assert_int_eq(r->global_batch, _i ? healthy * r->chips / (r->rows * r->cols) : healthy);
+        long all = (long)r->rows * r->cols;
+        ck_assert_int_eq(r->global_batch, _i ? (healthy * r->chips + all - 1) / all : healthy);
         ck_assert_int_eq(r->busiest, (r->global_batch + r->chips - 1) / r->chips);
         ck_assert_double_ge(r->impact_pct, strcmp(r->scenario, "healthy") == 0 ? 0.0 : 1e-9);
         ck_assert_double_ge(r->step_s, r->compute_s + r->allreduce_s * (1 - 1e-12));

@@ -55,7 +55,7 @@ typedef struct ftm_tput_row {
  * and "trees"; the global batch stays (per_chip 0). */
 FTM_EXTERN void ftm_tput_defaults(ftm_tput_params *p);
 
-/* Fills compute_s, step_s and examples_per_s of row from its chips,
+/* Fills busiest, compute_s, step_s and examples_per_s of row from its chips,
  * global_batch and allreduce_s, for model index md (0 resnet50, 1
  * bert-large). impact_pct is left alone. */
 FTM_EXTERN void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row);

@@ -176,8 +176,9 @@ const char *cli_mesh_kind(const ftm_mesh *m);
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
 /* After --resume: the line saying so, with the mesh's faults as flags:
- * the checkpoint's (ckpt_mesh: no flag of this run made it), or, from a
- * checkpoint of another shape, this run's. */
+ * the checkpoint's (CLI_CKPT_SAME: no flag of this run made it), or this
+ * run's, from a checkpoint of another shape or with no mesh. */
+enum { CLI_CKPT_SAME, CLI_CKPT_OTHER, CLI_CKPT_NONE };
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
                                long step, int ckpt_mesh);
 struct cli_json;
@@ -323,7 +324,8 @@ int cli_train_svg(FILE *f, const ftm_mesh *m, const struct ftm_train_result *r, 
 /* ftmesh sweep --throughput (sweep_tput.c). cli_tput_set applies
  * throughput option k (0 overlap, 1 chip-TFLOPS, 2 resnet50-GFLOP,
  * 3 bert-GFLOP, 4-7 the batches: resnet50 512/1024, bert 512/1024,
- * 8 algos; *abuf keeps the --algos names) and returns 0 or CLI_EXIT_USAGE;
+ * 8 algos, 9 batch-policy; *abuf keeps the --algos names) and returns 0 or
+ * CLI_EXIT_USAGE;
  * cli_sweep_throughput runs and prints the table. */
 struct ftm_tput_params;
 int cli_tput_set(const char *cmd, int k, const char *name, const char *val,

@@ -435,7 +435,8 @@ static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
     if (e->from[0])
         snprintf(state, sizeof state, "; state from %s: %llu bytes, %.3g us modeled", e->from,
                  (unsigned long long)e->state_bytes, e->lost_modeled_s * 1e6);
-    else if (mode != FTM_FAULT_TRAIN && e->when > 0) /* allreduce: the run starts over */
+    else if (mode != FTM_FAULT_TRAIN && (e->lost_wall_s > 0 || e->lost_modeled_s > 0))
+        /* allreduce: the run starts over (the first repair of an instant counts it) */
         snprintf(state, sizeof state, "; lost %.3g s wall, %.3g s modeled (%s %ld run%s "
                  "again)", e->lost_wall_s, e->lost_modeled_s,
                  e->when > 1 ? "iterations 0 to" : "iteration", e->when - 1, e->when > 1 ? "" : "s");

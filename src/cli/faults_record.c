@@ -135,9 +135,11 @@ void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const 
     char flags[2048];
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
     printf("# resumed from %s at step %ld%s%s%s\n", path, step,
-           !flags[0]   ? ""
-           : ckpt_mesh ? "; the checkpoint's mesh has"
-                       : " (its mesh is of another shape: this run's faults rule); faults:",
+           !flags[0]                     ? ""
+           : ckpt_mesh == CLI_CKPT_SAME  ? "; the checkpoint's mesh has"
+           : ckpt_mesh == CLI_CKPT_OTHER ? " (its mesh is of another shape: this run's faults "
+                                           "rule); faults:"
+                                         : " (it records no mesh: this run's faults rule); faults:",
            flags, cut ? " ..." : "");
 }
 

@@ -64,7 +64,7 @@ void ftm_tput_step(const ftm_tput_params *p, int md, ftm_tput_row *row)
 {
     /* whole examples: some chips take one more where the batch does not
      * divide, and the step waits for them */
-    row->busiest = (row->global_batch + row->chips - 1) / row->chips;
+    row->busiest = row->chips > 0 ? (row->global_batch + row->chips - 1) / row->chips : 0;
     row->compute_s = (double)row->busiest * p->flops_per_example[md] / p->chip_flops;
     /* the backward pass is about 2/3 of a step's FLOPs (twice the forward
      * pass's: a gradient for the input and one for the weights), and an
@@ -102,8 +102,11 @@ static int run_row(void *ctx, int i)
     w->fault = J->scen[sc]->fault[mi];
     w->chips = ftm_mesh_healthy_count(&m);
     w->global_batch = J->p->global_batch[md][mi];
-    if (J->p->per_chip) /* the dead chips' examples are dropped */
-        w->global_batch = w->global_batch * w->chips / (w->rows * w->cols);
+    if (J->p->per_chip) { /* the dead chips' examples are dropped; rounded up,
+                             so the busiest survivor keeps the healthy busiest's */
+        long all = (long)w->rows * w->cols;
+        w->global_batch = (w->global_batch * w->chips + all - 1) / all;
+    }
     for (int a = 0; a < J->p->nalgos && !rc; a++) {
         ftm_sched s;
         ftm_cost_result r;
@@ -126,14 +129,15 @@ static int run_row(void *ctx, int i)
 
 static int check_params(const ftm_tput_params *p, job *J)
 {
+    const ftm_sweep_pod *pod = ftm_sweep_pod_data();
     if (!(p->chip_flops > 0) || !(p->overlap >= 0 && p->overlap <= 1) || p->nalgos < 1 ||
         p->nalgos > FTM_TPUT_MAXALGOS)
         return FTM_EINVAL;
     for (int md = 0; md < FTM_TPUT_NMODELS; md++) {
         if (!(p->flops_per_example[md] > 0))
             return FTM_EINVAL;
-        for (int mi = 0; mi < FTM_TPUT_NMESHES; mi++)
-            if (p->global_batch[md][mi] < 1)
+        for (int mi = 0; mi < FTM_TPUT_NMESHES; mi++) /* an example per chip at least */
+            if (p->global_batch[md][mi] < (long)pod->rc[mi][0] * pod->rc[mi][1])
                 return FTM_EINVAL;
     }
     for (int a = 0; a < p->nalgos; a++) {

@@ -188,8 +188,7 @@ static void *chip_main(void *p)
     ftm_chip *c = p;
     ftm_rt *rt = c->rt;
     c->rc = rt->fn(c, rt->arg);
-    if (c->rc) /* killed outside an exec (a phase's kill, a host-mate's) */
-        rt_trace_death(c);
+    rt_trace_death(c); /* killed outside an exec (a phase's kill, a host-mate's) */
     if (c->rc && c->rc != FTM_EHANG && c->rc != FTM_ECHIPDEAD && c->rc != FTM_ELINKDEAD) {
         /* A failed chip would leave its partners waiting: stop the run. */
         atomic_store(&rt->abort, 1);
