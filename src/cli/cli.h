@@ -176,11 +176,10 @@ const char *cli_mesh_kind(const ftm_mesh *m);
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
 /* After --resume: the line saying so, with the mesh's faults as flags:
- * the checkpoint's (CLI_CKPT_SAME: no flag of this run made it), or this
- * run's, from a checkpoint of another shape or with no mesh. */
-enum { CLI_CKPT_SAME, CLI_CKPT_OTHER, CLI_CKPT_NONE };
+ * the checkpoint's (a mesh of m's shape: no flag of this run made it), or
+ * this run's, from a checkpoint of another shape or with no mesh. */
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step, int ckpt_mesh);
+                               long step);
 struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
 /* The record as a trace's "faults" metadata (a cli_trace_meta_fn; ctx a

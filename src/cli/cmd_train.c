@@ -4,7 +4,6 @@
 #include "cli.h"
 #include "faults_cli.h"
 #include "train_report.h"
-#include "ftmesh/checkpoint.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
 #include "ftmesh/train.h"
@@ -144,7 +143,6 @@ typedef struct targs {
     int trace_clock, trace_clock_given;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     long resume_step;       /* --resume: the checkpoint's step (0 without) */
-    int ckpt_mesh;          /* --resume: CLI_CKPT_*, what the checkpoint holds of the mesh */
     cli_faults f;           /* --kill, --faults, --random-kills */
     ftm_fault_script script;
     int have_script;
@@ -379,22 +377,6 @@ static const char *resume_hint(const char *why)
                                        : "";
 }
 
-/* What the checkpoint at path recorded of the mesh, for the header:
- * CLI_CKPT_SAME, a mesh of m's shape (the run took it:
- * ftm_train_resume_step), CLI_CKPT_OTHER, of another shape, or
- * CLI_CKPT_NONE (a version 1 file). */
-static int ckpt_mesh_kind(const char *path, const ftm_mesh *m)
-{
-    ftm_ckpt_state st;
-    if (ftm_ckpt_load(path, NULL, NULL, &st, NULL, 0))
-        return CLI_CKPT_NONE;
-    int k = st.rows == 0 ? CLI_CKPT_NONE
-          : st.rows == m->rows && st.cols == m->cols && !st.torus == !m->torus ? CLI_CKPT_SAME
-                                                                              : CLI_CKPT_OTHER;
-    ftm_ckpt_state_free(&st);
-    return k;
-}
-
 static int check_resume(targs *a, ftm_mesh *m)
 {
     char why[256];
@@ -415,7 +397,6 @@ static int check_resume(targs *a, ftm_mesh *m)
     ftm_mesh_free(&given);
     if (rc)
         return rc;
-    a->ckpt_mesh = err ? CLI_CKPT_NONE : ckpt_mesh_kind(a->t.resume, m);
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
@@ -513,7 +494,7 @@ static void header(const targs *a, const ftm_mesh *m)
            t->check ? ", --check" : "");
     train_idle_note(t, P);
     if (t->resume)
-        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step, a->ckpt_mesh);
+        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step);
     else
         cli_faults_record_text(&a->o, m);
     cli_ranks_text(m);

@@ -4,6 +4,7 @@
  * --json ("faults") and the trace's metadata. Random draws are listed as
  * --fail flags, so the record reproduces the run without --seed. */
 #include "cli.h"
+#include "ftmesh/checkpoint.h"
 
 #include <string.h>
 
@@ -129,17 +130,37 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
     printf("\n");
 }
 
-void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step, int ckpt_mesh)
+/* What a resumed checkpoint holds of the mesh. */
+enum { CKPT_SAME, CKPT_OTHER, CKPT_NONE };
+
+/* What the checkpoint at path recorded of the mesh, for the header:
+ * CKPT_SAME, a mesh of m's shape (the run took it:
+ * ftm_train_resume_step), CKPT_OTHER, of another shape, or
+ * CKPT_NONE (a version 1 file). */
+static int ckpt_mesh_kind(const char *path, const ftm_mesh *m)
 {
+    ftm_ckpt_state st;
+    if (ftm_ckpt_load(path, NULL, NULL, &st, NULL, 0))
+        return CKPT_NONE;
+    int k = st.rows == 0 ? CKPT_NONE
+          : st.rows == m->rows && st.cols == m->cols && !st.torus == !m->torus ? CKPT_SAME
+                                                                              : CKPT_OTHER;
+    ftm_ckpt_state_free(&st);
+    return k;
+}
+
+void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
+                               long step)
+{
+    int ckpt_mesh = ckpt_mesh_kind(path, m);
     char flags[2048];
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
     printf("# resumed from %s at step %ld%s%s%s\n", path, step,
-           !flags[0]                     ? ""
-           : ckpt_mesh == CLI_CKPT_SAME  ? "; the checkpoint's mesh has"
-           : ckpt_mesh == CLI_CKPT_OTHER ? " (its mesh is of another shape: this run's faults "
-                                           "rule); faults:"
-                                         : " (it records no mesh: this run's faults rule); faults:",
+           !flags[0]                 ? ""
+           : ckpt_mesh == CKPT_SAME  ? "; the checkpoint's mesh has"
+           : ckpt_mesh == CKPT_OTHER ? " (its mesh is of another shape: this run's faults rule); "
+                                       "faults:"
+                                     : " (it records no mesh: this run's faults rule); faults:",
            flags, cut ? " ..." : "");
 }
 
