@@ -80,6 +80,10 @@ done
 echo 'kill 1,1@0:2' | mpi 2 "$tmp/p.txt" allreduce --mesh 4x4 --size 16K --iters 2 --faults /dev/stdin
 [ $? = 2 ] && grep -q "must be a regular file every rank can read" "$tmp/p.txt.err" && ok ||
     bad "--faults /dev/stdin over ranks: want exit 2 and the reason, got: $(cat "$tmp/p.txt.err")"
+# a missing file gets the reason one process gives
+mpi 2 "$tmp/p.txt" allreduce --mesh 4x4 --size 16K --iters 2 --faults "$tmp/none"
+[ $? = 2 ] && grep -q "faults $tmp/none: cannot open" "$tmp/p.txt.err" && ok ||
+    bad "--faults missing over ranks: want exit 2 and 'cannot open', got: $(cat "$tmp/p.txt.err")"
 
 # The chips send their own packets (FTMESH_MPI_SEND=chips): the same
 # results, under static faults and under the fault script.

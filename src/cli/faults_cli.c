@@ -124,9 +124,11 @@ static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
     }
     /* every rank reads the file itself: a pipe or a device reaches one
      * rank (the others would run another script), and opening a FIFO
-     * waits for a writer that never comes */
+     * waits for a writer that never comes (a missing file or a directory
+     * gets the loader's own reason) */
     struct stat st;
-    if (f->file && cli_ranks_count() > 1 && (stat(f->file, &st) || !S_ISREG(st.st_mode)))
+    if (f->file && cli_ranks_count() > 1 && !stat(f->file, &st) && !S_ISREG(st.st_mode) &&
+        !S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "--faults %s: over MPI ranks it must be a regular file every "
                                "rank can read (each rank reads it; a pipe reaches only one)",
                                f->file);
