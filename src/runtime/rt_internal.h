@@ -230,8 +230,8 @@ int rt_abort_code(const ftm_rt *rt);
  * FTM_ECHIPDEAD when c itself dies, else 0. */
 int rt_fire(ftm_chip *c);
 /* A chip killed in this run (by its own kill or a host-mate's) records its
- * death in the trace once: where it finds out (step_info: inside an
- * exec, which knows the step) or when its thread ends. */
+ * death in the trace once, where it finds out: inside an exec (which
+ * knows the step), or else when its thread ends. */
 void rt_trace_death(ftm_chip *c);
 /* c found link d dead ("send", "forward" or "receive"): records who
  * noticed, tells every chip (the run stops) and returns FTM_ELINKDEAD. */
