@@ -201,6 +201,10 @@ expect 2 "new static fault" $T --steps 4 --resume "$ck" --fail 1,1
 err_is "chip (1,1) is dead in the fault options but alive in the checkpoint" "--kill 1,1@STEP"
 expect 2 "new static link" $T --steps 4 --resume "$ck" --fail-link 0,0-0,1
 err_is "link from (0,0) E is dead in the fault options but live in the checkpoint"
+# An event given twice is refused on --resume as on a fresh run (the
+# command line merges the checkpoint's events by the trainer's rule).
+expect 2 "kill given twice, resumed" $T --steps 4 --resume "$ck" --kill 0,1@3 --kill 0,1@3
+err_is "--kill 0,1@3: given twice at one instant"
 head -c 100 "$ck" >"$tmp/short.ckpt"
 expect 2 "truncated" $T --steps 4 --resume "$tmp/short.ckpt"
 err_is "--resume $tmp/short.ckpt" "truncated"

@@ -190,6 +190,32 @@ START_TEST(test_time_order)
 }
 END_TEST
 
+/* The merge a resumed run plays: src's events before start are history;
+ * an event equal to one dst held before is dropped; one given twice in src
+ * stays twice (the pre-run check refuses it). */
+START_TEST(test_merge)
+{
+    ftm_fault_script d, s;
+    ftm_fault_script_init(&d, FTM_FAULT_TRAIN);
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    add(&d, "1,1@5");
+    add(&s, "0,0@2");           /* before start: history */
+    add(&s, "1,1@5");           /* held by dst: once */
+    add(&s, "2,2@6:backward");
+    add(&s, "2,2@6:backward");  /* twice in src: stays twice */
+    add(&s, "1,1@5:forward");   /* another instant: not the same */
+    ck_assert_int_eq(ftm_fault_script_merge(&d, &s, 3), 0);
+    ck_assert_int_eq(d.n, 4);
+    ck_assert(ftm_fault_same(&d.ev[1], &s.ev[2]) && ftm_fault_same(&d.ev[2], &s.ev[3]));
+    ck_assert(!ftm_fault_same(&d.ev[0], &d.ev[3]));
+    ck_assert_int_eq(d.ev[3].phase, s.ev[4].phase);
+    ck_assert_int_eq(ftm_fault_script_merge(&d, NULL, 0), 0);
+    ck_assert_int_eq(d.n, 4);
+    ftm_fault_script_free(&d);
+    ftm_fault_script_free(&s);
+}
+END_TEST
+
 START_TEST(test_apply)
 {
     ftm_mesh m;
@@ -514,6 +540,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_file_text);
     tcase_add_test(tc, test_file_load);
     tcase_add_test(tc, test_time_order);
+    tcase_add_test(tc, test_merge);
     tcase_add_test(tc, test_apply);
     tcase_add_test(tc, test_check_partition);
     tcase_add_test(tc, test_check_instants);

@@ -60,6 +60,10 @@ START_TEST(test_multi_hop_forwarding)
     ck_assert_int_eq(ftm_sched_xfer(&s, r, 0, 0, bytes, FTM_RED_COPY), 0);
     ftm_rt *rt;
     ftm_rt_config cfg = { .pkt_bytes = 1000, .depth = 2 };
+    /* a depth is rounded up to a power of two (the slot counters wrap) */
+    ftm_rt_config d3 = { .pkt_bytes = 1000, .depth = 3 }, d4 = { .pkt_bytes = 1000, .depth = 4 };
+    ck_assert_uint_eq(ftm_rt_mem_estimate(&m, &d3, &s), ftm_rt_mem_estimate(&m, &d4, &s));
+    ck_assert_uint_gt(ftm_rt_mem_estimate(&m, &d3, &s), ftm_rt_mem_estimate(&m, &cfg, &s));
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     unsigned char **b = alloc_bufs(n, bytes);
     for (size_t i = 0; i < bytes; i++)
@@ -402,6 +406,7 @@ START_TEST(test_host_and_link_die_mid_run)
     ck_assert_int_eq(dead[0], 0);
     ck_assert_int_eq(dead[3], 5);
     ftm_rt_notice nt[4];
+    int lc[4], ld[4];
     ck_assert_int_eq(ftm_rt_notices(rt, nt, 4), 1);
     ck_assert_int_eq(nt[0].chip, -1);
     ftm_rt_destroy(rt);
@@ -412,6 +417,15 @@ START_TEST(test_host_and_link_die_mid_run)
     ck_assert_int_eq(ftm_rt_run(rt, run_armed, &aj), FTM_ELINKDEAD);
     ck_assert_int_eq(ftm_rt_killed_chips(rt, dead, 16), 0);
     ck_assert_int_ge(ftm_rt_notices(rt, nt, 4), 1);
+    ftm_rt_destroy(rt);
+    /* no link west of the open mesh's corner: arming is refused, the run
+     * stops with it and nothing dies */
+    aj.victim = aj.link_chip = 0;
+    aj.link_dir = FTM_DIR_W;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, run_armed, &aj), FTM_EINVAL);
+    ck_assert_int_eq(ftm_rt_killed_chips(rt, dead, 16), 0);
+    ck_assert_int_eq(ftm_rt_killed_links(rt, lc, ld, 4), 0);
     ftm_rt_destroy(rt);
     free_bufs(b, 16);
     ftm_sched_free(&s);

@@ -105,6 +105,16 @@ FTM_EXTERN int ftm_fault_parse_line(const char *text, int mode, ftm_fault_event 
                                     char *detail, size_t dlen);
 /* Appends a copy of ev (order = its position). 0 or FTM_ENOMEM. */
 FTM_EXTERN int ftm_fault_script_add(ftm_fault_script *s, const ftm_fault_event *ev);
+/* 1 when a and b are the same event: what, when, kill or repair (their
+ * origin, line and order aside). */
+FTM_EXTERN int ftm_fault_same(const ftm_fault_event *a, const ftm_fault_event *b);
+/* Appends src's events at or after step `start` (those before it are
+ * history: the mesh at start holds them), each unless it is the same
+ * event (ftm_fault_same) as one dst held before the call. Events given
+ * twice within src both stay, for ftm_fault_script_check to refuse. src
+ * may be NULL. 0 or FTM_ENOMEM (dst keeps what was added). */
+FTM_EXTERN int ftm_fault_script_merge(ftm_fault_script *dst, const ftm_fault_script *src,
+                                      long start);
 /* Parses a script file's text (len bytes, need not end in NUL) and
  * appends its events with their line numbers and `origin`. 0, FTM_EFORMAT
  * (detail names the line; nothing is appended) or FTM_ENOMEM. */

@@ -28,7 +28,8 @@ typedef struct ftm_chip ftm_chip;
 
 typedef struct ftm_rt_config {
     size_t pkt_bytes;      /* payload bytes per packet; 0: chosen from the mesh size */
-    int depth;             /* packets a mailbox holds; 0: default (4) */
+    int depth;             /* packets a mailbox holds, rounded up to a power of
+                              two (at most 2^20); 0: default (4) */
     double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: FTM_RT_DEFAULT_HANG_S */
     int packets_only;      /* 0 (default): a one-hop send over shared memory posts
                               a descriptor and the receiver reads the sender's
@@ -114,16 +115,15 @@ typedef struct ftm_rt_notice {
  * stopping anyway). */
 FTM_EXTERN int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
 /* The link chip->dir dies now (both ways unless oneway). 0 or FTM_EINVAL
- * (no such live link). Usable from a chip thread during a run, or before a
- * run from the thread that owns rt (ftm_rt_kill_link). */
-FTM_EXTERN int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway);
+ * (no such live link). Usable from a chip thread during a run (its
+ * runtime: ftm_chip_rt), or before a run from the thread that owns rt. */
 FTM_EXTERN int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway);
 /* The same, once self has sent pkts (>= 1) more packets of its own. One
- * failure can be armed per chip; arming replaces the previous one. */
+ * failure can be armed per chip; arming replaces the previous one.
+ * FTM_EINVAL (nothing armed) for pkts 0, a chip out of range, or a link
+ * the mesh does not have (an open mesh's edge). */
 FTM_EXTERN int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, int n);
 FTM_EXTERN int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway);
-/* Clears self's armed failure; 1 if one was still armed, else 0. */
-FTM_EXTERN int ftm_chip_disarm(ftm_chip *self);
 
 /* After a run (and across runs of this runtime): the chips that died
  * (ids into out, at most max; returns how many), the directed links that

@@ -414,6 +414,8 @@ static int run_script(const ar_args *a, const char **algo, ftm_allreduce_opts *a
     ao->modeled_ctx = &mc;
     ao->repick = strcmp(a->algo, "auto") == 0;
     int err = ftm_allreduce_run(&x->m, ao, &x->r);
+    ao->modeled_s = NULL;
+    ao->modeled_ctx = NULL; /* mc ends here */
     log_events(a, &x->r);
     if (!err && x->r.nruns > 0)
         *algo = x->r.runs[x->r.nruns - 1].algo;

@@ -138,29 +138,6 @@ static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
     return 0;
 }
 
-/* Same event (its origin, line and order aside). */
-static int same_event(const ftm_fault_event *a, const ftm_fault_event *b)
-{
-    return a->kind == b->kind && a->r == b->r && a->c == b->c && a->repair == b->repair &&
-           a->when == b->when && a->phase == b->phase && a->pkts == b->pkts &&
-           (a->kind != FTM_FAULT_LINK ||
-            (a->r2 == b->r2 && a->c2 == b->c2 && a->oneway == b->oneway));
-}
-
-/* Keeps the events from step `start` on, each once (the first). */
-static void keep_from(ftm_fault_script *s, long start)
-{
-    int k = 0;
-    for (int i = 0; i < s->n; i++) {
-        int drop = s->ev[i].when < start;
-        for (int j = 0; j < k && !drop; j++)
-            drop = same_event(&s->ev[j], &s->ev[i]);
-        if (!drop)
-            s->ev[k++] = s->ev[i];
-    }
-    s->n = k;
-}
-
 /* Drops the repairs of --repair-after equal to a repair before them (a
  * repair given and also due to --repair-after counts once); kills given
  * twice stay, for the check to refuse. */
@@ -171,25 +148,37 @@ static void repairs_once(ftm_fault_script *s)
         int drop = 0;
         for (int j = 0; j < k && !drop && s->ev[i].repair; j++)
             drop = (s->ev[i].origin == ORIGIN_AFTER || s->ev[j].origin == ORIGIN_AFTER) &&
-                   s->ev[j].repair && same_event(&s->ev[j], &s->ev[i]);
+                   s->ev[j].repair && ftm_fault_same(&s->ev[j], &s->ev[i]);
         if (!drop)
             s->ev[k++] = s->ev[i];
     }
     s->n = k;
 }
 
-/* --resume: the checkpoint's pending events join the script. */
+/* --resume: the script the trainer plays (ftm_fault_script_merge, its
+ * rule): the checkpoint's pending events, then this run's own, both from
+ * the resumed step on, an event of the run's equal to a pending one once. */
 static int add_pending(const cli_faults *f, ftm_fault_script *s)
 {
-    for (int i = 0; f->pending && i < f->pending->n; i++) {
+    ftm_fault_script p, ck;
+    ftm_fault_script_init(&p, s->mode);
+    ftm_fault_script_init(&ck, s->mode);
+    int rc = 0;
+    for (int i = 0; f->pending && i < f->pending->n && !rc; i++) {
         ftm_fault_event e = f->pending->ev[i];
         e.origin = ORIGIN_CKPT;
         e.line = 0;
-        if (ftm_fault_script_add(s, &e))
-            return FTM_ENOMEM;
+        rc = ftm_fault_script_add(&ck, &e);
     }
-    keep_from(s, f->start);
-    return 0;
+    if (!rc)
+        rc = ftm_fault_script_merge(&p, &ck, f->start);
+    if (!rc)
+        rc = ftm_fault_script_merge(&p, s, f->start);
+    ftm_fault_script_free(&ck);
+    ftm_fault_script_free(rc ? &p : s);
+    if (!rc)
+        *s = p;
+    return rc;
 }
 
 /* The pre-run check: pending events past the run (the checkpoint's, and

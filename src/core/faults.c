@@ -335,7 +335,7 @@ int ftm_fault_cmp(const ftm_fault_event *a, const ftm_fault_event *b)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-static int fs_qcmp(const void *a, const void *b)
+int core_fault_qcmp(const void *a, const void *b)
 {
     return ftm_fault_cmp(a, b);
 }
@@ -343,7 +343,7 @@ static int fs_qcmp(const void *a, const void *b)
 void ftm_fault_script_sort(ftm_fault_script *s)
 {
     if (s->n > 1)
-        qsort(s->ev, (size_t)s->n, sizeof *s->ev, fs_qcmp);
+        qsort(s->ev, (size_t)s->n, sizeof *s->ev, core_fault_qcmp);
 }
 
 /* Same instant: equal in everything ftm_fault_cmp looks at but order. */

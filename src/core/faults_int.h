@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+/* ftm_fault_cmp for qsort. */
+int core_fault_qcmp(const void *a, const void *b);
+
 /* 1 when a and b fall at the same instant (ftm_fault_cmp ties but for the
  * script order): the pre-run check applies such events together. */
 int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b);

@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fs_qcmp(const void *a, const void *b)
-{
-    return ftm_fault_cmp(a, b);
-}
-
 
 /* ---- random scripts ------------------------------------------------------------------ */
 
@@ -196,7 +191,7 @@ int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, int k, uint6
         return FTM_ENOMEM;
     for (int j = 0; j < k; j++)
         fs_draw_time(&ev[j], s->mode, seed, j, horizon);
-    qsort(ev, (size_t)k, sizeof *ev, fs_qcmp);
+    qsort(ev, (size_t)k, sizeof *ev, core_fault_qcmp);
     int rc = fs_place(ev, k, m, seed, kinds, repair_after, s->mode, detail, dlen), n0 = s->n;
     for (int j = 0; j < k && !rc; j++) {
         ev[j].origin = origin;

@@ -31,7 +31,7 @@ void mpi_state_pack(const ftm_rt *rt, unsigned char *buf)
     pthread_mutex_lock(&w->mu);
     v[0] = atomic_load(&rt->died);
     v[1] = atomic_load(&rt->link_seen);
-    v[2] = rt->hung;
+    v[2] = atomic_load(&rt->hung);
     v[3] = atomic_load(&rt->abort);
     v[4] = rt->nnotice;
     for (int i = 0; i < rt->nnotice; i++) {
@@ -57,7 +57,7 @@ unsigned mpi_state_sig(const ftm_rt *rt)
     k = k * 65537u + (unsigned)rt->nnotice * 131u;
     pthread_mutex_unlock(&w->mu);
     return k + (unsigned)(atomic_load(&rt->died) + 1) * 7919u +
-           (unsigned)atomic_load(&rt->link_seen) * 17u + (unsigned)rt->hung * 3u +
+           (unsigned)atomic_load(&rt->link_seen) * 17u + (unsigned)atomic_load(&rt->hung) * 3u +
            (unsigned)atomic_load(&rt->abort);
 }
 
@@ -71,7 +71,7 @@ static void add_notice(ftm_rt *rt, const int32_t *e)
 void mpi_stop_run(ftm_rt *rt, int hang)
 {
     if (hang)
-        rt->hung = 1;
+        atomic_store(&rt->hung, 1);
     atomic_store(&rt->abort, 1);
     rt_wake_all(rt);
     pthread_mutex_lock(&rt->mu);
@@ -98,7 +98,7 @@ void mpi_state_merge(mpi_net *n, const unsigned char *buf)
     pthread_mutex_unlock(&rt->mu);
     if (v[3] && !atomic_load(&rt->abort))
         mpi_stop_run(rt, v[2]);
-    else if (v[2] && !rt->hung)
+    else if (v[2] && !atomic_load(&rt->hung))
         mpi_stop_run(rt, 1);
 }
 

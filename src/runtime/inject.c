@@ -74,11 +74,6 @@ int ftm_rt_kill_link(ftm_rt *rt, int chip, int dir, int oneway)
     return 0;
 }
 
-int ftm_chip_kill_link(ftm_chip *self, int chip, int dir, int oneway)
-{
-    return ftm_rt_kill_link(self->rt, chip, dir, oneway);
-}
-
 int ftm_rt_kill_chip_after(ftm_rt *rt, int chip, uint64_t pkts)
 {
     if (chip < 0 || chip >= rt->mesh.nchips || !ftm_mesh_alive(&rt->mesh, chip))
@@ -104,7 +99,8 @@ int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, i
 
 int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, int oneway)
 {
-    if (pkts < 1 || chip < 0 || chip >= self->rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS)
+    if (pkts < 1 || chip < 0 || chip >= self->rt->mesh.nchips || dir < 0 || dir >= FTM_NDIRS ||
+        ftm_mesh_neighbor(&self->rt->mesh, chip, dir) < 0) /* no link there (open mesh edge) */
         return FTM_EINVAL;
     memset(&self->pending, 0, sizeof self->pending);
     self->pending.link_chip = chip;
@@ -114,7 +110,7 @@ int ftm_chip_kill_link_after(ftm_chip *self, uint64_t pkts, int chip, int dir, i
     return 0;
 }
 
-int ftm_chip_disarm(ftm_chip *self)
+int rt_chip_disarm(ftm_chip *self)
 {
     int armed = self->fail_after > self->sent_pkts;
     self->fail_after = 0;
@@ -140,6 +136,8 @@ int rt_fire(ftm_chip *c)
     rt_action a = c->pending;
     if (a.nchips)
         return ftm_chip_kill_chips(c, a.chips, a.nchips);
+    /* armed on a link that exists (ftm_chip_kill_link_after); dead by now
+     * (with a chip at its end) it has nothing left to kill */
     ftm_rt_kill_link(c->rt, a.link_chip, a.link_dir, a.oneway);
     return 0;
 }

@@ -197,7 +197,8 @@ struct ftm_rt {
     pthread_cond_t cv;
     ftm_chip_fn fn;
     void *arg;
-    int hung;
+    _Atomic int hung;        /* the run stopped as a hang (watchdog, or MPI's
+                              * progress thread: both write it) */
     pthread_mutex_t bar_mu;  /* ftm_chip_barrier: arrivals */
     int bar_count;
     _Atomic uint64_t bar_gen;
@@ -229,6 +230,8 @@ int rt_abort_code(const ftm_rt *rt);
 /* inject.c: the armed failure of c fires (after its fail_after-th packet);
  * FTM_ECHIPDEAD when c itself dies, else 0. */
 int rt_fire(ftm_chip *c);
+/* inject.c: clears c's armed failure; 1 if one was still armed, else 0. */
+int rt_chip_disarm(ftm_chip *c);
 /* A chip killed in this run (by its own kill or a host-mate's) records its
  * death in the trace once, where it finds out: inside an exec (which
  * knows the step), or else when its thread ends. */

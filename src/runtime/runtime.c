@@ -27,6 +27,18 @@ static uint32_t pick_entries(size_t nlinks, uint32_t depth)
     return e > depth ? e : depth;
 }
 
+/* The mailbox depth: cfg's rounded up to a power of two, since the
+ * mailboxes index slots by free-running 32-bit counters modulo it (and
+ * modulo the header count, pick_entries: a power of two too), which stays
+ * right across the counters' wrap only for divisors of 2^32. */
+static uint32_t pick_depth(const ftm_rt_config *cfg)
+{
+    uint32_t want = cfg && cfg->depth > 0 ? (uint32_t)cfg->depth : RT_DEFAULT_DEPTH, d = 1;
+    while (d < want && d < (1u << 20))
+        d *= 2;
+    return d;
+}
+
 static size_t pick_pkt_bytes(size_t nlinks, uint32_t depth)
 {
     size_t pb = 32768;
@@ -41,7 +53,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
     for (int c = 0; c < m->nchips; c++)
         for (int d = 0; d < FTM_NDIRS; d++)
             nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
-    size_t depth = cfg && cfg->depth > 0 ? (size_t)cfg->depth : RT_DEFAULT_DEPTH;
+    size_t depth = pick_depth(cfg);
     size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
     size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
     size_t hdrs = (size_t)pick_entries(nlinks, (uint32_t)depth) * RT_HDR_BYTES;
@@ -72,7 +84,7 @@ int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
     for (int c = 0; c < n; c++)
         for (int d = 0; d < FTM_NDIRS; d++)
             nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
-    rt->depth = cfg && cfg->depth > 0 ? (uint32_t)cfg->depth : RT_DEFAULT_DEPTH;
+    rt->depth = pick_depth(cfg);
     rt->pkt_bytes = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, rt->depth);
     rt->pkt_bytes = (rt->pkt_bytes + 7) & ~(size_t)7; /* whole int64 elements */
     rt->entries = pick_entries(nlinks, rt->depth);
@@ -267,7 +279,7 @@ static void watch(ftm_rt *rt)
         } else if (rt->net) {
             /* chips elsewhere may still move: the transport decides */
         } else if (core_now_s() - stall_since >= rt->hang_timeout_s) {
-            rt->hung = 1;
+            atomic_store(&rt->hung, 1);
             atomic_store(&rt->abort, 1);
             rt_wake_all(rt);
             pthread_mutex_lock(&rt->mu);
@@ -286,7 +298,7 @@ static void run_reset(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     rt->arg = arg;
     if (rt->trace)
         ftm_trace_begin_run(rt->trace);
-    rt->hung = 0;
+    atomic_store(&rt->hung, 0);
     rt->bar_count = 0;
     atomic_store(&rt->died, -1);
     atomic_store(&rt->link_seen, 0);
@@ -349,7 +361,7 @@ static int run_start(ftm_rt *rt)
 static int run_outcome(const ftm_rt *rt)
 {
     int n = rt->mesh.nchips;
-    if (rt->hung)
+    if (atomic_load(&rt->hung))
         return FTM_EHANG;
     if (atomic_load(&rt->died) >= 0)
         return FTM_ECHIPDEAD;
@@ -396,7 +408,7 @@ int ftm_rt_died(const ftm_rt *rt)
 int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
 {
     int k = 0;
-    if (!rt->hung)
+    if (!atomic_load(&rt->hung))
         return 0;
     for (int c = 0; c < rt->mesh.nchips; c++) {
         const ftm_chip *ch = &rt->chips[c];

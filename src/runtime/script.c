@@ -129,7 +129,9 @@ static int fire_one(ftm_rt_script *f, int i, ftm_chip *chip, const ftm_mesh *m)
     f->fired[i] = f->attempt;
     if (e->kind == FTM_FAULT_LINK) {
         int d, a = ev_link(m, e, &d);
-        ftm_chip_kill_link(chip, a, d, e->oneway);
+        /* the pre-run check placed it on a live link; dead since (with a
+         * chip at its end) it has nothing left to kill */
+        ftm_rt_kill_link(chip->rt, a, d, e->oneway);
         return 0;
     }
     int chips[4], n = ftm_fault_chips(m, e, chips);
@@ -188,7 +190,7 @@ int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, lon
 {
     int id = ftm_chip_id(chip), i = f->armed[id];
     f->armed[id] = -1;
-    if (i >= 0 && ftm_chip_disarm(chip)) {
+    if (i >= 0 && rt_chip_disarm(chip)) {
         int rc = fire_one(f, i, chip, m);
         if (rc)
             return rc;

@@ -447,15 +447,15 @@ static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fa
     ftm_fault_script s;
     ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
     memset(f, 0, sizeof *f);
-    int rc = train_script_merge(&s, ck, 0), nck = s.n;
+    int rc = ftm_fault_script_merge(&s, ck, 0), nck = s.n;
     if (!rc)
-        rc = train_script_merge(&s, o->faults, start);
+        rc = ftm_fault_script_merge(&s, o->faults, start);
     if (!rc && o->fail_during && o->fail_step >= start) {
         ftm_fault_event e = { .kind = FTM_FAULT_CHIP, .r = ftm_mesh_row(m, o->fail_chip),
                               .c = ftm_mesh_col(m, o->fail_chip), .when = o->fail_step,
                               .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
         ftm_fault_script one = { FTM_FAULT_TRAIN, 1, 1, &e };
-        rc = train_script_merge(&s, &one, start);
+        rc = ftm_fault_script_merge(&s, &one, start);
     }
     for (int i = 0; i < s.n && !rc; i++)
         if (s.ev[i].when >= start && (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck)))

@@ -200,28 +200,6 @@ int train_ckpt_load(const ftm_train_opts *o, size_t nparams, ftm_ckpt_state *st,
     return 0;
 }
 
-/* Same event (its origin, line and order aside). */
-static int same_event(const ftm_fault_event *a, const ftm_fault_event *b)
-{
-    return a->kind == b->kind && a->r == b->r && a->c == b->c && a->repair == b->repair &&
-           a->when == b->when && a->phase == b->phase && a->pkts == b->pkts &&
-           (a->kind != FTM_FAULT_LINK ||
-            (a->r2 == b->r2 && a->c2 == b->c2 && a->oneway == b->oneway));
-}
-
-int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long start)
-{
-    int rc = 0, n0 = dst->n;
-    for (int i = 0; src && i < src->n && !rc; i++) {
-        int dup = src->ev[i].when < start; /* history: the resumed mesh holds it */
-        for (int j = 0; j < n0 && !dup; j++)
-            dup = same_event(&dst->ev[j], &src->ev[i]);
-        if (!dup)
-            rc = ftm_fault_script_add(dst, &src->ev[i]);
-    }
-    return rc;
-}
-
 /* 0 when every event of s names chips and links of m's shape; else
  * FTM_EFORMAT and why (a file with a valid checksum may still name a chip
  * outside its own mesh). Each event is tried as a kill on a healthy mesh

@@ -39,7 +39,6 @@ int train_ckpt_save(const ftm_train_opts *o, ftm_model *m, ftm_optim *opt, long 
                     const ftm_rt_script *f, const ftm_rt *rt, char *detail, size_t dlen);
 /* Parameters of o's model (a throwaway model of batch 1 counts them). */
 int train_model_nparams(const ftm_train_opts *o, size_t *np);
-/* Loads o->resume, refusing a file made for another configuration. */
 /* The checkpoint's mesh (dead chips and links) into m when it recorded
  * one of m's shape, and its events still to come appended to pending
  * (when not NULL). Links lost unnoticed go to lost[nchips * 4] (1) and
@@ -47,9 +46,7 @@ int train_model_nparams(const ftm_train_opts *o, size_t *np);
  * FTM_EFORMAT/FTM_ENOMEM (detail). */
 int train_ckpt_mesh(const struct ftm_ckpt_state *st, ftm_mesh *m, unsigned char *lost,
                     ftm_fault_script *pending, char *detail, size_t dlen);
-/* Appends to dst the events of src from step `start` on that dst (as it
- * was) does not hold already. 0 or FTM_ENOMEM. */
-int train_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, long start);
+/* Loads o->resume, refusing a file made for another configuration. */
 int train_ckpt_load(const ftm_train_opts *o, size_t nparams, struct ftm_ckpt_state *st,
                     char *detail, size_t dlen);
 
