@@ -78,8 +78,26 @@ grep -q "^# resumed from $tmp/r.ckpt at step 4; the checkpoint's mesh has --fail
     ! grep -q "^# faults:" "$out" || { echo "FAIL: resumed faults line"; cat "$out"; fail=1; }
 # from a checkpoint of another shape the run's own faults rule, and the header says so
 expect 0 "resume on another shape" $R --steps 5 --resume "$tmp/r.ckpt" --mesh 2x4 --fail 1,1
-grep -q "^# resumed from $tmp/r.ckpt at step 4 (its mesh is of another shape: this run's faults rule); faults: --fail 1,1$" "$out" ||
+OTHER="(its mesh is of another shape: its dead chips, links and events to come are not carried over; this run's faults rule)"
+grep -qF "# resumed from $tmp/r.ckpt at step 4 $OTHER; faults: --fail 1,1" "$out" ||
     { echo "FAIL: resumed on another shape: header"; cat "$out"; fail=1; }
+# ... also with no fault options; an event given before the resumed step
+# is said not to be played there (no mesh holds it)
+expect 0 "resume on another shape, no faults" $R --steps 5 --resume "$tmp/r.ckpt" --mesh 2x4 --kill 1,1@2
+grep -qF "# resumed from $tmp/r.ckpt at step 4 $OTHER; no faults" "$out" ||
+    { echo "FAIL: resumed on another shape, no faults: header"; cat "$out"; fail=1; }
+grep -qF "ftmesh train: warning: --kill 1,1@2: before step 4, where the run resumes, and the checkpoint's mesh is not taken: not played" "$out.err" ||
+    { echo "FAIL: an event before the resumed step on another shape: $(cat "$out.err")"; fail=1; }
+# repairs past the run: kept by a --checkpoint, and the warning says which
+expect 0 "repairs past the run, no checkpoint" $R --steps 2 --kill 1,1@1 --repair-after 5
+grep -qF "nothing comes back within the run (2 steps): only a --checkpoint keeps the repairs" "$out.err" ||
+    { echo "FAIL: repairs past the run: $(cat "$out.err")"; fail=1; }
+expect 0 "repairs past the run, checkpoint" $R --steps 2 --kill 1,1@1 --repair-after 5 --checkpoint "$tmp/p.ckpt"
+grep -qF "nothing comes back within the run (2 steps); the --checkpoint keeps the repairs, for --resume" "$out.err" ||
+    { echo "FAIL: repairs past the run, checkpointed: $(cat "$out.err")"; fail=1; }
+# on the checkpoint's own mesh they are its history: nothing to say
+expect 0 "resume, history given again" $R --steps 5 --resume "$tmp/r.ckpt" $K
+[ ! -s "$out.err" ] || { echo "FAIL: history given again warns: $(cat "$out.err")"; fail=1; }
 # a checkpoint is read more than once: a pipe is refused with one line
 expect 2 "resume from a pipe" $R --steps 5 --resume /dev/stdin </dev/null
 grep -q "not a regular file" "$out.err" || { echo "FAIL: resume from a pipe: $(cat "$out.err")"; fail=1; }

@@ -333,6 +333,7 @@ static int build_script(targs *a, train_run *x)
     sf.r = ftm_mesh_row(&x->m, a->t.fail_chip);
     sf.c = ftm_mesh_col(&x->m, a->t.fail_chip);
     snprintf(name, sizeof name, "--fail-during %d,%d", sf.r, sf.c);
+    a->f.checkpoint = a->t.checkpoint != NULL;
     int rc = cli_faults_build(CMD, &a->f, &x->m, FTM_FAULT_TRAIN, a->t.steps,
                               cli_fault_seed(&a->o),
                               short_form ? &sf : NULL, name, &a->script);
@@ -400,6 +401,7 @@ static int check_resume(targs *a, ftm_mesh *m)
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
+    a->f.history_kept = !err && cli_ckpt_mesh_taken(a->t.resume, m);
     if (err == FTM_ENOMEM)
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(err));
     if (err)

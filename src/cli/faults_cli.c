@@ -375,6 +375,22 @@ static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
                                    "the healthy chips apart with them)" : "");
 }
 
+/* --resume: the events given for steps before the resumed one are not
+ * played (ftm_fault_script_merge). On the checkpoint's mesh that is the
+ * history it holds; where the run does not take that mesh (another shape,
+ * or none recorded) nothing holds them, so each is said. */
+static void warn_history(const char *cmd, const cli_faults *f, const ftm_fault_script *s)
+{
+    char where[300];
+    for (int i = 0; i < s->n && !f->history_kept; i++)
+        if (s->ev[i].when < f->start) {
+            origin_text(f, &s->ev[i], NULL, where, sizeof where);
+            cli_warn(cmd, "%s: before step %ld, where the run resumes, and the checkpoint's "
+                     "mesh is not taken: not played (give what it takes as --fail options)",
+                     where, f->start);
+        }
+}
+
 int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, int mode,
                      long horizon, uint64_t seed, const ftm_fault_event *short_form,
                      const char *short_name, ftm_fault_script *s)
@@ -383,6 +399,8 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     ftm_fault_script_init(&base, mode);
     uint64_t draw = seed;
     int rc = collect(cmd, f, &base); /* once: a --faults pipe reads once */
+    if (!rc && f->resume)
+        warn_history(cmd, f, &base);
     if (!rc && f->random && f->resume)
         cli_warn(cmd, "--random-kills with --resume draws nothing: the checkpoint's events "
                  "still to come hold the first run's draws");
@@ -397,8 +415,9 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
         cli_faults_none(cmd, f);
     else if (f->repair_after && !repairs_in_run(s, horizon))
         cli_warn(cmd, "--repair-after %ld: nothing comes back within the run (%ld %ss)%s", f->repair_after,
-                 horizon, unit(mode), mode == FTM_FAULT_TRAIN
-                     ? ": only a --checkpoint keeps the repairs, for --resume" : "");
+                 horizon, unit(mode), mode != FTM_FAULT_TRAIN ? ""
+                 : f->checkpoint ? "; the --checkpoint keeps the repairs, for --resume"
+                                 : ": only a --checkpoint keeps the repairs, for --resume");
     if ((rc = refusal(cmd, f, s, m, mode, horizon, short_name, 0)))
         ftm_fault_script_free(s);
     return rc;

@@ -52,6 +52,9 @@ typedef struct cli_faults {
     const char *resume;
     long start;
     const ftm_fault_script *pending;
+    int history_kept;          /* --resume: the checkpoint's mesh is taken (it holds
+                                * what the events before start did) */
+    int checkpoint;            /* train --checkpoint given: it keeps pending events */
 } cli_faults;
 
 /* 0, or CLI_EXIT_FAIL when out of memory. */

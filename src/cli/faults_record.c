@@ -149,18 +149,26 @@ static int ckpt_mesh_kind(const char *path, const ftm_mesh *m)
     return k;
 }
 
+int cli_ckpt_mesh_taken(const char *path, const ftm_mesh *m)
+{
+    return ckpt_mesh_kind(path, m) == CKPT_SAME;
+}
+
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
                                long step)
 {
     int ckpt_mesh = ckpt_mesh_kind(path, m);
     char flags[2048];
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
-    printf("# resumed from %s at step %ld%s%s%s\n", path, step,
-           !flags[0]                 ? ""
-           : ckpt_mesh == CKPT_SAME  ? "; the checkpoint's mesh has"
-           : ckpt_mesh == CKPT_OTHER ? " (its mesh is of another shape: this run's faults rule); "
-                                       "faults:"
-                                     : " (it records no mesh: this run's faults rule); faults:",
+    const char *other = ckpt_mesh == CKPT_OTHER
+                            ? " (its mesh is of another shape: its dead chips, links and events "
+                              "to come are not carried over; this run's faults rule)"
+                            : " (it records no mesh: this run's faults rule)";
+    printf("# resumed from %s at step %ld%s%s%s%s\n", path, step,
+           ckpt_mesh == CKPT_SAME ? "" : other,
+           !flags[0]                ? (ckpt_mesh == CKPT_SAME ? "" : "; no faults")
+           : ckpt_mesh == CKPT_SAME ? "; the checkpoint's mesh has"
+                                    : "; faults:",
            flags, cut ? " ..." : "");
 }
 
