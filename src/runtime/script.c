@@ -225,30 +225,47 @@ void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt)
         ftm_rt_kill_link(rt, f->secret_chip[i], f->secret_dir[i], 1);
 }
 
-/* 1 when notice n is about the physical link a-b. */
-static int notice_on(const ftm_mesh *m, const ftm_rt_notice *n, int a, int b)
+/* 1 when notice n is about the physical link a-b; with oneway, about
+ * its way a -> b only (a send from a, a receive at b). */
+static int notice_on(const ftm_mesh *m, const ftm_rt_notice *n, int a, int b, int oneway)
 {
     if (n->chip < 0 || n->dir < 0)
         return 0;
-    int x = n->chip, y = ftm_mesh_neighbor(m, x, n->dir);
+    int x = n->chip, y = ftm_mesh_neighbor(m, x, n->dir), in = strstr(n->how, "receive") != NULL;
+    if (oneway)
+        return in ? x == b && y == a : x == a && y == b;
     return (x == a && y == b) || (x == b && y == a);
 }
 
-static void describe_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, int a, int b,
-                             char *buf, size_t len)
+static size_t list_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, int a, int b,
+                           int oneway, char *buf, size_t len, size_t start)
 {
-    size_t used = 0;
-    buf[0] = 0;
+    size_t used = start;
     for (int k = 0; k < nn && used + 1 < len; k++) {
-        if (!notice_on(m, &nt[k], a, b))
+        if (!notice_on(m, &nt[k], a, b, oneway))
             continue;
         int x = nt[k].chip, y = nt[k].peer;
         int w = snprintf(buf + used, len - used, "%s(%d,%d) %s on link %s %s (%d,%d)",
-                         used ? "; " : "", ftm_mesh_row(m, x), ftm_mesh_col(m, x), nt[k].how,
+                         used > start ? "; " : "", ftm_mesh_row(m, x), ftm_mesh_col(m, x), nt[k].how,
                          ftm_dir_name(nt[k].dir), strstr(nt[k].how, "receive") ? "from" : "to",
                          ftm_mesh_row(m, y), ftm_mesh_col(m, y));
         used += w > 0 ? (size_t)w : 0;
     }
+    return used < len ? used : len - 1;
+}
+
+/* Who noticed the link a-b (a -> b alone when oneway). A way nobody used
+ * is found with the other way, when that one was noticed: the recovery
+ * takes the link out whole (learn), and the record says so. */
+static void describe_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, int a, int b,
+                             int oneway, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (list_notices(m, nt, nn, a, b, oneway, buf, len, 0) || !oneway)
+        return;
+    int w = snprintf(buf, len, "found with its other way: ");
+    if (list_notices(m, nt, nn, a, b, 0, buf, len, w > 0 ? (size_t)w : 0) == (size_t)w)
+        buf[0] = 0;
 }
 
 static void record(ftm_rt_script *f, int i, ftm_fault_record *e, int noticed, const char *by)
@@ -353,7 +370,7 @@ static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned cha
         int a = lc[k], b = ftm_mesh_neighbor(m2, a, ld[k]), seen = 0;
         dlink[a * FTM_NDIRS + ld[k]] = 1;
         for (int j = 0; j < nn && !seen; j++)
-            seen = notice_on(m2, &nt[j], a, b);
+            seen = notice_on(m2, &nt[j], a, b, 0);
         if (seen)
             m2->link_dead[a * FTM_NDIRS + ld[k]] = 1;
         else
@@ -398,7 +415,7 @@ int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m,
         char by[256] = "health monitor: heartbeat lost, every chip told at once";
         if (e->kind == FTM_FAULT_LINK) {
             int d, a = ev_link(m, e, &d), b = ftm_mesh_neighbor(m, a, d);
-            describe_notices(m, nt, nn, a, b, by, sizeof by);
+            describe_notices(m, nt, nn, a, b, e->oneway, by, sizeof by);
             if (!by[0])
                 continue; /* dead, but nobody needed it yet */
         }
