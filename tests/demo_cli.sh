@@ -137,6 +137,12 @@ sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" | grep -q "The r
 sed -n '/^== 3/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' && bad "demo part 3: wrap legend, no wraps drawn"
 "$ftmesh" demo --algo ring --mesh 4x4 --torus >"$tmp/out" || bad "demo torus ring"
 sed -n '/^== 1/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' || bad "demo torus ring: wrap legend lost"
+# an odd-sided torus: the colours say nothing there, and the lesson does
+# not claim the holes leave no better ring (this router does not look)
+"$ftmesh" demo --mesh 5x5 --torus --fail 2,2 >"$tmp/out" || bad "demo odd torus"
+tr '\n' ' ' <"$tmp/out" | grep -q "The colours do not explain it: on a torus with an odd side this router does not look" ||
+    bad "demo odd torus: why the detour"
+tr '\n' ' ' <"$tmp/out" | grep -q "leave this router no ring\|Equal counts are needed" && bad "demo odd torus: a false reason"
 # tables and step headers fit 80 columns; a finished sum's mark never runs
 # into the next value
 for args in "--mesh 5x5 --fail 0,4 --fail-during 3,2" "--algo 2d --mesh 6x6 --torus --fail-host 2,2" \

@@ -143,13 +143,19 @@ static int live_links(const ftm_mesh *m, int c)
 /* Why a ring has detours the colours do not force (forced of them are):
  * the colour counts are needed for a ring of one-hop edges, not enough
  * (a chip with one live link cannot sit between two of them). Names up
- * to three such chips. */
-static void other_detours(const ftm_mesh *m, int forced, char *b, size_t n)
+ * to three such chips. On a torus with an odd side (odd_wrap) the counts
+ * say nothing, and the router's step that pairs detours by colour does
+ * not run (doc/design.md): its ring may have detours a better one has
+ * not. */
+static void other_detours(const ftm_mesh *m, int forced, int odd_wrap, int detours, char *b,
+                          size_t n)
 {
-    size_t u = forced ? (size_t)snprintf(b, n, " The colours force %d of them; the rest come "
-                                               "from elsewhere: ", forced)
-                      : (size_t)snprintf(b, n, " Equal counts are needed for a ring of one-hop "
-                                               "edges but not enough: ");
+    size_t u = forced     ? (size_t)snprintf(b, n, " The colours force %d of them; the rest come "
+                                                   "from elsewhere: ", forced)
+             : odd_wrap   ? (size_t)snprintf(b, n, " The colours do not explain %s: ",
+                                             detours == 1 ? "it" : "them")
+                          : (size_t)snprintf(b, n, " Equal counts are needed for a ring of one-hop "
+                                                   "edges but not enough: ");
     int one[3], ones = 0;
     for (int c = 0; c < m->nchips; c++)
         if (ftm_mesh_alive(m, c) && live_links(m, c) < 2 && ones++ < 3)
@@ -164,6 +170,9 @@ static void other_detours(const ftm_mesh *m, int forced, char *b, size_t n)
     if (ones)
         snprintf(b + u, n - u, "%s %s one live link, and a ring passes each chip over two.",
                  ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
+    else if (odd_wrap)
+        snprintf(b + u, n - u, "on a torus with an odd side this router does not look for "
+                 "a ring with fewer detours, and one with none may exist.");
     else
         snprintf(b + u, n - u, "the holes and dead links leave this router no ring with "
                  "fewer detours.");
@@ -202,7 +211,7 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
                               q.detours == 1 ? "" : "s", q.hops);
         int forced = odd_wrap ? 0 : abs(nb - nw);
         if (q.detours > forced && u < n)
-            other_detours(m, forced, b + u, n - u);
+            other_detours(m, forced, odd_wrap, q.detours, b + u, n - u);
     }
 }
 
