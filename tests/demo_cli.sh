@@ -118,9 +118,17 @@ grep -q "^Step $die (the chip dies in it)" "$tmp/out" && ! grep -q "^Step $die o
 # at their own pace), and a death before any transfer completed says so
 "$ftmesh" demo --mesh 1x3 --algo tree --fail-during 0,0 >"$tmp/out" || bad "demo 1x3 tree"
 sed -n '/health monitor/,/^== /p' "$tmp/out" >"$tmp/behind"
-grep -q 'step 0\|lockstep\|half-done' "$tmp/behind" && bad "demo 1x3 tree: $(cat "$tmp/behind")"
+grep -q 'step 0\|lockstep\|unfinished' "$tmp/behind" && bad "demo 1x3 tree: $(cat "$tmp/behind")"
 tr "\n" " " <"$tmp/out" | grep -q "No survivor sent or received anything: every transfer of step 1 touched" ||
     bad "demo 1x3 tree: no survivor took part, not said"
+# tree and trees: part 1 draws the tree the lesson runs, with its root,
+# not the router's ring; so does the recovery
+"$ftmesh" demo --mesh 6x6 --fail 2,3 --algo tree --fail-during 4,4 >"$tmp/out" || bad "demo tree dies"
+sed -n '/^== 1/,/^== 2/p' "$tmp/out" | grep -q "The router's ring\|detour" && bad "demo tree: the router's ring in part 1"
+[ "$(grep -c '^The tree it runs (arrows point to the parent; R: the root):$' "$tmp/out")" = 2 ] &&
+    grep -q '^ 2  o-->o-->R   X   o   o$' "$tmp/out" || bad "demo tree: its tree and root not drawn"
+tr "\n" " " <"$tmp/out" | grep -q "dies at the start of step 12, having sent 1 of its 2 transfers" ||
+    bad "demo tree dies: what the chip had sent"
 "$ftmesh" demo --mesh 4x4 --fail 1,1 --fail-during 2,2 --algo trees >"$tmp/out" || bad "demo trees dies"
 sed -n '/health monitor/,/^== /p' "$tmp/out" | grep -q 'lockstep' && bad "demo trees dies: lockstep claimed"
 # the recovery draws the mesh after the death; the router's ring only for
@@ -128,7 +136,8 @@ sed -n '/health monitor/,/^== /p' "$tmp/out" | grep -q 'lockstep' && bad "demo t
 "$ftmesh" demo --algo tree --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo tree recovery"
 sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" >"$tmp/rec"
 grep -q '^ 2  o   o   X   o$' "$tmp/rec" || bad "demo tree recovery: no mesh after the death"
-grep -qi 'ring\|detour\|-->\|<--' "$tmp/rec" && bad "demo tree recovery: a ring the tree never runs"
+grep -qi 'ring\|detour' "$tmp/rec" && bad "demo tree recovery: a ring the tree never runs"
+grep -q '^The tree it runs' "$tmp/rec" || bad "demo tree recovery: its tree not drawn"
 "$ftmesh" demo --algo ring --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo ring recovery"
 sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" | grep -q "The router's ring" ||
     bad "demo ring recovery: no ring"

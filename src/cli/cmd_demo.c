@@ -244,7 +244,9 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
     else
         demo_mesh_picture(&m2, NULL, demo_lesson_count(&m2, algo));
-    rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
+    rc = one_d ? 0 : cli_demo_tree_picture(&m2, algo, demo_lesson_count(&m2, algo));
+    if (!rc)
+        rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
@@ -300,24 +302,25 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
     char intro[sizeof st->intro[0]];
     snprintf(intro, sizeof intro,
              "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
-             "step %d, the step of its transfer %d of %d (it had sent %d). The death is "
+             "step %d, having sent %d of its %d transfers. The death is "
              "scripted at that point of the recorded run's steps, so every run of the lesson "
              "tells the same story. A dead chip sends, receives and forwards nothing: the "
              "transfers from, to or through it in that step are lost. The health monitor "
-             "tells every chip at once and they stop; their buffers are half-done and the "
-             "dead chip's numbers are gone, so the survivors start over on the chips left "
-             "(the next part); then the chip comes back (the part after).",
-             algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+             "tells every chip at once and they stop; their buffers are unfinished and "
+             "the sums made so far count the dead chip's numbers, which are gone, so the "
+             "survivors start over on the chips left (the next part); then the chip comes "
+             "back (the part after).",
+             algo, vr, vc, round, before, nsent);
     if (!rc && round < 1)
         printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
                "change it.\n", vr, vc);
     else if (!rc && !(rc = ftm_lesson_kill(&l1, victim, round))) {
         printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
-               "start of step %d, the step of its transfer %d of %d (it had sent %d).\n"
+               "start of step %d, having sent %d of its %d transfers.\n"
                "The death is scripted at that point of the steps above (the same\n"
                "recorded run, the same order), so every run of the lesson tells the\n"
                "same story. A dead chip sends, receives and forwards nothing.\n",
-               algo, vr, vc, round, nsent / 2 + 1, nsent, before);
+               algo, vr, vc, round, before, nsent);
         if (round > 1)
             printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
                    round - 1);
@@ -327,10 +330,10 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
         if (demo_tell_behind(o, &l1, round) > 0)
-            printf("\nTheir buffers are half-done (some blocks summed, some not), and the dead\n"
-                   "chip's numbers are gone, so the survivors start the allreduce over on the\n"
-                   "chips left, its schedule rebuilt around the new hole; then the chip\n"
-                   "comes back.\n");
+            printf("\nTheir buffers are unfinished (not every chip holds every sum), and the\n"
+                   "sums made so far count the dead chip's numbers, which are gone, so the\n"
+                   "survivors start the allreduce over on the chips left, its schedule\n"
+                   "rebuilt around the new hole; then the chip comes back.\n");
         else
             printf("\nNothing was summed yet, and the dead chip's numbers are gone, so the\n"
                    "survivors start the allreduce over on the chips left, its schedule\n"
@@ -533,9 +536,16 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
                      long *wrong)
 {
     ftm_ring ring = { 0 }, ring2 = { 0 };
-    int have_ring = ftm_router_ring(m, &ring) == 0;
+    int one_d = demo_runs_ring(algo), rc = 0;
+    /* the router's ring only for the algorithms that run it */
+    int have_ring = demo_story_ring(m, algo, &ring);
     demo_heading(o, demo_mesh_title(m));
-    demo_mesh(o, m, have_ring ? &ring : NULL, demo_lesson_count(m, algo));
+    if (one_d)
+        demo_mesh(o, m, have_ring ? &ring : NULL, demo_lesson_count(m, algo));
+    else
+        demo_mesh_picture(m, NULL, demo_lesson_count(m, algo));
+    if (!one_d && (rc = cli_demo_tree_picture(m, algo, demo_lesson_count(m, algo))))
+        return rc;
     demo_pause(o);
     char h[80];
     snprintf(h, sizeof h, "2. %s allreduce, step by step", algo);
@@ -544,10 +554,9 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
     ftm_lesson l;
     memset(&l, 0, sizeof l);
     long w = 0;
-    int rc = tell_algo(o, m, algo, &tr, &l, &w);
+    rc = tell_algo(o, m, algo, &tr, &l, &w);
     *wrong += w;
-    int one_d = demo_runs_ring(algo);
-    if (!rc && have_ring && one_d && ftm_router_ring(m, &ring2))
+    if (!rc && have_ring && ftm_router_ring(m, &ring2))
         rc = FTM_ENOMEM;
     st->n = 1; /* part 1 (a picture of part 2's mesh) is filled below */
     ftm_lesson_part *p = rc ? NULL : demo_story_add(st, h, &l, tr, one_d ? &ring2 : NULL);
@@ -569,13 +578,17 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         snprintf(st->title[0], sizeof st->title[0], "%s", demo_mesh_title(m));
         p1->title = st->title[0];
         p1->l = &st->les[1];
-        p1->picture = p1->chessboard = 1;
+        p1->picture = 1;
+        p1->chessboard = one_d; /* the two-colour argument is about rings */
         if (have_ring) {
             st->ring[0] = ring;
             memset(&ring, 0, sizeof ring);
             p1->ring = &st->ring[0];
         }
-        demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
+        if (one_d)
+            demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
+        else
+            st->intro[0][0] = 0;
         p1->intro = st->intro[0];
     } else {
         st->n = 0;

@@ -57,6 +57,29 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
+int cli_demo_tree_picture(const ftm_mesh *m, const char *algo, size_t count)
+{
+    int tree = strcmp(algo, "tree") == 0;
+    if ((!tree && strcmp(algo, "trees")) || m->cols > FTM_VIZ_MAX_COLS)
+        return 0;
+    ftm_sched s;
+    char *pic = NULL;
+    int err = ftm_allreduce_find(algo)->build(&s, NULL, m, count, FTM_RED_SUM_F32);
+    if (err)
+        return err;
+    if (tree)
+        err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, tree_root(m, &s), &pic);
+    else if (!s.fallback) /* else part 2 says what runs */
+        err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, trees_root(m, &s), &pic);
+    if (pic)
+        printf("\n%s\n%s", tree ? "The tree it runs (arrows point to the parent; R: the root):"
+                                : "The first of its trees (arrows point to the parent; R: its root):",
+               pic);
+    free(pic);
+    ftm_sched_free(&s);
+    return err;
+}
+
 static int draw_trees(const ftm_mesh *m, const ftm_sched *s)
 {
     printf("trees: the buffer in equal shares, one per spanning tree of the live links;\n"
