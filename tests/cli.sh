@@ -342,6 +342,8 @@ json "$tmp/out" 'j["steps"] == j["diverged_step"] == len(steps) and (not steps o
 expect 1 train --model bert --mesh 2x2 --steps 20 --batch 32 --lr 100 --reduce exact --json
 grep_err "a gradient left the fixed-point range of --reduce exact"
 json "$tmp/out" 'j["summary"] and j["diverged_range"] is True and j["steps"] == j["diverged_step"] == len(steps)'
+# the summary's modeled times are the steps', as in a run that ends well
+json "$tmp/out" 'steps and j["modeled_allreduce_s"] == steps[-1]["modeled_allreduce_s"] > 0 and j["modeled_grad_s"] > 0'
 
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \

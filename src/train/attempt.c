@@ -235,6 +235,8 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
         e = note_failure(t, t->rt, m, rv, snap);
         rc = e ? e : rc;
     }
+    if (rc == FTM_EDIVERGED) /* the steps done have their figures, as in a whole run */
+        res->modeled_grad_s = t->grad_modeled;
     if (rc == FTM_EDIVERGED && (e = train_note_divergence(t, m)))
         rc = e;
     if (!rc && !atomic_load(&t->halt) && t->reported >= t->until && t->until < o->steps) {
