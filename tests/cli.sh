@@ -272,7 +272,14 @@ json "$tmp/out" 'j["column_layout"] == "column" and j["usable_columns"] == [0, 1
 expect 2 train --mesh 2x2 --steps 1 --batch 100000
 grep_err "--batch 100000 needs about 106.5 GiB"
 grep_err "4 replicas of 27265 MiB (up to 25000 examples each)"
+grep_err "use a smaller --batch or a larger mesh (--micro does not lower a resnet's memory)"
+expect 2 train --model bert --mesh 2x2 --steps 1 --batch 1000000 --micro 250000
 grep_err "use a smaller --batch or --micro"
+# a seed out of range names the range; --fail-step takes every step --steps allows
+expect 2 train --seed 99999999999999999999
+grep_err "--seed 99999999999999999999: expected a whole number 0..18446744073709551615"
+expect 2 train --mesh 2x2 --steps 3 --fail-during 1,1 --fail-step 2000000
+grep_err "--fail-step 2000000: the run has step"
 # no command: one line naming the commands
 expect 2
 grep_err "ftmesh: a command is needed: rings, allreduce, train, sweep or demo"

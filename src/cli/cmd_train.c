@@ -245,8 +245,8 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
         return cli_trace_clock(CMD, v, &a->trace_clock);
     case O_SVG: a->svg = v; return 0;
     case O_FAIL_STEP:
-        if (cli_parse_int(v, 0, 1000000, &a->t.fail_step))
-            return cli_usage_error(CMD, "--fail-step %s: expected a step number 0..1000000", v);
+        if (cli_parse_int(v, 0, 10000000, &a->t.fail_step)) /* --steps' range */
+            return cli_usage_error(CMD, "--fail-step %s: expected a step number 0..10000000", v);
         a->fail_step_given = 1;
         return 0;
     case CLI_O_KILL: case CLI_O_FAULTS: case CLI_O_RANDOM_KILLS: case CLI_O_REPAIR:

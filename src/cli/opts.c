@@ -366,7 +366,8 @@ static int parse_seed(const char *cmd, const char *opt, const char *v, uint64_t 
     errno = 0;
     unsigned long long s = strtoull(v, &end, 10);
     if (errno || end == v || *end || *v < '0' || *v > '9')
-        return cli_usage_error(cmd, "%s %s: expected a non-negative whole number", opt, v);
+        return cli_usage_error(cmd, "%s %s: expected a whole number 0..%llu", opt, v,
+                               (unsigned long long)UINT64_MAX);
     *seed = s;
     return 0;
 }
