@@ -399,6 +399,10 @@ expect 0 rings --torus --fail-host 7,7 --fail-host 7,7 --fail 0,0 --fail 1,1
 grep_err "warning: --fail-host 7,7 given twice"
 grep_err "warning: --fail 0,0 has no effect: the chip is in the host of --fail-host 7,7"
 warns 2
+# hosts whose 2x2 blocks share chips (across a torus wrap too) say so
+expect 0 rings --torus --fail-host 0,0 --fail-host 7,7 --fail-host 2,4
+grep_err "warning: --fail-host 7,7 overlaps --fail-host 0,0: their 2x2 blocks share chips"
+warns 1
 expect 0 rings --fail-link 0,0-0,1 --fail-link 0,1-0,0 --fail-link '0,1>0,0' --fail-link '1,1>1,2' --fail-link 1,1-1,2
 grep_err "warning: --fail-link 0,1-0,0 has no effect: that link is dead already"
 grep_err "warning: --fail-link 0,1>0,0 has no effect"

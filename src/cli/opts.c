@@ -421,7 +421,15 @@ static void warn_fail_in_host(const cli_mesh_opts *o, const ftm_mesh *m)
     }
 }
 
-/* --fail and --fail-host; a chip or host named twice is a warning. */
+/* 1 when 2x2 blocks at a and b overlap along a side of n (a torus wraps;
+ * an open mesh has no block at n - 1). */
+static int near2(int a, int b, int n)
+{
+    return (a - b + n) % n < 2 || (b - a + n) % n < 2;
+}
+
+/* --fail and --fail-host; a chip or host named twice, or hosts that
+ * overlap, are warnings. */
 static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
 {
     const char *cmd = o->cmd;
@@ -445,12 +453,20 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
                                    o->fail_host[k], r, c, m->rows, m->cols, cli_mesh_kind(m),
                                    m->torus && (m->rows == 2 || m->cols == 2)
                                        ? " (a side of 2 has no wrap-around link)" : "");
-        for (int j = 0; j < k; j++)
-            if (!ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2) && r2 == r && c2 == c) {
-                cli_warn(cmd, "--fail-host %s given twice: the host at (%d,%d) is dead already",
-                         o->fail_host[k], r, c);
+        for (int j = 0; j < k; j++) {
+            if (ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2))
+                continue;
+            int same = r2 == r && c2 == c;
+            if (same || (near2(r, r2, m->rows) && near2(c, c2, m->cols))) {
+                if (same)
+                    cli_warn(cmd, "--fail-host %s given twice: the host at (%d,%d) is dead already",
+                             o->fail_host[k], r, c);
+                else
+                    cli_warn(cmd, "--fail-host %s overlaps --fail-host %s: their 2x2 blocks share "
+                             "chips, which die once", o->fail_host[k], o->fail_host[j]);
                 break;
             }
+        }
     }
     warn_fail_in_host(o, m);
     return 0;
