@@ -148,7 +148,7 @@ static int band_bound(const ftm_mesh *m, const ftm_ring *r)
     int gap = 0;
     for (int e = 0; e < r->n; e++)
         gap += ((ftm_mesh_row(m, r->chips[e]) + ftm_mesh_col(m, r->chips[e])) & 1) ? -1 : 1;
-    return two_coloured(m) ? abs(gap) : 0;
+    return two_coloured(m) && r->n > 1 ? abs(gap) : 0; /* one chip: a ring with no edge */
 }
 
 /* Opens the JSON object every rings report starts with: the mesh and its

@@ -172,8 +172,8 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count)
     int err = a->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
         return cli_error("rings", "%s schedule failed: %s", algo, ftm_strerror(err));
-    int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && !has_phase(&s, "row-reduce-scatter") &&
-                       !has_phase(&s, "2d-lines");
+    /* the schedule names what runs (a 2-D fallback to the ring, trees' to another) */
+    int rc = 0, ring = strncmp(algo, "2d", 2) == 0 && strcmp(s.algo, "ring") == 0;
     int fell = ring || (strcmp(algo, "trees") == 0 && s.fallback);
     char size[32];
     cli_size_text(count * 4, size, sizeof size);
