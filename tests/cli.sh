@@ -402,9 +402,9 @@ warns 2
 # one chip: no ring fallback is claimed where the schedule is 2d's own, and
 # a one-chip band needs no detour
 expect 0 rings --mesh 1x1 --algo 2d-concurrent
-grep -q "runs the ring's schedule" "$out" && { echo "FAIL: rings 1x1: a ring fallback that did not happen"; fail=1; }
+grep -q "runs the ring's schedule" "$tmp/out" && bad "rings 1x1: a ring fallback that did not happen"
 expect 0 rings --mesh 1x1 --algo 2d --json
-json 'j["schedule"]["algo"] == "2d" and [b["detour_lower_bound"] for b in j["bands"]] == [0]'
+json "$tmp/out" 'j["schedule"]["algo"] == "2d" and [b["detour_lower_bound"] for b in j["bands"]] == [0]'
 # hosts whose 2x2 blocks share chips (across a torus wrap too) say so
 expect 0 rings --torus --fail-host 0,0 --fail-host 7,7 --fail-host 2,4
 grep_err "warning: --fail-host 7,7 overlaps --fail-host 0,0: their 2x2 blocks share chips"
