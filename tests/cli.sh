@@ -249,6 +249,12 @@ if [ "${FTMESH_TEST_SCALE:-}" = full ]; then
     expect 0 sweep --pod 16x32 --model resnet50 --hbm-GBps 0.001 --json
     json "$tmp/out" 'len(j["goal"]) == 5 and sum(r["best"] for r in j["rows"]) == 6'
 fi
+# sweep's why-not speaks of what ran: at a huge hop latency the tree is the
+# best healthy schedule, and no 2d-lines reason is given (2 s)
+expect 0 sweep --pod 16x32 --model resnet50 --hop-us 1e9
+sed -n '/near the optimum/,/^# goal (the paper/p' "$tmp/out" >"$tmp/why"
+grep -q "16x32  healthy    resnet50   tree .* not met" "$tmp/why" && ! grep -q "2d-lines" "$tmp/why" ||
+    bad "sweep --hop-us 1e9: the why-not names an algorithm that did not run: $(grep -A3 'near the optimum' "$tmp/out")"
 # allreduce: the picture and the trace name the schedule that ran
 expect 0 allreduce --mesh 6x6 --fail 2,2 --algo 2d --size 64K --iters 1 --svg "$tmp/a.svg" --trace "$tmp/a.json"
 grep -qF "schedule run: ring (the ring is faster" "$tmp/a.svg" && ok || bad "allreduce --svg: no schedule run line"
