@@ -423,9 +423,13 @@ static int run_script(const ar_args *a, const char **algo, ftm_allreduce_opts *a
         memcpy(x->m.chip_dead, x->r.mesh_after.chip_dead, (size_t)x->m.nchips);
         memcpy(x->m.link_dead, x->r.mesh_after.link_dead, (size_t)x->m.nchips * FTM_NDIRS);
         err = model_schedule(a, *algo, x);
-        if (!a->o.json)
-            printf("# the figures below are from the last run, over its %d chip%s\n",
-                   ftm_mesh_healthy_count(&x->m), cli_s(ftm_mesh_healthy_count(&x->m)));
+        char flags[2048];
+        int cut = cli_faults_record_flags(&a->o, &x->m, flags, sizeof flags);
+        if (!a->o.json) /* the header's faults line is the run's start */
+            printf("# the figures below are from the last run, over its %d chip%s; its mesh's "
+                   "faults:%s%s\n", ftm_mesh_healthy_count(&x->m),
+                   cli_s(ftm_mesh_healthy_count(&x->m)), flags[0] ? flags : " none",
+                   cut ? " ..." : "");
     }
     if (err && x->r.detail[0])
         fprintf(stderr, "ftmesh %s: %s\n", CMD, x->r.detail);
