@@ -228,5 +228,9 @@ for args in "--mesh 9x9" "--algo nope" "--algo auto" "--algo 2d-lines --mesh 1x4
     "$ftmesh" demo $args >/dev/null 2>"$tmp/err"; rc=$?
     [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "demo $args: exit $rc, $(cat "$tmp/err")"
 done
+# a death that cuts the mesh: said as such, with the chip and two chips apart
+"$ftmesh" demo --mesh 8x8 --fail 0,1 --fail-during 1,0 --algo 2d-lines >/dev/null 2>"$tmp/err"
+grep -qF "ftmesh demo: --fail-during 1,0: once it has died the healthy chips are cut into parts ((0,0) cannot reach (0,2) over live links)" "$tmp/err" ||
+    bad "demo: a death that cuts the mesh: $(cat "$tmp/err")"
 [ $fails = 0 ] || exit 1
 echo "demo_cli: all passed"

@@ -439,49 +439,6 @@ static int parse(int argc, char **argv, demo_args *d)
     return 0;
 }
 
-/* Why an algorithm's own schedule cannot run (its builder's reasons). */
-static const char *own_why(const char *algo, const ftm_mesh *m, int rc)
-{
-    if (rc == FTM_ENOTSUP && !strcmp(algo, "2d-lines"))
-        return m->rows < 2 || m->cols < 2
-                   ? "a 2-D schedule needs at least two rows and two columns"
-                   : "no layout of its lines fits this mesh: it needs usable columns, whose "
-                     "chips are all alive, and a whole row beside any row cut more than once";
-    return ftm_strerror(rc);
-}
-
-/* 0 when algo's own schedule can run on m (and, with a victim, on m
- * without it); else one line saying why not (CLI_EXIT_USAGE). */
-static int own_ok(const char *algo, const ftm_mesh *m, int victim)
-{
-    ftm_mesh t;
-    ftm_sched s;
-    for (int pass = 0; pass < 1 + (victim >= 0); pass++) {
-        int rc = ftm_mesh_copy(&t, m);
-        if (rc)
-            return cli_error(CMD, "%s", ftm_strerror(rc));
-        if (pass)
-            t.chip_dead[victim] = 1;
-        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, demo_lesson_count(&t, algo),
-                                     FTM_RED_SUM_I64);
-        ftm_mesh_free(&t);
-        if (!rc)
-            ftm_sched_free(&s);
-        if (rc == FTM_ENOTSUP && !pass)
-            return cli_usage_error(CMD, "--algo %s: its own schedule cannot run on this mesh "
-                                   "(%s); the demo shows no other in its place: try another "
-                                   "mesh or algorithm", algo, own_why(algo, m, rc));
-        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
-            return cli_usage_error(CMD, "--fail-during: once that chip has died, %s's own "
-                                   "schedule cannot run (%s); the demo shows no other in its "
-                                   "place: pick another chip, mesh or algorithm", algo,
-                                   own_why(algo, m, rc));
-        if (rc)
-            return cli_error(CMD, "%s", ftm_strerror(rc));
-    }
-    return 0;
-}
-
 /* The demo's options that do nothing with the others given. */
 static void warn_unused(const demo_args *d)
 {
@@ -517,7 +474,7 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     }
     cli_mesh_warn_seeds(&d->o, 0, -1);
     warn_unused(d);
-    return own_ok(d->algo ? d->algo : "ring", m, *victim);
+    return demo_own_ok(d->algo ? d->algo : "ring", m, *victim);
 }
 
 static demo_out out_mode(const demo_args *d)

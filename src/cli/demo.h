@@ -36,6 +36,9 @@ ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l
 void demo_story_free(demo_story *st);
 /* 1 when algo runs the router's ring (ring, bidir). */
 int demo_runs_ring(const char *algo);
+/* 0 when algo's own schedule can run on m (and, with victim >= 0, on m
+ * without it); else one line saying why not (CLI_EXIT_USAGE). */
+int demo_own_ok(const char *algo, const ftm_mesh *m, int victim);
 /* The router's ring of m into *ring when algo runs it (demo_runs_ring):
  * 1, else 0 with *ring empty (the page draws no ring for the others). */
 int demo_story_ring(const ftm_mesh *m, const char *algo, ftm_ring *ring);

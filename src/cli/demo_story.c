@@ -1,7 +1,10 @@
-/* ftmesh demo: the parts the page tells, collected while the text is told
- * (demo.h). */
+/* ftmesh demo: the parts the page tells, collected while the text is told,
+ * and whether an algorithm's own schedule can be told (demo.h). */
 #include "demo.h"
 
+#include "cli.h"
+#include "ftmesh/collective.h"
+#include "ftmesh/error.h"
 #include "ftmesh/router.h"
 
 #include <string.h>
@@ -51,4 +54,56 @@ void demo_story_free(demo_story *st)
             ftm_ring_free(&st->ring[i]);
     }
     memset(st, 0, sizeof *st);
+}
+
+/* Why an algorithm's own schedule cannot run (its builder's reasons). */
+static const char *own_why(const char *algo, const ftm_mesh *m, int rc)
+{
+    if (rc == FTM_ENOTSUP && !strcmp(algo, "2d-lines"))
+        return m->rows < 2 || m->cols < 2
+                   ? "a 2-D schedule needs at least two rows and two columns"
+                   : "no layout of its lines fits this mesh: it needs usable columns, whose "
+                     "chips are all alive, and a whole row beside any row cut more than once";
+    return ftm_strerror(rc);
+}
+
+int demo_own_ok(const char *algo, const ftm_mesh *m, int victim)
+{
+    ftm_mesh t;
+    ftm_sched s;
+    for (int pass = 0; pass < 1 + (victim >= 0); pass++) {
+        int rc = ftm_mesh_copy(&t, m);
+        if (rc)
+            return cli_error("demo", "%s", ftm_strerror(rc));
+        int a = -1, b = -1;
+        if (pass)
+            t.chip_dead[victim] = 1;
+        if (pass && ftm_mesh_check_connected(&t, &a, &b) == FTM_EPARTITION) {
+            ftm_mesh_free(&t);
+            return cli_usage_error("demo", "--fail-during %d,%d: once it has died the healthy chips "
+                                   "are cut into parts ((%d,%d) cannot reach (%d,%d) over live "
+                                   "links), where no allreduce runs: pick another chip",
+                                   ftm_mesh_row(m, victim), ftm_mesh_col(m, victim),
+                                   ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b),
+                                   ftm_mesh_col(m, b));
+        }
+        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, demo_lesson_count(&t, algo),
+                                     FTM_RED_SUM_I64);
+        const char *why = rc ? own_why(algo, &t, rc) : NULL;
+        ftm_mesh_free(&t);
+        if (!rc)
+            ftm_sched_free(&s);
+        if (rc == FTM_ENOTSUP && !pass)
+            return cli_usage_error("demo", "--algo %s: its own schedule cannot run on this mesh "
+                                   "(%s); the demo shows no other in its place: try another "
+                                   "mesh or algorithm", algo, why);
+        if (rc == FTM_ENOTSUP || rc == FTM_EPARTITION)
+            return cli_usage_error("demo", "--fail-during %d,%d: once it has died, %s's own "
+                                   "schedule cannot run (%s); the demo shows no other in its "
+                                   "place: pick another chip, mesh or algorithm",
+                                   ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), algo, why);
+        if (rc)
+            return cli_error("demo", "%s", ftm_strerror(rc));
+    }
+    return 0;
 }
