@@ -32,6 +32,10 @@ sys.exit(0 if j['wrong'] == 0 and j['links_match_schedule'] and (j['ranks']['row
 mpi 2 "$tmp/e.json" allreduce --mesh 4x4 --ranks 2x2 --size 4K
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e.json.err")" = 1 ] && ok ||
     bad "--ranks 2x2 with 2 ranks: want exit 2 and one line, got: $(cat "$tmp/e.json.err")"
+# more ranks than any grid of the mesh holds: run fewer, says the line
+mpi 2 "$tmp/e.json" allreduce --mesh 1x1 --size 4K
+[ $? = 2 ] && [ "$(wc -l <"$tmp/e.json.err")" = 1 ] && grep -q "run fewer ranks" "$tmp/e.json.err" && ok ||
+    bad "2 ranks on a 1x1 mesh: want exit 2 and 'run fewer ranks', got: $(cat "$tmp/e.json.err")"
 # a trace holds one process's chips: refused over ranks, nothing written
 mpi 2 "$tmp/t.txt" allreduce --mesh 4x4 --size 4K --iters 1 --trace "$tmp/t.json"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/t.txt.err")" = 1 ] && grep -q "^ftmesh allreduce: --trace records the chips of one process" "$tmp/t.txt.err" &&

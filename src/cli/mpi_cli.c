@@ -144,6 +144,13 @@ int cli_ranks_setup(const cli_mesh_opts *o, const ftm_mesh *m)
     }
 #ifdef HAVE_MPI
     if (k > 1) {
+        int grid = 0; /* some R x C = k fits the mesh */
+        for (int g = 1; g <= m->rows && !grid; g++)
+            grid = k % g == 0 && k / g <= m->cols;
+        if (!grid)
+            return cli_usage_error(o->cmd, "%d ranks do not split a %dx%d mesh into blocks: "
+                                   "no R x C = %d has R <= %d and C <= %d; run fewer ranks "
+                                   "(mpirun -np N)", k, m->rows, m->cols, k, m->rows, m->cols);
         if (r > m->rows || c > m->cols || (!o->ranks && ftm_mpi_choose_grid(k, m->rows, m->cols,
                                                                             m->torus, &r, &c)))
             return cli_usage_error(o->cmd, "%d ranks do not split a %dx%d mesh into blocks "

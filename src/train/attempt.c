@@ -273,8 +273,12 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
         rc = setup(t, m, o);
     if (!rc)
         rc = start_state(t, m, snap);
+    if (!rc && t->recover_t0 > 0) /* the old runtime down, the new one up */
+        train_note_recovery(o, m, t->recover_t0);
     if (!rc)
         rc = run_once(t, m, o, snap, rv);
+    if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD)
+        t->fail_t = train_note_t0(o);
     res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
     ftm_rt_destroy(t->rt);
     t->rt = NULL;
@@ -386,6 +390,7 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     memset(&rv, 0, sizeof rv);
     trainer t;
     memset(&t, 0, sizeof t);
+    double fail_t = 0;
     for (int k = 0;; k++) {
         long start = snap->params ? snap->done : 0;
         rj.modeled_before_s = k == 0 ? modeled_first(&cur, o, f, start) : t.grad_modeled;
@@ -396,7 +401,9 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
             if (res->events[i].repair && !res->events[i].noticed)
                 cb->event(cb->ctx, &res->events[i]); /* skipped: nothing to wait for */
         trainer_init(&t, o, cb, res, f, &rj, start);
+        t.recover_t0 = fail_t;
         rc = attempt(&t, &cur, o, snap, &rv);
+        fail_t = 0;
         rj.any = 0; /* the state went over once */
         rj.n = 0;
         if (rj.have_s) {
@@ -410,7 +417,7 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
         ftm_mesh_free(&cur);
         cur = rv.next;
         rv.have_next = 0;
-        train_note_recovery(o, &cur);
+        fail_t = t.fail_t;
         free(res->stuck);
         res->stuck = NULL;
         res->nstuck = 0;

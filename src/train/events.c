@@ -18,12 +18,9 @@ void train_note(const ftm_train_opts *o, int chip, int kind, const char *name, d
     ftm_trace_add(o->trace, &e);
 }
 
-void train_note_recovery(const ftm_train_opts *o, const ftm_mesh *m)
+void train_note_recovery(const ftm_train_opts *o, const ftm_mesh *m, double t0)
 {
-    if (!o->trace)
-        return;
-    double t = ftm_trace_now(o->trace);
-    for (int c = 0; c < m->nchips; c++)
+    for (int c = 0; o->trace && c < m->nchips; c++)
         if (ftm_mesh_alive(m, c))
-            train_note(o, c, FTM_EV_RECOVER, "recovery: state copied, rings rebuilt", t);
+            train_note(o, c, FTM_EV_RECOVER, "recovery: state copied, rings rebuilt", t0);
 }

@@ -23,8 +23,10 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
 void train_note(const ftm_train_opts *o, int chip, int kind, const char *name, double t0);
 /* ftm_trace_now of o->trace, or 0 when not recording. */
 double train_note_t0(const ftm_train_opts *o);
-/* Each healthy chip of m notes the recovery. */
-void train_note_recovery(const ftm_train_opts *o, const ftm_mesh *m);
+/* Each healthy chip of m notes the recovery, from t0 (when a death
+ * stopped the last attempt) until now: the old runtime down, the new one
+ * built, the state copied. */
+void train_note_recovery(const ftm_train_opts *o, const ftm_mesh *m, double t0);
 /* ---- checkpoints (ckpt_train.c) ------------------------------------------- */
 struct ftm_ckpt_meta;
 struct ftm_ckpt_state;

@@ -94,6 +94,9 @@ struct trainer {
     long reported;             /* steps reported so far (the reporter; all
                                   processes agree after a run) */
     double step_t0;            /* when the step being run started */
+    double fail_t;             /* trace clock: when a death stopped this attempt */
+    double recover_t0;         /* trace clock: when the death this attempt
+                                * recovers from stopped the last one (0: none) */
     _Atomic int halt;          /* *o->stop seen by a chip before a step's
                                   barrier (its value, the largest over
                                   processes): every chip stops after it */
