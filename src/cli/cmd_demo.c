@@ -194,7 +194,9 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
            "in step n when the last transfer it waits for (its sender's and its\n"
            "receiver's earlier steps) is in step n - 1; within a step, lines come in\n"
            "the order the cost model's replay completes them. So y is what A held\n"
-           "after the step before, and x what B held just before the line.\n");
+           "after the step before, and x what B held just before the line. A step's\n"
+           "header names the positions its transfers carry (\"8 in #2-#16\": 8\n"
+           "positions between #2 and #16, where they are too scattered to list).\n");
     demo_pause(o);
     demo_steps(o, l, -1);
     printf("\n%sAfter the last step%s:\n", demo_c(o, D_BOLD), demo_c(o, D_OFF));
