@@ -179,12 +179,12 @@ expect 0 "no death" "$FTMESH" allreduce --mesh 3x3 --size 16K --iters 1 --json
 json 'j["died_during_run"] is None and j["events"] == []'
 
 # A link killed one way is credited with its own way's notices; a way
-# nobody used is found with the other way, and says so
+# nobody used is taken out with the other way, and says so
 expect 0 "one way, then the other" "$FTMESH" train --steps 3 --batch 8 --mesh 3x3 --json \
     --kill 'link:0,1>0,0@1' --kill 'link:0,0-0,1@1:forward'
 # (which end noticed first, and whether both did, is up to the threads)
 OTHER_WAY='{"(0,1) receive failed on link W from (0,0)", "(0,0) send failed on link E to (0,1)"}'
-json '[e["detected_by"].startswith("found with its other way: ") for e in j["events"]] == [True, False] and all(set(e["detected_by"].split(": ", 1)[-1].split("; ")) <= '"$OTHER_WAY"' for e in j["events"])'
+json '[e["detected_by"].startswith("nobody on this way; taken out with its other way: ") for e in j["events"]] == [True, False] and all(set(e["detected_by"].split("its other way: ")[-1].split("; ")) <= '"$OTHER_WAY"' for e in j["events"])'
 expect 0 "one way alone" "$FTMESH" train --steps 3 --batch 8 --mesh 3x3 --json --kill 'link:0,1>0,0@1'
 json 'len(j["events"]) == 1 and 0 < len(set(j["events"][0]["detected_by"].split("; "))) and set(j["events"][0]["detected_by"].split("; ")) <= {"(0,0) receive failed on link E from (0,1)", "(0,1) send failed on link W to (0,0)"}'
 

@@ -175,12 +175,12 @@ const char *cli_mesh_kind(const ftm_mesh *m);
  * ways), "links_one_way": [...] (from, to)}. */
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
-/* After --resume: the line saying so, with the mesh's faults as flags:
- * the checkpoint's (a mesh of m's shape: no flag of this run made it), or
- * this run's, from a checkpoint of another shape or with no mesh. */
 /* 1 when the checkpoint at path recorded a mesh of m's shape (a resumed
  * run goes on from it), else 0. */
 int cli_ckpt_mesh_taken(const char *path, const ftm_mesh *m);
+/* After --resume: the line saying so, with the mesh's faults as flags:
+ * the checkpoint's (a mesh of m's shape: no flag of this run made it), or
+ * this run's, from a checkpoint of another shape or with no mesh. */
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
                                long step);
 struct cli_json;

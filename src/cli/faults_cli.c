@@ -376,18 +376,24 @@ static int pick_draw(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
 }
 
 /* --resume: the events given for steps before the resumed one are not
- * played (ftm_fault_script_merge). On the checkpoint's mesh that is the
- * history it holds; where the run does not take that mesh (another shape,
- * or none recorded) nothing holds them, so each is said. */
+ * played (ftm_fault_script_merge), each said: the checkpoint's mesh holds
+ * what the first run did (it cannot tell which events those were), and
+ * where the run does not take that mesh (another shape, or none recorded)
+ * nothing holds them. */
 static void warn_history(const char *cmd, const cli_faults *f, const ftm_fault_script *s)
 {
     char where[300];
-    for (int i = 0; i < s->n && !f->history_kept; i++)
+    for (int i = 0; i < s->n; i++)
         if (s->ev[i].when < f->start) {
             origin_text(f, &s->ev[i], NULL, where, sizeof where);
-            cli_warn(cmd, "%s: before step %ld, where the run resumes, and the checkpoint's "
-                     "mesh is not taken: not played (give what it takes as --fail options)",
-                     where, f->start);
+            if (f->history_kept)
+                cli_warn(cmd, "%s: before step %ld, where the run resumes: not played again "
+                         "(the checkpoint's mesh holds what the first run did)", where,
+                         f->start);
+            else
+                cli_warn(cmd, "%s: before step %ld, where the run resumes, and the "
+                         "checkpoint's mesh is not taken: not played (give what it takes as "
+                         "--fail options)", where, f->start);
         }
 }
 

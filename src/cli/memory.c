@@ -159,7 +159,7 @@ static const char *mem_advice(const ftm_train_opts *t, const ftm_mesh *m, double
         (double)least * chips + stacks > CLI_MEM_SHARE * have)
         return "use a smaller mesh (each chip holds a replica, whatever the batch)";
     if (t->model.kind == FTM_MODEL_RESNET) /* a replica holds all its examples at once */
-        return "use a smaller --batch or a larger mesh (--micro does not lower a resnet's memory)";
+        return "use a smaller --batch (--micro does not lower a resnet's memory)";
     return "use a smaller --batch or --micro";
 }
 

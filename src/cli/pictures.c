@@ -73,7 +73,8 @@ int cli_demo_tree_picture(const ftm_mesh *m, const char *algo, size_t count)
         err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, trees_root(m, &s), &pic);
     if (pic)
         printf("\n%s\n%s", tree ? "The tree it runs (arrows point to the parent; R: the root):"
-                                : "The first of its trees (arrows point to the parent; R: its root):",
+                                : "The first of its trees, rooted at R (its first chunk goes up "
+                                  "these links\nand comes back down them):",
                pic);
     free(pic);
     ftm_sched_free(&s);

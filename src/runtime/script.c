@@ -255,15 +255,15 @@ static size_t list_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, i
 }
 
 /* Who noticed the link a-b (a -> b alone when oneway). A way nobody used
- * is found with the other way, when that one was noticed: the recovery
- * takes the link out whole (learn), and the record says so. */
+ * goes with the other way, when that one was noticed: the recovery takes
+ * the link out whole (learn), and the record says so. */
 static void describe_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, int a, int b,
                              int oneway, char *buf, size_t len)
 {
     buf[0] = 0;
     if (list_notices(m, nt, nn, a, b, oneway, buf, len, 0) || !oneway)
         return;
-    int w = snprintf(buf, len, "found with its other way: ");
+    int w = snprintf(buf, len, "nobody on this way; taken out with its other way: ");
     if (list_notices(m, nt, nn, a, b, 0, buf, len, w > 0 ? (size_t)w : 0) == (size_t)w)
         buf[0] = 0;
 }
