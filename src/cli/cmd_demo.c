@@ -289,6 +289,25 @@ static int death_round(const ftm_lesson *l, int victim, int *nsent, int *before)
     return round;
 }
 
+/* The page's words for the death: what the text tells around its steps. */
+static void failure_intro(char *b, size_t n, const char *algo, int victim, const ftm_mesh *m,
+                          int round, int before, int nsent, int summed)
+{
+    snprintf(b, n,
+             "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
+             "step %d, having sent %d of its %d transfer%s. The death is scripted at that "
+             "point of the recorded run's steps, so every run of the lesson tells the same "
+             "story. A dead chip sends, receives and forwards nothing: the transfers from, to "
+             "or through it in that step are lost. The health monitor tells every chip at "
+             "once and they stop; %s, so the survivors start over on the chips left (the "
+             "next part); then the chip comes back (the part after).",
+             algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), round, before, nsent,
+             cli_s(nsent), summed ? "their buffers are unfinished and the sums made so far "
+                                    "count the dead chip's numbers, which are gone"
+                                  : "nothing was summed yet, and the dead chip's numbers "
+                                    "are gone");
+}
+
 /* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
  * death is scripted in the lesson's order: the chip dies at the start of
  * the round of its middle transfer, so every run tells the same story. */
@@ -301,28 +320,16 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
     int rc = record(m, algo, &tr, &l1), nsent = 0, before = 0;
     int round = rc ? -1 : death_round(&l1, victim, &nsent, &before);
     int vr = ftm_mesh_row(m, victim), vc = ftm_mesh_col(m, victim);
-    char intro[sizeof st->intro[0]];
-    snprintf(intro, sizeof intro,
-             "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
-             "step %d, having sent %d of its %d transfers. The death is "
-             "scripted at that point of the recorded run's steps, so every run of the lesson "
-             "tells the same story. A dead chip sends, receives and forwards nothing: the "
-             "transfers from, to or through it in that step are lost. The health monitor "
-             "tells every chip at once and they stop; their buffers are unfinished and "
-             "the sums made so far count the dead chip's numbers, which are gone, so the "
-             "survivors start over on the chips left (the next part); then the chip comes "
-             "back (the part after).",
-             algo, vr, vc, round, before, nsent);
     if (!rc && round < 1)
         printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
                "change it.\n", vr, vc);
     else if (!rc && !(rc = ftm_lesson_kill(&l1, victim, round))) {
         printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
-               "start of step %d, having sent %d of its %d transfers.\n"
+               "start of step %d, having sent %d of its %d transfer%s.\n"
                "The death is scripted at that point of the steps above (the same\n"
                "recorded run, the same order), so every run of the lesson tells the\n"
                "same story. A dead chip sends, receives and forwards nothing.\n",
-               algo, vr, vc, round, before, nsent);
+               algo, vr, vc, round, before, nsent, cli_s(nsent));
         if (round > 1)
             printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
                    round - 1);
@@ -331,7 +338,8 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         demo_table(o, &l1, round - 1);
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
-        if (demo_tell_behind(o, &l1, round) > 0)
+        int summed = demo_tell_behind(o, &l1, round) > 0;
+        if (summed)
             printf("\nTheir buffers are unfinished (not every chip holds every sum), and the\n"
                    "sums made so far count the dead chip's numbers, which are gone, so the\n"
                    "survivors start the allreduce over on the chips left, its schedule\n"
@@ -343,7 +351,8 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         ftm_ring ring;
         int have_ring = demo_story_ring(m, algo, &ring);
         if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL))
-            snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
+            failure_intro(st->intro[st->n - 1], sizeof st->intro[0], algo, victim, m, round,
+                          before, nsent, summed);
         if (ring.n)
             ftm_ring_free(&ring);
         char h[80];

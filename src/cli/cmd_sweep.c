@@ -237,6 +237,23 @@ static int text_goal_rows(const ftm_sweep_row *rows, int n, int multi, int *all,
     return met;
 }
 
+/* text as "# " lines of at most 78 columns. */
+static void comment_wrapped(const char *text)
+{
+    int col = 0;
+    for (const char *p = text; *p;) {
+        size_t w = strcspn(p, " ");
+        if (col && col + 1 + (int)w > 78) {
+            printf("\n");
+            col = 0;
+        }
+        col += printf("%s%.*s", col ? " " : "# ", (int)w, p);
+        p += w;
+        p += strspn(p, " ");
+    }
+    printf("\n");
+}
+
 /* The best healthy rows against GOAL_HEALTHY_BOUND times their bound; why
  * not, said of what the rows that miss it ran. */
 static void text_goal_healthy(const ftm_sweep_row *rows, int n, const ftm_cost_params *cp)
@@ -256,16 +273,17 @@ static void text_goal_healthy(const ftm_sweep_row *rows, int n, const ftm_cost_p
         printf("#   %dx%-3d %-10s %-10s %-13s %7.3f x  %s\n", r->rows, r->cols, r->scenario,
                r->model, r->algo, r->over_bound, ok ? "met" : "not met");
     }
-    printf("# %d of %d cases meet it.", met, all);
+    char why[600];
+    snprintf(why, sizeof why, "%d of %d cases meet it.", met, all);
     if (met < all)
-        printf(" Why not: each step pays a hop's latency (%g us\n"
-               "# here%s), every summing step the reduction at HBM speed (+%.0f%% of its\n"
-               "# transfer here)%s: doc/bound.md.",
-               cp->hop_s * 1e6, lines ? "; 2d-lines takes about twice the diameter in steps" : "",
-               100 * cp->link_Bps / cp->hbm_Bps,
-               uneven ? ", and where the torus's sides differ 2d-lines' links are\n"
-                        "# unevenly loaded (16x32: the busiest carries 3% over the optimum)" : "");
-    printf("\n");
+        snprintf(why + strlen(why), sizeof why - strlen(why),
+                 " Why not: each step pays a hop's latency (%g us here%s), every summing step "
+                 "the reduction at HBM speed (+%.0f%% of its transfer here)%s: doc/bound.md.",
+                 cp->hop_s * 1e6, lines ? "; 2d-lines takes about twice the diameter in steps" : "",
+                 100 * cp->link_Bps / cp->hbm_Bps,
+                 uneven ? ", and where the torus's sides differ 2d-lines' links are unevenly "
+                          "loaded (16x32: the busiest carries 3% over the optimum)" : "");
+    comment_wrapped(why);
 }
 
 /* How far each faulty case's best algorithm is from its goal, and why

@@ -1,6 +1,6 @@
-/* Fault scripts: merging one into another (a resumed checkpoint's pending
- * events with the run's own), see include/ftmesh/faults.h. The command
- * line's pre-run check and the trainer merge with this one rule, so the
+/* Fault scripts: merging one into another, see include/ftmesh/faults.h.
+ * The command line's pre-run check and the trainer merge a resumed
+ * checkpoint's pending events with the run's own by this one rule, so the
  * script the check passes is the script the run plays. */
 #include "ftmesh/faults.h"
 #include "ftmesh/error.h"
