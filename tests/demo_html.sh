@@ -81,6 +81,7 @@ done
         i=$((i + 1))
         echo "file://$tmp/m$i.html#part=2&step=1 $tmp/m$i.dom"
     done
+    echo "file://$tmp/m1.html#part=1&step=0 $tmp/m1p1.dom"
 } | browse || bad "chromium failed (the first run)"
 
 # the ring page at its first and last step: the contract and the sums
@@ -145,6 +146,12 @@ for m in $marks; do
     shift 3
     python3 "$here/demo_html.py" marks "$tmp/m$i.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
+# the tree's page: part 1 shows the root it will run to, and its legend
+# says nothing of rings (no part runs one)
+grep -q "The mesh; the gold box is the tree's root (1,2)" "$tmp/m1p1.dom" &&
+    grep -q 'class="lg-ring" style="display: none;"' "$tmp/m1p1.dom" &&
+    ! grep -q 'class="lg-root" style="display: none;"' "$tmp/m1p1.dom" ||
+    bad "tree page part 1: no root, or a ring legend"
 # the screenshots of the ring page at its first and last step
 if [ -s "$tmp/ring.first.png" ] && [ -s "$tmp/ring.last.png" ]; then
     python3 "$here/demo_html.py" png "$tmp/ring.first.png" "$tmp/ring.last.png" || bad "screenshots"

@@ -143,7 +143,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     ring_data(f, p->ring);
     fprintf(f, ",chess:%d,verified:%d,count:%zu,steps:%d,died:%d,diedStep:%d,root:%d,bidir:%d,"
                "\ninputs:", p->chessboard, p->verified, l->count, p->picture ? 0 : l->nframes - 1,
-            l->died, l->died >= 0 ? l->died_step + 1 : -1, p->picture ? -1 : tree_root(l),
+            l->died, l->died >= 0 ? l->died_step + 1 : -1, tree_root(l), /* a picture's too */
             p->ring && !p->picture && l->algo && !strcmp(l->algo, "bidir"));
     ints(f, l->frame[0].vals, (size_t)l->mesh.nchips * l->count);
     fprintf(f, ",\nexpect:[");

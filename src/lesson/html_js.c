@@ -64,10 +64,11 @@ const char ftm_lesson_page_body[] =
     "row by row; the small grey number is the position). Green cell: a finished sum. Red "
     "number: changed in this step. Blue arrow: a partial sum the receiver adds (+value); "
     "green arrow: a value the receiver copies (=value), a finished sum where its cell turns green, "
-    "else a partial sum; red dashed arrow: lost. Orange dashed box: "
+    "else a partial sum; red dashed arrow: lost. <span class=\"lg-ring\">Orange dashed box: "
     "a chip forwarding a detour. Pale band: the ring (orange where it detours), with its "
     "direction at step 0; bidir runs it both ways at once: blue one way, purple (its "
-    "arrows too) the other. Gold box: the tree's root. Red dashed link: dead both ways; a thin red dashed "
+    "arrows too) the other.</span> <span class=\"lg-root\">Gold box: the tree's root.</span> "
+    "Red dashed link: dead both ways; a thin red dashed "
     "arrow beside a link: dead that way only (one-way), the other way works. A stub marked wrap: a torus link that "
     "leaves one border and comes back at the other.</div></div></div>\n";
 
@@ -150,7 +151,8 @@ const char ftm_lesson_page_js[] =
     " if(!n)return 'green arrows carry '+w+'; each receiver copies them.';\n"
     " return 'blue arrows: partial sums the receiver adds; green: '+w+' it copies.';}\n"
     "function caption(p,k){\n"
-    " if(p.steps===0)return p.chess?'Chips coloured like a chessboard (B and w): the text on the right says whether the counts force the ring to detour.':'The mesh.';\n"
+    " if(p.steps===0)return p.chess?'Chips coloured like a chessboard (B and w): the text on the right says whether the counts force the ring to detour.':\n"
+    "  p.root>=0?'The mesh; the gold box is the tree\\'s root '+nm(p,p.root)+', where the partial sums will meet.':'The mesh.';\n"
     " if(k===0)return 'Step 0: every chip holds its own numbers'+(p.bidir?'; the two bands are the two rings, blue one way and purple the other, each on half of the numbers':p.ring?'; the arrows on the pale band show which way the ring runs':'')+\n"
     "  (p.root>=0?'; the gold box is the tree\\'s root '+nm(p,p.root)+': partial sums flow up to it, then the sums flow back down':'')+'.';\n"
     " var s='Step '+k+(p.died>=0?'':' of '+p.steps)+' ('+p.phase[k]+'): ';\n"
@@ -214,5 +216,7 @@ const char ftm_lesson_page_js[] =
     " else if(e.key===' '||e.key==='k'){e.preventDefault();play();}\n"
     " else if(e.key==='Home')show(0);else if(e.key==='End')show(P[pi].steps);else return;});\n"
     "window.addEventListener('hashchange',function(){var h=fromHash();if(h[0]!==pi||h[1]!==cur)open(h[0],h[1]);});\n"
+    "['ring','root'].forEach(function(k){if(!P.some(function(p){return k==='ring'?p.ring:p.root>=0;}))\n"
+    " Array.prototype.forEach.call(document.querySelectorAll('.lg-'+k),function(e){e.style.display='none';});});\n"
     "var h0=fromHash();open(h0[0],h0[1]);\n"
     "})();\n";
