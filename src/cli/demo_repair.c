@@ -81,7 +81,7 @@ static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsi
         printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
                "own transfers of the step before are done, so some are further along than\n"
                "others, which wait for data that has not reached them yet. The step each\n"
-               "survivor had reached (1 to %d)%s\n", k,
+               "survivor had reached (%s%d)%s\n", k > 1 ? "1 to " : "none yet, or ", k,
                nlost ? "; *: its transfer of that step went to,\nfrom or through the "
                        "dead chip and was lost:" : ":");
         behind_list(l, at, lost, lo, hi);
