@@ -57,6 +57,11 @@ rec = [e for e in ev if e["name"].startswith("recovery")]
 sys.exit(0 if len(rec) == 12 and all(r["dur"] >= 500 for r in rec) else 1)
 EOF
 check "$tmp/h.json" wall 4 4 ""
+# a link's death has no chip to mark: the trace's events list names it
+"$ftmesh" train --mesh 3x3 --steps 3 --batch 9 --kill 'link:1,1-1,2@1:backward' --trace "$tmp/l.json" \
+    >/dev/null || bad "train link kill trace"
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["otherData"]["events"]; sys.exit(0 if [(x["kind"], x["what"], x["step"]) for x in e] == [("kill", "link (1,1)-(1,2)", 1)] else 1)' "$tmp/l.json" ||
+    bad "train link kill: not in the trace's events"
 # train: compute phases on the wall clock, allreduces on the modeled one
 "$ftmesh" train --mesh 3x3 --steps 2 --batch 18 --micro 2 --fail-during 1,1 --fail-step 1 \
     --trace "$tmp/t.json" >/dev/null || bad "train --trace"

@@ -187,9 +187,13 @@ struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
 /* The record as a trace's "faults" metadata (a cli_trace_meta_fn; ctx a
  * cli_faults_meta): the same writer as --json's. */
+struct ftm_fault_record;
 typedef struct cli_faults_meta {
     const cli_mesh_opts *o;
     const ftm_mesh *m;
+    const struct ftm_fault_record *events; /* the run's kills and repairs, as
+                                            * its "events" (NULL: none kept) */
+    int nevents;
 } cli_faults_meta;
 void cli_faults_record_meta(struct cli_json *j, void *ctx);
 /* The same "faults" record for a scenario given as flags (" --fail R,C

@@ -423,7 +423,7 @@ static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const dem
     if (tf->f) {
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        cli_faults_meta fm = { &d->o, &l->mesh };
+        cli_faults_meta fm = { &d->o, &l->mesh, NULL, 0 };
         err = cli_trace_write_meta(tf->f, st->tr[st->main_part - 1], &l->mesh, d->trace_clock,
                                    &cp, cli_faults_record_meta, &fm);
         if (cli_out_commit(CMD, tf, err))

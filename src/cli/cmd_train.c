@@ -661,7 +661,7 @@ int cli_train(int argc, char **argv)
     if (x.trace.f && !rc) { /* else the old trace (or none) stays, as promised */
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
-        cli_faults_meta fm = { &a.o, &x.m };
+        cli_faults_meta fm = { &a.o, &x.m, x.r.events, x.r.nevents };
         if (cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp,
                             cli_faults_record_meta, &fm) && !rc)
             rc = CLI_EXIT_FAIL;

@@ -4,6 +4,7 @@
  * --json ("faults") and the trace's metadata. Random draws are listed as
  * --fail flags, so the record reproduces the run without --seed. */
 #include "cli.h"
+#include "faults_cli.h"
 #include "ftmesh/checkpoint.h"
 
 #include <string.h>
@@ -176,6 +177,9 @@ void cli_faults_record_meta(struct cli_json *j, void *ctx)
 {
     const cli_faults_meta *fm = ctx;
     cli_faults_record_json(j, fm->o, fm->m);
+    if (fm->events) /* what died or came back, links too (the trace's own
+                     * "chip dies" events mark chips only) */
+        cli_faults_json(j, fm->events, fm->nevents);
 }
 
 static int flag_opt(void *ctx, int id, const char *name, const char *val)
