@@ -331,8 +331,9 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
                "same story. A dead chip sends, receives and forwards nothing.\n",
                algo, vr, vc, round, before, nsent, cli_s(nsent));
         if (round > 1)
-            printf("\nSteps 1 to %d go as above; after step %d every chip holds:\n", round - 1,
-                   round - 1);
+            printf("\n%s%d go%s as above; after step %d every chip holds:\n",
+                   round == 2 ? "Step " : round == 3 ? "Steps 1 and " : "Steps 1 to ", round - 1,
+                   round == 2 ? "es" : "", round - 1);
         else
             printf("\nEvery chip starts with its numbers as above:\n");
         demo_table(o, &l1, round - 1);

@@ -272,8 +272,10 @@ void demo_table(const demo_out *o, const ftm_lesson *l, int k)
     const ftm_lesson_frame *f = &l->frame[k];
     for (size_t from = 0; from < l->count; from += TABLE_PER) {
         size_t to = from + TABLE_PER < l->count ? from + TABLE_PER : l->count;
-        if (l->count > TABLE_PER)
+        if (l->count > TABLE_PER && to - 1 > from)
             printf("  positions #%zu-#%zu:\n", from, to - 1);
+        else if (l->count > TABLE_PER)
+            printf("  position #%zu:\n", from);
         for (int c = 0; c < m->nchips; c++) {
             if (!ftm_mesh_alive(m, c))
                 continue;
@@ -514,7 +516,8 @@ const char *demo_algo_story(const char *algo)
                "link closes the ring); on an open mesh rows are paired and the ring\n"
                "snakes through both; rows touched by a hole merge into a wider band\n"
                "whose ring goes around it. Each band runs a ring reduce-scatter, then\n"
-               "each column sums the band results it holds, then the bands all-gather.\n"
+               "the chips of the bands that own the same block sum it (in a column, or\n"
+               "over a detour where a hole is in the way), then the bands all-gather.\n"
                "Bands and columns are short rings: fewer steps than one long ring.";
     if (!strcmp(algo, "2d-concurrent"))
         return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
@@ -529,10 +532,13 @@ const char *demo_algo_story(const char *algo)
                "once, half A rows first, half B columns first. Row phase: the chips of a\n"
                "row sum their numbers so that each owns a share; a whole row of a torus\n"
                "is a ring, a row cut by a hole is a LINE of the chips left, which needs\n"
-               "no link outside the row. Column phase: only the usable columns, whose\n"
-               "chips are all alive, add the row results across the rows. Half B is the\n"
-               "same with rows and columns swapped. The halves are cut into chunks that\n"
-               "follow each other, so steps of different phases run together.";
+               "no link outside the row; a row cut into pieces (a hole inside an open\n"
+               "mesh's row, or two on a torus's) folds each piece into a whole\n"
+               "neighbouring row, which sums the piece's numbers for it (sent up or down\n"
+               "a column). Column phase: only the usable columns, whose chips are all\n"
+               "alive, add the row results across the rows. Half B is the same with\n"
+               "rows and columns swapped. The halves are cut into chunks that follow\n"
+               "each other, so steps of different phases run together.";
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     return a && a->summary ? a->summary : algo;
 }
