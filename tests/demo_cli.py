@@ -29,7 +29,7 @@ def main():
     chips = {}
     base = 0
     for line in part.split("\n")[1:]:
-        b = re.match(r"  positions #(\d+)-#(\d+):$", line)
+        b = re.match(r"  positions? #(\d+)(?:-#(\d+))?:$", line)
         m = re.match(r"  \((\d+),(\d+)\)\s(.*)", line)
         if b:
             base = int(b.group(1))

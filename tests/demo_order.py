@@ -20,7 +20,7 @@ import re
 import sys
 
 CHIP = re.compile(r"^  \((\d+),(\d+)\)\s+(.*)$")
-BAND = re.compile(r"^  positions #(\d+)-#(\d+):$")
+BAND = re.compile(r"^  positions? #(\d+)(?:-#(\d+))?:$")
 STEP = re.compile(r"^Step (\d+)(?: of (\d+)| \(the chip dies in it\))")
 LINE = re.compile(r"^  \((\d+),(\d+)\)\s+->\s+\((\d+),(\d+)\)\s+(#.*?)(?: \(detour \d+ hops\))?$")
 SUM = re.compile(r"#(\d+): (-?\d+) \+ (-?\d+) = (-?\d+)$")
