@@ -494,6 +494,40 @@ END_TEST
  * its repairs passes the check: no repair brings a chip back among dead
  * neighbours, no kill cuts off a chip repaired meanwhile. Drawn for good
  * and then given repairs, some of these seeds fail the check. */
+/* --repair-after brings back what each kill still holds: a host's chip
+ * repaired on its own and killed again is the later kill's to bring back,
+ * so the host's repair names the other three and the script passes. */
+START_TEST(test_repair_after_still_down)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ftm_fault_script s;
+    ftm_fault_script_init(&s, FTM_FAULT_TRAIN);
+    add(&s, "host:2,2@1");
+    ftm_fault_event r;
+    char why[128];
+    ck_assert_int_eq(ftm_fault_parse_repair("2,2@2", FTM_FAULT_TRAIN, &r, why, sizeof why), 0);
+    ck_assert_int_eq(ftm_fault_script_add(&s, &r), 0);
+    add(&s, "2,2@3");
+    ck_assert_int_eq(ftm_fault_script_repair_after(&s, &m, 4, 0), 0);
+    int at5 = 0, at7 = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ftm_fault_event *e = &s.ev[i];
+        if (e->repair && e->when == 5) {
+            ck_assert_int_eq(e->kind, FTM_FAULT_CHIP);
+            ck_assert(!(e->r == 2 && e->c == 2));
+            at5++;
+        }
+        at7 += e->repair && e->when == 7 && e->r == 2 && e->c == 2;
+    }
+    ck_assert_int_eq(at5, 3);
+    ck_assert_int_eq(at7, 1);
+    ck_assert_int_eq(ftm_fault_script_check(&s, &m, 0, NULL, why, sizeof why), 0);
+    ftm_fault_script_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 START_TEST(test_random_with_repairs)
 {
     static const int shapes[][3] = { { 4, 4, 0 }, { 3, 5, 0 }, { 4, 4, 1 }, { 2, 6, 0 } };
@@ -548,6 +582,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_random_varies_and_refuses);
     tcase_add_test(tc, test_random_with_repairs);
+    tcase_add_test(tc, test_repair_after_still_down);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -147,7 +147,8 @@ FTM_EXTERN int ftm_fault_script_random(ftm_fault_script *s, const ftm_mesh *m, i
  * host kill that found a chip dead already: repairs of the chips it
  * killed; a both-ways link kill that found one direction dead: a one-way
  * repair; a link killed at the instant of the host around it: the link,
- * whichever comes first); the events then are in time order. 0, FTM_EINVAL (n < 1) or
+ * whichever comes first; a chip some repair brings back before then is
+ * no longer that kill's); the events then are in time order. 0, FTM_EINVAL (n < 1) or
  * FTM_ENOMEM (nothing appended). */
 FTM_EXTERN int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n,
                                              long horizon);

@@ -228,8 +228,36 @@ int ftm_fault_script_repair_after(ftm_fault_script *s, const ftm_mesh *m, long n
     return rc;
 }
 
+/* 1 when chip or host event e names chip x of m. */
+static int fs_names(const ftm_mesh *m, const ftm_fault_event *e, int x)
+{
+    int r = ftm_mesh_row(m, x), c = ftm_mesh_col(m, x);
+    if (e->kind == FTM_FAULT_CHIP)
+        return e->r == r && e->c == c;
+    return e->kind == FTM_FAULT_HOST && e->r >= 0 && e->c >= 0 &&
+           (r - e->r + m->rows) % m->rows < 2 && (c - e->c + m->cols) % m->cols < 2;
+}
+
+/* Drops from chips[0..nc) those a repair of s brings back after step t0
+ * and by t1: the kill that took them at t0 no longer holds them then (they
+ * are another kill's, if any, to bring back). Returns the count left. */
+static int fs_still_down(const ftm_fault_script *s, const ftm_mesh *m, int *chips, int nc,
+                         long t0, long t1)
+{
+    int k = 0;
+    for (int i = 0; i < nc; i++) {
+        int back = 0;
+        for (int j = 0; j < s->n && !back; j++)
+            back = s->ev[j].repair && s->ev[j].when > t0 && s->ev[j].when <= t1 &&
+                   fs_names(m, &s->ev[j], chips[i]);
+        if (!back)
+            chips[k++] = chips[i];
+    }
+    return k;
+}
+
 /* The repairs of what kill k takes from m (then applied to m), n steps
- * later, into s. */
+ * later, into s: of a chip or host, the chips still down from it then. */
 static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, long n, long horizon)
 {
     ftm_fault_event e = *k;
@@ -256,8 +284,10 @@ static int fs_took(ftm_fault_script *s, ftm_mesh *m, const ftm_fault_event *k, l
             e.r = k->r2, e.c = k->c2, e.r2 = k->r, e.c2 = k->c;
         }
     }
-    if (k->kind != FTM_FAULT_HOST || nc == 4)
+    int held = k->kind == FTM_FAULT_LINK ? nc : fs_still_down(s, m, chips, nc, k->when, e.when);
+    if (k->kind == FTM_FAULT_LINK || (held == nc && (k->kind != FTM_FAULT_HOST || nc == 4)))
         return ftm_fault_script_add(s, &e);
+    nc = held;
     e.kind = FTM_FAULT_CHIP;
     for (int i = 0; i < nc && !rc; i++) {
         e.r = ftm_mesh_row(m, chips[i]);
