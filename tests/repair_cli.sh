@@ -95,6 +95,9 @@ grep -qF "nothing comes back within the run (2 steps): only a --checkpoint keeps
 expect 0 "repairs past the run, checkpoint" $R --steps 2 --kill 1,1@1 --repair-after 5 --checkpoint "$tmp/p.ckpt"
 grep -qF "nothing comes back within the run (2 steps); the --checkpoint keeps the repairs, for --resume" "$out.err" ||
     { echo "FAIL: repairs past the run, checkpointed: $(cat "$out.err")"; fail=1; }
+expect 0 "random kills, resumed on another shape" $R --steps 5 --resume "$tmp/r.ckpt" --mesh 2x4 --random-kills 1
+grep -qF "random-kills with --resume draws nothing: draws span a run from its step 0, and the checkpoint's mesh is not taken" "$out.err" ||
+    { echo "FAIL: random kills on another shape: $(cat "$out.err")"; fail=1; }
 # on the checkpoint's own mesh they are its history: each is said not to
 # be played again (the checkpoint cannot tell a new one from the first run's)
 expect 0 "resume, history given again" $R --steps 5 --resume "$tmp/r.ckpt" $K --kill 1,2@2

@@ -407,9 +407,13 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
     int rc = collect(cmd, f, &base); /* once: a --faults pipe reads once */
     if (!rc && f->resume)
         warn_history(cmd, f, &base);
-    if (!rc && f->random && f->resume)
+    if (!rc && f->random && f->resume && f->history_kept)
         cli_warn(cmd, "--random-kills with --resume draws nothing: the checkpoint's events "
                  "still to come hold the first run's draws");
+    else if (!rc && f->random && f->resume)
+        cli_warn(cmd, "--random-kills with --resume draws nothing: draws span a run from its "
+                 "step 0, and the checkpoint's mesh is not taken; give the kills as --kill "
+                 "WHAT@STEP");
     else if (!rc && f->random)
         rc = pick_draw(cmd, f, m, mode, horizon, &base, seed, short_form, short_name, &draw);
     if (!rc)
