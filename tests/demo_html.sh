@@ -146,9 +146,11 @@ for m in $marks; do
     shift 3
     python3 "$here/demo_html.py" marks "$tmp/m$i.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
-# the tree's page: part 1 shows the root it will run to, and its legend
-# says nothing of rings (no part runs one)
+# the tree's page: part 1 draws the tree (a link to its parent for each of
+# the 15 chips but the root) and the root, and its legend says nothing of
+# rings (no part runs one)
 grep -q "The mesh; the gold box is the tree's root (1,2)" "$tmp/m1p1.dom" &&
+    [ "$(grep -o 'class="ring tree"' "$tmp/m1p1.dom" | wc -l)" = 14 ] &&
     grep -q 'class="lg-ring" style="display: none;"' "$tmp/m1p1.dom" &&
     ! grep -q 'class="lg-root" style="display: none;"' "$tmp/m1p1.dom" ||
     bad "tree page part 1: no root, or a ring legend"

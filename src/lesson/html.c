@@ -120,6 +120,29 @@ static int tree_root(const ftm_lesson *l)
     return root;
 }
 
+/* The tree a "tree" part runs, as [chip, direction to its parent] pairs:
+ * each chip's first partial sum goes one hop to its parent. */
+static void tree_data(FILE *f, const ftm_lesson *l)
+{
+    fprintf(f, ",tree:");
+    if (!l->algo || strcmp(l->algo, "tree")) {
+        fprintf(f, "null");
+        return;
+    }
+    fputc('[', f);
+    for (int c = 0, n = 0; c < l->mesh.nchips; c++) {
+        const ftm_lesson_xfer *up = NULL;
+        for (int k = 1; k < l->nframes && !up; k++)
+            for (int i = 0; i < l->frame[k].nx && !up; i++) {
+                const ftm_lesson_xfer *x = &l->frame[k].x[i];
+                up = x->src == c && x->red != FTM_RED_COPY && x->nhops == 1 ? x : NULL;
+            }
+        if (up)
+            fprintf(f, "%s[%d,%d]", n++ ? "," : "", c, up->dirs[0]);
+    }
+    fputc(']', f);
+}
+
 static void part_data(FILE *f, const ftm_lesson_part *p)
 {
     const ftm_lesson *l = p->l;
@@ -141,6 +164,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     mesh_data(f, &l->mesh);
     fputc(',', f);
     ring_data(f, p->ring);
+    tree_data(f, l);
     fprintf(f, ",chess:%d,verified:%d,count:%zu,steps:%d,died:%d,diedStep:%d,root:%d,bidir:%d,"
                "\ninputs:", p->chessboard, p->verified, l->count, p->picture ? 0 : l->nframes - 1,
             l->died, l->died >= 0 ? l->died_step + 1 : -1, tree_root(l), /* a picture's too */

@@ -67,7 +67,9 @@ const char ftm_lesson_page_body[] =
     "else a partial sum; red dashed arrow: lost. <span class=\"lg-ring\">Orange dashed box: "
     "a chip forwarding a detour. Pale band: the ring (orange where it detours), with its "
     "direction at step 0; bidir runs it both ways at once: blue one way, purple (its "
-    "arrows too) the other.</span> <span class=\"lg-root\">Gold box: the tree's root.</span> "
+    "arrows too) the other.</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
+    "to its parent, with an arrow to the parent at step 0.</span> "
+    "<span class=\"lg-root\">Gold box: the tree's root.</span> "
     "Red dashed link: dead both ways; a thin red dashed "
     "arrow beside a link: dead that way only (one-way), the other way works. A stub marked wrap: a torus link that "
     "leaves one border and comes back at the other.</div></div></div>\n";
@@ -111,6 +113,8 @@ const char ftm_lesson_page_js[] =
     "  if(f1!==f2)oneway(p,s,f1?c:b,f1?d:(d+2)%4);}\n"
     " G.pos={};if(p.ring){p.ring.chips.forEach(function(a,i){G.pos[a]=i;});\n"
     "  band(p,s,0,p.bidir?5:0);if(p.bidir)band(p,s,1,5);}\n"
+    " if(p.tree)p.tree.forEach(function(e){var g=hop(p,e[0],e[1],0);g.forEach(function(sg,j){line(sg,'ring tree',s);\n"
+    "  if(j===g.length-1)el('line',{x1:sg[0],y1:sg[1],x2:sg[2],y2:sg[3],'class':'ringhead','stroke':'#2e6da4','stroke-width':2,'marker-end':'url(#headr)'},s);});});\n"
     " for(c=0;c<p.cols;c++)el('text',{'class':'coord',x:cx(c)-14,y:16},s,'col '+c);\n"
     " for(var r=0;r<p.rows;r++)el('text',{'class':'coord',x:4,y:cy(r)-G.h/2+12},s,'row '+r);\n"
     " for(c=0;c<p.rows*p.cols;c++)chip(p,s,c,hole[c]);\n"
@@ -216,7 +220,7 @@ const char ftm_lesson_page_js[] =
     " else if(e.key===' '||e.key==='k'){e.preventDefault();play();}\n"
     " else if(e.key==='Home')show(0);else if(e.key==='End')show(P[pi].steps);else return;});\n"
     "window.addEventListener('hashchange',function(){var h=fromHash();if(h[0]!==pi||h[1]!==cur)open(h[0],h[1]);});\n"
-    "['ring','root'].forEach(function(k){if(!P.some(function(p){return k==='ring'?p.ring:p.root>=0;}))\n"
+    "['ring','tree','root'].forEach(function(k){if(!P.some(function(p){return k==='root'?p.root>=0:p[k];}))\n"
     " Array.prototype.forEach.call(document.querySelectorAll('.lg-'+k),function(e){e.style.display='none';});});\n"
     "var h0=fromHash();open(h0[0],h0[1]);\n"
     "})();\n";
