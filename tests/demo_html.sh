@@ -146,6 +146,8 @@ for m in $marks; do
     shift 3
     python3 "$here/demo_html.py" marks "$tmp/m$i.dom" "$root" "$two" || bad "marks: --algo $algo $*"
 done
+# step 0 marks the chip the ring's detour passes through, as the text's '*'
+grep -q 'class="box fwd" id="box8"' "$tmp/ring.0.dom" || bad "ring page step 0: the detour's forwarder (2,0) not marked"
 # the tree's page: part 1 draws the tree (a link to its parent for each of
 # the 15 chips but the root) and the root, and its legend says nothing of
 # rings (no part runs one)

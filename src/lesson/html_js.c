@@ -175,6 +175,9 @@ const char ftm_lesson_page_js[] =
     "   sp[i].setAttribute('class',(x!==pv[id*p.count+i]?'changed':'')+(f?' fin':''));\n"
     "   $('cell'+id+'_'+i).setAttribute('class','cell'+(f?' fin':''));}});\n"
     " var A=$('arrows');while(A.firstChild)A.removeChild(A.firstChild);\n"
+    /* step 0: the chips the ring's detours pass through, as the text's '*' */
+    " if(k===0&&p.ring)edges(p,0).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
+    "  if(j+1<e[1].length){var r=$('box'+at);if(r)r.setAttribute('class',r.getAttribute('class')+' fwd');}});});\n"
     /* U: this step's transfers drawn on each directed link so far (the next
      * one goes beside them); N: how many there are in all, so that every
      * value label sits beyond the outermost arrow, clear of the others */
