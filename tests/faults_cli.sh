@@ -188,6 +188,9 @@ json '[e["detected_by"].startswith("nobody on this way; taken out with its other
 expect 0 "one way alone" "$FTMESH" train --steps 3 --batch 8 --mesh 3x3 --json --kill 'link:0,1>0,0@1'
 json 'len(j["events"]) == 1 and 0 < len(set(j["events"][0]["detected_by"].split("; "))) and set(j["events"][0]["detected_by"].split("; ")) <= {"(0,0) receive failed on link E from (0,1)", "(0,1) send failed on link W to (0,0)"}'
 
+# a link nobody needed: its record has the allreduce's modeled time, unchanged
+expect 0 "unnoticed link" "$FTMESH" allreduce --mesh 4x4 --kill 'link:1,1-2,1@1' --size 64K --iters 2 --json
+json '[(e["noticed"], e["modeled_before_s"] == e["modeled_after_s"] > 0) for e in j["events"]] == [(False, True)]'
 # after a death the figures are the last run's: its mesh's faults are said
 expect 0 "last run's mesh" "$FTMESH" allreduce --mesh 6x6 --torus --fail 2,2 --size 64K --iters 2 --kill 'link:3,3-3,4@1'
 grep -q "^# the figures below are from the last run, over its 35 chips; its mesh's faults: --fail 2,2 --fail-link 3,3-3,4$" "$out" &&

@@ -435,6 +435,8 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
     if (!rc) { /* dead links nothing needed again */
         int first = res->nevents;
         res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);
+        for (int i = first; i < res->nevents; i++) /* the allreduce as it was */
+            res->events[i].modeled_before_s = res->events[i].modeled_after_s = t.grad_modeled;
         for (int i = first; i < res->nevents && cb && cb->event; i++)
             cb->event(cb->ctx, &res->events[i]);
     }

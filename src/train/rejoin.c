@@ -175,8 +175,9 @@ static int apply_one(rejoin *r, ftm_rt_script *f, int i, const ftm_mesh *old, ft
 /* A link lost unnoticed that a repair of this boundary brings back: its
  * kill is told now, before the repair (the others wait: someone may
  * still notice them). */
-static int log_unnoticed(ftm_rt_script *f, long start, ftm_train_result *res)
+static int log_unnoticed(ftm_rt_script *f, long start, double modeled, ftm_train_result *res)
 {
+    int first = res->nevents;
     unsigned char *mask = calloc((size_t)f->script.n + 1, 1);
     if (!mask)
         return FTM_ENOMEM;
@@ -193,6 +194,8 @@ static int log_unnoticed(ftm_rt_script *f, long start, ftm_train_result *res)
     }
     res->nevents += ftm_rt_script_unnoticed(f, res->events + res->nevents,
                                             f->script.n + 1 - res->nevents);
+    for (int i = first; i < res->nevents; i++) /* the allreduce as it was */
+        res->events[i].modeled_before_s = res->events[i].modeled_after_s = modeled;
     for (int j = 0; j < f->script.n; j++)
         f->logged[j] &= (unsigned char)!mask[j];
     free(mask);
@@ -202,7 +205,7 @@ static int log_unnoticed(ftm_rt_script *f, long start, ftm_train_result *res)
 int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
                        ftm_train_result *res)
 {
-    int lrc = log_unnoticed(f, start, res);
+    int lrc = log_unnoticed(f, start, r->modeled_before_s, res);
     if (lrc)
         return lrc;
     ftm_mesh old;
