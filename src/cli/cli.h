@@ -175,14 +175,16 @@ const char *cli_mesh_kind(const ftm_mesh *m);
  * ways), "links_one_way": [...] (from, to)}. */
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n);
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m);
-/* 1 when the checkpoint at path recorded a mesh of m's shape (a resumed
- * run goes on from it), else 0. */
-int cli_ckpt_mesh_taken(const char *path, const ftm_mesh *m);
+/* What the checkpoint at path recorded of the mesh: CLI_CKPT_SAME, a mesh
+ * of m's shape (a resumed run goes on from it: ftm_train_resume_step),
+ * CLI_CKPT_OTHER, of another shape, or CLI_CKPT_NONE (a version 1 file). */
+enum { CLI_CKPT_SAME, CLI_CKPT_OTHER, CLI_CKPT_NONE };
+int cli_ckpt_mesh_kind(const char *path, const ftm_mesh *m);
 /* After --resume: the line saying so, with the mesh's faults as flags:
- * the checkpoint's (a mesh of m's shape: no flag of this run made it), or
+ * the checkpoint's (kind CLI_CKPT_SAME: no flag of this run made it), or
  * this run's, from a checkpoint of another shape or with no mesh. */
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step);
+                               long step, int kind);
 struct cli_json;
 void cli_faults_record_json(struct cli_json *j, const cli_mesh_opts *o, const ftm_mesh *m);
 /* The record as a trace's "faults" metadata (a cli_trace_meta_fn; ctx a

@@ -143,6 +143,7 @@ typedef struct targs {
     int trace_clock, trace_clock_given;
     int kind, fail_step_given, tol_given, bn_algo_given, depth_given, heads_given;
     long resume_step;       /* --resume: the checkpoint's step (0 without) */
+    int ckpt_kind;          /* --resume: what it holds of the mesh (CLI_CKPT_*) */
     cli_faults f;           /* --kill, --faults, --random-kills */
     ftm_fault_script script;
     int have_script;
@@ -401,7 +402,8 @@ static int check_resume(targs *a, ftm_mesh *m)
     a->f.resume = a->t.resume;
     a->f.start = a->resume_step;
     a->f.pending = &a->pending;
-    a->f.history_kept = !err && cli_ckpt_mesh_taken(a->t.resume, m);
+    a->ckpt_kind = err ? CLI_CKPT_NONE : cli_ckpt_mesh_kind(a->t.resume, m);
+    a->f.history_kept = a->ckpt_kind == CLI_CKPT_SAME;
     if (err == FTM_ENOMEM)
         return cli_error(CMD, "--resume %s: %s", a->t.resume, ftm_strerror(err));
     if (err)
@@ -496,7 +498,7 @@ static void header(const targs *a, const ftm_mesh *m)
            t->check ? ", --check" : "");
     train_idle_note(t, P);
     if (t->resume)
-        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step);
+        cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step, a->ckpt_kind);
     else
         cli_faults_record_text(&a->o, m);
     cli_ranks_text(m);

@@ -131,44 +131,31 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
     printf("\n");
 }
 
-/* What a resumed checkpoint holds of the mesh. */
-enum { CKPT_SAME, CKPT_OTHER, CKPT_NONE };
-
-/* What the checkpoint at path recorded of the mesh, for the header:
- * CKPT_SAME, a mesh of m's shape (the run took it:
- * ftm_train_resume_step), CKPT_OTHER, of another shape, or
- * CKPT_NONE (a version 1 file). */
-static int ckpt_mesh_kind(const char *path, const ftm_mesh *m)
+int cli_ckpt_mesh_kind(const char *path, const ftm_mesh *m)
 {
     ftm_ckpt_state st;
     if (ftm_ckpt_load(path, NULL, NULL, &st, NULL, 0))
-        return CKPT_NONE;
-    int k = st.rows == 0 ? CKPT_NONE
-          : st.rows == m->rows && st.cols == m->cols && !st.torus == !m->torus ? CKPT_SAME
-                                                                              : CKPT_OTHER;
+        return CLI_CKPT_NONE;
+    int k = st.rows == 0 ? CLI_CKPT_NONE
+          : st.rows == m->rows && st.cols == m->cols && !st.torus == !m->torus ? CLI_CKPT_SAME
+                                                                              : CLI_CKPT_OTHER;
     ftm_ckpt_state_free(&st);
     return k;
 }
 
-int cli_ckpt_mesh_taken(const char *path, const ftm_mesh *m)
-{
-    return ckpt_mesh_kind(path, m) == CKPT_SAME;
-}
-
 void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const char *path,
-                               long step)
+                               long step, int ckpt_mesh)
 {
-    int ckpt_mesh = ckpt_mesh_kind(path, m);
     char flags[2048];
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
-    const char *other = ckpt_mesh == CKPT_OTHER
+    const char *other = ckpt_mesh == CLI_CKPT_OTHER
                             ? " (its mesh is of another shape: its dead chips, links and events "
                               "to come are not carried over; this run's faults rule)"
                             : " (it records no mesh: this run's faults rule)";
     printf("# resumed from %s at step %ld%s%s%s%s\n", path, step,
-           ckpt_mesh == CKPT_SAME ? "" : other,
-           !flags[0]                ? (ckpt_mesh == CKPT_SAME ? "" : "; no faults")
-           : ckpt_mesh == CKPT_SAME ? "; the checkpoint's mesh has"
+           ckpt_mesh == CLI_CKPT_SAME ? "" : other,
+           !flags[0]                ? (ckpt_mesh == CLI_CKPT_SAME ? "" : "; no faults")
+           : ckpt_mesh == CLI_CKPT_SAME ? "; the checkpoint's mesh has"
                                     : "; faults:",
            flags, cut ? " ..." : "");
 }
