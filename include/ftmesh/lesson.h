@@ -127,6 +127,8 @@ typedef struct ftm_lesson_part {
     const char *intro;        /* what the part tells (plain text; may be NULL) */
     const ftm_lesson *l;      /* its mesh and frames */
     const struct ftm_ring *ring; /* drawn with its direction, or NULL */
+    const struct ftm_ring *ring2; /* bidir's other ring, with its own detour
+                                   * routes (ftm_router_reverse), or NULL */
     int chessboard;           /* 1: chips coloured B/w (the two-colour argument) */
     int verified;             /* 1: the last step holds the exact sums (checked) */
     int picture;              /* 1: only the mesh at step 0 (l's inputs) */
@@ -150,8 +152,8 @@ typedef struct ftm_lesson_part {
  * partial sum) has a box of class "root" and a "root" label (class
  * rootlabel, data-row data-col); bidir's two rings are drawn in two
  * colours, its segments and the arrows of each direction of class "r1"
- * (the ring's order) or "r2" (the other way). Returns 0, FTM_EINVAL or
- * FTM_EIO. */
+ * (the ring's order) or "r2" (the other way: ring2's routes). Returns 0,
+ * FTM_EINVAL or FTM_EIO. */
 FTM_EXTERN int ftm_lesson_html_parts(FILE *f, const ftm_lesson_part *p, int n, int main_part,
                                      const char *title);
 

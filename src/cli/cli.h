@@ -323,10 +323,11 @@ int cli_signal_exit(int sig);
  * algorithm algo on m (rings --algo) for a buffer of count floats (which
  * schedule an algorithm runs can depend on it); returns an exit code. */
 int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count);
-/* ftmesh demo's part 1 for tree and trees: the (first) tree the lesson
- * runs on m for count floats, its root marked R; nothing for other
- * algorithms or meshes too wide to draw. 0 or an FTM_E* code. */
-int cli_demo_tree_picture(const ftm_mesh *m, const char *algo, size_t count);
+/* ftmesh demo's part 1 beside the mesh: for tree and trees the (first)
+ * tree the lesson runs on m for count floats, its root marked R; for
+ * bidir its second ring, with the routes its detours take; nothing for
+ * other algorithms or meshes too wide to draw. 0 or an FTM_E* code. */
+int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)

@@ -11,6 +11,7 @@
 #include "ftmesh/trace.h"
 
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,10 @@ static const cli_opt demo_options[] = {
                               "the lesson (open it in any browser; no network needed)\n"
                               "and print only 'wrote FILE'" },
     { "text", NULL, O_TEXT, "with --html: tell the lesson in the terminal too" },
-    CLI_OPT_TRACE_OF(O_TRACE, O_TRACE_CLOCK, "in part 2's\nallreduce (the run told step by step)"),
-    { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8, with only the faults given\n(default: 4x4 without chip (1,1))" },
+    CLI_OPT_TRACE_OF(O_TRACE, O_TRACE_CLOCK, "in part 2's\nallreduce (the run told step by step; "
+                     "the trace\nnumbers each chip's own steps from 0, the lesson\nnumbers "
+                     "rounds of all chips from 1)"),
+    { "mesh", "RxC", CLI_O_MESH, "mesh size, up to 8x8, with only the faults given\n(default: 4x4 without chip (1,1), unless --torus\nor a fault option is given)" },
     { NULL, NULL, 0, NULL },
 };
 static const cli_opt *const demo_tables[] = { demo_options, cli_mesh_table, NULL };
@@ -57,9 +60,11 @@ static void usage(void)
            "recorded (what each chip sends and receives and its sums as they grow),\n"
            "then the 2-D allreduce around a dead host, then a chip dying in the\n"
            "middle of an allreduce, the recovery, and the chip coming back. --html:\n"
-           "the same parts as one page. Default mesh: 4x4 without chip (1,1); a mesh\n"
-           "named with --mesh (4x4 too) has only the faults given. Meshes up to\n"
-           "%dx%d.\n\n",
+           "the same parts as one page. Default mesh: 4x4 without chip (1,1); with\n"
+           "--mesh (4x4 too), --torus or any fault option the mesh has only the\n"
+           "faults given. Meshes up to %dx%d. With --algo the lesson tells that\n"
+           "algorithm in parts 1 and 2, and a chip's death, the recovery and the\n"
+           "comeback only with --fail-during.\n\n",
            DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     cli_print_opts(stdout, "Options", demo_tables, 0, 1);
     printf("\n");
@@ -107,7 +112,7 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
 /* Which chips own nothing in 2d-lines on m, and why, into b: a column
  * with a dead chip cannot sum across every row (half A), a row with one
  * cannot sum across every column (half B). */
-static void lines_owners(const ftm_mesh *m, char *b, size_t n)
+static void lines_owners(const ftm_mesh *m, size_t count, char *b, size_t n)
 {
     size_t u = (size_t)snprintf(b, n, "Usable columns (all chips alive):");
     int badc = 0, badr = 0;
@@ -129,12 +134,23 @@ static void lines_owners(const ftm_mesh *m, char *b, size_t n)
             u += (size_t)snprintf(b + u, n - u, " %d", r);
     }
     if (u < n && (badc || badr))
-        snprintf(b + u, n - u, ". In half A the healthy chips of the other columns own nothing: "
-                 "their column has a hole, so it cannot add up across all rows; their row's "
-                 "owners take their share, and they get the sums back in their row's "
-                 "all-gather. In half B the same holds for the chips of the other rows.");
+        u += (size_t)snprintf(b + u, n - u, ". In half A the healthy chips of the other "
+                 "columns own nothing: their column has a hole, so it cannot add up across all "
+                 "rows; their row's owners take their share, and they get the sums back in "
+                 "their row's all-gather. In half B the same holds for the chips of the other "
+                 "rows.");
     else if (u < n)
-        snprintf(b + u, n - u, ". Every chip owns a share.");
+        u += (size_t)snprintf(b + u, n - u, ". Every chip owns a share.");
+    int uc = m->cols - badc, ur = m->rows - badr;
+    /* the halves' sizes are 2d-lines' split; about count / 2 each */
+    if (u < n && uc > 0 && ur > 0 && (count / 2 < (size_t)(uc * m->rows) ||
+                                      count / 2 < (size_t)(ur * m->cols)))
+        snprintf(b + u, n - u, " %s %zu numbers, fewer than the %d chips of its usable %s, "
+                 "so some of those own nothing either.",
+                 uc * m->rows == ur * m->cols && count % 2 == 0 ? "Each half holds"
+                                                                : "A half holds about", count / 2,
+                 count / 2 < (size_t)(uc * m->rows) ? uc * m->rows : ur * m->cols,
+                 count / 2 < (size_t)(uc * m->rows) ? "columns" : "rows");
 }
 
 /* Records algo on m into a new recorder *tr and reads its first run. */
@@ -168,6 +184,24 @@ static void fallback_words(const ftm_mesh *m, const char *algo, char *b, size_t 
     ftm_sched_free(&s);
 }
 
+/* How to read the step headers, where they name positions: "#2-#16",
+ * or "8 in #2-#16" where the positions are too scattered to list. */
+static void headers_words(const ftm_lesson *l)
+{
+    int named = 0, counted = 0;
+    for (int k = 1; k < l->nframes; k++) {
+        char h[256];
+        ftm_lesson_phase_words(l, k, h, sizeof h);
+        named |= strchr(h, '#') != NULL;
+        counted |= strstr(h, " in #") != NULL;
+    }
+    if (counted)
+        demo_wrap("A step's header names the positions its transfers carry (\"8 in #2-#16\": "
+                  "8 positions between #2 and #16, where they are too scattered to list).");
+    else if (named)
+        demo_wrap("A step's header names the positions its transfers carry.");
+}
+
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */
 static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm_trace **tr,
                      ftm_lesson *l, long *wrong)
@@ -194,9 +228,8 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
            "in step n when the last transfer it waits for (its sender's and its\n"
            "receiver's earlier steps) is in step n - 1; within a step, lines come in\n"
            "the order the cost model's replay completes them. So y is what A held\n"
-           "after the step before, and x what B held just before the line. A step's\n"
-           "header names the positions its transfers carry (\"8 in #2-#16\": 8\n"
-           "positions between #2 and #16, where they are too scattered to list).\n");
+           "after the step before, and x what B held just before the line.\n");
+    headers_words(l);
     demo_pause(o);
     demo_steps(o, l, -1);
     printf("\n%sAfter the last step%s:\n", demo_c(o, D_BOLD), demo_c(o, D_OFF));
@@ -246,13 +279,20 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
     else
         demo_mesh_picture(&m2, NULL, demo_lesson_count(&m2, algo));
-    rc = one_d ? 0 : cli_demo_tree_picture(&m2, algo, demo_lesson_count(&m2, algo));
+    rc = cli_demo_own_picture(&m2, algo, demo_lesson_count(&m2, algo));
     if (!rc)
         rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
+    char bands[256], fb[320];
+    demo_bands_words(&m2, algo, bands, sizeof bands);
+    fallback_words(&m2, algo, fb, sizeof fb);
     if (!rc) {
+        if (bands[0])
+            demo_wrap(bands);
+        if (fb[0])
+            demo_wrap(fb);
         printf("\nThe recovery run takes %d steps (told as above; here its end):\n",
                l2.nframes - 1);
         demo_table(o, &l2, l2.nframes - 1);
@@ -265,8 +305,10 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         p->verified = w == 0;
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "The survivors run the %s "
                  "allreduce again from their own numbers, on the mesh without chip (%d,%d): "
-                 "%d steps. At the last step every chip holds the sums of the chips left.",
-                 algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), st->les[st->n - 1].nframes - 1);
+                 "%d steps.%s%s%s%s At the last step every chip holds the sums of the chips "
+                 "left.", algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim),
+                 st->les[st->n - 1].nframes - 1, bands[0] ? " " : "", bands, fb[0] ? " " : "",
+                 fb);
     }
     if (ring.n) /* not passed to the story */
         ftm_ring_free(&ring);
@@ -289,6 +331,20 @@ static int death_round(const ftm_lesson *l, int victim, int *nsent, int *before)
     return round;
 }
 
+/* Why the survivors start over: what the sums made so far hold (summed:
+ * some chip summed something before the death; before: the victim's own
+ * transfers by then, so whether any sum holds its numbers). */
+static const char *summed_words(int summed, int before)
+{
+    if (!summed)
+        return "nothing was summed yet, and the dead chip's numbers are gone";
+    if (before == 0)
+        return "their buffers are unfinished; no sum holds the dead chip's numbers yet (it "
+               "had sent none), but they are gone with it";
+    return "their buffers are unfinished and the sums made so far count the dead chip's "
+           "numbers, which are gone";
+}
+
 /* The page's words for the death: what the text tells around its steps. */
 static void failure_intro(char *b, size_t n, const char *algo, int victim, const ftm_mesh *m,
                           int round, int before, int nsent, int summed)
@@ -302,10 +358,7 @@ static void failure_intro(char *b, size_t n, const char *algo, int victim, const
              "once and they stop; %s, so the survivors start over on the chips left (the "
              "next part); then the chip comes back (the part after).",
              algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), round, before, nsent,
-             cli_s(nsent), summed ? "their buffers are unfinished and the sums made so far "
-                                    "count the dead chip's numbers, which are gone"
-                                  : "nothing was summed yet, and the dead chip's numbers "
-                                    "are gone");
+             cli_s(nsent), summed_words(summed, before));
 }
 
 /* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
@@ -340,15 +393,12 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
         int summed = demo_tell_behind(o, &l1, round) > 0;
-        if (summed)
-            printf("\nTheir buffers are unfinished (not every chip holds every sum), and the\n"
-                   "sums made so far count the dead chip's numbers, which are gone, so the\n"
-                   "survivors start the allreduce over on the chips left, its schedule\n"
-                   "rebuilt around the new hole; then the chip comes back.\n");
-        else
-            printf("\nNothing was summed yet, and the dead chip's numbers are gone, so the\n"
-                   "survivors start the allreduce over on the chips left, its schedule\n"
-                   "rebuilt around the new hole; then the chip comes back.\n");
+        char why[320];
+        snprintf(why, sizeof why, "%s, so the survivors start the allreduce over on the chips "
+                 "left, its schedule rebuilt around the new hole; then the chip comes back.",
+                 summed_words(summed, before));
+        why[0] = (char)toupper((unsigned char)why[0]);
+        demo_wrap(why);
         ftm_ring ring;
         int have_ring = demo_story_ring(m, algo, &ring);
         if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL))
@@ -384,7 +434,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     ftm_mesh_fail_host(&t, 2, 2);
     demo_mesh_picture(&t, NULL, demo_lesson_count(&t, DEMO_2D)); /* no ring runs here */
     char own[600];
-    lines_owners(&t, own, sizeof own);
+    lines_owners(&t, demo_lesson_count(&t, DEMO_2D), own, sizeof own);
     demo_wrap(own);
     printf("\n");
     ftm_trace *tr = NULL;
@@ -513,7 +563,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         demo_mesh(o, m, have_ring ? &ring : NULL, demo_lesson_count(m, algo));
     else
         demo_mesh_picture(m, NULL, demo_lesson_count(m, algo));
-    if (!one_d && (rc = cli_demo_tree_picture(m, algo, demo_lesson_count(m, algo))))
+    if ((rc = cli_demo_own_picture(m, algo, demo_lesson_count(m, algo))))
         return rc;
     demo_pause(o);
     char h[80];
@@ -553,6 +603,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
             st->ring[0] = ring;
             memset(&ring, 0, sizeof ring);
             p1->ring = &st->ring[0];
+            demo_story_ring2(st, 0);
         }
         if (one_d)
             demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
@@ -569,6 +620,22 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
     if (ring2.n)
         ftm_ring_free(&ring2);
     return rc;
+}
+
+/* Why the lesson has no failure parts: said after the last part, and at
+ * the end of its words on the page. */
+static void no_failure_note(demo_story *st, const char *why)
+{
+    char line[256];
+    snprintf(line, sizeof line, "(The lesson ends here: %s.)", why);
+    demo_wrap(line);
+    if (st->n < 1)
+        return;
+    char *in = st->intro[st->n - 1];
+    size_t len = strlen(in);
+    snprintf(in + len, sizeof st->intro[0] - len, "%sThe lesson ends here: %s.",
+             len ? " " : "", why);
+    st->part[st->n - 1].intro = in;
 }
 
 /* The whole lesson (or parts 1, 2 and the failure for --algo). */
@@ -589,6 +656,14 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
         demo_heading(o, h);
         rc = tell_failure(o, m, algo, victim, h, st, wrong);
     }
+    if (!rc && victim < 0)
+        no_failure_note(st, d->algo ? "with --fail-during R,C a chip dies too, and the "
+                                      "recovery and its comeback follow"
+                                    : ftm_mesh_healthy_count(m) < 3
+                                    ? "no chip dies in it, since a death would leave one "
+                                      "chip and an allreduce needs two"
+                                    : "no chip dies in it, since the death of any chip "
+                                      "would cut the mesh apart");
     return rc;
 }
 

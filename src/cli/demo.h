@@ -24,6 +24,7 @@ typedef struct demo_story {
     ftm_lesson les[DEMO_MAX_PARTS];
     ftm_trace *tr[DEMO_MAX_PARTS];
     ftm_ring ring[DEMO_MAX_PARTS];
+    ftm_ring ring2[DEMO_MAX_PARTS]; /* bidir's other ring (the page draws it) */
     char title[DEMO_MAX_PARTS][96];
     char intro[DEMO_MAX_PARTS][1600];
 } demo_story;
@@ -34,6 +35,9 @@ typedef struct demo_story {
 ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l, ftm_trace *tr,
                                 ftm_ring *ring);
 void demo_story_free(demo_story *st);
+/* Part i's ring2: where it runs bidir over a ring, the counter-rotating
+ * ring that bidir's schedule runs (its detours can take other routes). */
+void demo_story_ring2(demo_story *st, int i);
 /* 1 when algo runs the router's ring (ring, bidir). */
 int demo_runs_ring(const char *algo);
 /* 0 when algo's own schedule can run on m (and, with victim >= 0, on m

@@ -42,7 +42,17 @@ ftm_lesson_part *demo_story_add(demo_story *st, const char *title, ftm_lesson *l
     p->intro = st->intro[i];
     p->l = &st->les[i];
     p->ring = st->ring[i].n ? &st->ring[i] : NULL;
+    demo_story_ring2(st, i);
     return p;
+}
+
+void demo_story_ring2(demo_story *st, int i)
+{
+    ftm_lesson_part *p = &st->part[i];
+    if (!p->ring || !p->l->algo || strcmp(p->l->algo, "bidir") || st->ring2[i].n)
+        return;
+    if (ftm_router_reverse(&p->l->mesh, p->ring, &st->ring2[i]) == 0)
+        p->ring2 = &st->ring2[i];
 }
 
 void demo_story_free(demo_story *st)
@@ -52,6 +62,8 @@ void demo_story_free(demo_story *st)
         ftm_trace_destroy(st->tr[i]);
         if (st->ring[i].n)
             ftm_ring_free(&st->ring[i]);
+        if (st->ring2[i].n)
+            ftm_ring_free(&st->ring2[i]);
     }
     memset(st, 0, sizeof *st);
 }

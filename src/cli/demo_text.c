@@ -498,8 +498,10 @@ const char *demo_algo_story(const char *algo)
                "After it each chip holds one block's full sum. All-gather, P-1 steps:\n"
                "the finished blocks travel on around the ring and are copied.";
     if (!strcmp(algo, "bidir"))
-        return "Bidirectional ring: the same ring run both ways at once, each direction\n"
-               "carrying half of the buffer, so every link works in both directions.";
+        return "Bidirectional ring: the ring run both ways at once, each direction\n"
+               "carrying half of the buffer, so every link works in both directions\n"
+               "(the other way round, a detour may take another route: part 1 draws\n"
+               "both rings).";
     if (!strcmp(algo, "tree"))
         return "Tree: partial sums flow up a spanning tree to a root (reduce), and the\n"
                "total flows back down (broadcast). Few steps, but the root's links carry\n"

@@ -57,24 +57,29 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
-int cli_demo_tree_picture(const ftm_mesh *m, const char *algo, size_t count)
+int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
 {
-    int tree = strcmp(algo, "tree") == 0;
-    if ((!tree && strcmp(algo, "trees")) || m->cols > FTM_VIZ_MAX_COLS)
+    int tree = strcmp(algo, "tree") == 0, bidir = strcmp(algo, "bidir") == 0;
+    if ((!tree && !bidir && strcmp(algo, "trees")) || m->cols > FTM_VIZ_MAX_COLS)
         return 0;
     ftm_sched s;
     char *pic = NULL;
     int err = ftm_allreduce_find(algo)->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
         return err;
-    if (tree)
+    if (bidir) /* the second half's ring: its detours take their own routes */
+        err = ftm_viz_sched_ascii(m, &s, "reduce-scatter", s.bytes / 2, s.bytes, -1, &pic);
+    else if (tree)
         err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, tree_root(m, &s), &pic);
     else if (!s.fallback) /* else part 2 says what runs */
         err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, trees_root(m, &s), &pic);
     if (pic)
-        printf("\n%s\n%s", tree ? "The tree it runs (arrows point to the parent; R: the root):"
-                                : "The first of its trees, rooted at R (its first chunk goes up "
-                                  "these links\nand comes back down them):",
+        printf("\n%s\n%s", bidir ? "bidir runs this ring one way on the first half of the "
+                                   "numbers and\nthe ring below, the other way round, on the "
+                                   "second half (a detour\nmay go another way round the hole):"
+                             : tree ? "The tree it runs (arrows point to the parent; R: the root):"
+                                    : "The first of its trees, rooted at R (its first chunk goes "
+                                      "up these links\nand comes back down them):",
                pic);
     free(pic);
     ftm_sched_free(&s);

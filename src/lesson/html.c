@@ -51,23 +51,29 @@ static void mesh_data(FILE *f, const ftm_mesh *m)
         if (!ftm_mesh_alive(m, c))
             fprintf(f, "%s%d", k++ ? "," : "", c);
     fprintf(f, "],dlinks:[");
+    int both = 0, oneway = 0; /* for the legend */
     for (int c = 0, k = 0; c < m->nchips; c++)
         for (int d = 0; d < 4 && ftm_mesh_alive(m, c); d++) {
             int nb = ftm_mesh_neighbor(m, c, d);
-            if (nb >= 0 && ftm_mesh_alive(m, nb) && !ftm_mesh_link_live(m, c, d))
-                fprintf(f, "%s[%d,%d]", k++ ? "," : "", c, d);
+            if (nb < 0 || !ftm_mesh_alive(m, nb) || ftm_mesh_link_live(m, c, d))
+                continue;
+            fprintf(f, "%s[%d,%d]", k++ ? "," : "", c, d);
+            if (ftm_mesh_link_live(m, nb, (d + 2) % 4))
+                oneway = 1;
+            else
+                both = 1;
         }
-    fputc(']', f);
+    fprintf(f, "],dead2:%d,oneway:%d", both, oneway);
 }
 
-/* The ring: its chips in order and each edge's route ("ENN"). */
-static void ring_data(FILE *f, const ftm_ring *r)
+/* A ring (key name): its chips in order and each edge's route ("ENN"). */
+static void ring_data(FILE *f, const char *name, const ftm_ring *r)
 {
     if (!r || r->n < 2) {
-        fprintf(f, "ring:null");
+        fprintf(f, "%s:null", name);
         return;
     }
-    fprintf(f, "ring:{chips:[");
+    fprintf(f, "%s:{chips:[", name);
     for (int i = 0; i < r->n; i++)
         fprintf(f, "%s%d", i ? "," : "", r->chips[i]);
     fprintf(f, "],dirs:[");
@@ -98,19 +104,32 @@ static void xfer_data(FILE *f, const ftm_lesson *l, const ftm_lesson_xfer *x)
     fprintf(f, "\"}");
 }
 
+/* 1 when the part runs trees: "tree" (one), "trees" (one per share; the
+ * page shows the first, the one position #0 goes up). */
+static int tree_part(const ftm_lesson *l)
+{
+    return l->algo && (!strcmp(l->algo, "tree") || !strcmp(l->algo, "trees"));
+}
+
+/* 1 when x carries a partial sum up the tree the page shows. */
+static int tree_up(const ftm_lesson *l, const ftm_lesson_xfer *x)
+{
+    return x->red != FTM_RED_COPY && (!strcmp(l->algo, "tree") || x->first == 0);
+}
+
 /* The tree's root as the run shows it: the one healthy chip that sends
- * no partial sum (every other chip sends its subtree's up); -1 when the
- * part is not a tree's or no single chip fits. */
+ * no partial sum up it (every other chip sends its subtree's up); -1 when
+ * the part is not a tree's or no single chip fits. */
 static int tree_root(const ftm_lesson *l)
 {
-    if (!l->algo || strcmp(l->algo, "tree") || l->nframes < 2)
+    if (!tree_part(l) || l->nframes < 2)
         return -1;
     int root = -1;
     for (int c = 0; c < l->mesh.nchips; c++) {
         int sends = 0;
         for (int k = 1; k < l->nframes && !sends; k++)
             for (int i = 0; i < l->frame[k].nx && !sends; i++)
-                sends = l->frame[k].x[i].src == c && l->frame[k].x[i].red != FTM_RED_COPY;
+                sends = l->frame[k].x[i].src == c && tree_up(l, &l->frame[k].x[i]);
         if (!ftm_mesh_alive(&l->mesh, c) || sends)
             continue;
         if (root >= 0)
@@ -120,12 +139,12 @@ static int tree_root(const ftm_lesson *l)
     return root;
 }
 
-/* The tree a "tree" part runs, as [chip, direction to its parent] pairs:
- * each chip's first partial sum goes one hop to its parent. */
+/* The tree the page shows (tree_part), as [chip, direction to its parent]
+ * pairs: each chip's first partial sum up it goes one hop to its parent. */
 static void tree_data(FILE *f, const ftm_lesson *l)
 {
     fprintf(f, ",tree:");
-    if (!l->algo || strcmp(l->algo, "tree")) {
+    if (!tree_part(l)) {
         fprintf(f, "null");
         return;
     }
@@ -135,7 +154,7 @@ static void tree_data(FILE *f, const ftm_lesson *l)
         for (int k = 1; k < l->nframes && !up; k++)
             for (int i = 0; i < l->frame[k].nx && !up; i++) {
                 const ftm_lesson_xfer *x = &l->frame[k].x[i];
-                up = x->src == c && x->red != FTM_RED_COPY && x->nhops == 1 ? x : NULL;
+                up = x->src == c && tree_up(l, x) && x->nhops == 1 ? x : NULL;
             }
         if (up)
             fprintf(f, "%s[%d,%d]", n++ ? "," : "", c, up->dirs[0]);
@@ -149,7 +168,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     /* the page heading while this part is shown: its own algorithm and mesh */
     char head[128];
     const char *shape = l->mesh.torus ? "torus" : "mesh";
-    if (p->picture || !l->algo)
+    if (!l->algo)
         snprintf(head, sizeof head, "ftmesh demo: a %dx%d %s", l->mesh.rows, l->mesh.cols, shape);
     else
         snprintf(head, sizeof head, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
@@ -163,12 +182,16 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     fputc(',', f);
     mesh_data(f, &l->mesh);
     fputc(',', f);
-    ring_data(f, p->ring);
+    ring_data(f, "ring", p->ring);
+    fputc(',', f);
+    ring_data(f, "ring2", p->ring2);
     tree_data(f, l);
+    fprintf(f, ",tname:\"%s\"", tree_part(l) && !strcmp(l->algo, "trees") ? "first tree"
+                                                                           : "tree");
     fprintf(f, ",chess:%d,verified:%d,count:%zu,steps:%d,died:%d,diedStep:%d,root:%d,bidir:%d,"
                "\ninputs:", p->chessboard, p->verified, l->count, p->picture ? 0 : l->nframes - 1,
             l->died, l->died >= 0 ? l->died_step + 1 : -1, tree_root(l), /* a picture's too */
-            p->ring && !p->picture && l->algo && !strcmp(l->algo, "bidir"));
+            p->ring && p->ring2 && l->algo && !strcmp(l->algo, "bidir"));
     ints(f, l->frame[0].vals, (size_t)l->mesh.nchips * l->count);
     fprintf(f, ",\nexpect:[");
     for (size_t i = 0; i < l->count; i++)

@@ -66,13 +66,14 @@ const char ftm_lesson_page_body[] =
     "green arrow: a value the receiver copies (=value), a finished sum where its cell turns green, "
     "else a partial sum; red dashed arrow: lost. <span class=\"lg-ring\">Orange dashed box: "
     "a chip forwarding a detour. Pale band: the ring (orange where it detours), with its "
-    "direction at step 0; bidir runs it both ways at once: blue one way, purple (its "
-    "arrows too) the other.</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
+    "direction at step 0.</span> <span class=\"lg-bidir\">bidir runs two rings at once: "
+    "blue one way, purple (its arrows too) the other.</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
     "to its parent, with an arrow to the parent at step 0.</span> "
     "<span class=\"lg-root\">Gold box: the tree's root.</span> "
-    "Red dashed link: dead both ways; a thin red dashed "
-    "arrow beside a link: dead that way only (one-way), the other way works. A stub marked wrap: a torus link that "
-    "leaves one border and comes back at the other.</div></div></div>\n";
+    "<span class=\"lg-dead2\">Red dashed link: dead both ways.</span> <span class=\"lg-oneway\">"
+    "A thin red dashed arrow beside a link: dead that way only (one-way), the other way "
+    "works.</span> <span class=\"lg-torus\">A stub marked wrap: a torus link that "
+    "leaves one border and comes back at the other.</span></div></div></div>\n";
 
 const char ftm_lesson_page_js[] =
     "(function(){\n"
@@ -121,9 +122,10 @@ const char ftm_lesson_page_js[] =
     " el('g',{id:'arrows'},s);}\n"
     "function oneway(p,s,a,d){var g=hop(p,a,d,-13);g.forEach(function(sg,j){var l=line(sg,'link oneway',s);\n"
     "  if(j===g.length-1)l.setAttribute('marker-end','url(#headl)');});}\n"
-    "function edges(p,rev){var r=p.ring,n=r.chips.length,o=[];\n"
+    /* the other way round: ring2 where given (bidir: its own detours), else the ring reversed */
+    "function edges(p,rev){var two=rev&&p.ring2,r=two?p.ring2:p.ring,n=r.chips.length,o=[];\n"
     " for(var i=0;i<n;i++){var h=r.dirs[i].split('').map(function(x){return D[x];}),a=r.chips[i];\n"
-    "  if(rev){a=r.chips[(i+1)%n];h=h.reverse().map(function(d){return (d+2)%4;});}o.push([a,h]);}\n"
+    "  if(rev&&!two){a=r.chips[(i+1)%n];h=h.reverse().map(function(d){return (d+2)%4;});}o.push([a,h]);}\n"
     " return o;}\n"
     "function band(p,s,rev,off){edges(p,rev).forEach(function(e){var at=e[0],segs=[];\n"
     "  e[1].forEach(function(d){segs=segs.concat(hop(p,at,d,off));at=nb(p,at,d);});\n"
@@ -156,9 +158,9 @@ const char ftm_lesson_page_js[] =
     " return 'blue arrows: partial sums the receiver adds; green: '+w+' it copies.';}\n"
     "function caption(p,k){\n"
     " if(p.steps===0)return p.chess?'Chips coloured like a chessboard (B and w): the text on the right says whether the counts force the ring to detour.':\n"
-    "  p.root>=0?'The mesh; the gold box is the tree\\'s root '+nm(p,p.root)+', where the partial sums will meet.':'The mesh.';\n"
+    "  p.root>=0?'The mesh; the gold box is the '+p.tname+'\\'s root '+nm(p,p.root)+', where '+(p.tname==='tree'?'the':'its')+' partial sums will meet.':'The mesh.';\n"
     " if(k===0)return 'Step 0: every chip holds its own numbers'+(p.bidir?'; the two bands are the two rings, blue one way and purple the other, each on half of the numbers':p.ring?'; the arrows on the pale band show which way the ring runs':'')+\n"
-    "  (p.root>=0?'; the gold box is the tree\\'s root '+nm(p,p.root)+': partial sums flow up to it, then the sums flow back down':'')+'.';\n"
+    "  (p.root>=0?'; the gold box is the '+p.tname+'\\'s root '+nm(p,p.root)+': partial sums flow up to it, then the sums flow back down':'')+'.';\n"
     " var s='Step '+k+(p.died>=0?'':' of '+p.steps)+' ('+p.phase[k]+'): ';\n"
     " if(p.died>=0&&k===p.diedStep)return s+'chip '+nm(p,p.died)+' dies at the start of this step. Red dashed arrows: transfers from, to or through it, lost. The others stop after this step.';\n"
     " s+=hint(p,k);\n"
@@ -176,7 +178,7 @@ const char ftm_lesson_page_js[] =
     "   $('cell'+id+'_'+i).setAttribute('class','cell'+(f?' fin':''));}});\n"
     " var A=$('arrows');while(A.firstChild)A.removeChild(A.firstChild);\n"
     /* step 0: the chips the ring's detours pass through, as the text's '*' */
-    " if(k===0&&p.ring)edges(p,0).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
+    " if(k===0&&p.ring)edges(p,0).concat(p.bidir?edges(p,1):[]).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
     "  if(j+1<e[1].length){var r=$('box'+at);if(r)r.setAttribute('class',r.getAttribute('class')+' fwd');}});});\n"
     /* U: this step's transfers drawn on each directed link so far (the next
      * one goes beside them); N: how many there are in all, so that every
@@ -223,7 +225,7 @@ const char ftm_lesson_page_js[] =
     " else if(e.key===' '||e.key==='k'){e.preventDefault();play();}\n"
     " else if(e.key==='Home')show(0);else if(e.key==='End')show(P[pi].steps);else return;});\n"
     "window.addEventListener('hashchange',function(){var h=fromHash();if(h[0]!==pi||h[1]!==cur)open(h[0],h[1]);});\n"
-    "['ring','tree','root'].forEach(function(k){if(!P.some(function(p){return k==='root'?p.root>=0:p[k];}))\n"
+    "['ring','bidir','tree','root','dead2','oneway','torus'].forEach(function(k){if(!P.some(function(p){return k==='root'?p.root>=0:p[k];}))\n"
     " Array.prototype.forEach.call(document.querySelectorAll('.lg-'+k),function(e){e.style.display='none';});});\n"
     "var h0=fromHash();open(h0[0],h0[1]);\n"
     "})();\n";
