@@ -232,5 +232,33 @@ done
 "$ftmesh" demo --mesh 8x8 --fail 0,1 --fail-during 1,0 --algo 2d-lines >/dev/null 2>"$tmp/err"
 grep -qF "ftmesh demo: --fail-during 1,0: once it has died the healthy chips are cut into parts ((0,0) cannot reach (0,2) over live links)" "$tmp/err" ||
     bad "demo: a death that cuts the mesh: $(cat "$tmp/err")"
+# bidir's part 1 draws its second ring with the detour that ring takes
+# ((2,1) -> (3,0) round the south of the hole, not the first ring's reversed)
+"$ftmesh" demo --algo bidir >"$tmp/out" || bad "demo --algo bidir exited $?"
+sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (2,1) -> (3,0): 2 hops via S,W" ||
+    bad "demo --algo bidir: part 1 does not draw the second ring's detour"
+# a chip that dies before sending anything: no sum holds its numbers
+"$ftmesh" demo --algo tree --fail-during 1,0 >"$tmp/out" || bad "demo tree --fail-during 1,0 exited $?"
+tr "\n" " " <"$tmp/out" | grep -q "no sum holds the dead chip's numbers yet (it had sent none)" &&
+    ! grep -q "count the dead chip's" "$tmp/out" ||
+    bad "demo tree --fail-during 1,0: says the sums count a chip that sent nothing"
+# the recovery says which bands run and that allreduce would fall back
+"$ftmesh" demo --algo 2d --fail-during 2,2 >"$tmp/out" || bad "demo 2d --fail-during exited $?"
+sed -n '/The recovery ==/,/recovery run takes/p' "$tmp/out" | grep -q "Here the band is rows 0-3" ||
+    bad "demo 2d --fail-during 2,2: the recovery names no band"
+# a lesson without failure parts says why
+"$ftmesh" demo --mesh 1x2 >"$tmp/out" || bad "demo --mesh 1x2 exited $?"
+tr "\n" " " <"$tmp/out" | grep -q "The lesson ends here: no chip dies in it, since a death would leave one chip" ||
+    bad "demo --mesh 1x2: no word on the missing failure parts"
+"$ftmesh" demo --algo ring >"$tmp/out" || bad "demo --algo ring exited $?"
+tr "\n" " " <"$tmp/out" | grep -q "The lesson ends here: with --fail-during R,C a chip dies too" ||
+    bad "demo --algo ring: no word on --fail-during"
+# part 3: chips of usable columns that own nothing are explained too
+"$ftmesh" demo >"$tmp/out"
+tr "\n" " " <"$tmp/out" | grep -q "Each half holds 6 numbers, fewer than the 8 chips of its usable columns" ||
+    bad "demo part 3: does not say why usable-column chips own nothing"
+# step headers: the reading aid only where headers name positions
+"$ftmesh" demo --algo ring | grep -q "header names the positions" && bad "demo ring: a header aid for headers that name no position"
+"$ftmesh" demo --algo trees | grep -q "header names the positions" || bad "demo trees: no header aid"
 [ $fails = 0 ] || exit 1
 echo "demo_cli: all passed"

@@ -55,6 +55,7 @@ demo ow --algo ring --mesh 6x6 --fail-link '0,0>0,1'
 demo c2 --algo 2d --mesh 4x4
 demo t28 --algo ring --mesh 2x8 --torus
 demo ln --algo 2d-lines
+demo tp --algo trees
 n=0
 for m in $marks; do
     n=$((n + 1))
@@ -82,6 +83,8 @@ done
         echo "file://$tmp/m$i.html#part=2&step=1 $tmp/m$i.dom"
     done
     echo "file://$tmp/m1.html#part=1&step=0 $tmp/m1p1.dom"
+    echo "file://$tmp/m2.html#part=2&step=0 $tmp/m2s0.dom"
+    echo "file://$tmp/tp.html#part=1&step=0 $tmp/tp1.dom"
 } | browse || bad "chromium failed (the first run)"
 
 # the ring page at its first and last step: the contract and the sums
@@ -156,6 +159,21 @@ grep -q "The mesh; the gold box is the tree's root (1,2)" "$tmp/m1p1.dom" &&
     grep -q 'class="lg-ring" style="display: none;"' "$tmp/m1p1.dom" &&
     ! grep -q 'class="lg-root" style="display: none;"' "$tmp/m1p1.dom" ||
     bad "tree page part 1: no root, or a ring legend"
+# a page's legend names only the marks some part has: no torus, dead link,
+# one-way link or second ring on the tree's page
+for k in torus dead2 oneway bidir; do
+    grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
+        bad "tree page: the legend explains $k marks it does not draw"
+done
+# bidir's second ring is drawn with its own detour (through (3,1), chip
+# 13, as its schedule runs it), so both forwarders are boxed at step 0
+grep -q 'class="box fwd" id="box13"' "$tmp/m2s0.dom" && grep -q 'class="box fwd" id="box8"' "$tmp/m2s0.dom" ||
+    bad "bidir page step 0: the two rings' forwarders (2,0) and (3,1) not both boxed"
+# the trees page's part 1 draws the first tree (a link to the parent for
+# each of the 14 chips but its root) and names its root, as the text does
+grep -q "The mesh; the gold box is the first tree's root (0,0)" "$tmp/tp1.dom" &&
+    [ "$(grep -o 'class="ring tree"' "$tmp/tp1.dom" | wc -l)" = 14 ] ||
+    bad "trees page part 1: no first tree or root"
 # the screenshots of the ring page at its first and last step
 if [ -s "$tmp/ring.first.png" ] && [ -s "$tmp/ring.last.png" ]; then
     python3 "$here/demo_html.py" png "$tmp/ring.first.png" "$tmp/ring.last.png" || bad "screenshots"
