@@ -215,4 +215,22 @@ expect 0 "a long checkpoint name" "$FTMESH" train --mesh 2x2 --steps 1 --checkpo
 [ -s "$d/c$long" ] || { echo "FAIL: --checkpoint with a 251-character name not written"; fail=1; }
 no_tmp "long names"
 
+# ---- an output file gets the umask's mode, a replaced one keeps its own
+(umask 077 && "$FTMESH" rings --mesh 4x4 --svg "$d/um.svg" >/dev/null &&
+    "$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/um.ck" >/dev/null)
+[ "$(stat -c %a "$d/um.svg") $(stat -c %a "$d/um.ck")" = "600 600" ] ||
+    { echo "FAIL: umask 077: $(stat -c %a "$d/um.svg" "$d/um.ck" | tr '\n' ' ')"; fail=1; }
+chmod 640 "$d/um.svg" "$d/um.ck"
+"$FTMESH" rings --mesh 4x4 --svg "$d/um.svg" >/dev/null
+"$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/um.ck" >/dev/null
+[ "$(stat -c %a "$d/um.svg") $(stat -c %a "$d/um.ck")" = "640 640" ] ||
+    { echo "FAIL: a replaced file's mode: $(stat -c %a "$d/um.svg" "$d/um.ck" | tr '\n' ' ')"; fail=1; }
+no_tmp "modes"
+# ---- JSON stays valid UTF-8 whatever bytes a file name holds
+bad_name=$(printf '%s/c\377k' "$d")
+"$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$bad_name" >/dev/null
+"$FTMESH" train --mesh 2x2 --steps 1 --resume "$bad_name" --json >"$tmp/nj.json" 2>/dev/null
+python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert d["resumed_from"].endswith("c\ufffdk"), d' "$tmp/nj.json" ||
+    { echo "FAIL: a non-UTF-8 file name in JSON: $(cat "$tmp/nj.json")"; fail=1; }
+
 cli_done

@@ -11,6 +11,29 @@ void cli_json_init(cli_json *j, FILE *f)
     j->count[0] = 0;
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629, table 3-7
+ * of the Unicode standard: no overlong forms, surrogates or code points
+ * past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (c == 0xe0)
+        lo = 0xa0;
+    else if (c == 0xed)
+        hi = 0x9f;
+    else if (c == 0xf0)
+        lo = 0x90;
+    else if (c == 0xf4)
+        hi = 0x8f;
+    for (int i = 1; i < n; i++)
+        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+            return 0; /* also at the string's end: 0 is no continuation */
+    return n;
+}
+
+/* s as a JSON string; bytes that are not UTF-8 (a file name can hold
+ * any) become U+FFFD, so the output is always valid JSON. */
 static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -23,8 +46,14 @@ static void put_string(FILE *f, const char *s)
             fputs("\\t", f);
         else if (*p < 0x20 || *p == 0x7f)
             fprintf(f, "\\u%04x", *p);
-        else
+        else if (*p < 0x80)
             fputc(*p, f);
+        else if (utf8_len(p)) {
+            int n = utf8_len(p);
+            fwrite(p, 1, (size_t)n, f);
+            p += n - 1;
+        } else
+            fputs("\\ufffd", f);
     }
     fputc('"', f);
 }

@@ -16,6 +16,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath, strndup */
 #include "cli.h"
+#include "ftmesh/file.h"
 #include "ftmesh/error.h"
 
 #include <errno.h>
@@ -78,22 +79,6 @@ void cli_signals_graceful(atomic_int *flag)
 }
 
 int cli_signal_exit(int sig) { return 128 + sig; }
-
-/* "PATH.tmp-XXXXXX" beside path (its file name cut so that the temporary
- * one still fits in NAME_MAX). */
-static char *tmp_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
-    if (n - dir > NAME_MAX - 11)
-        n = dir + NAME_MAX - 11;
-    char *t = malloc(n + 12);
-    if (t) {
-        memcpy(t, path, n);
-        memcpy(t + n, ".tmp-XXXXXX", 12);
-    }
-    return t;
-}
 
 /* The file path names: itself, or what its symbolic links lead to (the
  * directory resolved where the file does not exist yet); NULL on no memory. */
@@ -197,15 +182,15 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     int rc = claim(cmd, opt, path, file);
     if (rc || std_stream(path)) /* the stream's file: one output option at most */
         return rc;
-    char *t = tmp_name(path);
-    if (!t)
-        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
-    int fd = mkstemp(t), e = errno;
+    char *t;
+    int fd = ftm_file_tmp_open(path, &t), e = errno;
     if (fd >= 0) {
         close(fd);
         unlink(t);
     }
     free(t);
+    if (fd < 0 && e == ENOMEM)
+        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
     if (fd < 0)
         return cli_usage_error(cmd, "%s %s: cannot create a file there: %s", opt, path,
                                strerror(e));
@@ -263,13 +248,8 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
     for (int i = 0; i < OUT_SLOTS && o->slot < 0; i++)
         if (!out_used[i])
             o->slot = i;
-    if (o->slot < 0 || !(o->tmp = tmp_name(o->dest))) {
-        free(o->dest);
-        o->dest = NULL;
-        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
-    }
-    int fd = mkstemp(o->tmp);
-    if (fd < 0 || fchmod(fd, 0644) || !(o->f = fdopen(fd, "w"))) {
+    int fd = o->slot < 0 ? (errno = ENOMEM, -1) : ftm_file_tmp_open(o->dest, &o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
         if (fd >= 0) {
             close(fd);
@@ -278,6 +258,8 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
         free(o->tmp);
         free(o->dest);
         o->tmp = o->dest = NULL;
+        if (e == ENOMEM)
+            return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
         return cli_usage_error(cmd, "%s %s: cannot create a file there: %s", opt, path,
                                strerror(e));
     }
@@ -361,6 +343,10 @@ int cli_out_commit(const char *cmd, cli_out *o, int err)
     if (!err && !what && rename(o->tmp, o->dest)) {
         what = "cannot rename the temporary file over it";
         why = errno;
+    } else if (!err && !what && ftm_file_sync_dir(o->dest)) {
+        release(o); /* in place: only its directory's sync failed */
+        return cli_error(cmd, "%s %s: written, but cannot fsync its directory: %s", o->opt,
+                         o->path, strerror(errno));
     }
     int e = why;
     if (err || what) {

@@ -22,10 +22,15 @@
 #include "ftmesh/costmodel.h"
 #include "keep.h"
 
+#include <stdint.h>
+
 size_t coll_pieces_split(const ftm_cost_params *cost, size_t elem)
 {
     ftm_cost_params p = coll_cost(cost);
-    return (size_t)(p.hop_s * p.hbm_Bps / (double)elem);
+    double v = p.hop_s * p.hbm_Bps / (double)elem;
+    /* a slow hop and fast HBM can pass any size (1 s x 1e18 B/s): then
+     * nothing is split, and 2 * split must not wrap (coll_pieces, 2d-lines) */
+    return v < (double)(SIZE_MAX / 4) ? (size_t)v : SIZE_MAX / 4;
 }
 
 /* Sizes of q pieces for len, each as large as the next allows, into b

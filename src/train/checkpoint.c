@@ -2,6 +2,7 @@
  * include/ftmesh/checkpoint.h for the layout and the checksum). */
 #include "ftmesh/checkpoint.h"
 #include "ftmesh/error.h"
+#include "ftmesh/file.h"
 #include "core/util.h"
 
 #include <errno.h>
@@ -308,28 +309,8 @@ static int ck_write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* The directory holding path ("." when none), fsync'ed so the rename is
- * on disk; file systems that cannot sync a directory (EINVAL) are let be. */
-static int ck_sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY), rc = 0;
-    free(dir);
-    if (fd < 0)
-        return -1;
-    if (fsync(fd) && errno != EINVAL)
-        rc = -1;
-    close(fd);
-    return rc;
-}
-
 static const char *ck_write_tmp(int fd, const unsigned char *buf, size_t len)
 {
-    if (fchmod(fd, 0644))
-        return "set the mode of a temporary file next to it";
     if (ck_write_all(fd, buf, len))
         return "write a temporary file next to it";
     if (fsync(fd))
@@ -351,18 +332,13 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
         free(buf);
         return core_fail_detail(FTM_EINVAL, detail, dlen, "%s: not a regular file", path);
     }
-    const char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, pl = strlen(path);
-    pl = pl - dir > NAME_MAX - 11 ? dir + NAME_MAX - 11 : pl; /* the temporary name must fit */
-    char *tmp = malloc(pl + 16);
-    if (!tmp) {
+    char *tmp;
+    const char *what = NULL;
+    int fd = ftm_file_tmp_open(path, &tmp);
+    if (fd < 0 && errno == ENOMEM) {
         free(buf);
         return FTM_ENOMEM;
     }
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp-XXXXXX", 12);
-    const char *what = NULL;
-    int fd = mkstemp(tmp);
     if (fd < 0) {
         what = "create a temporary file next to it";
     } else {
@@ -375,7 +351,7 @@ int ftm_ckpt_save(const char *path, const ftm_ckpt_meta *mt, const ftm_ckpt_stat
             int e = errno;
             unlink(tmp);
             errno = e;
-        } else if (ck_sync_dir(path)) {
+        } else if (ftm_file_sync_dir(path)) {
             what = "fsync its directory";
         }
     }
