@@ -215,6 +215,22 @@ expect 0 "a long checkpoint name" "$FTMESH" train --mesh 2x2 --steps 1 --checkpo
 [ -s "$d/c$long" ] || { echo "FAIL: --checkpoint with a 251-character name not written"; fail=1; }
 no_tmp "long names"
 
+# ---- no output replaces a file an input option reads (but --checkpoint
+# may replace the checkpoint its run resumed from)
+printf 'kill 1,1@1\n' >"$d/in.txt"
+cp "$d/in.txt" "$tmp/in.copy"
+expect 2 "--faults file as --svg" "$FTMESH" allreduce --mesh 4x4 --size 4K --iters 2 --faults "$d/in.txt" --svg "$d/in.txt"
+err_is "--svg $d/in.txt: --faults reads that file"
+expect 2 "--faults file as --checkpoint" "$FTMESH" train --mesh 2x2 --steps 2 --faults "$d/in.txt" --checkpoint "$d/in.txt"
+same "$d/in.txt" "$tmp/in.copy" "an input named by an output"
+expect 0 "a checkpoint to resume" "$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/in.ck"
+cp "$d/in.ck" "$tmp/in.ck.copy"
+expect 2 "--resume file as --trace" "$FTMESH" train --mesh 2x2 --steps 2 --resume "$d/in.ck" --trace "$d/in.ck"
+err_is "--trace $d/in.ck: --resume reads that file"
+same "$d/in.ck" "$tmp/in.ck.copy" "--resume named by --trace"
+expect 0 "--checkpoint over --resume" "$FTMESH" train --mesh 2x2 --steps 2 --resume "$d/in.ck" --checkpoint "$d/in.ck"
+no_tmp "inputs"
+
 # ---- an output file gets the umask's mode, a replaced one keeps its own
 (umask 077 && "$FTMESH" rings --mesh 4x4 --svg "$d/um.svg" >/dev/null &&
     "$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/um.ck" >/dev/null)

@@ -304,6 +304,11 @@ void cli_out_discard(cli_out *o);
  * same file (after symbolic links) is refused; 0 or CLI_EXIT_USAGE after
  * one line. */
 int cli_out_check(const char *cmd, const char *opt, const char *path);
+/* Claims path, a regular file input option opt reads (--resume,
+ * --faults, --corpus), before the outputs are checked: an output naming
+ * it is refused (but --checkpoint may replace --resume's file); 0 or an
+ * exit code after one line. */
+int cli_in_claim(const char *cmd, const char *opt, const char *path);
 /* cli_out_check for a file the library writes itself by renaming a new
  * file over it (--checkpoint): a pipe or device is refused, and *file
  * (the caller frees it) is the file to write: path, or what its symbolic

@@ -253,6 +253,8 @@ static int validate(ar_args *a, ar_run *x)
         return rc;
     if (a->trace_iters && !a->trace) /* as every option with no effect: a warning */
         cli_warn(CMD, "--trace-iters has no effect without --trace FILE");
+    if ((rc = cli_in_claim(CMD, "--faults", a->f.file)))
+        return rc;
     if (a->svg && (rc = cli_out_open(CMD, &x->svg, "--svg", a->svg)))
         return rc;
     if (a->trace && (rc = cli_trace_open(CMD, &x->trace, a->trace, &x->rec, x->m.nchips)))

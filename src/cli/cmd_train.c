@@ -445,6 +445,10 @@ static int check_files(targs *a, train_run *x)
     int rc = 0;
     if (a->t.checkpoint_every && !a->t.checkpoint)
         return cli_usage_error(CMD, "--checkpoint-every needs --checkpoint FILE");
+    if ((rc = cli_in_claim(CMD, "--resume", a->t.resume)) ||
+        (rc = cli_in_claim(CMD, "--faults", a->f.file)) ||
+        (rc = cli_in_claim(CMD, "--corpus", a->corpus)))
+        return rc;
     if (a->t.checkpoint && cli_ranks_me() == 0) {
         if ((rc = cli_out_file(CMD, "--checkpoint", a->ckpt_arg, &a->ckpt_file)))
             return rc;

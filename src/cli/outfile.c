@@ -116,29 +116,58 @@ static char *real_path_at(const char *path, int depth)
 static char *real_path(const char *path) { return real_path_at(path, 0); }
 
 /* The files this run's output options write, so that two of them never
- * name the same one (the later would silently replace the other). */
+ * name the same one (the later would silently replace the other), and
+ * the files its input options read (in: 1), which no output may replace. */
 #define OUT_CLAIMS 16
-static struct { const char *opt; char *file; } out_claims[OUT_CLAIMS];
+static struct { const char *opt; char *file; int in; } out_claims[OUT_CLAIMS];
+
+/* Why opt (in: an input) may not have a file another option a holds
+ * (a_in: a reads it); NULL where it may. A checkpoint may replace the
+ * one its run resumed from (the run goes on from it). */
+static const char *clash(const char *opt, int in, const char *a, int a_in)
+{
+    if (in && a_in)
+        return NULL; /* two inputs read one file */
+    if (!in && !a_in)
+        return strcmp(a, opt) ? "writes that file too" : NULL;
+    const char *out = in ? a : opt, *inp = in ? opt : a;
+    if (!strcmp(out, "--checkpoint") && !strcmp(inp, "--resume"))
+        return NULL;
+    return a_in ? "reads that file" : "writes that file";
+}
 
 /* Claims file for opt; 0, or CLI_EXIT_USAGE where another option has it. */
-static int claim(const char *cmd, const char *opt, const char *path, char *file)
+static int claim(const char *cmd, const char *opt, const char *path, char *file, int in)
 {
     int i = 0;
     for (; i < OUT_CLAIMS && out_claims[i].file; i++)
         if (!strcmp(out_claims[i].file, file)) {
-            int other = strcmp(out_claims[i].opt, opt) != 0;
+            const char *why = clash(opt, in, out_claims[i].opt, out_claims[i].in);
             free(file);
-            return other ? cli_usage_error(cmd, "%s %s: %s writes that file too: give each "
-                                           "output its own file", opt, path, out_claims[i].opt)
-                         : 0;
+            if (!why)
+                return 0;
+            return cli_usage_error(cmd, "%s %s: %s %s: give each output its own file", opt,
+                                   path, out_claims[i].opt, why);
         }
     if (i < OUT_CLAIMS) {
         out_claims[i].opt = opt;
         out_claims[i].file = file;
+        out_claims[i].in = in;
     } else {
         free(file);
     }
     return 0;
+}
+
+int cli_in_claim(const char *cmd, const char *opt, const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) || !S_ISREG(st.st_mode)) /* a pipe is read, not replaced */
+        return 0;
+    char *file = real_path(path);
+    if (!file)
+        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
+    return claim(cmd, opt, path, file, 1);
 }
 
 /* 1 or 2 when path is the regular file this run's standard output or
@@ -179,7 +208,7 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     char *file = real_path(path);
     if (!file)
         return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
-    int rc = claim(cmd, opt, path, file);
+    int rc = claim(cmd, opt, path, file, 0);
     if (rc || std_stream(path)) /* the stream's file: one output option at most */
         return rc;
     char *t;
