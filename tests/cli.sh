@@ -208,6 +208,15 @@ expect 0 rings --mesh 8x8 --random-faults 3 --seed 5 --json
 json "$tmp/out" 'sorted(j["faults"]["chips"]) == [[0, 7], [1, 2], [6, 6]] and j["faults"]["hosts"] == []'
 expect 0 rings --mesh 8x8 --random-faults 3 --seed 5 --algo bidir
 grep_out "# faults: --fail 0,7 --fail 1,2 --fail 6,6  # 3 drawn by --random-faults from seed 5"
+# too many faults for one line: whole flags only, and how many are left out
+expect 0 rings --mesh 64x64 --torus --random-faults 300 --json
+nchips=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["faults"]["chips"]))' "$tmp/out")
+expect 0 rings --mesh 64x64 --torus --random-faults 300 --algo ring
+line=$(grep "^# faults:" "$tmp/out")
+shown=$(echo "$line" | grep -o -- "--fail [0-9]*,[0-9]*" | wc -l)
+more=$(echo "$line" | sed -n 's/.* \.\.\. and \([0-9]*\) more .*/\1/p')
+[ "$(echo "$line" | grep -o -- "--fail" | wc -l)" = "$shown" ] && [ -n "$more" ] &&
+    [ $((shown + more)) = "$nchips" ] && ok || bad "a long faults line: $shown shown, '$more' more of $nchips: $line"
 # 2d on a small mesh runs the ring's schedule: the JSON and the picture
 # say so beside 2d's bands
 expect 0 rings --mesh 6x6 --fail 2,2 --algo 2d --json

@@ -112,7 +112,7 @@ FTM_EXTERN int ftm_fault_same(const ftm_fault_event *a, const ftm_fault_event *b
  * history: the mesh at start holds them), each unless it is the same
  * event (ftm_fault_same) as one dst held before the call. Events given
  * twice within src both stay, for ftm_fault_script_check to refuse. src
- * may be NULL. 0 or FTM_ENOMEM (dst keeps what was added). */
+ * may be NULL. 0 or FTM_ENOMEM (then dst is as it was). */
 FTM_EXTERN int ftm_fault_script_merge(ftm_fault_script *dst, const ftm_fault_script *src,
                                       long start);
 /* Parses a script file's text (len bytes, need not end in NUL) and

@@ -169,7 +169,8 @@ const char *cli_mesh_kind(const ftm_mesh *m);
  * link of m, the mesh a run starts on: as the flags that rebuild it
  * (cli_faults_record_flags: " --fail R,C --fail-host R,C --fail-link
  * R,C-R2,C2 --fail-link 'R,C>R2,C2' ...": one-way links quoted for a
- * shell; 1 when cut at n bytes), as the text line "# faults: ..."
+ * shell; whole flags only: the number of flags left out for want of n
+ * bytes), as the text line "# faults: ..."
  * (nothing when there are none), and as the JSON key "faults": {"chips":
  * [[r,c]...], "hosts": [[r,c]...], "links": [[[r,c],[r2,c2]]...] (both
  * ways), "links_one_way": [...] (from, to)}. */

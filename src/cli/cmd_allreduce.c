@@ -427,11 +427,14 @@ static int run_script(const ar_args *a, const char **algo, ftm_allreduce_opts *a
         err = model_schedule(a, *algo, x);
         char flags[2048];
         int cut = cli_faults_record_flags(&a->o, &x->m, flags, sizeof flags);
-        if (!a->o.json) /* the header's faults line is the run's start */
+        if (!a->o.json) { /* the header's faults line is the run's start */
             printf("# the figures below are from the last run, over its %d chip%s; its mesh's "
-                   "faults:%s%s\n", ftm_mesh_healthy_count(&x->m),
-                   cli_s(ftm_mesh_healthy_count(&x->m)), flags[0] ? flags : " none",
-                   cut ? " ..." : "");
+                   "faults:%s", ftm_mesh_healthy_count(&x->m),
+                   cli_s(ftm_mesh_healthy_count(&x->m)), flags[0] ? flags : " none");
+            if (cut)
+                printf(" ... and %d more", cut);
+            printf("\n");
+        }
     }
     if (err && x->r.detail[0])
         fprintf(stderr, "ftmesh %s: %s\n", CMD, x->r.detail);

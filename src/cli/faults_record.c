@@ -88,34 +88,48 @@ void cli_faults_record_json(cli_json *j, const cli_mesh_opts *o, const ftm_mesh 
     cli_json_end(j);
 }
 
-/* Appends to b (of n bytes) at *u. */
-static void put(char *b, size_t n, size_t *u, const char *fmt, int a, int c, int x, int y)
+/* Appends one flag to b (of n bytes) at *u, whole or not at all (a flag
+ * cut in the middle would rebuild another mesh): else counts it in *cut. */
+static void put(char *b, size_t n, size_t *u, int *cut, const char *flag)
 {
-    if (*u < n)
-        *u += (size_t)snprintf(b + *u, n - *u, fmt, a, c, x, y);
+    size_t k = strlen(flag);
+    if (*cut || *u + k >= n) {
+        ++*cut;
+        return;
+    }
+    memcpy(b + *u, flag, k + 1);
+    *u += k;
 }
 
 int cli_faults_record_flags(const cli_mesh_opts *o, const ftm_mesh *m, char *b, size_t n)
 {
     size_t u = 0;
+    int cut = 0;
+    char f[64];
     b[0] = 0;
     for (int c = 0; c < m->nchips; c++)
-        if (!ftm_mesh_alive(m, c) && !in_host(o, m, c))
-            put(b, n, &u, " --fail %d,%d", ftm_mesh_row(m, c), ftm_mesh_col(m, c), 0, 0);
+        if (!ftm_mesh_alive(m, c) && !in_host(o, m, c)) {
+            snprintf(f, sizeof f, " --fail %d,%d", ftm_mesh_row(m, c), ftm_mesh_col(m, c));
+            put(b, n, &u, &cut, f);
+        }
     for (int k = 0; k < o->nfail_host; k++) {
         int h = host_at(o, m, k);
-        if (h >= 0)
-            put(b, n, &u, " --fail-host %d,%d", ftm_mesh_row(m, h), ftm_mesh_col(m, h), 0, 0);
+        if (h >= 0) {
+            snprintf(f, sizeof f, " --fail-host %d,%d", ftm_mesh_row(m, h), ftm_mesh_col(m, h));
+            put(b, n, &u, &cut, f);
+        }
     }
     for (int c = 0; c < m->nchips; c++)
         for (int d = 0; d < FTM_NDIRS; d++) {
             int nb, ow;
-            if (link_listed(m, c, d, &nb, &ow))
-                put(b, n, &u, ow ? " --fail-link '%d,%d>%d,%d'" : " --fail-link %d,%d-%d,%d",
-                    ftm_mesh_row(m, c), ftm_mesh_col(m, c), ftm_mesh_row(m, nb),
-                    ftm_mesh_col(m, nb));
+            if (!link_listed(m, c, d, &nb, &ow))
+                continue;
+            snprintf(f, sizeof f, ow ? " --fail-link '%d,%d>%d,%d'" : " --fail-link %d,%d-%d,%d",
+                     ftm_mesh_row(m, c), ftm_mesh_col(m, c), ftm_mesh_row(m, nb),
+                     ftm_mesh_col(m, nb));
+            put(b, n, &u, &cut, f);
         }
-    return u >= n;
+    return cut;
 }
 
 void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
@@ -124,7 +138,9 @@ void cli_faults_record_text(const cli_mesh_opts *o, const ftm_mesh *m)
     int cut = cli_faults_record_flags(o, m, flags, sizeof flags);
     if (!flags[0])
         return;
-    printf("# faults:%s%s", flags + 0, cut ? " ..." : "");
+    printf("# faults:%s", flags);
+    if (cut)
+        printf(" ... and %d more", cut);
     if (o->random_faults)
         printf("  # %d drawn by --random-faults from seed %llu", o->random_faults,
                (unsigned long long)cli_fault_seed(o));
@@ -152,12 +168,15 @@ void cli_faults_record_resumed(const cli_mesh_opts *o, const ftm_mesh *m, const 
                             ? " (its mesh is of another shape: its dead chips, links and events "
                               "to come are not carried over; this run's faults rule)"
                             : " (it records no mesh: this run's faults rule)";
-    printf("# resumed from %s at step %ld%s%s%s%s\n", path, step,
+    printf("# resumed from %s at step %ld%s%s%s", path, step,
            ckpt_mesh == CLI_CKPT_SAME ? "" : other,
            !flags[0]                ? (ckpt_mesh == CLI_CKPT_SAME ? "" : "; no faults")
            : ckpt_mesh == CLI_CKPT_SAME ? "; the checkpoint's mesh has"
                                     : "; faults:",
-           flags, cut ? " ..." : "");
+           flags);
+    if (cut)
+        printf(" ... and %d more", cut);
+    printf("\n");
 }
 
 void cli_faults_record_meta(struct cli_json *j, void *ctx)

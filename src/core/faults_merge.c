@@ -23,5 +23,7 @@ int ftm_fault_script_merge(ftm_fault_script *dst, const ftm_fault_script *src, l
         if (!dup)
             rc = ftm_fault_script_add(dst, &src->ev[i]);
     }
+    if (rc) /* all or nothing, as the other script builders */
+        dst->n = n0;
     return rc;
 }

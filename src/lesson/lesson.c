@@ -307,7 +307,7 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
         halves_words(b, n, f->phase, f->phase2 && strchr(f->phase2, '+') ? f->phase2 : NULL);
         return;
     }
-    if (strcmp(f->phase, l->algo) && f->phase[0]) {
+    if (f->phase[0] && (!l->algo || strcmp(f->phase, l->algo))) {
         snprintf(b, n, "%s%s%s", phase_words(f->phase), f->phase2 ? " and " : "",
                  f->phase2 ? phase_words(f->phase2) : "");
         return;
