@@ -13,6 +13,11 @@ expect 0 "2d fallback text" "$FTMESH" train --mesh 6x6 --fail 2,2 --algo 2d --st
 grep -qF "gradient schedule run: ring (the ring is faster" "$out" || { echo "FAIL: train text lacks the schedule run"; fail=1; }
 expect 0 "own schedule" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 1 --batch 16 --json
 json 'j["schedule"] == "2d" and "fallback" not in j'
+# --algo auto names its pick, and what was asked
+expect 0 "auto" "$FTMESH" train --mesh 4x4 --steps 2 --algo auto --kill 1,1@1 --json
+json 'j["asked"] == "auto" and j["algo"] != "auto" and j["algo"] in ("ring", "bidir", "tree", "trees", "2d", "2d-concurrent", "2d-lines")'
+expect 0 "auto text" "$FTMESH" train --mesh 4x4 --steps 2 --algo auto
+grep -q "algo [a-z0-9-]* (auto's pick for the last mesh)" "$out" || { echo "FAIL: train --algo auto: no pick said"; fail=1; }
 
 # one chip
 expect 0 "one chip" "$FTMESH" train --model resnet --mesh 1x1 --steps 2 --batch 4 --seed 3

@@ -278,6 +278,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_int(&j, "chips", r->chips);
     cli_json_u64(&j, "params", r->nparams);
     cli_json_str(&j, "algo", r->algo);
+    cli_json_str(&j, "asked", in->asked ? in->asked : r->algo);
     cli_json_str(&j, "schedule", r->schedule ? r->schedule : r->algo);
     if (r->fallback)
         cli_json_str(&j, "fallback", r->fallback);
@@ -396,9 +397,11 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
     char bn[64] = "";
     if (in->bn)
         snprintf(bn, sizeof bn, " (bn %s)", r->bn_algo);
-    printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s, reduce %s, micro %d\n",
+    int picked = in->asked && !strcmp(in->asked, "auto");
+    printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s%s, reduce %s, micro %d\n",
            in->model, m->rows, m->cols, cli_mesh_kind(m), r->chips, cli_s(r->chips),
-           r->nparams, r->algo, bn, in->exact ? "exact" : "float", r->micro);
+           r->nparams, r->algo, picked ? " (auto's pick for the last mesh)" : "", bn,
+           in->exact ? "exact" : "float", r->micro);
     if (r->fallback)
         printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
     if (f->n > 0)

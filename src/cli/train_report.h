@@ -22,6 +22,7 @@ typedef struct train_summary_info {
     int exact;
     long diverged_step;  /* -1, or the step whose loss was not finite */
     const cli_mesh_opts *o; /* the mesh options: the JSON "faults" record */
+    const char *asked;   /* --algo as given ("auto" names its pick too) */
 } train_summary_info;
 
 void train_out_init(train_out *c, int json, long steps, long batch);
