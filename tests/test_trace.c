@@ -285,6 +285,25 @@ START_TEST(test_fail_event)
             ck_assert_int_ge(ev[i].step, 0);
         }
     ck_assert_int_eq(fails, 1);
+    /* on the modeled clock the cut allreduce ends where its last recorded
+     * step or op ends, before the whole schedule's time */
+    ftm_cost_params p;
+    ftm_cost_defaults(&p);
+    ftm_cost_result res;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &res, NULL), 0);
+    ftm_timeline tl;
+    ck_assert_int_eq(ftm_timeline_build(tr, FTM_CLOCK_MODELED, &p, &tl), 0);
+    double exec_end = -1, last = 0;
+    for (size_t i = 0; i < tl.n; i++) {
+        if (tl.slice[i].ev->kind == FTM_EV_EXEC)
+            exec_end = exec_end < 0 || tl.slice[i].t1 > exec_end ? tl.slice[i].t1 : exec_end;
+        else
+            last = tl.slice[i].t1 > last ? tl.slice[i].t1 : last;
+    }
+    ck_assert_msg(exec_end > 0 && exec_end == last && exec_end < res.time_s,
+                  "the cut allreduce spans %g s; its last op ends at %g s, the whole at %g s",
+                  exec_end, last, res.time_s);
+    ftm_timeline_free(&tl);
     for (int c = 0; c < 9; c++)
         free(bufs[c]);
     ftm_trace_destroy(tr);

@@ -8,7 +8,9 @@
  * Executions are laid end to end in their order (every chip executes the
  * same schedules in the same order), each taking its schedule's modeled
  * time, so one execution spans exactly the modeled time the cost model
- * reports. The modeled clock has no compute and no waiting: compute and
+ * reports; one that a failure cut short (a chip died in it, or the chips
+ * ran fewer steps than their programs hold) ends where its last recorded
+ * step or op ends, and the next starts there. The modeled clock has no compute and no waiting: compute and
  * wait events are left out of it (recover too); a failure sits at the
  * modeled start of the step it interrupted.
  */

@@ -9,6 +9,11 @@
 typedef struct tl_inst {
     int run, exec, sched;
     double offset;         /* modeled start of the execution */
+    double len;            /* its modeled length: the schedule's time, or
+                            * where it stopped when a failure cut it */
+    long steps, want;      /* steps the chips recorded, steps they run */
+    int failed;            /* a chip died in it */
+    double end;            /* a cut one: its last modeled end */
 } tl_inst;
 
 static int inst_cmp(const void *a, const void *b)
@@ -21,7 +26,7 @@ static int inst_cmp(const void *a, const void *b)
 
 static const tl_inst *inst_find(const tl_inst *v, size_t n, int run, int exec)
 {
-    tl_inst key = { run, exec, 0, 0 };
+    tl_inst key = { .run = run, .exec = exec };
     return bsearch(&key, v, n, sizeof *v, inst_cmp);
 }
 
@@ -76,6 +81,41 @@ static int build_wall(const ftm_trace *tr, ftm_timeline *tl)
     return 0;
 }
 
+static int modeled_times(const ftm_event *e, const tl_inst *in, const ftm_cost_timing *tm,
+                         double *t0, double *t1);
+
+/* Executions a failure cut short (a chip died in one, or the chips ran
+ * fewer steps than their programs hold) end where their last recorded op
+ * or step ends on the modeled clock, not at the whole schedule's time. */
+static void cut_insts(const ftm_trace *tr, const ftm_cost_timing *tm, tl_inst *v, size_t n)
+{
+    for (int pass = 0; pass < 2; pass++) /* count, then measure the cut ones */
+        for (int c = 0; c < ftm_trace_nchips(tr); c++) {
+            size_t ne;
+            const ftm_event *ev = ftm_trace_events(tr, c, &ne);
+            for (size_t i = 0; i < ne; i++) {
+                tl_inst *in = (tl_inst *)inst_find(v, n, ev[i].run, ev[i].exec);
+                if (!in || ev[i].sched != in->sched)
+                    continue;
+                if (pass == 0) {
+                    const ftm_mesh *m;
+                    if (ev[i].kind == FTM_EV_EXEC)
+                        in->want += ftm_trace_sched(tr, in->sched, &m)->prog[c].nsteps;
+                    in->steps += ev[i].kind == FTM_EV_STEP;
+                    in->failed |= ev[i].kind == FTM_EV_FAIL;
+                    continue;
+                }
+                double t0, t1; /* offset 0 still: times from its start */
+                if ((in->failed || in->steps < in->want) && ev[i].kind != FTM_EV_EXEC &&
+                    modeled_times(&ev[i], in, tm, &t0, &t1) && t1 > in->end)
+                    in->end = t1;
+            }
+        }
+    for (size_t i = 0; i < n; i++)
+        if ((v[i].failed || v[i].steps < v[i].want) && v[i].end < v[i].len)
+            v[i].len = v[i].end;
+}
+
 /* The executions, in order, with their modeled offsets. */
 static int collect_insts(const ftm_trace *tr, const ftm_cost_timing *tm, tl_inst **out,
                          size_t *nout)
@@ -97,23 +137,27 @@ static int collect_insts(const ftm_trace *tr, const ftm_cost_timing *tm, tl_inst
                 }
                 v = p;
             }
-            v[n++] = (tl_inst){ ev[i].run, ev[i].exec, ev[i].sched, 0 };
+            v[n++] = (tl_inst){ .run = ev[i].run, .exec = ev[i].exec, .sched = ev[i].sched };
         }
     }
     if (n)
         qsort(v, n, sizeof *v, inst_cmp);
     size_t k = 0;
-    double t = 0;
     for (size_t i = 0; i < n; i++) {
         if (k && inst_cmp(&v[k - 1], &v[i]) == 0)
             continue; /* the same execution seen by another chip */
         v[k] = v[i];
-        v[k].offset = t;
-        t += tm[v[k].sched].time_s;
+        v[k].len = tm[v[k].sched].time_s;
         k++;
     }
     *out = v;
     *nout = k;
+    cut_insts(tr, tm, v, k);
+    double t = 0;
+    for (size_t i = 0; i < k; i++) {
+        v[i].offset = t;
+        t += v[i].len;
+    }
     return 0;
 }
 
@@ -127,7 +171,7 @@ static int modeled_times(const ftm_event *e, const tl_inst *in, const ftm_cost_t
     switch (e->kind) {
     case FTM_EV_EXEC:
         *t0 = o;
-        *t1 = o + m->time_s;
+        *t1 = o + in->len;
         return 1;
     case FTM_EV_STEP:
         *t0 = o + m->step_start[si];
