@@ -251,6 +251,9 @@ grep -q "MB</title>" "$tmp/rl.svg" && bad "rings --svg: link bytes told where no
 expect 0 train --mesh 4x4 --steps 3 --batch 16 --kill host:2,2@1 --svg "$tmp/th.svg"
 grep -q "12 healthy chips" "$tmp/th.svg" && [ "$(grep -c '<title>dead chip' "$tmp/th.svg")" = 4 ] &&
     ok || bad "train --svg after a dead host: not the mesh training left"
+# one kill, one mark on the loss curve (the step it died in is redone)
+[ "$(grep -c '<path class="kill"' "$tmp/th.svg")" = 1 ] && grep -q "dies in step 1, redone on 12 chips" "$tmp/th.svg" &&
+    ok || bad "train --svg: one kill is not one mark: $(grep -c '<path class="kill"' "$tmp/th.svg")"
 # sweep: of algorithms that tie (2d-lines running 2d-concurrent's schedule),
 # one row is the fastest, and the goal has one object per faulty case (20 s:
 # make check-full)

@@ -254,7 +254,7 @@ int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t coun
 /* The markers of the loss curve and timeline: the static holes, then
  * every failure and repair of the run (at most max). */
 static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_svg_event *ev,
-                            char (*lab)[96], int max)
+                            char (*lab)[128], int max)
 {
     int nev = 0, dead0 = m0->nchips - ftm_mesh_healthy_count(m0);
     if (dead0) {
@@ -272,6 +272,13 @@ static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_s
         }
         if (!e->noticed)
             continue;
+        if (e->resumed == e->when) { /* one mark: the step it died in is redone */
+            snprintf(lab[nev], sizeof lab[nev], "%s dies in step %ld, redone on %d chips",
+                     e->what, e->when, e->chips_after);
+            ev[nev] = (ftm_svg_event){ e->when, lab[nev], 0 };
+            nev++;
+            continue;
+        }
         snprintf(lab[nev], sizeof lab[nev], "%s dies in step %ld", e->what, e->when);
         ev[nev] = (ftm_svg_event){ e->when, lab[nev], 0 };
         nev++;
@@ -303,7 +310,7 @@ int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long f
         secs[i] = r->step[i].wall_s;
         chips[i] = r->step[i].chips;
     }
-    char lab[SVG_MAX_EVENTS][96], title[160];
+    char lab[SVG_MAX_EVENTS][128], title[160];
     ftm_svg_event ev[SVG_MAX_EVENTS];
     int nev = train_svg_events(m0, r, ev, lab, SVG_MAX_EVENTS);
     snprintf(title, sizeof title, "training: gradient allreduce %s, one step's bytes",
