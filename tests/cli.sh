@@ -373,8 +373,8 @@ json "$tmp/out" 'steps and j["modeled_allreduce_s"] == steps[-1]["modeled_allred
 # train --svg: the loss curve beside the mesh, with the failure marked
 expect 0 train --mesh 3x3 --fail 0,0 --steps 3 --batch 8 --fail-during 1,2 --fail-step 1 \
     --svg "$tmp/t.svg"
-grep -q 'class="loss-curve"' "$tmp/t.svg" && [ "$(grep -c 'class="event"' "$tmp/t.svg")" = 3 ] &&
-    grep -q '>chip (1,2) dies in step 1<' "$tmp/t.svg" && ok || bad "train --svg: curve and events"
+grep -q 'class="loss-curve"' "$tmp/t.svg" && [ "$(grep -c 'class="event"' "$tmp/t.svg")" = 2 ] &&
+    grep -q '>chip (1,2) dies in step 1, redone on 7 chips<' "$tmp/t.svg" && ok || bad "train --svg: curve and events"
 # every label ends inside the picture (11px sans-serif: under 6.5 px a character)
 python3 - "$tmp/t.svg" <<'EOF' && ok || bad "train --svg: a label runs off the picture"
 import re, sys
