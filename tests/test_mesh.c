@@ -118,6 +118,13 @@ START_TEST(test_faults)
     ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 1), 0);
     ck_assert_int_eq(ftm_mesh_host_fits(&m, 2, 2), 1);
     ck_assert_int_eq(ftm_mesh_host_fits(&m, 3, 0), 0);
+    /* the host at (2,2) of a 3x3 torus wraps: its chips are exactly those
+     * ftm_mesh_fail_host kills, (2,2) (2,0) (0,2) (0,0) */
+    ck_assert_int_eq(ftm_mesh_fail_host(&m, 2, 2), 0);
+    for (int c = 0; c < m.nchips; c++)
+        ck_assert_int_eq(ftm_mesh_host_has(&m, 2, 2, ftm_mesh_row(&m, c), ftm_mesh_col(&m, c)),
+                         !ftm_mesh_alive(&m, c));
+    ck_assert_int_eq(ftm_mesh_host_has(&m, 2, 2, 1, 1), 0);
     ftm_mesh_free(&m);
 }
 END_TEST

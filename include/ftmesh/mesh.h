@@ -78,6 +78,9 @@ FTM_EXTERN int ftm_mesh_fail_chip_id(ftm_mesh *m, int id);
 FTM_EXTERN int ftm_mesh_fail_host(ftm_mesh *m, int r, int c);
 /* 1 when that host fits on m (ftm_mesh_fail_host takes it), else 0. */
 FTM_EXTERN int ftm_mesh_host_fits(const ftm_mesh *m, int r, int c);
+/* 1 when chip (r,c) is one of the host whose top-left chip is (hr,hc):
+ * rows hr and hr + 1, columns hc and hc + 1, wrapping on a torus. */
+FTM_EXTERN int ftm_mesh_host_has(const ftm_mesh *m, int hr, int hc, int r, int c);
 /* Kill link (r,c)-(r2,c2) both ways, or only (r,c)->(r2,c2) if oneway. */
 FTM_EXTERN int ftm_mesh_fail_link(ftm_mesh *m, int r, int c, int r2, int c2, int oneway);
 /* Kill k healthy chips drawn reproducibly from seed. FTM_ERANGE if k is

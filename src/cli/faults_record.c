@@ -38,8 +38,7 @@ static int in_host(const cli_mesh_opts *o, const ftm_mesh *m, int chip)
         int h = host_at(o, m, k);
         if (h < 0)
             continue;
-        int hr = ftm_mesh_row(m, h), hc = ftm_mesh_col(m, h);
-        if ((r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2)
+        if (ftm_mesh_host_has(m, ftm_mesh_row(m, h), ftm_mesh_col(m, h), r, c))
             return 1;
     }
     return 0;

@@ -412,7 +412,7 @@ static void warn_fail_in_host(const cli_mesh_opts *o, const ftm_mesh *m)
         ftm_mesh_parse_coord(o->fail[k], &r, &c); /* parsed before */
         for (int h = 0; h < o->nfail_host; h++) {
             ftm_mesh_parse_coord(o->fail_host[h], &hr, &hc);
-            if ((r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2) {
+            if (ftm_mesh_host_has(m, hr, hc, r, c)) {
                 cli_warn(o->cmd, "--fail %s has no effect: the chip is in the host of "
                          "--fail-host %s", o->fail[k], o->fail_host[h]);
                 break;

@@ -235,7 +235,7 @@ static int fs_names(const ftm_mesh *m, const ftm_fault_event *e, int x)
     if (e->kind == FTM_FAULT_CHIP)
         return e->r == r && e->c == c;
     return e->kind == FTM_FAULT_HOST && e->r >= 0 && e->c >= 0 &&
-           (r - e->r + m->rows) % m->rows < 2 && (c - e->c + m->cols) % m->cols < 2;
+           ftm_mesh_host_has(m, e->r, e->c, r, c);
 }
 
 /* Drops from chips[0..nc) those a repair of s brings back after step t0

@@ -148,6 +148,11 @@ int ftm_mesh_host_fits(const ftm_mesh *m, int r, int c)
            (wrap_c || c + 1 < m->cols);
 }
 
+int ftm_mesh_host_has(const ftm_mesh *m, int hr, int hc, int r, int c)
+{
+    return (r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2;
+}
+
 int ftm_mesh_fail_host(ftm_mesh *m, int r, int c)
 {
     if (!ftm_mesh_host_fits(m, r, c))

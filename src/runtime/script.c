@@ -308,14 +308,14 @@ static int struck(const ftm_rt_script *f, int i, const ftm_mesh *m, const unsign
 /* 1 when kill k names what repair e brings back, or a host around it. */
 static int undoes(const ftm_mesh *m, const ftm_fault_event *e, const ftm_fault_event *k)
 {
-    int link = e->kind == FTM_FAULT_LINK, dr, dc;
+    int link = e->kind == FTM_FAULT_LINK;
     if (link || k->kind == FTM_FAULT_LINK)
         return link && k->kind == FTM_FAULT_LINK &&
                ((e->r == k->r && e->c == k->c && e->r2 == k->r2 && e->c2 == k->c2) ||
                 (e->r == k->r2 && e->c == k->c2 && e->r2 == k->r && e->c2 == k->c));
-    dr = (e->r - k->r + m->rows) % m->rows;
-    dc = (e->c - k->c + m->cols) % m->cols;
-    return e->kind == k->kind ? !dr && !dc : e->kind == FTM_FAULT_CHIP && dr < 2 && dc < 2;
+    if (e->kind == k->kind)
+        return e->r == k->r && e->c == k->c;
+    return e->kind == FTM_FAULT_CHIP && ftm_mesh_host_has(m, k->r, k->c, e->r, e->c);
 }
 
 int ftm_rt_script_kill_skipped(const ftm_rt_script *f, const ftm_mesh *m,
