@@ -271,17 +271,19 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     if (rc)
         return rc;
     m2.chip_dead[victim] = 1;
+    /* the survivors reduce the same numbers, fewer chips (blocks grow) */
+    size_t count = demo_lesson_count(m, algo);
     /* the router's ring only for the algorithms that run it */
     ftm_ring ring;
     int one_d = demo_runs_ring(algo);
     int have_ring = demo_story_ring(&m2, algo, &ring);
     if (one_d)
-        demo_mesh(o, &m2, have_ring ? &ring : NULL, demo_lesson_count(&m2, algo));
+        demo_mesh(o, &m2, have_ring ? &ring : NULL, count);
     else
-        demo_mesh_picture(&m2, NULL, demo_lesson_count(&m2, algo));
-    rc = cli_demo_own_picture(&m2, algo, demo_lesson_count(&m2, algo));
+        demo_mesh_picture(&m2, NULL, count);
+    rc = cli_demo_own_picture(&m2, algo, count);
     if (!rc)
-        rc = ftm_lesson_run(&m2, algo, demo_lesson_count(&m2, algo), tr, NULL);
+        rc = ftm_lesson_run(&m2, algo, count, tr, NULL);
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
@@ -318,29 +320,56 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
 }
 
 /* The victim's death in the lesson's order: the round of its middle
- * transfer (-1: it sends nothing); *nsent its transfers, *before those it
- * made before that round. */
+ * transfer, sent or received (-1: it sends nothing). A tree's leaf sends
+ * once, early, and receives late: it dies before its receive, with its
+ * numbers in the sums. *nsent its transfers, *before those it made before
+ * that round. */
 static int death_round(const ftm_lesson *l, int victim, int *nsent, int *before)
 {
-    int round = ftm_lesson_send_round(l, victim, 0, nsent);
-    if (*nsent > 0)
-        round = ftm_lesson_send_round(l, victim, *nsent / 2, NULL);
+    int n = 0, k, i;
+    ftm_lesson_send_round(l, victim, 0, nsent);
+    for (k = 1; k < l->nframes; k++)
+        for (i = 0; i < l->frame[k].nx; i++)
+            n += l->frame[k].x[i].src == victim || l->frame[k].x[i].dst == victim;
+    if (*nsent == 0)
+        return -1;
+    int round = -1;
+    for (k = 1, n /= 2; k < l->nframes && round < 0; k++)
+        for (i = 0; i < l->frame[k].nx && round < 0; i++)
+            if ((l->frame[k].x[i].src == victim || l->frame[k].x[i].dst == victim) && n-- == 0)
+                round = k;
     *before = 0;
     while (*before < *nsent && ftm_lesson_send_round(l, victim, *before, NULL) < round)
         ++*before;
     return round;
 }
 
+/* 1 when after round k every chip but the victim holds every sum of the
+ * lesson's mesh (the victim's numbers in them). */
+static int survivors_done(const ftm_lesson *l, int k, int victim)
+{
+    const int64_t *v = l->frame[k].vals;
+    for (int c = 0; c < l->mesh.nchips; c++)
+        for (size_t i = 0; c != victim && ftm_mesh_alive(&l->mesh, c) && i < l->count; i++)
+            if (v[(size_t)c * l->count + i] != ftm_lesson_expected(&l->mesh, i))
+                return 0;
+    return 1;
+}
+
 /* Why the survivors start over: what the sums made so far hold (summed:
- * some chip summed something before the death; before: the victim's own
- * transfers by then, so whether any sum holds its numbers). */
+ * 1 some chip summed something before the death, 2 every survivor holds
+ * every sum; before: the victim's own transfers by then, so whether any
+ * sum holds its numbers). */
 static const char *summed_words(int summed, int before)
 {
+    if (summed == 2)
+        return "every survivor holds the sums already, but they count the dead chip's "
+               "numbers, which are gone";
     if (!summed)
         return "nothing was summed yet, and the dead chip's numbers are gone";
     if (before == 0)
-        return "their buffers are unfinished; no sum holds the dead chip's numbers yet (it "
-               "had sent none), but they are gone with it";
+        return "their buffers are unfinished; no survivor's sum holds the dead chip's numbers "
+               "yet (it had sent none), but they are gone with it";
     return "their buffers are unfinished and the sums made so far count the dead chip's "
            "numbers, which are gone";
 }
@@ -363,7 +392,8 @@ static void failure_intro(char *b, size_t n, const char *algo, int victim, const
 
 /* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
  * death is scripted in the lesson's order: the chip dies at the start of
- * the round of its middle transfer, so every run tells the same story. */
+ * the round of its middle transfer, sent or received, so every run tells
+ * the same story. */
 static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
                         const char *title, demo_story *st, long *wrong)
 {
@@ -393,6 +423,7 @@ static int tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, 
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
         int summed = demo_tell_behind(o, &l1, round) > 0;
+        summed = summed && survivors_done(&l1, round, victim) ? 2 : summed;
         char why[320];
         snprintf(why, sizeof why, "%s, so the survivors start the allreduce over on the chips "
                  "left, its schedule rebuilt around the new hole; then the chip comes back.",

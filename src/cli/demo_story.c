@@ -99,7 +99,8 @@ int demo_own_ok(const char *algo, const ftm_mesh *m, int victim)
                                    ftm_mesh_row(m, a), ftm_mesh_col(m, a), ftm_mesh_row(m, b),
                                    ftm_mesh_col(m, b));
         }
-        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, demo_lesson_count(&t, algo),
+        /* the recovery keeps the lesson's numbers: m's count */
+        rc = ftm_allreduce_build_own(algo, &s, NULL, &t, demo_lesson_count(m, algo),
                                      FTM_RED_SUM_I64);
         const char *why = rc ? own_why(algo, &t, rc) : NULL;
         ftm_mesh_free(&t);
