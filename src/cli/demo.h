@@ -99,6 +99,17 @@ size_t demo_lesson_count(const ftm_mesh *m, const char *algo);
  * k: each one's last step in the lesson's global order (demo_repair.c).
  * Returns the latest of them (0: no survivor sent or received). */
 int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k);
+/* Records algo on m (demo_lesson_count numbers) into a new recorder *tr
+ * and reads its first run into *l. 0 or an FTM_E* code. */
+int demo_record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l);
+/* Where `ftmesh allreduce --algo algo` (its default 8 MiB of floats) runs
+ * another algorithm's schedule on m, a sentence saying so into b; else
+ * "". The lesson always shows algo's own schedule. */
+void demo_fallback_words(const ftm_mesh *m, const char *algo, char *b, size_t n);
+/* Parts 4 and 5 (and the comeback): chip victim dies in the middle of
+ * algo's allreduce on m, told under title; the survivors start over. */
+int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, int victim,
+                      const char *title, demo_story *st, long *wrong);
 /* The failure story's end (demo_repair.c): the dead chip `victim` of m
  * comes back; algo runs again on m, recorded into tr as its run `run`,
  * told in the text and added as a part (verified). 0 or an error. */

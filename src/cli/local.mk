@@ -13,7 +13,7 @@ EXTRA_DIST += tests/cli_lib.sh tests/json_lib.sh tests/json_checks.py
 
 # Watching a run: --trace (Chrome trace JSON) and ftmesh demo
 ftmesh_SOURCES += src/cli/trace_json.c src/cli/trace_json.h src/cli/cmd_demo.c src/cli/demo.h \
-	src/cli/demo_text.c src/cli/demo_story.c src/cli/demo_repair.c
+	src/cli/demo_text.c src/cli/demo_story.c src/cli/demo_repair.c src/cli/demo_failure.c
 TESTS += tests/trace_cli.sh tests/demo_cli.sh
 EXTRA_DIST += tests/trace_cli.sh tests/demo_cli.sh tests/demo_html.sh tests/demo_cli.py tests/demo_order.py tests/demo_words.py \
 	tests/demo_html.py
