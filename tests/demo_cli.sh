@@ -264,7 +264,7 @@ tr "\n" " " <"$tmp/out" | grep -q "The lesson ends here: with --fail-during R,C 
     bad "demo --algo ring: no word on --fail-during"
 # part 3: chips of usable columns that own nothing are explained too
 "$ftmesh" demo >"$tmp/out"
-tr "\n" " " <"$tmp/out" | grep -q "Each half holds 6 numbers, fewer than the 8 chips of its usable columns" ||
+tr "\n" " " <"$tmp/out" | grep -q "where that part has fewer numbers than the column has chips, some of them own nothing either" ||
     bad "demo part 3: does not say why usable-column chips own nothing"
 # step headers: the reading aid only where headers name positions
 "$ftmesh" demo --algo ring | grep -q "header names the positions" && bad "demo ring: a header aid for headers that name no position"

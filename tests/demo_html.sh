@@ -165,6 +165,9 @@ for k in torus dead2 oneway bidir; do
     grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
         bad "tree page: the legend explains $k marks it does not draw"
 done
+# ... and keeps those it draws: the one-way link's, the torus' wraps
+grep -q 'class="lg-oneway">' "$tmp/ow.dom" && grep -q 'class="lg-torus">' "$tmp/t28.dom" ||
+    bad "the legend hides the one-way or wrap marks of pages that draw them"
 # bidir's second ring is drawn with its own detour (through (3,1), chip
 # 13, as its schedule runs it), so both forwarders are boxed at step 0
 grep -q 'class="box fwd" id="box13"' "$tmp/m2s0.dom" && grep -q 'class="box fwd" id="box8"' "$tmp/m2s0.dom" ||

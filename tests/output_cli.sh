@@ -222,6 +222,13 @@ cp "$d/in.txt" "$tmp/in.copy"
 expect 2 "--faults file as --svg" "$FTMESH" allreduce --mesh 4x4 --size 4K --iters 2 --faults "$d/in.txt" --svg "$d/in.txt"
 err_is "--svg $d/in.txt: --faults reads that file"
 expect 2 "--faults file as --checkpoint" "$FTMESH" train --mesh 2x2 --steps 2 --faults "$d/in.txt" --checkpoint "$d/in.txt"
+err_is "--checkpoint $d/in.txt: --faults reads that file"
+mkdir "$d/cif"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(b"".join(bytes([r % 10]) + bytes((r * 31 + i) % 256 for i in range(3072)) for r in range(16)))' "$d/cif/data_batch_1.bin"
+cp "$d/cif/data_batch_1.bin" "$tmp/cif.copy"
+expect 2 "--data batch as --svg" "$FTMESH" train --mesh 2x2 --steps 1 --batch 8 --data "$d/cif" --svg "$d/cif/data_batch_1.bin"
+err_is "--svg $d/cif/data_batch_1.bin: --data reads that file"
+same "$d/cif/data_batch_1.bin" "$tmp/cif.copy" "--data named by --svg"
 same "$d/in.txt" "$tmp/in.copy" "an input named by an output"
 expect 0 "a checkpoint to resume" "$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/in.ck"
 cp "$d/in.ck" "$tmp/in.ck.copy"
@@ -242,11 +249,19 @@ chmod 640 "$d/um.svg" "$d/um.ck"
 [ "$(stat -c %a "$d/um.svg") $(stat -c %a "$d/um.ck")" = "640 640" ] ||
     { echo "FAIL: a replaced file's mode: $(stat -c %a "$d/um.svg" "$d/um.ck" | tr '\n' ' ')"; fail=1; }
 no_tmp "modes"
-# ---- JSON stays valid UTF-8 whatever bytes a file name holds
-bad_name=$(printf '%s/c\377k' "$d")
-"$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$bad_name" >/dev/null
-"$FTMESH" train --mesh 2x2 --steps 1 --resume "$bad_name" --json >"$tmp/nj.json" 2>/dev/null
-python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert d["resumed_from"].endswith("c\ufffdk"), d' "$tmp/nj.json" ||
-    { echo "FAIL: a non-UTF-8 file name in JSON: $(cat "$tmp/nj.json")"; fail=1; }
+# ---- JSON stays valid UTF-8 whatever bytes a file name holds: UTF-8
+# passes unchanged, anything else (a lone byte, an overlong form, a
+# surrogate, past U+10FFFF) becomes U+FFFD
+"$FTMESH" train --mesh 2x2 --steps 1 --checkpoint "$d/u.ck" >/dev/null
+for pair in 'c\303\251\342\202\254\360\237\230\200k:c\u00e9\u20ac\U0001f600k' 'c\377k:c\ufffdk' \
+            'c\340\200\200k:c\ufffd\ufffd\ufffdk' 'c\355\240\200k:c\ufffd\ufffd\ufffdk' \
+            'c\364\220\200\200k:c\ufffd\ufffd\ufffd\ufffdk'; do
+    name=$(printf "%s/${pair%%:*}" "$d")
+    cp "$d/u.ck" "$name"
+    "$FTMESH" train --mesh 2x2 --steps 1 --resume "$name" --json >"$tmp/nj.json" 2>/dev/null
+    python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); w=sys.argv[2].encode().decode("unicode_escape"); assert d["resumed_from"].endswith("/" + w), (d["resumed_from"], w)' "$tmp/nj.json" "${pair#*:}" ||
+        { echo "FAIL: file name ${pair%%:*} in JSON: $(cat "$tmp/nj.json")"; fail=1; }
+    rm -f "$name"
+done
 
 cli_done

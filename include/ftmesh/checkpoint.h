@@ -93,9 +93,8 @@ FTM_EXTERN int ftm_ckpt_encode(const ftm_ckpt_meta *meta, const ftm_ckpt_state *
                     unsigned char **buf, size_t *len);
 /* Writes the file atomically: a temporary file in the same directory
  * (ftm_file_tmp_open: a replaced file keeps its mode, a new one gets 0666
- * less the umask), fsync, rename over path, fsync of the directory. On
- * error path is left
- * as it was. The rename replaces a symbolic link at path, not its target;
+ * less the umask), fsync, rename over path, fsync of the directory. On an
+ * error path is left as it was. The rename replaces a symbolic link at path, not its target;
  * a path that is not a regular file (a directory, pipe or device: the
  * rename would replace /dev/null) is refused with FTM_EINVAL. 0,
  * FTM_EINVAL, FTM_ENOMEM or FTM_EIO (detail says what). */

@@ -208,6 +208,7 @@ typedef struct ftm_fault_record {
     long when;                 /* step or iteration it struck in */
     int phase;                 /* ftm_fault_phase */
     char what[64];             /* "chip (2,1)", "host (2,0)", "link (0,0)-(0,1)" */
+    ftm_fault_event event;     /* the event it records (kind, coordinates) */
     char detected_by[256];     /* who noticed and how; "" when nobody did */
     int noticed;               /* 0: a dead link nothing needed again */
     long resumed;              /* the step or iteration redone (-1: none) */

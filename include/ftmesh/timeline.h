@@ -10,9 +10,10 @@
  * time, so one execution spans exactly the modeled time the cost model
  * reports; one that a failure cut short (a chip died in it, or the chips
  * ran fewer steps than their programs hold) ends where its last recorded
- * step or op ends, and the next starts there. The modeled clock has no compute and no waiting: compute and
- * wait events are left out of it (recover too); a failure sits at the
- * modeled start of the step it interrupted.
+ * step or op ends, and the next starts there. The modeled clock has no
+ * compute and no waiting: compute and wait events are left out of it
+ * (recover too); a failure sits at the modeled end of the step it died in
+ * (after what it did in that step).
  */
 #ifndef FTMESH_TIMELINE_H
 #define FTMESH_TIMELINE_H

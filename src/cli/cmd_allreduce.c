@@ -381,34 +381,28 @@ static void print_picks(const ar_args *a, const ftm_allreduce_result *r, int see
     }
 }
 
-/* The chips a record's link joins ("link (R,C)-(R2,C2)", or "->" for a
- * one-way one): 1 when what names a link. */
-static int record_link(const char *what, int *r1, int *c1, int *r2, int *c2)
-{
-    int pos = 0;
-    if (sscanf(what, "link (%d,%d)%n", r1, c1, &pos) != 2 || !pos)
-        return 0;
-    const char *rest = what + pos + (strncmp(what + pos, "->", 2) ? 1 : 2);
-    return sscanf(rest, "(%d,%d)", r2, c2) == 2;
-}
-
 /* Links that died unnoticed and are still dead after the last run, which
  * its mesh (the router's) counts on: "; also dead, unnoticed: ...". */
 static void unnoticed_links(const ftm_allreduce_result *r, const ftm_mesh *m)
 {
+    char list[512] = "";
     int n = 0;
     for (int i = 0; i < r->nevents; i++) {
         const ftm_fault_record *e = &r->events[i];
-        int r1, c1, r2, c2, later = 0;
-        if (e->noticed || e->repair || !record_link(e->what, &r1, &c1, &r2, &c2))
+        const ftm_fault_event *v = &e->event;
+        int later = 0;
+        if (e->noticed || e->repair || v->kind != FTM_FAULT_LINK)
             continue;
         for (int k = i + 1; k < r->nevents && !later; k++)
             later = !strcmp(r->events[k].what, e->what); /* noticed or repaired since */
-        int a = ftm_mesh_chip(m, r1, c1), d = ftm_mesh_dir_to(m, a, ftm_mesh_chip(m, r2, c2));
-        if (!later && d >= 0 && ftm_mesh_link_live(m, a, d))
-            printf("%s%s", n++ ? ", " : "; also dead, unnoticed (the router still counts on "
-                                        "it): ", e->what);
+        int a = ftm_mesh_chip(m, v->r, v->c), d = ftm_mesh_dir_to(m, a, ftm_mesh_chip(m, v->r2, v->c2));
+        size_t u = strlen(list);
+        if (!later && d >= 0 && ftm_mesh_link_live(m, a, d) && ++n)
+            snprintf(list + u, sizeof list - u, "%s%s", u ? ", " : "", e->what);
     }
+    if (n)
+        printf("; also dead, unnoticed (the router still counts on %s): %s", n > 1 ? "them" : "it",
+               list);
 }
 
 /* The records in the order they were told: the noticed ones as the

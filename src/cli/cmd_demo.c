@@ -112,7 +112,7 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
 /* Which chips own nothing in 2d-lines on m, and why, into b: a column
  * with a dead chip cannot sum across every row (half A), a row with one
  * cannot sum across every column (half B). */
-static void lines_owners(const ftm_mesh *m, size_t count, char *b, size_t n)
+static void lines_owners(const ftm_mesh *m, char *b, size_t n)
 {
     size_t u = (size_t)snprintf(b, n, "Usable columns (all chips alive):");
     int badc = 0, badr = 0;
@@ -134,23 +134,15 @@ static void lines_owners(const ftm_mesh *m, size_t count, char *b, size_t n)
             u += (size_t)snprintf(b + u, n - u, " %d", r);
     }
     if (u < n && (badc || badr))
-        u += (size_t)snprintf(b + u, n - u, ". In half A the healthy chips of the other "
-                 "columns own nothing: their column has a hole, so it cannot add up across all "
-                 "rows; their row's owners take their share, and they get the sums back in "
-                 "their row's all-gather. In half B the same holds for the chips of the other "
-                 "rows.");
+        snprintf(b + u, n - u, ". In half A the healthy chips of the other columns own "
+                 "nothing: their column has a hole, so it cannot add up across all rows; their "
+                 "row's owners take their share, and they get the sums back in their row's "
+                 "all-gather. In half B the same holds for the chips of the other rows. A "
+                 "usable column shares its part of the half among its chips, and where that "
+                 "part has fewer numbers than the column has chips, some of them own nothing "
+                 "either.");
     else if (u < n)
-        u += (size_t)snprintf(b + u, n - u, ". Every chip owns a share.");
-    int uc = m->cols - badc, ur = m->rows - badr;
-    /* the halves' sizes are 2d-lines' split; about count / 2 each */
-    if (u < n && uc > 0 && ur > 0 && (count / 2 < (size_t)(uc * m->rows) ||
-                                      count / 2 < (size_t)(ur * m->cols)))
-        snprintf(b + u, n - u, " %s %zu numbers, fewer than the %d chips of its usable %s, "
-                 "so some of those own nothing either.",
-                 uc * m->rows == ur * m->cols && count % 2 == 0 ? "Each half holds"
-                                                                : "A half holds about", count / 2,
-                 count / 2 < (size_t)(uc * m->rows) ? uc * m->rows : ur * m->cols,
-                 count / 2 < (size_t)(uc * m->rows) ? "columns" : "rows");
+        snprintf(b + u, n - u, ". Every chip owns a share.");
 }
 
 /* Records algo on m into a new recorder *tr and reads its first run. */
@@ -269,7 +261,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     ftm_mesh_fail_host(&t, 2, 2);
     demo_mesh_picture(&t, NULL, demo_lesson_count(&t, DEMO_2D)); /* no ring runs here */
     char own[600];
-    lines_owners(&t, demo_lesson_count(&t, DEMO_2D), own, sizeof own);
+    lines_owners(&t, own, sizeof own);
     demo_wrap(own);
     printf("\n");
     ftm_trace *tr = NULL;
@@ -492,13 +484,14 @@ static int lesson(const demo_args *d, const demo_out *o, const ftm_mesh *m, int 
         rc = demo_tell_failure(o, m, algo, victim, h, st, wrong);
     }
     if (!rc && victim < 0)
-        no_failure_note(st, d->algo ? "with --fail-during R,C a chip dies too, and the "
-                                      "recovery and its comeback follow"
-                                    : ftm_mesh_healthy_count(m) < 3
-                                    ? "no chip dies in it, since a death would leave one "
-                                      "chip and an allreduce needs two"
-                                    : "no chip dies in it, since the death of any chip "
-                                      "would cut the mesh apart");
+        no_failure_note(st, ftm_mesh_healthy_count(m) < 3
+                                ? "no chip dies in it, since a death would leave one chip and "
+                                  "an allreduce needs two"
+                            : default_victim(m) < 0
+                                ? "no chip dies in it, since the death of any chip would cut "
+                                  "the mesh apart"
+                                : "with --fail-during R,C a chip dies too, and the recovery "
+                                  "and its comeback follow");
     return rc;
 }
 

@@ -449,6 +449,12 @@ static int check_files(targs *a, train_run *x)
         (rc = cli_in_claim(CMD, "--faults", a->f.file)) ||
         (rc = cli_in_claim(CMD, "--corpus", a->corpus)))
         return rc;
+    for (int b = 1; a->data && b <= 5; b++) { /* the CIFAR batches it reads (nn/data.c) */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/data_batch_%d.bin", a->data, b);
+        if ((rc = cli_in_claim(CMD, "--data", path)))
+            return rc;
+    }
     if (a->t.checkpoint && cli_ranks_me() == 0) {
         if ((rc = cli_out_file(CMD, "--checkpoint", a->ckpt_arg, &a->ckpt_file)))
             return rc;

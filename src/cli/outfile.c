@@ -139,17 +139,19 @@ static const char *clash(const char *opt, int in, const char *a, int a_in)
 /* Claims file for opt; 0, or CLI_EXIT_USAGE where another option has it. */
 static int claim(const char *cmd, const char *opt, const char *path, char *file, int in)
 {
-    int i = 0;
-    for (; i < OUT_CLAIMS && out_claims[i].file; i++)
-        if (!strcmp(out_claims[i].file, file)) {
-            const char *why = clash(opt, in, out_claims[i].opt, out_claims[i].in);
+    int i = 0, again = 0;
+    for (; i < OUT_CLAIMS && out_claims[i].file; i++) { /* every option that has it */
+        if (strcmp(out_claims[i].file, file))
+            continue;
+        const char *why = clash(opt, in, out_claims[i].opt, out_claims[i].in);
+        if (why) {
             free(file);
-            if (!why)
-                return 0;
             return cli_usage_error(cmd, "%s %s: %s %s: give each output its own file", opt,
                                    path, out_claims[i].opt, why);
         }
-    if (i < OUT_CLAIMS) {
+        again |= !strcmp(out_claims[i].opt, opt);
+    }
+    if (!again && i < OUT_CLAIMS) {
         out_claims[i].opt = opt;
         out_claims[i].file = file;
         out_claims[i].in = in;
@@ -373,9 +375,10 @@ int cli_out_commit(const char *cmd, cli_out *o, int err)
         what = "cannot rename the temporary file over it";
         why = errno;
     } else if (!err && !what && ftm_file_sync_dir(o->dest)) {
+        int e = errno;
         release(o); /* in place: only its directory's sync failed */
         return cli_error(cmd, "%s %s: written, but cannot fsync its directory: %s", o->opt,
-                         o->path, strerror(errno));
+                         o->path, strerror(e));
     }
     int e = why;
     if (err || what) {

@@ -361,7 +361,7 @@ static int ring_uni(const half *h, own *o, size_t cn)
 {
     size_t bmax = (cn + (size_t)h->nusable - 1) / (size_t)h->nusable;
     bmax = (bmax + (size_t)h->npasses - 1) / (size_t)h->npasses; /* one pass's */
-    int u = o->uni && h->k > 1 && (!o->split || bmax <= 2 * o->split);
+    int u = o->uni && h->k > 1 && (!o->split || bmax - bmax / 2 <= o->split);
     o->used_uni |= u;
     return u;
 }

@@ -29,7 +29,7 @@ size_t coll_pieces_split(const ftm_cost_params *cost, size_t elem)
     ftm_cost_params p = coll_cost(cost);
     double v = p.hop_s * p.hbm_Bps / (double)elem;
     /* a slow hop and fast HBM can pass any size (1 s x 1e18 B/s): then
-     * nothing is split, and 2 * split must not wrap (coll_pieces, 2d-lines) */
+     * nothing is split */
     return v < (double)(SIZE_MAX / 4) ? (size_t)v : SIZE_MAX / 4;
 }
 
@@ -57,7 +57,7 @@ int coll_pieces(size_t len, size_t split, double r, size_t sz[COLL_PIECES_MAX])
     double best = (double)split + (double)len, b[COLL_PIECES_MAX], keep[COLL_PIECES_MAX] = { 0 };
     int q = 1;
     sz[0] = len;
-    for (int n = 2; split && len > 2 * split && n <= COLL_PIECES_MAX && (size_t)n <= len; n++) {
+    for (int n = 2; split && split < len && len - split > split && n <= COLL_PIECES_MAX && (size_t)n <= len; n++) {
         double x = tight((double)len, (double)split, r, n, b), cost = n * (double)split + x;
         if (x < 0 || cost >= best)
             continue;

@@ -84,6 +84,7 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
         r->repair = 1;
         r->noticed = f->fired[i] > 0; /* else its kill never struck (a race of two victims) */
         ftm_fault_what(e, r->what, sizeof r->what);
+        r->event = *e;
         snprintf(r->detected_by, sizeof r->detected_by, "%s", r->noticed
                  ? "repaired: joins at the start of the iteration"
                  : "skipped: its kill did not strike (what it names had died already)");

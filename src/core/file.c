@@ -30,6 +30,15 @@ static char *tmp_pattern(const char *path)
     return t;
 }
 
+/* A 64-bit mixer (the finaliser of Steele, Lea and Flood's SplitMix64,
+ * OOPSLA 2014): each try's name unlike the last. */
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
 /* Fills the pattern's X's with letters from x (a different name per x). */
 static void fill(char *x, uint64_t v)
 {
@@ -48,18 +57,23 @@ int ftm_file_tmp_open(const char *path, char **tmp)
     struct stat sb;
     int keep = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
     char *x = *tmp + strlen(*tmp) - 6;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    /* open(O_EXCL) rather than mkstemp: mkstemp's 0600 ignores the umask */
-    uint64_t v = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^ (uintptr_t)x;
+    struct timespec ts = { 0, 0 };
+    (void)clock_gettime(CLOCK_REALTIME, &ts); /* a seed only: 0 on failure is as good */
+    /* open(O_EXCL) rather than mkstemp: mkstemp's 0600 ignores the umask.
+     * O_EXCL makes a name taken meanwhile fail, not race; the names of a
+     * process and its threads differ by pid and address */
+    uint64_t v = (uint64_t)ts.tv_sec ^ (uint64_t)ts.tv_nsec << 20 ^ (uint64_t)getpid() << 40 ^
+                 (uintptr_t)x;
     int fd = -1;
     for (int tries = 0; tries < 100 && fd < 0; tries++) {
-        fill(x, v + (uint64_t)tries * 7919u);
+        fill(x, mix(v + (uint64_t)tries));
         fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST)
             break;
     }
-    if (fd >= 0 && keep && fchmod(fd, sb.st_mode & 07777)) {
+    /* the permission bits only: a replaced setuid file's new bytes are no
+     * program it vouched for */
+    if (fd >= 0 && keep && fchmod(fd, sb.st_mode & 0777)) {
         int e = errno;
         close(fd);
         unlink(*tmp);

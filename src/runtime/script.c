@@ -275,6 +275,7 @@ static void record(ftm_rt_script *f, int i, ftm_fault_record *e, int noticed, co
     e->when = ev->when;
     e->phase = ev->phase;
     ftm_fault_what(ev, e->what, sizeof e->what);
+    e->event = *ev;
     snprintf(e->detected_by, sizeof e->detected_by, "%s", by);
     e->noticed = noticed;
     e->resumed = -1;

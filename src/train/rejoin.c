@@ -95,6 +95,7 @@ static void note_repair(ftm_train_event *rec, const ftm_fault_event *e, const ft
     rec->when = e->when;
     rec->phase = FTM_PHASE_START;
     ftm_fault_what(e, rec->what, sizeof rec->what);
+    rec->event = *e;
     rec->repair = 1;
     rec->noticed = 1;
     rec->resumed = -1;
