@@ -269,5 +269,16 @@ tr "\n" " " <"$tmp/out" | grep -q "where that part has fewer numbers than the co
 # step headers: the reading aid only where headers name positions
 "$ftmesh" demo --algo ring | grep -q "header names the positions" && bad "demo ring: a header aid for headers that name no position"
 "$ftmesh" demo --algo trees | grep -q "header names the positions" || bad "demo trees: no header aid"
+# part 1 names a dead link as it names holes
+"$ftmesh" demo --fail-link '1,1>1,2' | grep -q "^== 1. The mesh and its dead link ==$" ||
+    bad "demo with a dead link: part 1's heading"
+# the header aid's example is one of this run's headers
+"$ftmesh" demo --algo 2d-lines --mesh 3x5 >"$tmp/out"
+ex=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*carry ("\([0-9]* in #[0-9]*-#[0-9]*\)").*/\1/p')
+[ -n "$ex" ] && grep -q "^Step .* $ex" "$tmp/out" || bad "demo 3x5 2d-lines: the header aid's example '$ex' is no header"
+# 2d's part 1 draws the band that goes around the hole, both its rings
+"$ftmesh" demo --algo 2d >"$tmp/out"
+sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (1,0) -> (1,2): 4 hops via S,E,E,N" ||
+    bad "demo --algo 2d: part 1 lacks the band's other ring"
 [ $fails = 0 ] || exit 1
 echo "demo_cli: all passed"

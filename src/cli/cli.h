@@ -331,8 +331,9 @@ int cli_signal_exit(int sig);
 int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count);
 /* ftmesh demo's part 1 beside the mesh: for tree and trees the (first)
  * tree the lesson runs on m for count floats, its root marked R; for
- * bidir its second ring, with the routes its detours take; nothing for
- * other algorithms or meshes too wide to draw. 0 or an FTM_E* code. */
+ * bidir its second ring, with the routes its detours take; for 2d the
+ * rings of its bands that go around a hole; nothing for other algorithms
+ * or meshes too wide to draw. 0 or an FTM_E* code. */
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);

@@ -180,18 +180,26 @@ void demo_fallback_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
  * or "8 in #2-#16" where the positions are too scattered to list. */
 static void headers_words(const ftm_lesson *l)
 {
-    int named = 0, counted = 0;
+    int named = 0, npos = 0, lo = 0, hi = 0;
     for (int k = 1; k < l->nframes; k++) {
         char h[256];
         ftm_lesson_phase_words(l, k, h, sizeof h);
         named |= strchr(h, '#') != NULL;
-        counted |= strstr(h, " in #") != NULL;
+        const char *in = strstr(h, " in #"); /* "8 in #2-#16": the first one, as an example */
+        while (!npos && in && in > h && in[-1] >= '0' && in[-1] <= '9')
+            in--;
+        if (!npos && in && sscanf(in, "%d in #%d-#%d", &npos, &lo, &hi) != 3)
+            npos = 0;
     }
-    if (counted)
-        demo_wrap("A step's header names the positions its transfers carry (\"8 in #2-#16\": "
-                  "8 positions between #2 and #16, where they are too scattered to list).");
-    else if (named)
-        demo_wrap("A step's header names the positions its transfers carry.");
+    char w[240];
+    if (npos)
+        snprintf(w, sizeof w, "A step's header names the positions its transfers carry "
+                 "(\"%d in #%d-#%d\": %d positions between #%d and #%d, where they are too "
+                 "scattered to list).", npos, lo, hi, npos, lo, hi);
+    else
+        snprintf(w, sizeof w, "A step's header names the positions its transfers carry.");
+    if (named)
+        demo_wrap(w);
 }
 
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */

@@ -68,7 +68,8 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_
 /* The same without the two-colour argument: the mesh and its holes, and
  * ring when not NULL (for an algorithm that runs no ring, pass NULL). */
 void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count);
-/* Part 1's heading: "1. The mesh", "... and its hole" or "... holes". */
+/* Part 1's heading: "1. The mesh", "... and its hole(s)", "... and its
+ * dead link(s)", or "1. The mesh, its hole(s) and its dead link(s)". */
 const char *demo_mesh_title(const ftm_mesh *m);
 /* The two-colour argument for m and its ring, as one paragraph. */
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n);

@@ -229,11 +229,33 @@ static int dead_chips(const ftm_mesh *m)
     return dead;
 }
 
+/* Failed links between two live chips (one both ways or one way: one). */
+static int dead_links(const ftm_mesh *m)
+{
+    int n = 0;
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < FTM_NDIRS && ftm_mesh_alive(m, c); d++) {
+            int nb = ftm_mesh_neighbor(m, c, d);
+            if (nb < 0 || !ftm_mesh_alive(m, nb) || ftm_mesh_link_live(m, c, d))
+                continue;
+            /* both ways dead: counted from the lower chip's end only */
+            n += ftm_mesh_link_live(m, nb, ftm_dir_opposite(d)) || c < nb ||
+                 (c == nb && d < ftm_dir_opposite(d));
+        }
+    return n;
+}
+
 const char *demo_mesh_title(const ftm_mesh *m)
 {
-    int dead = dead_chips(m);
-    return dead == 0 ? "1. The mesh" : dead == 1 ? "1. The mesh and its hole"
-                                                 : "1. The mesh and its holes";
+    static const char *t[3][3] = {
+        { "1. The mesh", "1. The mesh and its dead link", "1. The mesh and its dead links" },
+        { "1. The mesh and its hole", "1. The mesh, its hole and its dead link",
+          "1. The mesh, its hole and its dead links" },
+        { "1. The mesh and its holes", "1. The mesh, its holes and its dead link",
+          "1. The mesh, its holes and its dead links" },
+    };
+    int dead = dead_chips(m), links = dead_links(m);
+    return t[dead < 2 ? dead : 2][links < 2 ? links : 2];
 }
 
 void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_t count)
@@ -517,10 +539,12 @@ const char *demo_algo_story(const char *algo)
                "through its chips: on a torus a healthy row is a band alone (its wrap\n"
                "link closes the ring); on an open mesh rows are paired and the ring\n"
                "snakes through both; rows touched by a hole merge into a wider band\n"
-               "whose ring goes around it. Each band runs a ring reduce-scatter, then\n"
-               "the chips of the bands that own the same block sum it (in a column, or\n"
-               "over a detour where a hole is in the way), then the bands all-gather.\n"
-               "Bands and columns are short rings: fewer steps than one long ring.";
+               "whose ring goes around it. Each band runs a ring reduce-scatter, its\n"
+               "ring both ways at once (half of the numbers each way), then the chips\n"
+               "of the bands that own the same block sum it (in a column, or over a\n"
+               "detour where a hole is in the way), then the bands all-gather, both\n"
+               "ways again. Bands and columns are short rings: fewer steps than one\n"
+               "long ring. Where a band has more chips than its blocks, some own none.";
     if (!strcmp(algo, "2d-concurrent"))
         return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
                "one going rows-then-columns and the other columns-then-rows at once.\n"

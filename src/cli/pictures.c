@@ -3,6 +3,7 @@
  * its sends take in one phase), so it shows what the chips will do. */
 #include "cli.h"
 #include "ftmesh/collective.h"
+#include "ftmesh/plan2d.h"
 #include "ftmesh/viz.h"
 #include "ftmesh/svg.h"
 #include "ftmesh/train.h"
@@ -57,8 +58,33 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
+/* 2d's bands whose ring goes around a hole (the others run along their
+ * rows), each drawn: part 2's detours are theirs. */
+static int demo_bands_picture(const ftm_mesh *m)
+{
+    ftm_plan2d p;
+    int rc = ftm_plan2d_build(m, &p);
+    for (int b = 0; !rc && b < p.nbands; b++) {
+        const ftm_plan2d_band *bd = &p.bands[b];
+        for (int way = 0; way < 2 && bd->alternate; way++) {
+            char *pic = NULL;
+            if (ftm_viz_ring_ascii(m, way ? &bd->rev : &bd->fwd, &pic))
+                continue;
+            printf("\nBand rows %d-%d, around the hole: its ring %s:\n%s", bd->row0,
+                   bd->row0 + bd->nrows - 1,
+                   way ? "the other way (the other half)" : "one way (half the numbers)", pic);
+            free(pic);
+        }
+    }
+    if (!rc)
+        ftm_plan2d_free(&p);
+    return rc;
+}
+
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
 {
+    if (!strcmp(algo, "2d"))
+        return m->cols > FTM_VIZ_MAX_COLS ? 0 : demo_bands_picture(m);
     int tree = strcmp(algo, "tree") == 0, bidir = strcmp(algo, "bidir") == 0;
     if ((!tree && !bidir && strcmp(algo, "trees")) || m->cols > FTM_VIZ_MAX_COLS)
         return 0;
@@ -73,10 +99,17 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
         err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, tree_root(m, &s), &pic);
     else if (!s.fallback) /* else part 2 says what runs */
         err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, trees_root(m, &s), &pic);
+    int detours = 0; /* the second ring's detours may take other routes */
+    for (int i = 0; i < s.nroutes; i++)
+        detours |= s.routes[i].nhops > 1;
     if (pic)
-        printf("\n%s\n%s", bidir ? "bidir runs this ring one way on the first half of the "
-                                   "numbers and\nthe ring below, the other way round, on the "
-                                   "second half (a detour\nmay go another way round the hole):"
+        printf("\n%s\n%s", bidir ? detours ? "bidir runs this ring one way on the first half "
+                                             "of the numbers and\nthe ring below, the other way "
+                                             "round, on the second half (a detour\nmay take "
+                                             "another route there):"
+                                           : "bidir runs this ring one way on the first half "
+                                             "of the numbers and\nthe ring below, the other way "
+                                             "round, on the second half:"
                              : tree ? "The tree it runs (arrows point to the parent; R: the root):"
                                     : "The first of its trees, rooted at R (its first chunk goes "
                                       "up these links\nand comes back down them):",
