@@ -274,7 +274,7 @@ tr "\n" " " <"$tmp/out" | grep -q "where that part has fewer numbers than the co
     bad "demo with a dead link: part 1's heading"
 # the header aid's example is one of this run's headers
 "$ftmesh" demo --algo 2d-lines --mesh 3x5 >"$tmp/out"
-ex=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*carry ("\([0-9]* in #[0-9]*-#[0-9]*\)").*/\1/p')
+ex=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*carry ("\([0-9]* in #[0-9]*-#[0-9]*\)":.*/\1/p')
 [ -n "$ex" ] && grep -q "^Step .* $ex" "$tmp/out" || bad "demo 3x5 2d-lines: the header aid's example '$ex' is no header"
 # 2d's part 1 draws the band that goes around the hole, both its rings
 "$ftmesh" demo --algo 2d >"$tmp/out"
