@@ -179,10 +179,6 @@ FTM_EXTERN int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, con
 FTM_EXTERN size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o,
                                   const ftm_sched *sched);
 FTM_EXTERN void ftm_allreduce_result_free(ftm_allreduce_result *res);
-/* The input value of element k on chip c, and the exact sum over the
- * healthy chips of m (what every chip must end with). */
-FTM_EXTERN float ftm_allreduce_input(int chip, size_t k);
-FTM_EXTERN double ftm_allreduce_expected(const ftm_mesh *m, size_t k);
 
 /* The algorithms. */
 FTM_EXTERN int ftm_allreduce_ring_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m,

@@ -110,10 +110,6 @@ typedef struct ftm_rt_notice {
                               failed", "heartbeat lost" */
 } ftm_rt_notice;
 
-/* From a chip's own thread: chips[0..n) (n <= 4) die now. Returns
- * FTM_ECHIPDEAD (the caller, if among them, must stop; else the run is
- * stopping anyway). */
-FTM_EXTERN int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n);
 /* The link chip->dir dies now (both ways unless oneway). 0 or FTM_EINVAL
  * (no such live link). Usable from a chip thread during a run (its
  * runtime: ftm_chip_rt), or before a run from the thread that owns rt. */

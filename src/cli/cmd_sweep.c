@@ -301,9 +301,9 @@ static void text_goal(const ftm_sweep_row *rows, int n, const ftm_cost_params *c
                       : " Why not: next to a hole 2d-lines runs broken rows as\n"
                         "# pipelined lines, which pay their pipeline's fill and drain, an idle step\n"
                         "# per slot and longer hops, and the column phase waits on them\n"
-                        "# (doc/results.md). The trees cost little more than on the healthy torus,\n"
-                        "# but pay there their pipeline's fill and drain, a hop's latency per\n"
-                        "# chunk and the reductions (doc/trees.md).");
+                        "# (doc/allreduce-2d.md). The trees cost little more than on the\n"
+                        "# healthy torus, but pay there their pipeline's fill and drain, a hop's\n"
+                        "# latency per chunk and the reductions (doc/trees.md).");
     printf("# goal (more faults): two or four dead hosts cost the best algorithm at most\n"
            "# %.0f%% (ResNet-50) or %.0f%% (BERT-large) over the best healthy time\n",
            GOAL_HOSTS_PCT[0], GOAL_HOSTS_PCT[1]);
@@ -313,7 +313,7 @@ static void text_goal(const ftm_sweep_row *rows, int n, const ftm_cost_params *c
                       : " Why not: as above, and each host cuts more rows\n"
                         "# and columns into lines; a row cut twice (four hosts) runs as segments folded into a\n"
                         "# helper row: two more pipeline slots, and the helper row adds the\n"
-                        "# segments' adopted shares (doc/results.md).",
+                        "# segments' adopted shares (doc/allreduce-2d.md).",
            met == all || !ring ? ""
                                : " Where that costs\n"
                                  "# more than a 1-D ring, the ring is fastest: holes cost it next to\n"

@@ -14,14 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Small integers in [-8, 8]: any sum over <= 4096 chips is an integer below
- * 2^24 in magnitude, so every float addition order gives the exact sum. */
-float ftm_allreduce_input(int chip, size_t k)
+/* The input of element k on chip c: small integers in [-8, 8], so any sum
+ * over <= 4096 chips is an integer below 2^24 in magnitude and every float
+ * addition order gives the exact sum. */
+static float input_of(int chip, size_t k)
 {
     return (float)((int)(((size_t)chip * 31u + k * 7u + (k >> 10)) % 17u) - 8);
 }
 
-/* buf[k] = ftm_allreduce_input(chip, k) for every k < count, without a
+/* buf[k] = input_of(chip, k) for every k < count, without a
  * division per element: the residue mod 17 grows by 7 per element and by
  * one more every 1024 (the k >> 10 term). This fill ran before every
  * iteration and took half of a small allreduce command's CPU. */
@@ -35,12 +36,14 @@ static void fill_input(float *buf, int chip, size_t count)
     }
 }
 
-double ftm_allreduce_expected(const ftm_mesh *m, size_t k)
+/* The exact sum of element k over the healthy chips of m: what every chip
+ * must end with. */
+static double expected_of(const ftm_mesh *m, size_t k)
 {
     double s = 0;
     for (int c = 0; c < m->nchips; c++)
         if (ftm_mesh_alive(m, c))
-            s += ftm_allreduce_input(c, k);
+            s += input_of(c, k);
     return s;
 }
 
@@ -241,7 +244,7 @@ static int job_init(ar_job *j, const ftm_mesh *m, const ftm_allreduce_opts *o)
      * expected sums take 17 sums over the chips, not count of them. */
     float by_j[17];
     for (int q = 0; q < 17; q++)
-        by_j[q] = (float)ftm_allreduce_expected(m, (size_t)q * 5); /* 7*5q mod 17 = q */
+        by_j[q] = (float)expected_of(m, (size_t)q * 5); /* 7*5q mod 17 = q */
     for (size_t k = 0; k < o->count; k++)
         j->expect[k] = by_j[(k * 7u + (k >> 10)) % 17u];
     return 0;

@@ -31,7 +31,7 @@ void rt_notice_add(ftm_rt *rt, ftm_rt_notice nt)
         rt->notice[most] = nt;
 }
 
-int ftm_chip_kill_chips(ftm_chip *self, const int *chips, int n)
+int rt_chip_kill_chips(ftm_chip *self, const int *chips, int n)
 {
     ftm_rt *rt = self->rt;
     pthread_mutex_lock(&rt->mu);
@@ -135,7 +135,7 @@ int rt_fire(ftm_chip *c)
     c->fail_after = 0;
     rt_action a = c->pending;
     if (a.nchips)
-        return ftm_chip_kill_chips(c, a.chips, a.nchips);
+        return rt_chip_kill_chips(c, a.chips, a.nchips);
     /* armed on a link that exists (ftm_chip_kill_link_after); dead by now
      * (with a chip at its end) it has nothing left to kill */
     ftm_rt_kill_link(c->rt, a.link_chip, a.link_dir, a.oneway);

@@ -232,6 +232,10 @@ int rt_abort_code(const ftm_rt *rt);
 int rt_fire(ftm_chip *c);
 /* inject.c: clears c's armed failure; 1 if one was still armed, else 0. */
 int rt_chip_disarm(ftm_chip *c);
+/* From a chip's own thread: chips[0..n) (n <= 4) die now. Returns
+ * FTM_ECHIPDEAD (the caller, if among them, must stop; else the run is
+ * stopping anyway). */
+int rt_chip_kill_chips(ftm_chip *self, const int *chips, int n);
 /* A chip killed in this run (by its own kill or a host-mate's) records its
  * death in the trace once, where it finds out: inside an exec (which
  * knows the step), or else when its thread ends. */

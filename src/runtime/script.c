@@ -135,7 +135,7 @@ static int fire_one(ftm_rt_script *f, int i, ftm_chip *chip, const ftm_mesh *m)
         return 0;
     }
     int chips[4], n = ftm_fault_chips(m, e, chips);
-    return ftm_chip_kill_chips(chip, chips, n);
+    return rt_chip_kill_chips(chip, chips, n);
 }
 
 /* 1 when event i is due on chip id at (step, phase); only its victim
