@@ -126,6 +126,19 @@ START_TEST(test_faults)
                          !ftm_mesh_alive(&m, c));
     ck_assert_int_eq(ftm_mesh_host_has(&m, 2, 2, 1, 1), 0);
     ftm_mesh_free(&m);
+    /* dead links between live chips: both ways once, one way once; a
+     * link to a dead chip is the hole's, not counted */
+    int oneway = -1;
+    ck_assert_int_eq(ftm_mesh_init(&m, 4, 4, 0), 0);
+    ck_assert_int_eq(ftm_mesh_dead_links(&m, &oneway), 0);
+    ck_assert_int_eq(oneway, 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 0, 0, 0, 1, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 2, 2, 2, 3, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 3, 0, 3, 1, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail(&m, 3, 1), 0);
+    ck_assert_int_eq(ftm_mesh_dead_links(&m, &oneway), 2);
+    ck_assert_int_eq(oneway, 1);
+    ftm_mesh_free(&m);
 }
 END_TEST
 

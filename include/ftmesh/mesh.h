@@ -56,6 +56,9 @@ FTM_EXTERN int ftm_mesh_link_live(const ftm_mesh *m, int chip, int d);
 /* 1 when the link chip <-> neighbour(d) is live in both directions; *nb
  * (if not NULL) gets the neighbour, or -1. */
 FTM_EXTERN int ftm_mesh_link_both(const ftm_mesh *m, int chip, int d, int *nb);
+/* Failed links between two live chips, a link dead both ways counted
+ * once; *oneway (may be NULL): how many of them are dead one way only. */
+FTM_EXTERN int ftm_mesh_dead_links(const ftm_mesh *m, int *oneway);
 /* Direction from a to its neighbour b, or -1 if they are not neighbours. */
 FTM_EXTERN int ftm_mesh_dir_to(const ftm_mesh *m, int a, int b);
 FTM_EXTERN int ftm_mesh_healthy_count(const ftm_mesh *m);

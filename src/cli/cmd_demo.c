@@ -398,8 +398,11 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         demo_mesh(o, m, have_ring ? &ring : NULL, demo_lesson_count(m, algo));
     else
         demo_mesh_picture(m, NULL, demo_lesson_count(m, algo));
-    if ((rc = cli_demo_own_picture(m, algo, demo_lesson_count(m, algo))))
+    if ((rc = cli_demo_own_picture(m, algo, demo_lesson_count(m, algo)))) {
+        if (ring.n)
+            ftm_ring_free(&ring);
         return rc;
+    }
     demo_pause(o);
     char h[80];
     snprintf(h, sizeof h, "2. %s allreduce, step by step", algo);

@@ -229,22 +229,6 @@ static int dead_chips(const ftm_mesh *m)
     return dead;
 }
 
-/* Failed links between two live chips (one both ways or one way: one). */
-static int dead_links(const ftm_mesh *m)
-{
-    int n = 0;
-    for (int c = 0; c < m->nchips; c++)
-        for (int d = 0; d < FTM_NDIRS && ftm_mesh_alive(m, c); d++) {
-            int nb = ftm_mesh_neighbor(m, c, d);
-            if (nb < 0 || !ftm_mesh_alive(m, nb) || ftm_mesh_link_live(m, c, d))
-                continue;
-            /* both ways dead: counted from the lower chip's end only */
-            n += ftm_mesh_link_live(m, nb, ftm_dir_opposite(d)) || c < nb ||
-                 (c == nb && d < ftm_dir_opposite(d));
-        }
-    return n;
-}
-
 const char *demo_mesh_title(const ftm_mesh *m)
 {
     static const char *t[3][3] = {
@@ -254,7 +238,7 @@ const char *demo_mesh_title(const ftm_mesh *m)
         { "1. The mesh and its holes", "1. The mesh, its holes and its dead link",
           "1. The mesh, its holes and its dead links" },
     };
-    int dead = dead_chips(m), links = dead_links(m);
+    int dead = dead_chips(m), links = ftm_mesh_dead_links(m, NULL);
     return t[dead < 2 ? dead : 2][links < 2 ? links : 2];
 }
 

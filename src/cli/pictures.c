@@ -58,26 +58,28 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
-/* 2d's bands whose ring goes around a hole (the others run along their
+/* 2d's bands whose ring goes around a fault (the others run along their
  * rows), each drawn: part 2's detours are theirs. */
 static int demo_bands_picture(const ftm_mesh *m)
 {
     ftm_plan2d p;
     int rc = ftm_plan2d_build(m, &p);
+    if (rc)
+        return rc;
     for (int b = 0; !rc && b < p.nbands; b++) {
         const ftm_plan2d_band *bd = &p.bands[b];
-        for (int way = 0; way < 2 && bd->alternate; way++) {
+        for (int way = 0; way < 2 && bd->alternate && !rc; way++) {
             char *pic = NULL;
-            if (ftm_viz_ring_ascii(m, way ? &bd->rev : &bd->fwd, &pic))
-                continue;
-            printf("\nBand rows %d-%d, around the hole: its ring %s:\n%s", bd->row0,
-                   bd->row0 + bd->nrows - 1,
-                   way ? "the other way (the other half)" : "one way (half the numbers)", pic);
+            rc = ftm_viz_ring_ascii(m, way ? &bd->rev : &bd->fwd, &pic);
+            if (!rc)
+                printf("\nBand rows %d-%d, around its faults: its ring %s:\n%s", bd->row0,
+                       bd->row0 + bd->nrows - 1,
+                       way ? "the other way (the other half)" : "one way (half the numbers)",
+                       pic);
             free(pic);
         }
     }
-    if (!rc)
-        ftm_plan2d_free(&p);
+    ftm_plan2d_free(&p);
     return rc;
 }
 

@@ -39,7 +39,7 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Fills the pattern's X's with letters from x (a different name per x). */
+/* Fills the pattern's six X's at x with letters of v (a different name per v). */
 static void fill(char *x, uint64_t v)
 {
     static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

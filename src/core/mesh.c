@@ -148,6 +148,23 @@ int ftm_mesh_host_fits(const ftm_mesh *m, int r, int c)
            (wrap_c || c + 1 < m->cols);
 }
 
+int ftm_mesh_dead_links(const ftm_mesh *m, int *oneway)
+{
+    int n = 0, one = 0;
+    for (int c = 0; c < m->nchips; c++)
+        for (int d = 0; d < FTM_NDIRS && ftm_mesh_alive(m, c); d++) {
+            int nb = ftm_mesh_neighbor(m, c, d);
+            if (nb < 0 || !ftm_mesh_alive(m, nb) || ftm_mesh_link_live(m, c, d))
+                continue;
+            int single = ftm_mesh_link_live(m, nb, ftm_dir_opposite(d));
+            one += single;
+            n += single || c < nb; /* dead both ways: from its lower chip only */
+        }
+    if (oneway)
+        *oneway = one;
+    return n;
+}
+
 int ftm_mesh_host_has(const ftm_mesh *m, int hr, int hc, int r, int c)
 {
     return (r - hr + m->rows) % m->rows < 2 && (c - hc + m->cols) % m->cols < 2;

@@ -51,19 +51,14 @@ static void mesh_data(FILE *f, const ftm_mesh *m)
         if (!ftm_mesh_alive(m, c))
             fprintf(f, "%s%d", k++ ? "," : "", c);
     fprintf(f, "],dlinks:[");
-    int both = 0, oneway = 0; /* for the legend */
     for (int c = 0, k = 0; c < m->nchips; c++)
         for (int d = 0; d < 4 && ftm_mesh_alive(m, c); d++) {
             int nb = ftm_mesh_neighbor(m, c, d);
-            if (nb < 0 || !ftm_mesh_alive(m, nb) || ftm_mesh_link_live(m, c, d))
-                continue;
-            fprintf(f, "%s[%d,%d]", k++ ? "," : "", c, d);
-            if (ftm_mesh_link_live(m, nb, (d + 2) % 4))
-                oneway = 1;
-            else
-                both = 1;
+            if (nb >= 0 && ftm_mesh_alive(m, nb) && !ftm_mesh_link_live(m, c, d))
+                fprintf(f, "%s[%d,%d]", k++ ? "," : "", c, d);
         }
-    fprintf(f, "],dead2:%d,oneway:%d", both, oneway);
+    int oneway, all = ftm_mesh_dead_links(m, &oneway); /* for the legend */
+    fprintf(f, "],dead2:%d,oneway:%d", all > oneway, oneway > 0);
 }
 
 /* A ring (key name): its chips in order and each edge's route ("ENN"). */
