@@ -135,7 +135,7 @@ START_TEST(test_faults)
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 0, 0, 0, 1, 0), 0);
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 2, 2, 2, 3, 1), 0);
     ck_assert_int_eq(ftm_mesh_fail_link(&m, 3, 0, 3, 1, 0), 0);
-    ck_assert_int_eq(ftm_mesh_fail(&m, 3, 1), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 3, 1), 0);
     ck_assert_int_eq(ftm_mesh_dead_links(&m, &oneway), 2);
     ck_assert_int_eq(oneway, 1);
     ftm_mesh_free(&m);
