@@ -195,6 +195,10 @@ json '[(e["noticed"], e["modeled_before_s"] == e["modeled_after_s"] > 0) for e i
 expect 0 "last run's mesh" "$FTMESH" allreduce --mesh 6x6 --torus --fail 2,2 --size 64K --iters 2 --kill 'link:3,3-3,4@1'
 grep -q "^# the figures below are from the last run, over its 35 chips; its mesh's faults: --fail 2,2 --fail-link 3,3-3,4$" "$out" &&
     grep -q "^# faults: --fail 2,2$" "$out" || { echo "FAIL: the last run's faults: $(cat "$out")"; fail=1; }
+# --faults - is no file name: said so (standard input is /dev/stdin)
+expect 2 "--faults -" "$FTMESH" allreduce --mesh 4x4 --size 4K --faults -
+grep -q -- "--faults -: give a file name (/dev/stdin reads standard input" "$out.err" ||
+    { echo "FAIL: --faults -: $(cat "$out.err")"; fail=1; }
 # a link that died unnoticed is still dead after the last run: said beside
 # the router's faults, which count on it
 expect 0 "last run's mesh, unnoticed link" "$FTMESH" allreduce --mesh 6x6 --size 64K --iters 3 --kill 'link:4,4-4,5@0:3' --kill 1,1@1

@@ -226,6 +226,9 @@ err_is "--checkpoint $d/in.txt: --faults reads that file"
 mkdir "$d/cif"
 python3 -c 'import sys; open(sys.argv[1], "wb").write(b"".join(bytes([r % 10]) + bytes((r * 31 + i) % 256 for i in range(3072)) for r in range(16)))' "$d/cif/data_batch_1.bin"
 cp "$d/cif/data_batch_1.bin" "$tmp/cif.copy"
+expect 0 "--data read" "$FTMESH" train --mesh 2x2 --steps 1 --batch 32 --data "$d/cif"
+grep -q "^# data: --data $d/cif, 16 images (fewer than a step's batch of 32: a step repeats some)$" "$out" ||
+    { echo "FAIL: --data: the header does not say what was read: $(head -3 "$out")"; fail=1; }
 expect 2 "--data batch as --svg" "$FTMESH" train --mesh 2x2 --steps 1 --batch 8 --data "$d/cif" --svg "$d/cif/data_batch_1.bin"
 err_is "--svg $d/cif/data_batch_1.bin: --data reads that file"
 same "$d/cif/data_batch_1.bin" "$tmp/cif.copy" "--data named by --svg"

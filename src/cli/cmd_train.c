@@ -507,6 +507,7 @@ static void header(const targs *a, const ftm_mesh *m)
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
     train_idle_note(t, P);
+    train_data_note(a->data, a->corpus, t->model.data, t->batch);
     if (t->resume)
         cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step, a->ckpt_kind);
     else
@@ -588,12 +589,13 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                r->steps_done);
     if (!rc && r->interrupted) {
         if (!a->o.json)
-            printf("# interrupted: stopped after step %ld%s%s%s\n", r->steps_done - 1,
+            printf("# interrupted: stopped after step %ld%s%s%s%s\n", r->steps_done - 1,
                    a->t.checkpoint ? "; checkpoint written to " : "",
                    a->t.checkpoint ? a->ckpt_arg : "",
                    !a->t.check || r->checked            ? ""
                    : r->steps_done >= a->t.steps ? "; --check stopped: nothing compared"
-                                                 : "; --check not run (it compares the last step)");
+                                                 : "; --check not run (it compares the last step)",
+                   a->svg || a->trace ? "; no --svg or --trace file is written" : "");
         /* the signal that stopped the run: over ranks, maybe another's */
         int sig = r->interrupted > 1 ? r->interrupted : atomic_load(&stop_flag);
         rc = sig ? cli_signal_exit(sig) : CLI_EXIT_INTERRUPTED;

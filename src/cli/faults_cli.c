@@ -127,6 +127,9 @@ static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
      * waits for a writer that never comes (a missing file or a directory
      * gets the loader's own reason) */
     struct stat st;
+    if (f->file && !strcmp(f->file, "-"))
+        return cli_usage_error(cmd, "--faults -: give a file name (/dev/stdin reads standard "
+                               "input; ./- a file named -)");
     if (f->file && cli_ranks_count() > 1 && !stat(f->file, &st) && !S_ISREG(st.st_mode) &&
         !S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "--faults %s: over MPI ranks it must be a regular file every "
@@ -471,10 +474,13 @@ void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
         print_repair(out, e, mode);
         return;
     }
-    if (!e->noticed) {
-        fprintf(out, "# %s %ld (%s): %s %s; %s\n", unit(mode), e->when, ftm_fault_phase_name(e->phase),
-                e->what, e->detected_by[0] ? "" : "died", e->detected_by[0] ? e->detected_by
-                : "nothing needed it again, nobody noticed");
+    if (!e->noticed) { /* skipped (detected_by says why), or a link nobody needed */
+        if (e->detected_by[0])
+            fprintf(out, "# %s %ld (%s): %s: %s\n", unit(mode), e->when,
+                    ftm_fault_phase_name(e->phase), e->what, e->detected_by);
+        else
+            fprintf(out, "# %s %ld (%s): %s died; nothing needed it again, nobody noticed\n",
+                    unit(mode), e->when, ftm_fault_phase_name(e->phase), e->what);
         return;
     }
     double q = e->modeled_before_s > 0 ? e->modeled_after_s / e->modeled_before_s : 0;

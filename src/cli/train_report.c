@@ -442,6 +442,18 @@ void train_summary(const ftm_train_result *r, const ftm_mesh *m, const train_sum
         summary_text(r, m, in, &f, c);
 }
 
+void train_data_note(const char *data, const char *corpus, const ftm_dataset *ds, long batch)
+{
+    if (!ds || (!data && !corpus))
+        return; /* synthetic examples: nothing read */
+    long n = ftm_data_size(ds);
+    printf("# data: %s %s, %ld %s%s", data ? "--data" : "--corpus", data ? data : corpus, n,
+           data ? "image" : "token", n == 1 ? "" : "s");
+    if (data && n < batch)
+        printf(" (fewer than a step's batch of %ld: a step repeats some)", batch);
+    printf("\n");
+}
+
 /* Chips left without examples by the batch split (ftm_train_split: float
  * mode deals examples, exact mode whole micro-batches), and what would
  * keep them busy. */
