@@ -229,6 +229,9 @@ cp "$d/cif/data_batch_1.bin" "$tmp/cif.copy"
 expect 0 "--data read" "$FTMESH" train --mesh 2x2 --steps 1 --batch 32 --data "$d/cif"
 grep -q "^# data: --data $d/cif, 16 images (fewer than a step's batch of 32: a step repeats some)$" "$out" ||
     { echo "FAIL: --data: the header does not say what was read: $(head -3 "$out")"; fail=1; }
+expect 0 "--data in JSON" "$FTMESH" train --mesh 2x2 --steps 1 --batch 32 --data "$d/cif" --json
+tail -n 1 "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin)["data"] == sys.argv[1]' "$d/cif" ||
+    { echo "FAIL: --data: the JSON summary does not name it"; fail=1; }
 expect 2 "--data batch as --svg" "$FTMESH" train --mesh 2x2 --steps 1 --batch 8 --data "$d/cif" --svg "$d/cif/data_batch_1.bin"
 err_is "--svg $d/cif/data_batch_1.bin: --data reads that file"
 same "$d/cif/data_batch_1.bin" "$tmp/cif.copy" "--data named by --svg"

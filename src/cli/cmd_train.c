@@ -572,7 +572,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     else if (!err && a->fail_during && !a->o.json && a->t.fail_step >= a->t.steps)
         printf("# --fail-during: step %ld never came; nothing failed\n", a->t.fail_step);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
-                              err ? r->diverged_step : -1, &a->o, a->t.algo };
+                              err ? r->diverged_step : -1, &a->o, a->t.algo,
+                              a->data ? a->data : a->corpus };
     train_summary(r, &x->m, &in, oc);
     if (err)
         return cli_error(CMD, "training diverged: %s at step %ld; try a lower --lr (this run "

@@ -279,6 +279,7 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_u64(&j, "params", r->nparams);
     cli_json_str(&j, "algo", r->algo);
     cli_json_str(&j, "asked", in->asked ? in->asked : r->algo);
+    cli_json_str(&j, "data", in->data);
     cli_json_str(&j, "schedule", r->schedule ? r->schedule : r->algo);
     if (r->fallback)
         cli_json_str(&j, "fallback", r->fallback);
