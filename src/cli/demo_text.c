@@ -528,7 +528,9 @@ const char *demo_algo_story(const char *algo)
                "of the bands that own the same block sum it (in a column, or over a\n"
                "detour where a hole is in the way), then the bands all-gather, both\n"
                "ways again. Bands and columns are short rings: fewer steps than one\n"
-               "long ring. Where a band has more chips than its blocks, some own none.";
+               "long ring. Where a band has more chips than its blocks, some own none.\n"
+               "A chip may copy another band's partial sum over a number it no longer\n"
+               "needs (its own is in its band's sum already) and pass it on.";
     if (!strcmp(algo, "2d-concurrent"))
         return "2-D concurrent: the 2-D algorithm with the buffer split in two halves,\n"
                "one going rows-then-columns and the other columns-then-rows at once.\n"
