@@ -25,10 +25,11 @@ core="$top/src/core/error.c $top/src/core/mesh.c $top/src/core/faults.c $top/src
 "$cc" $flags -o "$out/fuzz_faults" "$top/tests/fuzz/fuzz_faults.c" $core
 # shellcheck disable=SC2086
 "$cc" $flags -o "$out/fuzz_checkpoint" "$top/tests/fuzz/fuzz_checkpoint.c" \
-    "$top/src/train/checkpoint.c" "$top/src/core/error.c"
+    "$top/src/train/checkpoint.c" "$top/src/core/error.c" "$top/src/core/file.c"
 # shellcheck disable=SC2086
 "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -I"$top/include" -I"$top/src" -o "$out/ckpt_seed" \
-    "$top/tests/fuzz/ckpt_seed.c" "$top/src/train/checkpoint.c" "$top/src/core/error.c"
+    "$top/tests/fuzz/ckpt_seed.c" "$top/src/train/checkpoint.c" "$top/src/core/error.c" \
+    "$top/src/core/file.c"
 mkdir -p "$out/seeds-checkpoint" "$out/corpus-faults" "$out/corpus-checkpoint"
 "$out/ckpt_seed" "$out/seeds-checkpoint"
 
