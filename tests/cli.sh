@@ -608,6 +608,12 @@ done
 expect 0 allreduce --mesh 4x4 --size 64K --iters 1 --algo auto --kill host:1,1@0
 grep_out "# auto: picked trees for the 12 healthy chips (lowest modeled time)"
 grep_out "algo trees"
+# a run after a death that falls back to another schedule says so, in its
+# "runs" entry and in the text
+expect 0 allreduce --mesh 4x4 --torus --algo 2d --size 1M --iters 1 --fail-during 1,1 --json
+json "$tmp/out" "[(r['schedule'], 'faster' in (r['fallback'] or '')) for r in j['runs']] == [('2d', False), ('ring', True)] and j['events'][0]['schedule_after'] == 'ring'"
+expect 0 allreduce --mesh 4x4 --torus --algo 2d --size 1M --iters 1 --fail-during 1,1
+grep_out "# from here 2d runs the ring schedule on the 15 healthy chips (the ring is faster"
 
 # A repair of a link that died unnoticed is logged and recorded, also
 # after a chip's death restarted the run; sums and link bytes still right

@@ -13,6 +13,18 @@ expect 0 "2d fallback text" "$FTMESH" train --mesh 6x6 --fail 2,2 --algo 2d --st
 grep -qF "gradient schedule run: ring (the ring is faster" "$out" || { echo "FAIL: train text lacks the schedule run"; fail=1; }
 expect 0 "own schedule" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 1 --batch 16 --json
 json 'j["schedule"] == "2d" and "fallback" not in j'
+# each recovery and repair says the schedule that runs from there: 2d falls
+# back to the ring on the 15 chips a death leaves, and runs its own again
+# once the chip is repaired
+expect 0 "schedule after a death" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 3 \
+    --batch 16 --kill 1,1@1:allreduce --repair 1,1@2 --json
+json '[(e["kind"], e["algo_after"], e["schedule_after"], "faster" in (e["fallback_after"] or "")) for e in j["events"]] == [("kill", "2d", "ring", True), ("repair", "2d", "2d", False)]'
+expect 0 "schedule after a death, text" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 3 \
+    --batch 16 --kill 1,1@1:allreduce --repair 1,1@2
+grep -A1 "chip (1,1) died" "$out" | grep -qF "gradient allreduce from here: the ring schedule (2d's fallback: the ring is faster" ||
+    { echo "FAIL: train: the death line does not say the ring runs from there"; fail=1; }
+grep -A1 "chip (1,1) repaired" "$out" | grep -qF "gradient allreduce from here: the 2d schedule" ||
+    { echo "FAIL: train: the repair line does not say 2d runs again"; fail=1; }
 # --algo auto names its pick, and what was asked
 expect 0 "auto" "$FTMESH" train --mesh 4x4 --steps 2 --algo auto --kill 1,1@1 --json
 json 'j["asked"] == "auto" and j["algo"] != "auto" and j["algo"] in ("ring", "bidir", "tree", "trees", "2d", "2d-concurrent", "2d-lines")'

@@ -116,6 +116,7 @@ typedef struct ftm_allreduce_ran {
                                 * with repick auto's pick for that mesh */
     const char *schedule;      /* the schedule run (ftm_sched.algo: another
                                 * algorithm's where algo's fell back) */
+    const char *fallback;      /* NULL, or why schedule is not algo's own */
 } ftm_allreduce_ran;
 
 typedef struct ftm_allreduce_result {

@@ -54,6 +54,7 @@ static void runs_json(cli_json *j, const ftm_allreduce_result *r)
         cli_json_int(j, "chips", u->chips);
         cli_json_str(j, "algo", u->algo);
         cli_json_str(j, "schedule", u->schedule);
+        cli_json_str(j, "fallback", u->fallback);
         cli_json_end(j);
     }
     cli_json_end(j);

@@ -468,10 +468,26 @@ static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
             modeled_what(mode), e->modeled_before_s, e->modeled_after_s);
 }
 
+/* Train: where a recovery or repair changed the gradient schedule, the
+ * one that runs from there (allreduce tells its runs' schedules itself). */
+static void print_schedule(FILE *out, const ftm_fault_record *e, int mode)
+{
+    const char *b = e->schedule_before, *a = e->schedule_after;
+    if (mode != FTM_FAULT_TRAIN || !a || (b && !strcmp(a, b)))
+        return;
+    if (e->fallback_after && e->algo_after && strcmp(e->algo_after, a))
+        fprintf(out, "#   gradient allreduce from here: the %s schedule (%s's fallback: %s)\n",
+                a, e->algo_after, e->fallback_after);
+    else
+        fprintf(out, "#   gradient allreduce from here: the %s schedule\n", a);
+}
+
 void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
 {
     if (e->repair) {
         print_repair(out, e, mode);
+        if (e->noticed)
+            print_schedule(out, e, mode);
         return;
     }
     if (!e->noticed) { /* skipped (detected_by says why), or a link nobody needed */
@@ -494,6 +510,7 @@ void cli_faults_print(FILE *out, const ftm_fault_record *e, int mode)
             unit(mode), e->when, ftm_fault_phase_name(e->phase), e->what, e->detected_by,
             e->lost_wall_s, e->lost_modeled_s, e->chips_after, cli_s(e->chips_after), again,
             modeled_what(mode), e->modeled_before_s, e->modeled_after_s, q);
+    print_schedule(out, e, mode);
 }
 
 void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n)
@@ -519,6 +536,9 @@ void cli_faults_json(cli_json *j, const ftm_fault_record *ev, int n)
         cli_json_int(j, "resumed_step", e->resumed);
         cli_json_num(j, "modeled_before_s", "%.6g", e->modeled_before_s);
         cli_json_num(j, "modeled_after_s", "%.6g", e->modeled_after_s);
+        cli_json_str(j, "algo_after", e->algo_after);
+        cli_json_str(j, "schedule_after", e->schedule_after);
+        cli_json_str(j, "fallback_after", e->fallback_after);
         cli_json_end(j);
     }
     cli_json_end(j);

@@ -428,6 +428,7 @@ int run_set(const ftm_mesh *m, ftm_rt *rt, const ftm_allreduce_opts *o, int n,
     if (!rc && rf) {
         rf->algo = b.jobs[0].algo;
         rf->schedule = b.jobs[0].s->algo ? b.jobs[0].s->algo : b.jobs[0].algo;
+        rf->fallback = b.jobs[0].s->fallback;
     }
     ftm_rt_config cfg = { o[0].pkt_bytes, 0, o[0].hang_timeout_s, o[0].packets_only };
     if (!rc && !rt)

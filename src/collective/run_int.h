@@ -17,6 +17,7 @@ typedef struct run_fault {
     atomic_int fail_it;        /* the iteration the last run failed in (the
                                 * least any chip returned an error in) */
     const char *algo, *schedule; /* what the last run ran */
+    const char *fallback;        /* why schedule is not algo's own, or NULL */
 } run_fault;
 
 /* What every chip returns at the iteration of a repair: the run stops

@@ -150,8 +150,18 @@ static int note_run(ftm_allreduce_result *res, long when, int after, const ftm_m
     if (!r)
         return FTM_ENOMEM;
     res->runs = r;
+    /* the records that started it, since the run before started */
+    for (int i = res->nruns ? r[res->nruns - 1].after : 0; i < after; i++) {
+        ftm_fault_record *e = &res->events[i];
+        if (!e->noticed)
+            continue;
+        e->schedule_before = res->nruns ? r[res->nruns - 1].schedule : NULL;
+        e->algo_after = rf->algo;
+        e->schedule_after = rf->schedule;
+        e->fallback_after = rf->fallback;
+    }
     r[res->nruns++] = (ftm_allreduce_ran){ when, after, ftm_mesh_healthy_count(m), rf->algo,
-                                           rf->schedule };
+                                           rf->schedule, rf->fallback };
     return 0;
 }
 

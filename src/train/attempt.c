@@ -136,6 +136,7 @@ static void finish_events(trainer *t, recovery *rv)
             first = 0;
             e->modeled_after_s = t->grad_modeled;
             e->chips_after = res->chips;
+            train_note_schedule(e, res);
         }
         if (t->cb && t->cb->event)
             t->cb->event(t->cb->ctx, e);
@@ -159,6 +160,7 @@ static int note_failure(trainer *t, ftm_rt *rt, const ftm_mesh *m, recovery *rv,
         /* the step redone's collectives on the mesh it ran on */
         e->lost_modeled_s = i == 0 ? t->grad_modeled + t->hc.step_modeled : 0;
         e->modeled_before_s = t->grad_modeled;
+        e->schedule_before = res->schedule;
     }
     res->nevents += n;
     rv->fail_t0 = t->t_prev;

@@ -43,3 +43,10 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     *modeled_s = cr.time_s;
     return 0;
 }
+
+void train_note_schedule(ftm_train_event *e, const ftm_train_result *res)
+{
+    e->algo_after = res->algo;
+    e->schedule_after = res->schedule;
+    e->fallback_after = res->fallback;
+}

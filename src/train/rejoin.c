@@ -224,6 +224,7 @@ int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
         /* picked once every repair of the boundary is in */
         r->donor[k] = r->nj[k] ? pick_donor(&old, cur, r->jc[k], r->nj[k]) : -1;
         note_repair(&res->events[r->rec[k]], e, cur, r->donor[k], r->modeled_before_s);
+        res->events[r->rec[k]].schedule_before = res->schedule; /* the last attempt's */
     }
     ftm_mesh_free(&old);
     r->t0 = core_now_s();
@@ -332,6 +333,7 @@ static void tell(trainer *t)
         e->state_bytes = r->donor[k] >= 0 ? event_bytes(t, k) : 0;
         e->chips_after = res->chips;
         e->modeled_after_s = t->grad_modeled;
+        train_note_schedule(e, res);
         if (t->cb && t->cb->event)
             t->cb->event(t->cb->ctx, e);
     }

@@ -13,6 +13,10 @@
 int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
                 ftm_red red, double *modeled_s, const char **used);
 
+/* Record e's schedule after its recovery or repair: res's, which the
+ * attempt that runs next has set (build.c). */
+void train_note_schedule(ftm_train_event *e, const ftm_train_result *res);
+
 /* --check: trains one replica on the whole batch (no runtime) and compares
  * with the mesh run's final params (`params`, nparams) and losses. */
 int train_check(const ftm_train_opts *o, int micro, const float *params,
