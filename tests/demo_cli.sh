@@ -105,8 +105,11 @@ sed -n '/^== 3/,/^== 4/p' "$tmp/out" | grep -q '^  (1,2) -> .*(lost)' ||
 "$ftmesh" demo --algo tree --fail-during 2,2 >"$tmp/out" || bad "demo tree --fail-during 2,2"
 grep -q '^ *[0-9]* of *[0-9]*:' "$tmp/out" && bad "demo: behind told in per-chip steps"
 die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\),.*/\1/p')
-tr "\n" " " <"$tmp/out" | grep -q "The step each survivor had reached (1 to $die)" ||
+tr "\n" " " <"$tmp/out" | grep -q "The step of each survivor's last transfer (1 to $die)" ||
     bad "demo: behind list not in the lesson's steps"
+# ... and a leaf listed at step 1 is not called slow: it waits for the sums
+tr "\n" " " <"$tmp/out" | grep -q "one listed at an earlier step is not slow.*a tree's leaves send once" ||
+    bad "demo: the survivors' list calls idle leaves behind"
 # the root (1,2) copied down to the dead (2,2) in step 7: there, not behind
 grep -q '^  step  7: (0,2) (1,2)\* (1,3)$' "$tmp/out" || bad "demo: behind list"
 grep -q '^  step  4: (0,3)$' "$tmp/out" || bad "demo: behind list, step 4"

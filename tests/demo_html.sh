@@ -75,6 +75,7 @@ done
     echo "file://$tmp/t6.html#part=2&step=1 $tmp/t6.dom"
     echo "file://$tmp/ow.html#part=2&step=1 $tmp/ow.dom"
     echo "file://$tmp/c2.html#part=2&step=8 $tmp/c2.dom"
+    echo "file://$tmp/c2.html#part=2&step=10 $tmp/c2d.dom"
     echo "file://$tmp/t28.html#part=2&step=1 $tmp/t28.dom"
     echo "file://$tmp/ln.html#part=2&step=1 $tmp/ln.dom"
     i=0
@@ -165,9 +166,13 @@ for k in torus dead2 oneway bidir; do
     grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
         bad "tree page: the legend explains $k marks it does not draw"
 done
-# ... and keeps those it draws: the one-way link's, the torus' wraps
+# ... and keeps those it draws: the one-way link's, the torus' wraps, the
+# forwarders of 2d's detours on a mesh (no ring is drawn there)
 grep -q 'class="lg-oneway">' "$tmp/ow.dom" && grep -q 'class="lg-torus">' "$tmp/t28.dom" ||
     bad "the legend hides the one-way or wrap marks of pages that draw them"
+grep -q 'class="box fwd"' "$tmp/c2d.dom" && grep -q 'class="lg-fwd">' "$tmp/c2d.dom" &&
+    grep -q 'class="lg-fwd" style="display: none;"' "$tmp/m1p1.dom" ||
+    bad "the legend explains the forwarders' boxes where none is drawn, or not where 2d draws them"
 # bidir's second ring is drawn with its own detour (through (3,1), chip
 # 13, as its schedule runs it), so both forwarders are boxed at step 0
 grep -q 'class="box fwd" id="box13"' "$tmp/m2s0.dom" && grep -q 'class="box fwd" id="box8"' "$tmp/m2s0.dom" ||

@@ -43,7 +43,7 @@ static int lost_in(const ftm_lesson *l, int c, int k)
     return 0;
 }
 
-/* The survivors grouped by the step they had reached, latest first; *
+/* The survivors grouped by the step of their last transfer, latest first; *
  * marks those whose transfer of that step was lost. */
 static void behind_list(const ftm_lesson *l, const int *at, const unsigned char *lost, int lo,
                         int hi)
@@ -79,9 +79,11 @@ static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsi
         printf("\nEvery survivor last sent or received in step %d of the steps above.\n", hi);
     else {
         printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
-               "own transfers of the step before are done, so some are further along than\n"
-               "others, which wait for data that has not reached them yet. The step each\n"
-               "survivor had reached (%s%d)%s\n", k > 1 ? "1 to " : "none yet, or ", k,
+               "own transfers of the step before are done. Some had got further than\n"
+               "others; one listed at an earlier step is not slow: it waits for data that\n"
+               "has not reached it yet, or has nothing to do until a later step (a tree's\n"
+               "leaves send once, then wait for the sums to come back down). The step of\n"
+               "each survivor's last transfer (%s%d)%s\n", k > 1 ? "1 to " : "none yet, or ", k,
                nlost ? "; *: its transfer of that step went to,\nfrom or through the "
                        "dead chip and was lost:" : ":");
         behind_list(l, at, lost, lo, hi);

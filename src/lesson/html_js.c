@@ -64,9 +64,10 @@ const char ftm_lesson_page_body[] =
     "row by row; the small grey number is the position). Green cell: a finished sum. Red "
     "number: changed in this step. Blue arrow: a partial sum the receiver adds (+value); "
     "green arrow: a value the receiver copies (=value), a finished sum where its cell turns green, "
-    "else a partial sum; red dashed arrow: lost. <span class=\"lg-ring\">Orange dashed box: "
-    "a chip forwarding a detour. Pale band: the ring (orange where it detours), with its "
-    "direction at step 0.</span> <span class=\"lg-bidir\">bidir runs two rings at once: "
+    "else a partial sum; red dashed arrow: lost. <span class=\"lg-fwd\">Orange dashed box: "
+    "a chip forwarding a detour (a transfer between chips that are not neighbours, passed "
+    "on hop by hop).</span> <span class=\"lg-ring\">Pale band: the ring (orange where it "
+    "detours), with its direction at step 0.</span> <span class=\"lg-bidir\">bidir runs two rings at once: "
     "blue one way, purple (its arrows too) the other.</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
     "to its parent, with an arrow to the parent at step 0.</span> "
     "<span class=\"lg-root\">Gold box: the tree's root.</span> "
@@ -81,6 +82,7 @@ const char ftm_lesson_page_js[] =
     "function $(i){return document.getElementById(i);}\n"
     "function el(t,a,p,x){var e=document.createElementNS(NS,t);for(var k in a)e.setAttribute(k,a[k]);\n"
     " if(x!=null)e.textContent=x;if(p)p.appendChild(e);return e;}\n"
+    "function fwdbox(id){var r=$('box'+id),c=r&&r.getAttribute('class');if(c&&!/ fwd/.test(c))r.setAttribute('class',c+' fwd');}\n"
     "function nm(p,id){return '('+Math.floor(id/p.cols)+','+id%p.cols+')';}\n"
     "function nb(p,id,d){var r=Math.floor(id/p.cols),c=id%p.cols;r+=[-1,0,1,0][d];c+=[0,1,0,-1][d];\n"
     " if(p.torus&&p.rows>=3)r=(r+p.rows)%p.rows;if(p.torus&&p.cols>=3)c=(c+p.cols)%p.cols;\n"
@@ -179,7 +181,7 @@ const char ftm_lesson_page_js[] =
     " var A=$('arrows');while(A.firstChild)A.removeChild(A.firstChild);\n"
     /* step 0: the chips the ring's detours pass through, as the text's '*' */
     " if(k===0&&p.ring)edges(p,0).concat(p.bidir?edges(p,1):[]).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
-    "  if(j+1<e[1].length){var r=$('box'+at);if(r)r.setAttribute('class',r.getAttribute('class')+' fwd');}});});\n"
+    "  if(j+1<e[1].length)fwdbox(at);});});\n"
     /* U: this step's transfers drawn on each directed link so far (the next
      * one goes beside them); N: how many there are in all, so that every
      * value label sits beyond the outermost arrow, clear of the others */
@@ -189,7 +191,7 @@ const char ftm_lesson_page_js[] =
     "  var r2=p.bidir&&p.ring.chips[(G.pos[x.s]+1)%p.ring.chips.length]!==x.d;if(p.bidir)cls+=r2?' r2':' r1';\n"
     "  for(var j=0;j<x.h.length;j++){var d=D[x.h[j]],u=U[at*4+d]||0;U[at*4+d]=u+1;\n"
     "   segs=segs.concat(hop(p,at,d,9+14*u));lk=at*4+d;dl=d;at=nb(p,at,d);ul=u;\n"
-    "   if(j+1<x.h.length){var r=$('box'+at);if(r)r.setAttribute('class',r.getAttribute('class')+' fwd');}}\n"
+    "   if(j+1<x.h.length)fwdbox(at);}\n"
     "  segs.forEach(function(sg,j){var l=line(sg,'arrow'+cls,g);\n"
     "   if(j===segs.length-1)l.setAttribute('marker-end',x.z?'url(#head'+(x.m?'':'c')+(r2?'2)':')'):'url(#headl)');});\n"
     "  if(segs.length&&x.v.length<=3){var m=segs[segs.length-1],vert=m[0]===m[2];\n"
@@ -225,7 +227,11 @@ const char ftm_lesson_page_js[] =
     " else if(e.key===' '||e.key==='k'){e.preventDefault();play();}\n"
     " else if(e.key==='Home')show(0);else if(e.key==='End')show(P[pi].steps);else return;});\n"
     "window.addEventListener('hashchange',function(){var h=fromHash();if(h[0]!==pi||h[1]!==cur)open(h[0],h[1]);});\n"
-    "['ring','bidir','tree','root','dead2','oneway','torus'].forEach(function(k){if(!P.some(function(p){return k==='root'?p.root>=0:p[k];}))\n"
+    /* a mark is explained where some part draws it: forwarders wherever a
+     * transfer takes more than one hop */
+    "function has(p,k){if(k==='root')return p.root>=0;if(k!=='fwd')return p[k];\n"
+    " return p.xf.some(function(s){return s&&s.some(function(x){return x.h.length>1;});});}\n"
+    "['fwd','ring','bidir','tree','root','dead2','oneway','torus'].forEach(function(k){if(!P.some(function(p){return has(p,k);}))\n"
     " Array.prototype.forEach.call(document.querySelectorAll('.lg-'+k),function(e){e.style.display='none';});});\n"
     "var h0=fromHash();open(h0[0],h0[1]);\n"
     "})();\n";
