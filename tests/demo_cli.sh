@@ -36,6 +36,14 @@ for algo in ring bidir tree; do
     "$ftmesh" demo --algo $algo --no-color >"$tmp/out" || bad "demo --algo $algo"
     python3 "$here/demo_cli.py" "$tmp/out" 4 4 "1,1" || bad "demo --algo $algo sums"
 done
+# 2d's band around a hole: both its rings drawn, and why the second one
+# detours between neighbours ((1,3) -> (2,3) goes round the torus column:
+# the first ring sends (1,3) -> (2,3) over that link)
+"$ftmesh" demo --algo 2d --mesh 4x4 --torus --fail 1,1 --no-color >"$tmp/out" &&
+    grep -q "^Band rows 1-2, around its faults: its ring one way" "$tmp/out" &&
+    grep -q "^detour (1,3) -> (2,3): 3 hops via N,N,N" "$tmp/out" &&
+    tr "\n" " " <"$tmp/out" | grep -q "routed to avoid the links the first one uses in the same direction" ||
+    bad "demo --algo 2d: the band's second ring's detours unexplained"
 # 2d-concurrent's halves need not be in the same phase: each is named
 "$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^Step 16 of 74  rows (half A) and rows (half B) reduce-scatter" "$tmp/out" &&

@@ -76,6 +76,11 @@ static int demo_bands_picture(const ftm_mesh *m)
                        bd->row0 + bd->nrows - 1,
                        way ? "the other way (the other half)" : "one way (half the numbers)",
                        pic);
+            if (way && !rc) /* why its detours can join neighbours */
+                printf("Both halves run at once, so this ring is routed to avoid the links\n"
+                       "the first one uses in the same direction (a link carrying both\n"
+                       "would take twice as long): that is why it may detour between two\n"
+                       "neighbours, or visit the chips in another order.\n");
             free(pic);
         }
     }
