@@ -44,6 +44,17 @@ done
     grep -q "^detour (1,3) -> (2,3): 3 hops via N,N,N" "$tmp/out" &&
     tr "\n" " " <"$tmp/out" | grep -q "routed to avoid the links the first one uses in the same direction" ||
     bad "demo --algo 2d: the band's second ring's detours unexplained"
+# a detoured transfer names its route; a line is cut only where it would
+# pass 80 columns, and says how many positions it leaves out
+"$ftmesh" demo --algo 2d-concurrent --mesh 4x4 --fail 1,1 --no-color >"$tmp/out" &&
+    grep -q "^  (1,0) -> (1,2) #4: 2 + 9 = 11 (detour 4 hops: S,E,E,N)$" "$tmp/out" ||
+    bad "demo: a detour's route not shown"
+"$ftmesh" demo --algo tree --mesh 2x2 --no-color >"$tmp/out" &&
+    grep -q "^  (1,1) -> (0,1) #0: 2 + 4 = 6, #1: 3 + 5 = 8, #2: 4 + 6 = 10, #3: 5 + 7 = 12$" "$tmp/out" ||
+    bad "demo: a line that fits in 80 columns was cut"
+"$ftmesh" demo --algo ring --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
+    grep -q "^  (7,7) -> (6,7) #0: 2 + 1 = 3, #1: 3 + 2 = 5, #2: 4 + 3 = 7, ... (60 more)$" "$tmp/out" ||
+    bad "demo: a cut line does not say how many positions it leaves out"
 # 2d-concurrent's halves need not be in the same phase: each is named
 "$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^Step 16 of 74  rows (half A) and rows (half B) reduce-scatter" "$tmp/out" &&

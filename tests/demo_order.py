@@ -22,7 +22,7 @@ import sys
 CHIP = re.compile(r"^  \((\d+),(\d+)\)\s+(.*)$")
 BAND = re.compile(r"^  positions? #(\d+)(?:-#(\d+))?:$")
 STEP = re.compile(r"^Step (\d+)(?: of (\d+)| \(the chip dies in it\))")
-LINE = re.compile(r"^  \((\d+),(\d+)\)\s+->\s+\((\d+),(\d+)\)\s+(#.*?)(?: \(detour \d+ hops\))?$")
+LINE = re.compile(r"^  \((\d+),(\d+)\)\s+->\s+\((\d+),(\d+)\)\s+(#.*?)(?: \(detour \d+ hops: [NESW,.]+\))?$")
 SUM = re.compile(r"#(\d+): (-?\d+) \+ (-?\d+) = (-?\d+)$")
 COPY = re.compile(r"#(\d+) = (-?\d+)$")
 LOST = re.compile(r"#(\d+): (-?\d+) \(lost\)$")
@@ -88,7 +88,7 @@ class Replay:
 
     def line(self, a, b, text, where):
         items = [t.strip() for t in text.split(", ")]
-        cut = items[-1] == "..."
+        cut = items[-1].startswith("... (")
         if cut:
             items = items[:-1]
         last = -1

@@ -319,14 +319,27 @@ static void xfer_values(char *b, size_t n, const ftm_lesson_xfer *x, size_t widt
                      (long long)x->before[j], s, (long long)x->after[j]);
         else
             snprintf(one, sizeof one, "#%zu = %lld", x->first + j, (long long)x->after[j]);
-        if (used + strlen(one) + 5 > width && j) {
-            snprintf(b + used, n - used, ", ...");
+        /* room for ", ... (N more)" unless this is the last one */
+        size_t tail = j + 1 < x->n ? 16 : 0;
+        if (used + 2 + strlen(one) + tail > width && j) {
+            snprintf(b + used, n - used, ", ... (%zu more)", x->n - j);
             return;
         }
         used += (size_t)snprintf(b + used, n - used, "%s%s", j ? ", " : "", one);
         if (used >= n)
             return;
     }
+}
+
+/* " (detour 4 hops: S,E,E,N)": the route from the sender, the first 8
+ * hops of a longer one. */
+static void detour_words(char *b, size_t n, const ftm_lesson_xfer *x)
+{
+    size_t u = (size_t)snprintf(b, n, " (detour %d hops: ", x->nhops);
+    for (int h = 0; h < x->nhops && h < 8 && u < n; h++)
+        u += (size_t)snprintf(b + u, n - u, "%s%c", h ? "," : "", "NESW"[x->dirs[h] & 3]);
+    if (u < n)
+        snprintf(b + u, n - u, "%s)", x->nhops > 8 ? ",..." : "");
 }
 
 /* What the receivers of round k do. A copy is called a finished sum only
@@ -370,12 +383,13 @@ static void one_step(const demo_out *o, const ftm_lesson *l, int k)
     printf("%s%s%s\n", said ? "" : wrap ? ":\n  " : ": ", said ? "" : hint, demo_c(o, D_OFF));
     for (int i = 0; i < f->nx; i++) {
         const ftm_lesson_xfer *x = &f->x[i];
-        char a[32], b[32], vals[96], via[32] = "";
+        char a[32], b[32], vals[96], via[64] = "";
         chip_str(a, sizeof a, m, x->src);
         chip_str(b, sizeof b, m, x->dst);
         if (x->nhops > 1)
-            snprintf(via, sizeof via, " (detour %d hops)", x->nhops);
-        xfer_values(vals, sizeof vals, x, 80 - 20 - strlen(via));
+            detour_words(via, sizeof via, x);
+        size_t lead = 2 + (strlen(a) > 5 ? strlen(a) : 5) + 4 + (strlen(b) > 5 ? strlen(b) : 5) + 1;
+        xfer_values(vals, sizeof vals, x, 80 - lead - strlen(via));
         const char *col = !x->after ? D_RED : x->red ? D_GREEN : D_BLUE;
         printf("  %-5s -> %-5s %s%s%s%s%s%s\n", a, b, demo_c(o, col), vals, demo_c(o, D_OFF),
                demo_c(o, D_YELLOW), via, demo_c(o, D_OFF));
