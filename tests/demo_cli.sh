@@ -52,7 +52,7 @@ done
 "$ftmesh" demo --algo tree --mesh 2x2 --no-color >"$tmp/out" &&
     grep -q "^  (1,1) -> (0,1) #0: 2 + 4 = 6, #1: 3 + 5 = 8, #2: 4 + 6 = 10, #3: 5 + 7 = 12$" "$tmp/out" ||
     bad "demo: a line that fits in 80 columns was cut"
-"$ftmesh" demo --algo ring --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
+"$ftmesh" demo --algo tree --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^  (7,7) -> (6,7) #0: 2 + 1 = 3, #1: 3 + 2 = 5, #2: 4 + 3 = 7, ... (60 more)$" "$tmp/out" ||
     bad "demo: a cut line does not say how many positions it leaves out"
 # 2d-concurrent's halves need not be in the same phase: each is named
