@@ -250,6 +250,13 @@ for args in "--mesh 9x9" "--algo nope" "--algo auto" "--algo 2d-lines --mesh 1x4
     "$ftmesh" demo $args >/dev/null 2>"$tmp/err"; rc=$?
     [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "demo $args: exit $rc, $(cat "$tmp/err")"
 done
+# the default lesson's own hole is named as such
+"$ftmesh" demo --fail-during 1,1 2>"$tmp/err" >/dev/null
+grep -q "(1,1) is the default lesson's hole, dead from the start; pick another chip" "$tmp/err" ||
+    bad "demo --fail-during 1,1: $(cat "$tmp/err")"
+"$ftmesh" demo --step --delay 1 --html "$tmp/sd.html" 2>"$tmp/err" >/dev/null
+grep -q "warning: --step and --delay have no effect with --html alone" "$tmp/err" ||
+    bad "demo --step --delay --html: $(cat "$tmp/err")"
 # a death that cuts the mesh: said as such, with the chip and two chips apart
 "$ftmesh" demo --mesh 8x8 --fail 0,1 --fail-during 1,0 --algo 2d-lines >/dev/null 2>"$tmp/err"
 grep -qF "ftmesh demo: --fail-during 1,0: once it has died the healthy chips are cut into parts ((0,0) cannot reach (0,2) over live links)" "$tmp/err" ||

@@ -78,6 +78,7 @@ typedef struct demo_args {
     double delay;
     const char *html, *trace, *fail_during;
     int trace_clock, trace_clock_given;
+    int default_hole;      /* 1: (1,1) is dead because no mesh was given */
 } demo_args;
 
 static int demo_opt(void *ctx, int id, const char *name, const char *v)
@@ -331,8 +332,10 @@ static int parse(int argc, char **argv, demo_args *d)
     /* the default lesson: 4x4 without (1,1), a hole that forces a detour;
      * a mesh the user names (--mesh 4x4 too) has only the faults given */
     if (d->o.mesh_spec == default_mesh && !d->o.torus && !d->o.nfail && !d->o.nfail_host &&
-        !d->o.nfail_link && !d->o.random_faults)
+        !d->o.nfail_link && !d->o.random_faults) {
         d->o.fail[d->o.nfail++] = "1,1";
+        d->default_hole = 1;
+    }
     return 0;
 }
 
@@ -345,8 +348,9 @@ static void warn_unused(const demo_args *d)
         cli_warn(CMD, "--text has no effect without --html (the lesson is told in the "
                  "terminal anyway)");
     if (d->html && !d->text && (d->step || d->delay > 0))
-        cli_warn(CMD, "%s has no effect with --html alone: no lesson is told in the "
-                 "terminal (add --text)", d->step ? "--step" : "--delay");
+        cli_warn(CMD, "%s ha%s no effect with --html alone: no lesson is told in the "
+                 "terminal (add --text)", d->step && d->delay > 0 ? "--step and --delay"
+                 : d->step ? "--step" : "--delay", d->step && d->delay > 0 ? "ve" : "s");
 }
 
 /* Checks the mesh and options against each other; 0 or CLI_EXIT_USAGE. */
@@ -359,6 +363,12 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
     if (ftm_mesh_healthy_count(m) < 2)
         return cli_usage_error(CMD, "the mesh needs at least 2 healthy chips for a lesson");
     *victim = -1;
+    int r, c;
+    if (d->fail_during && d->default_hole && !ftm_mesh_parse_coord(d->fail_during, &r, &c) &&
+        r == 1 && c == 1)
+        return cli_usage_error(CMD, "--fail-during 1,1: (1,1) is the default lesson's hole, "
+                               "dead from the start; pick another chip, or give --mesh 4x4 "
+                               "for a mesh without it");
     if (d->fail_during) {
         int rc = cli_fail_during_chip(CMD, m, d->fail_during, victim);
         if (rc)
