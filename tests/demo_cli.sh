@@ -55,6 +55,14 @@ done
 "$ftmesh" demo --algo tree --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^  (7,7) -> (6,7) #0: 2 + 1 = 3, #1: 3 + 2 = 5, #2: 4 + 3 = 7, ... (60 more)$" "$tmp/out" ||
     bad "demo: a cut line does not say how many positions it leaves out"
+# 2d-lines says which rows and columns are usable and who owns nothing,
+# asked for alone as in the default lesson's part 3
+for args in "--algo 2d-lines --mesh 4x4 --fail 1,1" ""; do
+    # shellcheck disable=SC2086 # the options
+    "$ftmesh" demo $args --no-color >"$tmp/out" &&
+        tr "\n" " " <"$tmp/out" | grep -q "Usable columns (all chips alive): [0-9 ]*; usable rows: [0-9 ]*\. In half A the healthy chips of the other columns own nothing" ||
+        bad "demo $args: 2d-lines's usable rows and columns not told"
+done
 # 2d-concurrent's halves need not be in the same phase: each is named
 "$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^Step 16 of 74  rows (half A) and rows (half B) reduce-scatter" "$tmp/out" &&

@@ -112,9 +112,12 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
 
 /* Which chips own nothing in 2d-lines on m, and why, into b: a column
  * with a dead chip cannot sum across every row (half A), a row with one
- * cannot sum across every column (half B). */
-static void lines_owners(const ftm_mesh *m, char *b, size_t n)
+ * cannot sum across every column (half B). "" for other algorithms. */
+static void lines_owners(const ftm_mesh *m, const char *algo, char *b, size_t n)
 {
+    b[0] = 0;
+    if (strcmp(algo, DEMO_2D))
+        return;
     size_t u = (size_t)snprintf(b, n, "Usable columns (all chips alive):");
     int badc = 0, badr = 0;
     for (int c = 0; c < m->cols && u < n; c++) {
@@ -209,11 +212,14 @@ static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm
 {
     char bands[256];
     demo_bands_words(m, algo, bands, sizeof bands);
-    char fb[320];
+    char fb[320], own[600];
     demo_fallback_words(m, algo, fb, sizeof fb);
+    lines_owners(m, algo, own, sizeof own);
     printf("%s\n", demo_algo_story(algo));
     if (bands[0])
         demo_wrap(bands);
+    if (own[0])
+        demo_wrap(own);
     if (fb[0])
         demo_wrap(fb);
     printf("\nEvery chip starts with %zu numbers: chip (r,c) is chip number n = r*%d + c\n"
@@ -270,8 +276,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     ftm_mesh_fail_host(&t, 2, 2);
     demo_mesh_picture(&t, NULL, demo_lesson_count(&t, DEMO_2D)); /* no ring runs here */
     char own[600];
-    lines_owners(&t, own, sizeof own);
-    demo_wrap(own);
+    lines_owners(&t, DEMO_2D, own, sizeof own); /* tell_algo tells it; the page too */
     printf("\n");
     ftm_trace *tr = NULL;
     ftm_lesson l;
@@ -431,15 +436,16 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         tr = NULL;
         p->verified = w == 0;
         st->main_part = 2;
-        char bands[256], fb[320];
+        char bands[256], fb[320], own[600];
         demo_bands_words(m, algo, bands, sizeof bands);
         demo_fallback_words(m, algo, fb, sizeof fb);
-        snprintf(st->intro[1], sizeof st->intro[1], "%s %s%s%s%sEvery chip starts with %zu "
+        lines_owners(m, algo, own, sizeof own);
+        snprintf(st->intro[1], sizeof st->intro[1], "%s %s%s%s%s%s%sEvery chip starts with %zu "
                  "numbers: chip (r,c) is chip number n = r*%d + c and holds 1 + (n + i) mod 9 "
                  "at position #i. Each step is one round of one global order: a transfer is "
                  "in step n when the last transfer it waits for is in step n - 1.",
-                 demo_algo_story(algo), bands, bands[0] ? " " : "", fb, fb[0] ? " " : "",
-                 demo_lesson_count(m, algo), m->cols);
+                 demo_algo_story(algo), bands, bands[0] ? " " : "", own, own[0] ? " " : "",
+                 fb, fb[0] ? " " : "", demo_lesson_count(m, algo), m->cols);
         ftm_lesson_part *p1 = &st->part[0];
         memset(p1, 0, sizeof *p1);
         snprintf(st->title[0], sizeof st->title[0], "%s", demo_mesh_title(m));
