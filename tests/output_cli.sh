@@ -207,6 +207,18 @@ expect 2 "checkpoint to a redirected stdout" sh -c 'exec "$0" train --mesh 2x2 -
 err_is "--checkpoint /dev/stdout: is this run's standard output"
 [ "$(cat "$d/log")" = KEPT ] || { echo "FAIL: --checkpoint /dev/stdout changed the file"; fail=1; }
 no_tmp "stdout redirected"
+# with --json, standard output carries the JSON: an output sent there too
+# (a file or a pipe) is refused, so the JSON stays valid
+echo KEPT >"$d/log"
+expect 2 "svg into --json's file" sh -c 'exec "$0" rings --mesh 2x2 --json --svg /dev/stdout >>"$1"' "$FTMESH" "$d/log"
+err_is "--svg /dev/stdout: is standard output, which carries --json's output"
+[ "$(cat "$d/log")" = KEPT ] || { echo "FAIL: rings --json --svg /dev/stdout wrote the file"; fail=1; }
+for c in "allreduce --mesh 2x2 --size 4K --iters 1 --trace" "train --mesh 2x2 --steps 1 --svg"; do
+    # shellcheck disable=SC2086 # the command's words
+    "$FTMESH" $c /dev/stdout --json 2>"$d/err" | cat >"$d/out"
+    grep -q "is standard output, which carries --json's output" "$d/err" && [ ! -s "$d/out" ] ||
+        { echo "FAIL: $c /dev/stdout --json into a pipe: $(cat "$d/err")"; fail=1; }
+done
 # a file name of 250 characters: the temporary name beside it still fits
 long=$(printf 'a%.0s' $(seq 250))
 expect 0 "a long file name" "$FTMESH" rings --mesh 2x2 --svg "$d/$long"

@@ -305,6 +305,10 @@ void cli_out_discard(cli_out *o);
  * same file (after symbolic links) is refused; 0 or CLI_EXIT_USAGE after
  * one line. */
 int cli_out_check(const char *cmd, const char *opt, const char *path);
+/* on: standard output carries JSON (--json): an output option naming a
+ * file, pipe or socket that is standard output is refused (the JSON would
+ * stop being valid); a terminal is not refused. */
+void cli_out_stdout_json(int on);
 /* Claims path, a regular file input option opt reads (--resume,
  * --faults, --corpus), before the outputs are checked: an output naming
  * it is refused (but --checkpoint may replace --resume's file); 0 or an

@@ -123,8 +123,8 @@ static void usage(void)
            "gradient schedule plus batch-norm schedules) and examples/s; a progress bar\n"
            "when stdout is a terminal; then a summary. Exit 0 ok, 1 failed (training\n"
            "error or divergence, replicas differ, or --check out of bounds), 2 bad\n"
-           "input, 3 hang, 130 or 143 stopped by SIGINT or SIGTERM (the step finishes,\n"
-           "the checkpoint is written).\n"
+           "input, 3 hang, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the\n"
+           "step finishes, the checkpoint is written).\n"
            "\n");
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
     printf("\nAlgorithms (--algo, --bn-algo):\n");
@@ -518,7 +518,7 @@ static void header(const targs *a, const ftm_mesh *m)
     fflush(stdout);
 }
 
-/* Set by SIGINT or SIGTERM during training: the signal's number. */
+/* Set by SIGINT, SIGTERM or SIGHUP during training: the signal's number. */
 static atomic_int stop_flag;
 
 /* --resume of a checkpoint that holds every step of --steps. */
@@ -619,7 +619,7 @@ static void on_event(void *ctx, const ftm_train_event *e)
 
 /* Runs with SIGINT and SIGTERM (what batch schedulers send) caught: the
  * trainer finishes the current step, writes the checkpoint if asked, and
- * stops (exit 128 + the signal: 130, 143). */
+ * stops (exit 128 + the signal: 129, 130, 143). */
 static int run_train(targs *a, train_run *x, train_out *oc)
 {
     ftm_train_callbacks cb = { train_on_step, train_on_ref, oc, on_event };

@@ -30,7 +30,8 @@ static void usage(FILE *f)
     for (const cli_cmd *c = cmds; c->name; c++)
         cli_print_wrapped(f, 13, fprintf(f, "  %-10s ", c->name), c->summary);
     fprintf(f, "\nOptions:\n  --help     this text\n  --version  print the version\n"
-               "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang.\n");
+               "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang, 129, 130\n"
+               "or 143 stopped by SIGHUP, SIGINT or SIGTERM.\n");
 }
 
 static int run(int argc, char **argv)

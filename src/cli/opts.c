@@ -379,7 +379,10 @@ int cli_mesh_set(cli_mesh_opts *o, int id, const char *name, const char *v)
     case CLI_O_MESH: o->mesh_spec = v; return 0;
     case CLI_O_TORUS: o->torus = 1; return 0;
     case CLI_O_RANKS: o->ranks = v; return 0;
-    case CLI_O_JSON: o->json = 1; return 0;
+    case CLI_O_JSON:
+        o->json = 1;
+        cli_out_stdout_json(1); /* no output file may be mixed into it */
+        return 0;
     case CLI_O_FAIL: o->fail[o->nfail++] = v; return 0;
     case CLI_O_FAIL_HOST: o->fail_host[o->nfail_host++] = v; return 0;
     case CLI_O_FAIL_LINK: o->fail_link[o->nfail_link++] = v; return 0;

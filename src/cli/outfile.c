@@ -188,6 +188,20 @@ static int std_stream(const char *path)
     return 0;
 }
 
+static int stdout_json;
+
+void cli_out_stdout_json(int on) { stdout_json = on; }
+
+/* 1 when path is standard output as a file, pipe or socket (what a
+ * program reads), not a terminal or /dev/null. */
+static int stdout_data(const char *path)
+{
+    struct stat st, so;
+    return !stat(path, &st) && !fstat(1, &so) && st.st_dev == so.st_dev &&
+           st.st_ino == so.st_ino &&
+           (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 /* 1 when path is a pipe, socket or device: written in place. */
 static int special_file(const char *path)
 {
@@ -205,6 +219,9 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
                                "/dev/stdout for standard output)", opt);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
+    if (stdout_json && stdout_data(path))
+        return cli_usage_error(cmd, "%s %s: is standard output, which carries --json's output: "
+                               "give another file name", opt, path);
     if (special_file(path)) /* /dev/null may take every output */
         return 0;
     char *file = real_path(path);
