@@ -458,6 +458,10 @@ expect 0 allreduce --size 4K --iters 2 --repair-after 1
 grep_err "warning: --repair-after has no effect: nothing dies during the run"
 expect 0 allreduce --size 4K --iters 2 --repair-after 1 --kill 1,1@0
 warns 0
+# resumed after the last kill: the advice is not to add what was given
+expect 0 train --mesh 2x2 --steps 2 --checkpoint "$tmp/ra.ckpt"
+expect 0 train --mesh 2x2 --steps 3 --resume "$tmp/ra.ckpt" --repair-after 1
+grep_err "warning: --repair-after has no effect: no kill is left after the resumed step"
 # a host named twice is recorded once
 expect 0 allreduce --model-only --size 4K --fail-host 0,0 --fail-host 0,0 --json
 json "$tmp/out" 'j["faults"]["hosts"] == [[0, 0]] and j["chips"] == 60'

@@ -74,7 +74,10 @@ int cli_faults_any(const cli_faults *f)
 
 int cli_faults_none(const char *cmd, const cli_faults *f)
 {
-    if (f->repair_after && !(f->pending && f->pending->n))
+    if (f->repair_after && !(f->pending && f->pending->n) && f->resume)
+        cli_warn(cmd, "--repair-after has no effect: no kill is left after the resumed step "
+                 "(add --kill WHAT@STEP for a later step)");
+    else if (f->repair_after && !(f->pending && f->pending->n))
         cli_warn(cmd, "--repair-after has no effect: nothing dies during the run (add --kill, "
                  "--faults or --random-kills)");
     return 0;
