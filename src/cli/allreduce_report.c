@@ -19,8 +19,12 @@ static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
                        const ftm_cost_result *cost)
 {
     ftm_cost_bound_parts b;
-    if (bound_of(a, m, &b) <= 0)
+    if (bound_of(a, m, &b) <= 0) { /* one chip: nothing moves, no multiple */
+        cli_json_num(j, "bound_s", "%.9g", 0.0);
+        cli_json_null(j, "over_bound");
+        cli_json_str(j, "bound_term", "none");
         return;
+    }
     cli_json_num(j, "bound_s", "%.9g", b.time_s);
     cli_json_num(j, "over_bound", "%.6f", cost->time_s / b.time_s);
     cli_json_str(j, "bound_term", b.binding);
