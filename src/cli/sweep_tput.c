@@ -89,6 +89,15 @@ static void json_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
     cli_json_num(&j, "link_GBps", "%g", p->cost.link_Bps / 1e9);
     cli_json_num(&j, "hop_us", "%g", p->cost.hop_s * 1e6);
     cli_json_num(&j, "hbm_GBps", "%g", p->cost.hbm_Bps / 1e9);
+    /* the healthy global batches (--resnet50-batch-512 ...) and --algos */
+    cli_json_int(&j, "resnet50_batch_512", p->global_batch[0][0]);
+    cli_json_int(&j, "resnet50_batch_1024", p->global_batch[0][1]);
+    cli_json_int(&j, "bert_batch_512", p->global_batch[1][0]);
+    cli_json_int(&j, "bert_batch_1024", p->global_batch[1][1]);
+    cli_json_begin_arr(&j, "algos");
+    for (int i = 0; i < p->nalgos; i++)
+        cli_json_str(&j, NULL, p->algos[i]);
+    cli_json_end(&j);
     cli_json_begin_arr(&j, "rows");
     for (int i = 0; i < n; i++) {
         const ftm_tput_row *r = &rows[i];
