@@ -25,6 +25,12 @@ grep -A1 "chip (1,1) died" "$out" | grep -qF "gradient allreduce from here: the 
     { echo "FAIL: train: the death line does not say the ring runs from there"; fail=1; }
 grep -A1 "chip (1,1) repaired" "$out" | grep -qF "gradient allreduce from here: the 2d schedule" ||
     { echo "FAIL: train: the repair line does not say 2d runs again"; fail=1; }
+# --fail-during R,C --fail-step S is the short form of --kill R,C@S:allreduce:
+# the same log, numbers aside
+norm() { sed 's/[0-9][0-9.e+-]*/N/g' | tr -s ' '; }
+"$FTMESH" train --mesh 3x3 --steps 3 --fail-during 1,1 | norm >"$tmp/how.0"
+"$FTMESH" train --mesh 3x3 --steps 3 --kill 1,1@1:allreduce | norm >"$tmp/how.1"
+cmp -s "$tmp/how.0" "$tmp/how.1" || { echo "FAIL: train --fail-during and its --kill differ:"; diff "$tmp/how.0" "$tmp/how.1"; fail=1; }
 # --algo auto names its pick, and what was asked
 expect 0 "auto" "$FTMESH" train --mesh 4x4 --steps 2 --algo auto --kill 1,1@1 --json
 json 'j["asked"] == "auto" and j["algo"] != "auto" and j["algo"] in ("ring", "bidir", "tree", "trees", "2d", "2d-concurrent", "2d-lines")'

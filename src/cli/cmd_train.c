@@ -561,15 +561,8 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         return err == FTM_EINVAL ? cli_usage_error(CMD, "%s", ftm_strerror(err))
                                  : cli_error(CMD, "%s%s%s", ftm_strerror(err),
                                              r->detail[0] ? ": " : "", r->detail);
-    /* --fail-during's own line (a death from a resumed checkpoint's
-     * script has its record line) */
-    if (!err && r->died_chip >= 0 && a->fail_during && !a->o.json && !cli_faults_any(&a->f) &&
-        !a->f.repair_after) /* a repair changes the count: the event lines tell it */
-        printf("# chip (%d,%d) died during step %ld's gradient allreduce; recovered: "
-               "%d chip%s left, resumed at step %ld from a survivor's state\n",
-               ftm_mesh_row(&x->m, r->died_chip), ftm_mesh_col(&x->m, r->died_chip),
-               a->t.fail_step, r->chips, cli_s(r->chips), r->resumed_step);
-    else if (!err && a->fail_during && !a->o.json && a->t.fail_step >= a->t.steps)
+    /* the death itself has its event line, as a --kill's */
+    if (!err && a->fail_during && !a->o.json && a->t.fail_step >= a->t.steps)
         printf("# --fail-during: step %ld never came; nothing failed\n", a->t.fail_step);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
                               err ? r->diverged_step : -1, &a->o, a->t.algo,
