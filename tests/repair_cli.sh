@@ -69,6 +69,18 @@ for again in "" "--repair 0,3@5" "$K"; do
     expect 0 "resume ($again)" $R --steps 7 --resume "$tmp/r.ckpt" --check --json $again
     json '[(e["kind"], e["what"], e["step"]) for e in j["events"]] == [("repair", "host (2,0)", 4), ("repair", "chip (0,3)", 5)] and [s["chips"] for s in steps] == [15, 16, 16] and j["bitwise_equal"]'
 done
+# a run split in two can give its whole script to both parts: the first
+# part's --checkpoint keeps a kill past its steps, and the resumed part
+# ends with the checkpoint the run without a stop writes (byte for byte)
+W="--kill link:1,1-1,2@1:allreduce --kill 2,2@3:forward --kill host:0,0@5:backward --repair-after 2"
+expect 0 "whole run" $R --steps 8 $W --checkpoint "$tmp/w.ckpt"
+expect 0 "first part" $R --steps 4 $W --checkpoint "$tmp/w1.ckpt"
+err_is "events at step 4 or later fall past the run (4 steps): the --checkpoint keeps them"
+expect 0 "second part" $R --steps 8 $W --resume "$tmp/w1.ckpt" --checkpoint "$tmp/w2.ckpt"
+cmp -s "$tmp/w.ckpt" "$tmp/w2.ckpt" || { echo "FAIL: a run split in two ends elsewhere"; fail=1; }
+# without a --checkpoint nothing would keep it: refused, saying what would
+expect 2 "kill past the run" $R --steps 4 --kill 1,1@5
+err_is "--kill 1,1@5: the run has only 4 steps (0..3); drop or change that event (a --checkpoint would keep it, for --resume)"
 expect 0 "resume plus a kill" $R --steps 7 --resume "$tmp/r.ckpt" --check --json --kill 1,1@6
 json '[s["chips"] for s in steps] == [15, 16, 15] and j["events"][-1]["kind"] == "kill" and j["bitwise_equal"]'
 expect 0 "resume header" $R --steps 5 --resume "$tmp/r.ckpt" --checkpoint "$tmp/r2.ckpt"

@@ -187,9 +187,18 @@ static int add_pending(const cli_faults *f, ftm_fault_script *s)
     return rc;
 }
 
-/* The pre-run check: pending events past the run (the checkpoint's, and
- * --repair-after's repairs in training) are kept, not refused. */
-static int check_script(ftm_fault_script *s, const ftm_mesh *m, int mode,
+/* 1 when training keeps event e of a script past the run's horizon for a
+ * later --resume instead of refusing it: the checkpoint's pending events,
+ * --repair-after's repairs, and with a --checkpoint every event given
+ * (the command line of a run split in parts can name them all). */
+static int kept_past(const cli_faults *f, const ftm_fault_event *e, int mode, long horizon)
+{
+    return e->when >= horizon && mode == FTM_FAULT_TRAIN &&
+           (e->origin == ORIGIN_CKPT || e->origin == ORIGIN_AFTER || f->checkpoint);
+}
+
+/* The pre-run check; the events kept_past are checked with no horizon. */
+static int check_script(const cli_faults *f, ftm_fault_script *s, const ftm_mesh *m, int mode,
                         long horizon, ftm_fault_verdict *v, char *why, size_t wlen,
                         ftm_fault_event *bad)
 {
@@ -198,8 +207,7 @@ static int check_script(ftm_fault_script *s, const ftm_mesh *m, int mode,
     int rc = 0;
     for (int i = 0; i < s->n && !rc; i++) {
         const ftm_fault_event *e = &s->ev[i];
-        int kept = e->when >= horizon && mode == FTM_FAULT_TRAIN &&
-                   (e->origin == ORIGIN_CKPT || e->origin == ORIGIN_AFTER);
+        int kept = kept_past(f, e, mode, horizon);
         if (!kept)
             rc = ftm_fault_script_add(&c, e);
     }
@@ -313,7 +321,7 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
     char why[320], where[300];
     ftm_fault_verdict v;
     ftm_fault_event bad = { .origin = 0 };
-    int rc = check_script(s, m, mode, horizon, &v, why, sizeof why, &bad);
+    int rc = check_script(f, s, m, mode, horizon, &v, why, sizeof why, &bad);
     if (!rc)
         return 0;
     if (rc == FTM_ENOMEM)
@@ -323,9 +331,12 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
     origin_text(f, &bad, short_name, where, sizeof where);
     int glue = ':';
     const char *rest = past_event(why, &bad, mode, where, &glue);
+    int past = bad.when >= horizon && mode == FTM_FAULT_TRAIN && !f->checkpoint;
     return cli_usage_error(cmd, "%s%s %s; %s", where, glue == ':' ? ":" : "", rest,
                            v.a >= 0 ? "drop it or keep a path of live links between them"
-                                    : "drop or change that event");
+                           : past ? "drop or change that event (a --checkpoint would keep it, "
+                                    "for --resume)"
+                                  : "drop or change that event");
 }
 
 /* The seed --random-kills are drawn from. A draw keeps the healthy chips
@@ -436,6 +447,11 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
                                  : ": only a --checkpoint keeps the repairs, for --resume");
     if ((rc = refusal(cmd, f, s, m, mode, horizon, short_name, 0)))
         ftm_fault_script_free(s);
+    for (int i = 0, told = 0; !rc && i < s->n && !told; i++)
+        if (kept_past(f, &s->ev[i], mode, horizon) && s->ev[i].origin != ORIGIN_CKPT &&
+            s->ev[i].origin != ORIGIN_AFTER && (told = 1))
+            cli_warn(cmd, "events at step %ld or later fall past the run (%ld steps): the "
+                     "--checkpoint keeps them, for --resume", horizon, horizon);
     return rc;
 }
 

@@ -450,8 +450,9 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
  * checkpoint had still to come (ck), o->faults and the short form
  * fail_chip@fail_step:allreduce (events before start are history, one
  * given twice counts once). chk gets what the pre-run check applies: all
- * but the pending ones at or after o->steps (repairs, and the
- * checkpoint's), which stay for the checkpoints. ck's kills before start
+ * but the pending ones at or after o->steps (repairs, the checkpoint's,
+ * and with o->checkpoint every one), which stay for the checkpoints (the
+ * run that resumes from one checks them). ck's kills before start
  * are links lost unnoticed (lost, or NULL): struck, to be told. */
 static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fault_script *ck,
                         const unsigned char *lost, long start, ftm_rt_script *f,
@@ -471,7 +472,8 @@ static int train_script(const ftm_train_opts *o, const ftm_mesh *m, const ftm_fa
         rc = ftm_fault_script_merge(&s, &one, start);
     }
     for (int i = 0; i < s.n && !rc; i++)
-        if (s.ev[i].when >= start && (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck)))
+        if (s.ev[i].when >= start &&
+            (s.ev[i].when < o->steps || !(s.ev[i].repair || i < nck || o->checkpoint)))
             rc = ftm_fault_script_add(chk, &s.ev[i]);
     if (!rc)
         rc = ftm_rt_script_init(f, &s, m);
