@@ -63,6 +63,12 @@ for args in "--algo 2d-lines --mesh 4x4 --fail 1,1" ""; do
         tr "\n" " " <"$tmp/out" | grep -q "Usable columns (all chips alive): [0-9 ]*; usable rows: [0-9 ]*\. In half A the healthy chips of the other columns own nothing" ||
         bad "demo $args: 2d-lines's usable rows and columns not told"
 done
+# trees draws its first tree as tree does: an arrow from each chip to its
+# parent ((2,1) hangs off (2,0), not the other way), not edges both ways
+"$ftmesh" demo --algo trees --no-color >"$tmp/out" &&
+    sed -n '/^== 1/,/^== 2/p' "$tmp/out" | grep -q "^ 2  o<--o<--o   o$" &&
+    ! sed -n '/^== 1/,/^== 2/p' "$tmp/out" | grep -q "<->" ||
+    bad "demo --algo trees: the first tree not drawn toward its root"
 # 2d-concurrent's halves need not be in the same phase: each is named
 "$ftmesh" demo --algo 2d-concurrent --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^Step 16 of 74  rows (half A) and rows (half B) reduce-scatter" "$tmp/out" &&

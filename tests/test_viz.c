@@ -324,34 +324,40 @@ START_TEST(test_sched)
         ck_assert_int_eq(ftm_sched_step(&s, c, "down", 0), 0);
     ck_assert_int_eq(ftm_sched_xfer(&s, r20, 0, 0, 16, FTM_RED_COPY), 0);
     char *pic = NULL;
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 2, &pic), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 0, 2, &pic), 0);
     ck_assert_str_eq(pic, "    0   1   2\n"
                           " 0  o-->o-->R\n"
                           "o chip   R root   " L_EDGE "\n");
     free(pic);
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 8, -1, &pic), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 8, 0, -1, &pic), 0);
     ck_assert_str_eq(pic, "    0   1   2\n"
                           " 0  o-->o   o\n"
                           "o chip   " L_EDGE "\n");
     free(pic);
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "down", 0, 16, -1, &pic), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "down", 0, 16, 0, -1, &pic), 0);
     ck_assert_str_eq(pic, "    0   1   2\n"
                           " 0  o===*===o\n"
                           "o chip   * chip forwarding a detour   === ! link a detour crosses\n"
                           "detour (0,2) -> (0,0): 2 hops via W,W\n");
     free(pic);
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, NULL, 0, 16, -1, &pic), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, NULL, 0, 16, 0, -1, &pic), 0);
     ck_assert(strstr(pic, " 0  o-=>*-=>o\n") == pic + strlen("    0   1   2\n"));
+    free(pic);
+    /* sums: every phase, but only what the receiver adds (not the copy) */
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, NULL, 0, 16, 1, 2, &pic), 0);
+    ck_assert_str_eq(pic, "    0   1   2\n"
+                          " 0  o-->o-->R\n"
+                          "o chip   R root   " L_EDGE "\n");
     free(pic);
     /* a route used 256 times is still drawn (a byte counter once wrapped) */
     for (int c = 0; c < 3; c++)
         ck_assert_int_eq(ftm_sched_step(&s, c, "many", 0), 0);
     for (int k = 0; k < 256; k++)
         ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 4, FTM_RED_SUM_F32), 0);
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "many", 0, 16, -1, &pic), 0);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "many", 0, 16, 0, -1, &pic), 0);
     ck_assert(strstr(pic, " 0  o-->o   o\n") != NULL);
     free(pic);
-    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 3, &pic), FTM_EINVAL);
+    ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 0, 3, &pic), FTM_EINVAL);
     ck_assert_ptr_null(pic);
     ftm_sched_free(&s);
     ftm_mesh_free(&m);

@@ -49,11 +49,12 @@ FTM_EXTERN int ftm_viz_ring_ascii(const ftm_mesh *m, const ftm_ring *ring, char 
 
 /* Draws the links that one part of schedule s (built for m) uses: the
  * routes of its sends in steps of phase `phase` (every phase if NULL) whose
- * source byte offset lies in [lo, hi), each route once (a one-hop route as
- * an arrow, a longer one as a detour; FTM_VIZ_MAX_SCHED_DETOURS of them
- * listed). root >= 0 marks that chip 'R'.
+ * source byte offset lies in [lo, hi) (with sums, only those the receiver
+ * adds: a tree's edges up, not the copies back down), each route once (a
+ * one-hop route as an arrow, a longer one as a detour;
+ * FTM_VIZ_MAX_SCHED_DETOURS of them listed). root >= 0 marks that chip 'R'.
  * Returns as ftm_viz_ring_ascii. */
 FTM_EXTERN int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase, size_t lo,
-                        size_t hi, int root, char **out);
+                        size_t hi, int sums, int root, char **out);
 
 #endif

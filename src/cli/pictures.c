@@ -18,7 +18,7 @@ static int phase_picture(const ftm_mesh *m, const ftm_sched *s, const char *capt
                          const char *phase, size_t lo, size_t hi, int root)
 {
     char *pic = NULL;
-    int err = ftm_viz_sched_ascii(m, s, phase, lo, hi, root, &pic);
+    int err = ftm_viz_sched_ascii(m, s, phase, lo, hi, 0, root, &pic);
     if (err)
         return cli_error("rings", "drawing %s: %s", s->algo, ftm_strerror(err));
     printf("\n%s\n%s", caption, pic);
@@ -101,11 +101,11 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
     if (err)
         return err;
     if (bidir) /* the second half's ring: its detours take their own routes */
-        err = ftm_viz_sched_ascii(m, &s, "reduce-scatter", s.bytes / 2, s.bytes, -1, &pic);
+        err = ftm_viz_sched_ascii(m, &s, "reduce-scatter", s.bytes / 2, s.bytes, 0, -1, &pic);
     else if (tree)
-        err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, tree_root(m, &s), &pic);
+        err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, 0, tree_root(m, &s), &pic);
     else if (!s.fallback) /* else part 2 says what runs */
-        err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, trees_root(m, &s), &pic);
+        err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, 1, trees_root(m, &s), &pic);
     int detours = 0; /* the second ring's detours may take other routes */
     for (int i = 0; i < s.nroutes; i++)
         detours |= s.routes[i].nhops > 1;
@@ -118,8 +118,9 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
                                              "of the numbers and\nthe ring below, the other way "
                                              "round, on the second half:"
                              : tree ? "The tree it runs (arrows point to the parent; R: the root):"
-                                    : "The first of its trees, rooted at R (its first chunk goes "
-                                      "up these links\nand comes back down them):",
+                                    : "The first of its trees (arrows point to the parent; R: the "
+                                      "root): its first\nchunk goes up these links and comes back "
+                                      "down them:",
                pic);
     free(pic);
     ftm_sched_free(&s);

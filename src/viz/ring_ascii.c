@@ -403,20 +403,42 @@ static int op_drawn(const ftm_step *st, const ftm_op *o, const char *phase, size
            (!phase || ftm_sched_phase_match(st->phase, phase));
 }
 
+/* The tags of the transfers whose receiver adds them: [max tag + 1]
+ * flags (*out NULL when sums is 0). */
+static int summed_tags(const ftm_sched *s, int sums, unsigned char **out)
+{
+    *out = NULL;
+    uint32_t top = 0;
+    for (int c = 0; sums && c < s->nchips; c++)
+        for (int k = 0; k < s->prog[c].nops; k++)
+            top = s->prog[c].ops[k].tag > top ? s->prog[c].ops[k].tag : top;
+    if (sums && !(*out = calloc((size_t)top + 1, 1)))
+        return FTM_ENOMEM;
+    for (int c = 0; sums && c < s->nchips; c++)
+        for (int k = 0; k < s->prog[c].nops; k++) {
+            const ftm_op *o = &s->prog[c].ops[k];
+            if (o->kind == FTM_OP_RECV && o->red != FTM_RED_COPY)
+                (*out)[o->tag] = 1;
+        }
+    return 0;
+}
+
 /* The routes the picture's sends take, each once, in route order. */
-static int sched_paths(const ftm_sched *s, const char *phase, size_t lo, size_t hi,
+static int sched_paths(const ftm_sched *s, const char *phase, size_t lo, size_t hi, int sums,
                        vz_path **out, int *np)
 {
-    unsigned char *use = calloc((size_t)s->nroutes + 1, 1);
-    if (!use)
+    unsigned char *use = calloc((size_t)s->nroutes + 1, 1), *summed;
+    if (!use || summed_tags(s, sums, &summed)) {
+        free(use);
         return FTM_ENOMEM;
+    }
     int n = 0;
     for (int c = 0; c < s->nchips; c++) {
         const ftm_chip_prog *pg = &s->prog[c];
         for (int j = 0; j < pg->nsteps; j++)
             for (int k = 0; k < pg->steps[j].nops; k++) {
                 const ftm_op *o = &pg->ops[pg->steps[j].first_op + k];
-                if (op_drawn(&pg->steps[j], o, phase, lo, hi) &&
+                if (op_drawn(&pg->steps[j], o, phase, lo, hi) && (!summed || summed[o->tag]) &&
                     o->route < (unsigned)s->nroutes && !use[o->route]) {
                     use[o->route] = 1;
                     n++;
@@ -430,13 +452,14 @@ static int sched_paths(const ftm_sched *s, const char *phase, size_t lo, size_t 
             p[i++] = (vz_path){ rt->src, rt->dst, rt->nhops, s->dirs + rt->first };
         }
     free(use);
+    free(summed);
     *out = p;
     *np = n;
     return p ? 0 : FTM_ENOMEM;
 }
 
 int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase, size_t lo,
-                        size_t hi, int root, char **out)
+                        size_t hi, int sums, int root, char **out)
 {
     if (!out)
         return FTM_EINVAL;
@@ -445,7 +468,7 @@ int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase
         return FTM_EINVAL;
     vz_path *p = NULL;
     int np = 0;
-    int rc = sched_paths(s, phase, lo, hi, &p, &np);
+    int rc = sched_paths(s, phase, lo, hi, sums, &p, &np);
     sbuf b = { NULL, 0, 0, 0 };
     if (!rc)
         rc = render(m, p, np, root, FTM_VIZ_MAX_SCHED_DETOURS, &b);
