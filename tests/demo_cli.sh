@@ -140,6 +140,10 @@ grep -q '^ *[0-9]* of *[0-9]*:' "$tmp/out" && bad "demo: behind told in per-chip
 die=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*dies at the *start of step \([0-9]*\),.*/\1/p')
 tr "\n" " " <"$tmp/out" | grep -q "The step of each survivor's last transfer (1 to $die)" ||
     bad "demo: behind list not in the lesson's steps"
+# ... the page tells the same list
+"$ftmesh" demo --algo tree --fail-during 2,2 --html "$tmp/behind.html" >/dev/null &&
+    grep -q "The step of each survivor's last transfer (\*: its transfer of that step touched the dead chip and was lost): step 7: (0,2) (1,2)\* (1,3); step 4: (0,3);" "$tmp/behind.html" ||
+    bad "demo --html: the death part's page lacks the survivors' list"
 # ... and a leaf listed at step 1 is not called slow: it waits for the sums
 tr "\n" " " <"$tmp/out" | grep -q "one listed at an earlier step is not slow.*a tree's leaves send once" ||
     bad "demo: the survivors' list calls idle leaves behind"

@@ -97,9 +97,11 @@ long demo_check(const demo_out *o, const ftm_lesson *l);
  * chips would idle). */
 size_t demo_lesson_count(const ftm_mesh *m, const char *algo);
 /* Where the survivors stand when chip l->died dies at the start of step
- * k: each one's last step in the lesson's global order (demo_repair.c).
- * Returns the latest of them (0: no survivor sent or received). */
-int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k);
+ * k: each one's last step in the lesson's global order (demo_repair.c);
+ * page (pn bytes, or NULL) gets the list as a sentence for the page ("" when
+ * the text has no list). Returns the latest of them (0: no survivor sent or
+ * received). */
+int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k, char *page, size_t pn);
 /* Records algo on m (demo_lesson_count numbers) into a new recorder *tr
  * and reads its first run into *l. 0 or an FTM_E* code. */
 int demo_record(const ftm_mesh *m, const char *algo, ftm_trace **tr, ftm_lesson *l);

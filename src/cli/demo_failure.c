@@ -128,9 +128,9 @@ static const char *summed_words(int summed, int before)
 
 /* The page's words for the death: what the text tells around its steps. */
 static void failure_intro(char *b, size_t n, const char *algo, int victim, const ftm_mesh *m,
-                          int round, int before, int nsent, int summed)
+                          int round, int before, int nsent, int summed, const char *where)
 {
-    snprintf(b, n,
+    int u = snprintf(b, n,
              "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
              "step %d, having sent %d of its %d transfer%s. The death is scripted at that "
              "point of the recorded run's steps, so every run of the lesson tells the same "
@@ -140,6 +140,8 @@ static void failure_intro(char *b, size_t n, const char *algo, int victim, const
              "next part); then the chip comes back (the part after).",
              algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), round, before, nsent,
              cli_s(nsent), summed_words(summed, before));
+    if (where[0] && u > 0 && (size_t)u < n)
+        snprintf(b + u, n - u, " %s", where);
 }
 
 /* Part 4: chip `victim` dies mid-allreduce; the survivors start over. The
@@ -174,7 +176,8 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
         demo_table(o, &l1, round - 1);
         demo_steps_from(o, &l1, round);
         printf("\nThe health monitor tells every chip at once; they stop after this step.\n");
-        int summed = demo_tell_behind(o, &l1, round) > 0;
+        char where[900];
+        int summed = demo_tell_behind(o, &l1, round, where, sizeof where) > 0;
         summed = summed && survivors_done(&l1, round, victim) ? 2 : summed;
         char why[320];
         snprintf(why, sizeof why, "%s, so the survivors start the allreduce over on the chips "
@@ -186,7 +189,7 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
         int have_ring = demo_story_ring(m, algo, &ring);
         if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL))
             failure_intro(st->intro[st->n - 1], sizeof st->intro[0], algo, victim, m, round,
-                          before, nsent, summed);
+                          before, nsent, summed, where);
         if (ring.n)
             ftm_ring_free(&ring);
         char h[80];

@@ -44,33 +44,45 @@ static int lost_in(const ftm_lesson *l, int c, int k)
 }
 
 /* The survivors grouped by the step of their last transfer, latest first; *
- * marks those whose transfer of that step was lost. */
+ * marks those whose transfer of that step was lost. Printed, and (page,
+ * unless NULL) appended to page in one line: "step 7: (0,2) (1,2)*; ...". */
 static void behind_list(const ftm_lesson *l, const int *at, const unsigned char *lost, int lo,
-                        int hi)
+                        int hi, char *page, size_t pn)
 {
     const ftm_mesh *m = &l->mesh;
+    size_t u = page ? strlen(page) : 0;
     for (int n = hi; n >= lo; n--) {
         int col = 0, any = 0;
         for (int c = 0; c < m->nchips; c++) {
             if (!ftm_mesh_alive(m, c) || c == l->died || at[c] != n)
                 continue;
+            char chip[48];
+            snprintf(chip, sizeof chip, " (%d,%d)%s", ftm_mesh_row(m, c), ftm_mesh_col(m, c),
+                     lost[c] ? "*" : "");
             if (!any)
                 col = n ? printf("  step %2d:", n) : printf("  none yet:");
+            if (!any && page && u < pn)
+                u += (size_t)(n ? snprintf(page + u, pn - u, "%sstep %d:", n == hi ? "" : "; ", n)
+                                : snprintf(page + u, pn - u, "%snone yet:", n == hi ? "" : "; "));
             if (col > 72)
                 col = printf("\n          ") - 1;
-            col += printf(" (%d,%d)%s", ftm_mesh_row(m, c), ftm_mesh_col(m, c),
-                          lost[c] ? "*" : "");
+            col += printf("%s", chip);
+            if (page && u < pn)
+                u += (size_t)snprintf(page + u, pn - u, "%s", chip);
             any = 1;
         }
         if (any)
             printf("\n");
     }
+    if (page && u < pn)
+        snprintf(page + u, pn - u, ".");
 }
 
 /* Where the survivors stand: lo..hi the steps reached (k for a chip whose
- * transfer of step k was lost), done the last step any of them completed. */
+ * transfer of step k was lost), done the last step any of them completed;
+ * page (or NULL) gets the list's sentence for the page. */
 static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsigned char *lost,
-                           int lo, int hi, int nlost)
+                           int lo, int hi, int nlost, char *page, size_t pn)
 {
     if (lo == hi && nlost)
         printf("\nEvery survivor was in step %d; the transfers marked lost went to, from\n"
@@ -86,12 +98,19 @@ static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsi
                "each survivor's last transfer (%s%d)%s\n", k > 1 ? "1 to " : "none yet, or ", k,
                nlost ? "; *: its transfer of that step went to,\nfrom or through the "
                        "dead chip and was lost:" : ":");
-        behind_list(l, at, lost, lo, hi);
+        if (page)
+            snprintf(page, pn, "Chips run at their own pace; one whose last transfer is in an "
+                     "earlier step waited for data, or had nothing to do until later. The step "
+                     "of each survivor's last transfer%s ", nlost ? " (*: its transfer of that "
+                     "step touched the dead chip and was lost):" : ":");
+        behind_list(l, at, lost, lo, hi, page, pn);
     }
 }
 
-int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k)
+int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k, char *page, size_t pn)
 {
+    if (page && pn)
+        page[0] = 0;
     const ftm_mesh *m = &l->mesh;
     int lo = -1, hi = -1, done = 0, nlost = 0, *at = calloc((size_t)m->nchips, sizeof *at);
     unsigned char *lost = calloc((size_t)m->nchips, 1);
@@ -118,7 +137,7 @@ int demo_tell_behind(const demo_out *o, const ftm_lesson *l, int k)
         printf("\nNo survivor sent or received anything in steps 1 to %d: every\n"
                "transfer touched the dead chip.\n", k);
     else
-        tell_positions(l, k, at, lost, lo, hi, nlost);
+        tell_positions(l, k, at, lost, lo, hi, nlost, page, pn);
     if (done > 0 && hi < k)
         printf("No survivor took part in step %d: its transfers all touched the dead chip.\n", k);
     free(at);
