@@ -56,6 +56,7 @@ demo c2 --algo 2d --mesh 4x4
 demo t28 --algo ring --mesh 2x8 --torus
 demo ln --algo 2d-lines
 demo tp --algo trees
+demo big --algo ring --mesh 8x8 --fail 3,4
 n=0
 for m in $marks; do
     n=$((n + 1))
@@ -86,6 +87,7 @@ done
     echo "file://$tmp/m1.html#part=1&step=0 $tmp/m1p1.dom"
     echo "file://$tmp/m2.html#part=2&step=0 $tmp/m2s0.dom"
     echo "file://$tmp/tp.html#part=1&step=0 $tmp/tp1.dom"
+    echo "file://$tmp/big.html#part=2&step=0 $tmp/big.dom"
 } | browse || bad "chromium failed (the first run)"
 
 # the ring page at its first and last step: the contract and the sums
@@ -166,6 +168,9 @@ for k in torus dead2 oneway bidir; do
     grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
         bad "tree page: the legend explains $k marks it does not draw"
 done
+# a page with too many numbers to read when fitted starts at full size
+grep -q 'id="view" class=""' "$tmp/big.dom" && grep -q 'id="view" class="fit"' "$tmp/m1p1.dom" ||
+    bad "the 8x8 page starts fitted (unreadable), or the 4x4 one does not"
 # ... and keeps those it draws: the one-way link's, the torus' wraps, the
 # forwarders of 2d's detours on a mesh (no ring is drawn there)
 grep -q 'class="lg-oneway">' "$tmp/ow.dom" && grep -q 'class="lg-torus">' "$tmp/t28.dom" ||

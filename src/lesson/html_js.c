@@ -216,6 +216,9 @@ const char ftm_lesson_page_js[] =
     " if(cur>=P[pi].steps&&pi+1>=P.length)show(0);$('play').textContent='Pause';timer=setInterval(tick,+$('speed').value);}\n"
     "$('speed').onchange=function(){if(timer){clearInterval(timer);timer=setInterval(tick,+$('speed').value);}};\n"
     "$('fit').onchange=function(){$('view').className=this.checked?'fit':'';};\n"
+    /* many numbers per chip on a big mesh: fitted, they would be too small
+     * to read; start at full size (scroll), fitting stays one click away */
+    "if(P.some(function(p){return p.count*p.rows*p.cols>600;})){$('fit').checked=false;$('view').className='';}\n"
     "P.forEach(function(p,i){var b=document.createElement('button');b.textContent=p.title;\n"
     " b.onclick=function(){open(i,0);};$('tabs').appendChild(b);});\n"
     "function fromHash(){var h=location.hash,m=/part=(\\d+)/.exec(h),s=/step=(\\d+)/.exec(h);\n"
