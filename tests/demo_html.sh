@@ -57,6 +57,7 @@ demo t28 --algo ring --mesh 2x8 --torus
 demo ln --algo 2d-lines
 demo tp --algo trees
 demo big --algo ring --mesh 8x8 --fail 3,4
+demo bd --algo 2d --mesh 4x4 --torus --fail 1,1
 n=0
 for m in $marks; do
     n=$((n + 1))
@@ -88,6 +89,7 @@ done
     echo "file://$tmp/m2.html#part=2&step=0 $tmp/m2s0.dom"
     echo "file://$tmp/tp.html#part=1&step=0 $tmp/tp1.dom"
     echo "file://$tmp/big.html#part=2&step=0 $tmp/big.dom"
+    echo "file://$tmp/bd.html#part=1&step=0 $tmp/bd.dom"
 } | browse || bad "chromium failed (the first run)"
 
 # the ring page at its first and last step: the contract and the sums
@@ -168,6 +170,14 @@ for k in torus dead2 oneway bidir; do
     grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
         bad "tree page: the legend explains $k marks it does not draw"
 done
+# 2d's part 1 draws the band around the hole, its ring both ways (the
+# second one's detours: (1,0) -> (1,3) over 5 links, (1,2) -> (1,0) over 4,
+# (1,3) -> (2,3) over 3), and its legend says so; no other page's does
+[ "$(grep -o 'class="ring r1[ "]' "$tmp/bd.dom" | wc -l)" = 9 ] &&
+    [ "$(grep -o 'class="ring r2[ "]' "$tmp/bd.dom" | wc -l)" = 21 ] &&
+    grep -q 'class="lg-bands">' "$tmp/bd.dom" && grep -q 'class="lg-bands" style="display: none;"' "$tmp/m1p1.dom" &&
+    grep -q "the pale bands are the rings that go around a fault, two per band" "$tmp/bd.dom" ||
+    bad "2d page part 1: the band's two rings not drawn, or not explained"
 # a page with too many numbers to read when fitted starts at full size
 grep -q 'id="view" class=""' "$tmp/big.dom" && grep -q 'id="view" class="fit"' "$tmp/m1p1.dom" ||
     bad "the 8x8 page starts fitted (unreadable), or the 4x4 one does not"

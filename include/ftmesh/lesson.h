@@ -129,6 +129,10 @@ typedef struct ftm_lesson_part {
     const struct ftm_ring *ring; /* drawn with its direction, or NULL */
     const struct ftm_ring *ring2; /* bidir's other ring, with its own detour
                                    * routes (ftm_router_reverse), or NULL */
+    const struct ftm_ring *const *bands; /* 2d: [nbands] rings of the bands that
+                                   * go around a fault, each band's one way
+                                   * then the other (drawn at step 0), or NULL */
+    int nbands;
     int chessboard;           /* 1: chips coloured B/w (the two-colour argument) */
     int verified;             /* 1: the last step holds the exact sums (checked) */
     int picture;              /* 1: only the mesh at step 0 (l's inputs) */

@@ -464,6 +464,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         else
             st->intro[0][0] = 0;
         p1->intro = st->intro[0];
+        rc = demo_story_bands(st, 0, m, algo);
     } else {
         st->n = 0;
     }

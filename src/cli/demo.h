@@ -5,6 +5,7 @@
 
 #include "ftmesh/lesson.h"
 #include "ftmesh/mesh.h"
+#include "ftmesh/plan2d.h"
 #include "ftmesh/router.h"
 
 /* How the story is told. */
@@ -25,6 +26,9 @@ typedef struct demo_story {
     ftm_trace *tr[DEMO_MAX_PARTS];
     ftm_ring ring[DEMO_MAX_PARTS];
     ftm_ring ring2[DEMO_MAX_PARTS]; /* bidir's other ring (the page draws it) */
+    ftm_plan2d plan;        /* 2d's bands (have_plan): part 1 draws the rings of */
+    int have_plan;          /* those around a fault, from bandp */
+    const ftm_ring *bandp[2 * FTM_MESH_MAX_SIDE];
     char title[DEMO_MAX_PARTS][96];
     char intro[DEMO_MAX_PARTS][1600];
 } demo_story;
@@ -38,6 +42,9 @@ void demo_story_free(demo_story *st);
 /* Part i's ring2: where it runs bidir over a ring, the counter-rotating
  * ring that bidir's schedule runs (its detours can take other routes). */
 void demo_story_ring2(demo_story *st, int i);
+/* With algo 2d: the rings of m's bands that go around a fault, both ways,
+ * into part i (the story keeps the plan); 0, or FTM_ENOMEM. */
+int demo_story_bands(demo_story *st, int i, const ftm_mesh *m, const char *algo);
 /* 1 when algo runs the router's ring (ring, bidir). */
 int demo_runs_ring(const char *algo);
 /* 0 when algo's own schedule can run on m (and, with victim >= 0, on m

@@ -65,7 +65,28 @@ void demo_story_free(demo_story *st)
         if (st->ring2[i].n)
             ftm_ring_free(&st->ring2[i]);
     }
+    if (st->have_plan)
+        ftm_plan2d_free(&st->plan);
     memset(st, 0, sizeof *st);
+}
+
+int demo_story_bands(demo_story *st, int i, const ftm_mesh *m, const char *algo)
+{
+    if (strcmp(algo, "2d") || st->have_plan)
+        return 0;
+    int rc = ftm_plan2d_build(m, &st->plan);
+    if (rc)
+        return rc == FTM_ENOMEM ? rc : 0; /* no plan: the page draws the mesh */
+    st->have_plan = 1;
+    int n = 0;
+    for (int b = 0; b < st->plan.nbands && n + 2 <= 2 * FTM_MESH_MAX_SIDE; b++)
+        if (st->plan.bands[b].alternate) {
+            st->bandp[n++] = &st->plan.bands[b].fwd;
+            st->bandp[n++] = &st->plan.bands[b].rev;
+        }
+    st->part[i].bands = n ? st->bandp : NULL;
+    st->part[i].nbands = n;
+    return 0;
 }
 
 /* Why an algorithm's own schedule cannot run (its builder's reasons). */

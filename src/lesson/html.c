@@ -61,14 +61,15 @@ static void mesh_data(FILE *f, const ftm_mesh *m)
     fprintf(f, "],dead2:%d,oneway:%d", all > oneway, oneway > 0);
 }
 
-/* A ring (key name): its chips in order and each edge's route ("ENN"). */
-static void ring_data(FILE *f, const char *name, const ftm_ring *r)
+/* A ring: its chips in order and each edge's route ("ENN"); null when
+ * there is none. */
+static void ring_value(FILE *f, const ftm_ring *r)
 {
     if (!r || r->n < 2) {
-        fprintf(f, "%s:null", name);
+        fprintf(f, "null");
         return;
     }
-    fprintf(f, "%s:{chips:[", name);
+    fprintf(f, "{chips:[");
     for (int i = 0; i < r->n; i++)
         fprintf(f, "%s%d", i ? "," : "", r->chips[i]);
     fprintf(f, "],dirs:[");
@@ -79,6 +80,27 @@ static void ring_data(FILE *f, const char *name, const ftm_ring *r)
         fputc('"', f);
     }
     fprintf(f, "]}");
+}
+
+static void ring_data(FILE *f, const char *name, const ftm_ring *r)
+{
+    fprintf(f, "%s:", name);
+    ring_value(f, r);
+}
+
+/* 2d's band rings (null when none): one way, the other, per band. */
+static void bands_data(FILE *f, const ftm_lesson_part *p)
+{
+    fprintf(f, ",bands:");
+    if (!p->bands || p->nbands < 1) {
+        fprintf(f, "null");
+        return;
+    }
+    for (int i = 0; i < p->nbands; i++) {
+        fputc(i ? ',' : '[', f);
+        ring_value(f, p->bands[i]);
+    }
+    fputc(']', f);
 }
 
 /* One transfer; fin:1 when it carries only final sums (the caption calls
@@ -180,6 +202,7 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     ring_data(f, "ring", p->ring);
     fputc(',', f);
     ring_data(f, "ring2", p->ring2);
+    bands_data(f, p);
     tree_data(f, l);
     fprintf(f, ",tname:\"%s\"", tree_part(l) && !strcmp(l->algo, "trees") ? "first tree"
                                                                            : "tree");

@@ -68,7 +68,10 @@ const char ftm_lesson_page_body[] =
     "a chip forwarding a detour (a transfer between chips that are not neighbours, passed "
     "on hop by hop).</span> <span class=\"lg-ring\">Pale band: the ring (orange where it "
     "detours), with its direction at step 0.</span> <span class=\"lg-bidir\">bidir runs two rings at once: "
-    "blue one way, purple (its arrows too) the other.</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
+    "blue one way, purple (its arrows too) the other.</span> <span class=\"lg-bands\">2d: "
+    "each band whose ring goes around a hole runs it both ways at once, on half of the "
+    "numbers each: blue one way, purple the other (the other way avoids the links the "
+    "first one uses).</span> <span class=\"lg-tree\">Pale band (a tree): each chip's link "
     "to its parent, with an arrow to the parent at step 0.</span> "
     "<span class=\"lg-root\">Gold box: the tree's root.</span> "
     "<span class=\"lg-dead2\">Red dashed link: dead both ways.</span> <span class=\"lg-oneway\">"
@@ -116,6 +119,8 @@ const char ftm_lesson_page_js[] =
     "  if(f1!==f2)oneway(p,s,f1?c:b,f1?d:(d+2)%4);}\n"
     " G.pos={};if(p.ring){p.ring.chips.forEach(function(a,i){G.pos[a]=i;});\n"
     "  band(p,s,0,p.bidir?5:0);if(p.bidir)band(p,s,1,5);}\n"
+    /* 2d: each band around a fault runs its ring both ways (blue, purple) */
+    " if(p.bands)p.bands.forEach(function(r,i){if(r)ringband(p,s,r,i%2);});\n"
     " if(p.tree)p.tree.forEach(function(e){var g=hop(p,e[0],e[1],0);g.forEach(function(sg,j){line(sg,'ring tree',s);\n"
     "  if(j===g.length-1)el('line',{x1:sg[0],y1:sg[1],x2:sg[2],y2:sg[3],'class':'ringhead','stroke':'#2e6da4','stroke-width':2,'marker-end':'url(#headr)'},s);});});\n"
     " for(c=0;c<p.cols;c++)el('text',{'class':'coord',x:cx(c)-14,y:16},s,'col '+c);\n"
@@ -129,9 +134,13 @@ const char ftm_lesson_page_js[] =
     " for(var i=0;i<n;i++){var h=r.dirs[i].split('').map(function(x){return D[x];}),a=r.chips[i];\n"
     "  if(rev&&!two){a=r.chips[(i+1)%n];h=h.reverse().map(function(d){return (d+2)%4;});}o.push([a,h]);}\n"
     " return o;}\n"
-    "function band(p,s,rev,off){edges(p,rev).forEach(function(e){var at=e[0],segs=[];\n"
+    "function band(p,s,rev,off){rings(p,s,edges(p,rev),rev,off,p.bidir);}\n"
+    "function redges(r){return r.chips.map(function(a,i){return [a,r.dirs[i].split('').map(function(x){return D[x];})];});}\n"
+    "function bandedges(p){var o=[];(p.bands||[]).forEach(function(r){if(r)o=o.concat(redges(r));});return o;}\n"
+    "function ringband(p,s,r,two){rings(p,s,redges(r),two,5,1);}\n"
+    "function rings(p,s,es,rev,off,col){es.forEach(function(e){var at=e[0],segs=[];\n"
     "  e[1].forEach(function(d){segs=segs.concat(hop(p,at,d,off));at=nb(p,at,d);});\n"
-    "  segs.forEach(function(sg,j){line(sg,'ring'+(p.bidir?(rev?' r2':' r1'):'')+(e[1].length>1?' det':''),s);\n"
+    "  segs.forEach(function(sg,j){line(sg,'ring'+(col?(rev?' r2':' r1'):'')+(e[1].length>1?' det':''),s);\n"
     "   if(j===segs.length-1)el('line',{x1:sg[0],y1:sg[1],x2:sg[2],y2:sg[3],'class':'ringhead','stroke':rev?'#7d3c98':'#2e6da4','stroke-width':2,'marker-end':'url(#headr'+(rev?'2)':')')},s);});});}\n"
     "function chip(p,s,c,h){var r=Math.floor(c/p.cols),k=c%p.cols,x=cx(k)-G.w/2,y=cy(r)-G.h/2;\n"
     " if(h){var g=el('g',{'class':'hole dead','data-row':r,'data-col':k},s);el('rect',{x:x,y:y,width:G.w,height:G.h,rx:6},g);\n"
@@ -160,7 +169,8 @@ const char ftm_lesson_page_js[] =
     " return 'blue arrows: partial sums the receiver adds; green: '+w+' it copies.';}\n"
     "function caption(p,k){\n"
     " if(p.steps===0)return p.chess?'Chips coloured like a chessboard (B and w): the text on the right says whether the counts force the ring to detour.':\n"
-    "  p.root>=0?'The mesh; the gold box is the '+p.tname+'\\'s root '+nm(p,p.root)+', where '+(p.tname==='tree'?'the':'its')+' partial sums will meet.':'The mesh.';\n"
+    "  p.root>=0?'The mesh; the gold box is the '+p.tname+'\\'s root '+nm(p,p.root)+', where '+(p.tname==='tree'?'the':'its')+' partial sums will meet.':\n"
+    "  has(p,'bands')?'The mesh; the pale bands are the rings that go around a fault, two per band: blue one way, purple the other, each on half of the numbers.':'The mesh.';\n"
     " if(k===0)return 'Step 0: every chip holds its own numbers'+(p.bidir?'; the two bands are the two rings, blue one way and purple the other, each on half of the numbers':p.ring?'; the arrows on the pale band show which way the ring runs':'')+\n"
     "  (p.root>=0?'; the gold box is the '+p.tname+'\\'s root '+nm(p,p.root)+': partial sums flow up to it, then the sums flow back down':'')+'.';\n"
     " var s='Step '+k+(p.died>=0?'':' of '+p.steps)+' ('+p.phase[k]+'): ';\n"
@@ -180,7 +190,7 @@ const char ftm_lesson_page_js[] =
     "   $('cell'+id+'_'+i).setAttribute('class','cell'+(f?' fin':''));}});\n"
     " var A=$('arrows');while(A.firstChild)A.removeChild(A.firstChild);\n"
     /* step 0: the chips the ring's detours pass through, as the text's '*' */
-    " if(k===0&&p.ring)edges(p,0).concat(p.bidir?edges(p,1):[]).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
+    " if(k===0)(p.ring?edges(p,0).concat(p.bidir?edges(p,1):[]):[]).concat(bandedges(p)).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
     "  if(j+1<e[1].length)fwdbox(at);});});\n"
     /* U: this step's transfers drawn on each directed link so far (the next
      * one goes beside them); N: how many there are in all, so that every
@@ -232,9 +242,9 @@ const char ftm_lesson_page_js[] =
     "window.addEventListener('hashchange',function(){var h=fromHash();if(h[0]!==pi||h[1]!==cur)open(h[0],h[1]);});\n"
     /* a mark is explained where some part draws it: forwarders wherever a
      * transfer takes more than one hop */
-    "function has(p,k){if(k==='root')return p.root>=0;if(k!=='fwd')return p[k];\n"
+    "function has(p,k){if(k==='root')return p.root>=0;if(k==='bands')return p.bands&&p.bands.length>0;if(k!=='fwd')return p[k];\n"
     " return p.xf.some(function(s){return s&&s.some(function(x){return x.h.length>1;});});}\n"
-    "['fwd','ring','bidir','tree','root','dead2','oneway','torus'].forEach(function(k){if(!P.some(function(p){return has(p,k);}))\n"
+    "['fwd','ring','bidir','bands','tree','root','dead2','oneway','torus'].forEach(function(k){if(!P.some(function(p){return has(p,k);}))\n"
     " Array.prototype.forEach.call(document.querySelectorAll('.lg-'+k),function(e){e.style.display='none';});});\n"
     "var h0=fromHash();open(h0[0],h0[1]);\n"
     "})();\n";
