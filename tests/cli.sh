@@ -618,6 +618,9 @@ expect 0 allreduce --mesh 4x4 --torus --algo 2d --size 1M --iters 1 --fail-durin
 json "$tmp/out" "[(r['schedule'], 'faster' in (r['fallback'] or '')) for r in j['runs']] == [('2d', False), ('ring', True)] and j['events'][0]['schedule_after'] == 'ring'"
 expect 0 allreduce --mesh 4x4 --torus --algo 2d --size 1M --iters 1 --fail-during 1,1
 grep_out "# from here 2d runs the ring schedule on the 15 healthy chips (the ring is faster"
+# ... and its own again once the chip is back
+expect 0 allreduce --mesh 4x4 --torus --algo 2d --size 1M --iters 2 --kill 1,1@0 --repair 1,1@1
+grep_out "# from here 2d runs its own schedule on the 16 healthy chips"
 
 # A repair of a link that died unnoticed is logged and recorded, also
 # after a chip's death restarted the run; sums and link bytes still right

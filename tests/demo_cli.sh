@@ -55,6 +55,11 @@ done
 "$ftmesh" demo --algo tree --mesh 8x8 --fail 3,4 --no-color >"$tmp/out" &&
     grep -q "^  (7,7) -> (6,7) #0: 2 + 1 = 3, #1: 3 + 2 = 5, #2: 4 + 3 = 7, ... (60 more)$" "$tmp/out" ||
     bad "demo: a cut line does not say how many positions it leaves out"
+# the page's words for a part are whole, however long (2d-lines's, with
+# its usable rows and columns, on the largest mesh)
+"$ftmesh" demo --algo 2d-lines --mesh 8x8 --fail 3,4 --html "$tmp/l8.html" >/dev/null &&
+    grep -q 'in step n - 1\. The lesson ends here: with --fail-during R,C a chip dies too, and the recovery and its comeback follow\."' "$tmp/l8.html" ||
+    bad "demo --algo 2d-lines --html: the part's words are cut"
 # 2d-lines says which rows and columns are usable and who owns nothing,
 # asked for alone as in the default lesson's part 3
 for args in "--algo 2d-lines --mesh 4x4 --fail 1,1" ""; do

@@ -78,6 +78,10 @@ expect 0 "first part" $R --steps 4 $W --checkpoint "$tmp/w1.ckpt"
 err_is "events at step 4 or later fall past the run (4 steps): the --checkpoint keeps them"
 expect 0 "second part" $R --steps 8 $W --resume "$tmp/w1.ckpt" --checkpoint "$tmp/w2.ckpt"
 cmp -s "$tmp/w.ckpt" "$tmp/w2.ckpt" || { echo "FAIL: a run split in two ends elsewhere"; fail=1; }
+# an event wrong in itself is refused for that, past the run or not
+expect 2 "bad kill past the run" $R --steps 4 --kill 9,9@5
+err_is "--kill 9,9@5: outside the 4x4 mesh"
+grep -q "checkpoint" "$out.err" && { echo "FAIL: a --checkpoint offered for an event it would refuse"; fail=1; }
 # without a --checkpoint nothing would keep it: refused, saying what would
 expect 2 "kill past the run" $R --steps 4 --kill 1,1@5
 err_is "--kill 1,1@5: the run has only 4 steps (0..3); drop or change that event (a --checkpoint would keep it, for --resume)"

@@ -378,11 +378,15 @@ static void print_picks(const ar_args *a, const ftm_allreduce_result *r, int see
         if (*next > 0 && strcmp(a->algo, "auto") == 0)
             printf("# auto: picked %s for the %d healthy chip%s (lowest modeled time)\n",
                    u->algo, u->chips, cli_s(u->chips));
-        /* a schedule that changed to, or between, other algorithms' */
+        /* a schedule that changed: to another algorithm's, or back */
         const char *was = *next > 0 ? r->runs[*next - 1].schedule : NULL;
-        if (*next > 0 && u->fallback && (!was || strcmp(was, u->schedule)))
+        if (was && u->schedule && strcmp(was, u->schedule) && u->fallback)
             printf("# from here %s runs the %s schedule on the %d healthy chip%s (%s)\n",
                    u->algo, u->schedule, u->chips, cli_s(u->chips), u->fallback);
+        else if (was && u->schedule && strcmp(was, u->schedule) && !strcmp(u->algo, u->schedule) &&
+                 strcmp(a->algo, "auto"))
+            printf("# from here %s runs its own schedule on the %d healthy chip%s\n", u->algo,
+                   u->chips, cli_s(u->chips));
     }
 }
 

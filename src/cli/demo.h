@@ -30,7 +30,7 @@ typedef struct demo_story {
     int have_plan;          /* those around a fault, from bandp */
     const ftm_ring *bandp[2 * FTM_MESH_MAX_SIDE];
     char title[DEMO_MAX_PARTS][96];
-    char intro[DEMO_MAX_PARTS][1600];
+    char intro[DEMO_MAX_PARTS][3072];
 } demo_story;
 
 /* Adds a part told from *l (moved into the story, with its recorder tr

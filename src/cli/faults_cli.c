@@ -328,10 +328,16 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
         return cli_error(cmd, "%s", ftm_strerror(rc));
     if (quiet)
         return REFUSED;
+    /* past the run, in training: a --checkpoint would keep it, if nothing
+     * else is wrong with the script; else that is what to say */
+    int past = bad.when >= horizon && mode == FTM_FAULT_TRAIN && !f->checkpoint;
+    if (past && check_script(f, s, m, mode, 0, &v, why, sizeof why, &bad) == 0)
+        check_script(f, s, m, mode, horizon, &v, why, sizeof why, &bad); /* as it was */
+    else
+        past = 0;
     origin_text(f, &bad, short_name, where, sizeof where);
     int glue = ':';
     const char *rest = past_event(why, &bad, mode, where, &glue);
-    int past = bad.when >= horizon && mode == FTM_FAULT_TRAIN && !f->checkpoint;
     return cli_usage_error(cmd, "%s%s %s; %s", where, glue == ':' ? ":" : "", rest,
                            v.a >= 0 ? "drop it or keep a path of live links between them"
                            : past ? "drop or change that event (a --checkpoint would keep it, "

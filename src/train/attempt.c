@@ -133,10 +133,10 @@ static void finish_events(trainer *t, recovery *rv)
             continue; /* told once the state has reached them (rejoin.c) */
         if (e->noticed) {
             e->lost_wall_s = first ? now - rv->fail_t0 : 0;
-            first = 0;
             e->modeled_after_s = t->grad_modeled;
             e->chips_after = res->chips;
-            train_note_schedule(e, res);
+            train_note_schedule(e, res, first);
+            first = 0;
         }
         if (t->cb && t->cb->event)
             t->cb->event(t->cb->ctx, e);

@@ -44,8 +44,10 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
     return 0;
 }
 
-void train_note_schedule(ftm_train_event *e, const ftm_train_result *res)
+void train_note_schedule(ftm_train_event *e, const ftm_train_result *res, int first)
 {
+    if (!first) /* the first record of the recovery or rejoin told the change */
+        e->schedule_before = res->schedule;
     e->algo_after = res->algo;
     e->schedule_after = res->schedule;
     e->fallback_after = res->fallback;

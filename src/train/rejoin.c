@@ -333,7 +333,7 @@ static void tell(trainer *t)
         e->state_bytes = r->donor[k] >= 0 ? event_bytes(t, k) : 0;
         e->chips_after = res->chips;
         e->modeled_after_s = t->grad_modeled;
-        train_note_schedule(e, res);
+        train_note_schedule(e, res, k == 0);
         if (t->cb && t->cb->event)
             t->cb->event(t->cb->ctx, e);
     }

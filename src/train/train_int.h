@@ -14,8 +14,10 @@ int train_build(ftm_sched *s, const ftm_mesh *m, const char *name, size_t count,
                 ftm_red red, double *modeled_s, const char **used);
 
 /* Record e's schedule after its recovery or repair: res's, which the
- * attempt that runs next has set (build.c). */
-void train_note_schedule(ftm_train_event *e, const ftm_train_result *res);
+ * attempt that runs next has set (build.c). first: e is the recovery's or
+ * rejoin's first record (the others' schedule_before becomes the new one:
+ * a change is told once). */
+void train_note_schedule(ftm_train_event *e, const ftm_train_result *res, int first);
 
 /* --check: trains one replica on the whole batch (no runtime) and compares
  * with the mesh run's final params (`params`, nparams) and losses. */
