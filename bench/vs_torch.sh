@@ -27,7 +27,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184
 get() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 ratio() { echo "$1 $2" | awk '{printf "%.2fx", $1 / $2}'; }
-# OpenBLAS kernels: the environment's OPENBLAS_CORETYPE (the tests preset
+# OpenBLAS kernels: the environment's OPENBLAS_CORETYPE (CI presets
 # Haswell, AVX2), OpenBLAS's own pick for this CPU (what a user gets;
 # PyTorch/oneDNN picks its ISA at run time too), and the kernels this CPU's
 # instructions allow (SkylakeX with AVX-512, else Haswell with AVX2): on a

@@ -82,12 +82,19 @@ err_is "given twice"
 # first draw places 4 of 5 kills on this 5x2 mesh)
 expect 0 "a draw placed" $A --mesh 5x2 --iters 3 --random-kills 5 --fault-seed 304175
 json 'len(j["events"]) == 5 and j["wrong"] == 0'
-# the short form beside other events: its death is logged, and no line
-# says that its step never came
+# the short form beside other events: its death is logged
 expect 0 "--fail-during beside --random-kills" $T --mesh 4x4 --steps 4 --fail-during 1,1 \
     --fail-step 1 --random-kills 1
-grep -q "chip (1,1) died" "$out" && ! grep -q "never came" "$out" ||
+grep -q "^# step 1 (allreduce): chip (1,1) died" "$out" ||
     { echo "FAIL: --fail-during beside --random-kills"; cat "$out"; fail=1; }
+# past the run it is refused, unless a --checkpoint keeps it, as a --kill
+expect 2 "--fail-step past the run" $T --mesh 3x3 --steps 3 --fail-during 1,1 --fail-step 4
+err_is "--fail-step 4: the run has steps 0..2 (--steps 3); give a --fail-step in that range"
+expect 0 "--fail-step past the run, kept" $T --mesh 3x3 --steps 3 --fail-during 1,1 --fail-step 4 \
+    --checkpoint "$tmp/fd.ckpt"
+expect 0 "--fail-step, resumed" $T --mesh 3x3 --steps 6 --fail-during 1,1 --fail-step 4 --resume "$tmp/fd.ckpt"
+grep -q "^# step 4 (allreduce): chip (1,1) died" "$out" ||
+    { echo "FAIL: the --fail-during a checkpoint kept did not strike"; fail=1; }
 # --repair-after past the run: said, not silently ignored
 expect 0 "repair after the run" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 2 --kill 0,0@0 --repair-after 5
 err_is "warning: --repair-after 5: nothing comes back within the run (2 iterations)"

@@ -87,11 +87,13 @@ static const cli_opt train_table[] = {
     CLI_OPTS_REPAIRS("step", "STEP"),
     { "checkpoint", "FILE", O_CHECKPOINT,
       "write the training state to FILE (atomically) at the end\n"
-      "and every --checkpoint-every steps" },
+      "and every --checkpoint-every steps; it keeps the fault\n"
+      "events past --steps, for --resume" },
     { "checkpoint-every", "N", O_CHECKPOINT_EVERY, "with --checkpoint: every N steps too" },
     { "resume", "FILE", O_RESUME,
       "continue from a --checkpoint FILE of the same model,\n"
-      "sizes, optimizer, batch and reduce mode up to --steps" },
+      "sizes, optimizer, batch, micro-batch, data and reduce\n"
+      "mode up to --steps" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "svg", "FILE", O_SVG,
       "write a picture: the mesh, one gradient allreduce's\n"
@@ -326,8 +328,8 @@ static int build_script(targs *a, train_run *x)
 {
     ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .when = a->t.fail_step,
                            .phase = FTM_PHASE_ALLREDUCE, .pkts = FTM_FAULT_MID };
-    /* a short-form step past the run never comes (said after the run) */
-    int short_form = a->t.fail_during && a->t.fail_step < a->t.steps;
+    /* past the run only with a --checkpoint, which keeps it (check_fail_during) */
+    int short_form = a->t.fail_during;
     if (!cli_faults_any(&a->f) && !short_form)
         return cli_faults_none(CMD, &a->f);
     char name[64];
@@ -429,6 +431,8 @@ static int check_fail_during(targs *a, const ftm_mesh *m)
     long first = a->resume_step, last = a->t.steps - 1;
     if (first > last || (a->t.fail_step >= first && a->t.fail_step <= last))
         return 0; /* nothing left to run is said by the caller */
+    if (a->t.checkpoint && a->t.fail_step > last)
+        return 0; /* kept for --resume, as a --kill past the run (build_script) */
     char from[64] = "";
     if (first)
         snprintf(from, sizeof from, "--resume starts at step %ld, ", first);
@@ -561,9 +565,6 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         return err == FTM_EINVAL ? cli_usage_error(CMD, "%s", ftm_strerror(err))
                                  : cli_error(CMD, "%s%s%s", ftm_strerror(err),
                                              r->detail[0] ? ": " : "", r->detail);
-    /* the death itself has its event line, as a --kill's */
-    if (!err && a->fail_during && !a->o.json && a->t.fail_step >= a->t.steps)
-        printf("# --fail-during: step %ld never came; nothing failed\n", a->t.fail_step);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
                               err ? r->diverged_step : -1, &a->o, a->t.algo,
                               a->data ? a->data : a->corpus };
