@@ -42,7 +42,7 @@ done
 "$ftmesh" demo --algo 2d --mesh 4x4 --torus --fail 1,1 --no-color >"$tmp/out" &&
     grep -q "^Band rows 1-2, around its faults: its ring one way" "$tmp/out" &&
     grep -q "^detour (1,3) -> (2,3): 3 hops via N,N,N" "$tmp/out" &&
-    tr "\n" " " <"$tmp/out" | grep -q "routed to avoid the links the first one uses in the same direction" ||
+    tr "\n" " " <"$tmp/out" | grep -q "routed to avoid the links its first one uses in the same direction" ||
     bad "demo --algo 2d: the band's second ring's detours unexplained"
 # a detoured transfer names its route; a line is cut only where it would
 # pass 80 columns, and says how many positions it leaves out

@@ -222,10 +222,12 @@ typedef struct ftm_fault_record {
     uint64_t state_bytes;      /* repair: bytes of state the links carried */
     int earlier;               /* struck in an earlier run than the one
                                   that noticed it (a link nothing needed) */
-    /* train, noticed records: the gradient algorithm after the recovery
-     * or repair (auto's pick for the new mesh), the schedule it runs
-     * (another algorithm's where it fell back) and why (NULL: its own),
-     * and the schedule before; static strings, NULL where not set */
+    /* noticed records: the algorithm after the recovery or repair (train's
+     * gradient allreduce; auto's pick for the new mesh), the schedule it
+     * runs (another algorithm's where it fell back) and why (NULL: its
+     * own), and the schedule before (train: the first record of a
+     * recovery's; the others' is the new one); static strings, NULL where
+     * not set */
     const char *algo_after, *schedule_after, *fallback_after, *schedule_before;
 } ftm_fault_record;
 

@@ -63,7 +63,7 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
 static int demo_bands_picture(const ftm_mesh *m)
 {
     ftm_plan2d p;
-    int rc = ftm_plan2d_build(m, &p);
+    int rc = ftm_plan2d_build(m, &p), drawn = 0;
     if (rc)
         return rc;
     for (int b = 0; !rc && b < p.nbands; b++) {
@@ -76,14 +76,15 @@ static int demo_bands_picture(const ftm_mesh *m)
                        bd->row0 + bd->nrows - 1,
                        way ? "the other way (the other half)" : "one way (half the numbers)",
                        pic);
-            if (way && !rc) /* why its detours can join neighbours */
-                printf("Both halves run at once, so this ring is routed to avoid the links\n"
-                       "the first one uses in the same direction (a link carrying both\n"
-                       "would take twice as long): that is why it may detour between two\n"
-                       "neighbours, or visit the chips in another order.\n");
             free(pic);
+            drawn += way;
         }
     }
+    if (drawn && !rc) /* why the second rings' detours can join neighbours */
+        printf("Both halves run at once, so a band's ring the other way is routed to\n"
+               "avoid the links its first one uses in the same direction (a link\n"
+               "carrying both would take twice as long): that is why it may detour\n"
+               "between two neighbours, or visit the chips in another order.\n");
     ftm_plan2d_free(&p);
     return rc;
 }
