@@ -149,6 +149,19 @@ tr "\n" " " <"$tmp/out" | grep -q "The step of each survivor's last transfer (1 
 "$ftmesh" demo --algo tree --fail-during 2,2 --html "$tmp/behind.html" >/dev/null &&
     grep -q "The step of each survivor's last transfer (\*: its transfer of that step touched the dead chip and was lost): step 7: (0,2) (1,2)\* (1,3); step 4: (0,3);" "$tmp/behind.html" ||
     bad "demo --html: the death part's page lacks the survivors' list"
+# ... and where every survivor was in one step, that is said on the page too
+"$ftmesh" demo --html "$tmp/def.html" >/dev/null &&
+    grep -q "Every survivor was in step 15; the transfers marked lost went to, from or through the dead chip\." "$tmp/def.html" ||
+    bad "demo --html: the death part's page does not say where the survivors were"
+# every part of 2d's page draws the bands' rings (the recovery: the rebuilt
+# ones); part 1 says what its picture draws, as the text does
+"$ftmesh" demo --algo 2d --mesh 4x4 --torus --fail 1,1 --fail-during 2,2 --html "$tmp/b5.html" >/dev/null &&
+    [ "$(grep -o 'bands:\[{chips' "$tmp/b5.html" | wc -l)" = 5 ] &&
+    grep -q "The pale bands are the rings of the bands that go around a fault, both ways" "$tmp/b5.html" ||
+    bad "demo --algo 2d --html: a part without its bands' rings, or part 1 without its words"
+"$ftmesh" demo --algo trees --html "$tmp/tp1.html" >/dev/null &&
+    grep -q "The first of its trees: each arrow points to a chip's parent" "$tmp/tp1.html" ||
+    bad "demo --algo trees --html: part 1 does not say what it draws"
 # ... and a leaf listed at step 1 is not called slow: it waits for the sums
 tr "\n" " " <"$tmp/out" | grep -q "one listed at an earlier step is not slow.*a tree's leaves send once" ||
     bad "demo: the survivors' list calls idle leaves behind"

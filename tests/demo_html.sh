@@ -166,7 +166,7 @@ grep -q "The mesh; the gold box is the tree's root (1,2)" "$tmp/m1p1.dom" &&
     bad "tree page part 1: no root, or a ring legend"
 # a page's legend names only the marks some part has: no torus, dead link,
 # one-way link or second ring on the tree's page
-for k in torus dead2 oneway bidir; do
+for k in torus dead2 oneway bidir lost; do
     grep -q "class=\"lg-$k\" style=\"display: none;\"" "$tmp/m1p1.dom" ||
         bad "tree page: the legend explains $k marks it does not draw"
 done
@@ -183,8 +183,9 @@ grep -q 'id="view" class=""' "$tmp/big.dom" && grep -q 'id="view" class="fit"' "
     bad "the 8x8 page starts fitted (unreadable), or the 4x4 one does not"
 # ... and keeps those it draws: the one-way link's, the torus' wraps, the
 # forwarders of 2d's detours on a mesh (no ring is drawn there)
-grep -q 'class="lg-oneway">' "$tmp/ow.dom" && grep -q 'class="lg-torus">' "$tmp/t28.dom" ||
-    bad "the legend hides the one-way or wrap marks of pages that draw them"
+grep -q 'class="lg-oneway">' "$tmp/ow.dom" && grep -q 'class="lg-torus">' "$tmp/t28.dom" &&
+    grep -q 'class="lg-lost">' "$tmp/all.4.dom" ||
+    bad "the legend hides the one-way, wrap or lost marks of pages that draw them"
 grep -q 'class="box fwd"' "$tmp/c2d.dom" && grep -q 'class="lg-fwd">' "$tmp/c2d.dom" &&
     grep -q 'class="lg-fwd" style="display: none;"' "$tmp/m1p1.dom" ||
     bad "the legend explains the forwarders' boxes where none is drawn, or not where 2d draws them"

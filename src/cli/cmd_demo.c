@@ -206,6 +206,27 @@ static void headers_words(const ftm_lesson *l)
         demo_wrap(w);
 }
 
+/* Part 1's words on the page where no ring runs: the mesh, and what its
+ * picture draws (the text's part 1 says the same). */
+static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *b, size_t n)
+{
+    demo_mesh_words(m, demo_lesson_count(m, algo), b, n);
+    size_t u = strlen(b);
+    const char *draws =
+        !strcmp(algo, "tree")  ? "The tree it runs: each arrow points to a chip's parent; the "
+                                 "gold box is the root, where the partial sums meet."
+        : !strcmp(algo, "trees") ? "The first of its trees: each arrow points to a chip's parent, "
+                                   "the gold box is its root; its first chunk goes up these "
+                                   "links and comes back down them (each tree has its own root)."
+        : bands                  ? "The pale bands are the rings of the bands that go around a "
+                                   "fault, both ways. Both halves run at once, so a band's ring "
+                                   "the other way is routed to avoid the links its first one "
+                                   "uses in the same direction."
+                                 : "";
+    if (draws[0] && u < n)
+        snprintf(b + u, n - u, " %s", draws);
+}
+
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */
 static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm_trace **tr,
                      ftm_lesson *l, long *wrong)
@@ -284,7 +305,7 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
     long w = 0;
     rc = tell_algo(o, &t, DEMO_2D, &tr, &l, &w);
     *wrong += w;
-    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. 2-D around a dead host", &l, tr, NULL);
+    ftm_lesson_part *p = rc ? NULL : demo_story_add(st, "3. The 2-D algorithm around a dead host", &l, tr, NULL);
     if (p) {
         p->verified = w == 0;
         char fb[320];
@@ -459,12 +480,14 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
             p1->ring = &st->ring[0];
             demo_story_ring2(st, 0);
         }
+        rc = demo_story_bands(st, 0, m, algo); /* the bands' rings, as the ring's */
+        if (!rc)
+            rc = demo_story_bands(st, 1, m, algo);
         if (one_d)
             demo_two_colour_words(m, p1->ring, st->intro[0], sizeof st->intro[0]);
         else
-            st->intro[0][0] = 0;
+            picture_words(m, algo, p1->nbands > 0, st->intro[0], sizeof st->intro[0]);
         p1->intro = st->intro[0];
-        rc = demo_story_bands(st, 0, m, algo);
     } else {
         st->n = 0;
     }

@@ -26,9 +26,9 @@ typedef struct demo_story {
     ftm_trace *tr[DEMO_MAX_PARTS];
     ftm_ring ring[DEMO_MAX_PARTS];
     ftm_ring ring2[DEMO_MAX_PARTS]; /* bidir's other ring (the page draws it) */
-    ftm_plan2d plan;        /* 2d's bands (have_plan): part 1 draws the rings of */
-    int have_plan;          /* those around a fault, from bandp */
-    const ftm_ring *bandp[2 * FTM_MESH_MAX_SIDE];
+    ftm_plan2d plan[DEMO_MAX_PARTS]; /* 2d's bands (have_plan): a part's picture */
+    int have_plan[DEMO_MAX_PARTS];   /* draws the rings of those around a fault */
+    const ftm_ring *bandp[DEMO_MAX_PARTS][2 * FTM_MESH_MAX_SIDE];
     char title[DEMO_MAX_PARTS][96];
     char intro[DEMO_MAX_PARTS][3072];
 } demo_story;
@@ -75,6 +75,8 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_
 /* The same without the two-colour argument: the mesh and its holes, and
  * ring when not NULL (for an algorithm that runs no ring, pass NULL). */
 void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count);
+/* The picture's sentence on m and its count numbers per chip, into b. */
+void demo_mesh_words(const ftm_mesh *m, size_t count, char *b, size_t n);
 /* Part 1's heading: "1. The mesh", "... and its hole(s)", "... and its
  * dead link(s)", or "1. The mesh, its hole(s) and its dead link(s)". */
 const char *demo_mesh_title(const ftm_mesh *m);

@@ -63,6 +63,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
                  "left.", algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim),
                  st->les[st->n - 1].nframes - 1, bands[0] ? " " : "", bands, fb[0] ? " " : "",
                  fb);
+        rc = demo_story_bands(st, st->n - 1, &m2, algo); /* the rebuilt bands' rings */
     }
     if (ring.n) /* not passed to the story */
         ftm_ring_free(&ring);
@@ -187,9 +188,11 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
         demo_wrap(why);
         ftm_ring ring;
         int have_ring = demo_story_ring(m, algo, &ring);
-        if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL))
+        if (demo_story_add(st, title, &l1, NULL, have_ring ? &ring : NULL)) {
             failure_intro(st->intro[st->n - 1], sizeof st->intro[0], algo, victim, m, round,
                           before, nsent, summed, where);
+            rc = demo_story_bands(st, st->n - 1, m, algo);
+        }
         if (ring.n)
             ftm_ring_free(&ring);
         char h[80];

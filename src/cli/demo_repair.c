@@ -89,7 +89,11 @@ static void tell_positions(const ftm_lesson *l, int k, const int *at, const unsi
                "or through the dead chip.\n", hi);
     else if (lo == hi)
         printf("\nEvery survivor last sent or received in step %d of the steps above.\n", hi);
-    else {
+    if (lo == hi && page)
+        snprintf(page, pn, nlost ? "Every survivor was in step %d; the transfers marked lost "
+                 "went to, from or through the dead chip." : "Every survivor last sent or "
+                 "received in step %d.", hi);
+    if (lo != hi) {
         printf("\nChips run at their own pace: a chip starts its next step as soon as its\n"
                "own transfers of the step before are done. Some had got further than\n"
                "others; one listed at an earlier step is not slow: it waits for data that\n"
@@ -176,12 +180,14 @@ int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int
     ftm_ring ring;
     int have_ring = demo_story_ring(m, algo, &ring);
     ftm_lesson_part *p = demo_story_add(st, h, &l, NULL, have_ring ? &ring : NULL);
+    int brc = 0;
     if (p) {
         p->verified = w == 0;
         snprintf(st->intro[st->n - 1], sizeof st->intro[0], "%s", intro);
+        brc = demo_story_bands(st, st->n - 1, m, algo);
     }
     if (ring.n)
         ftm_ring_free(&ring);
     ftm_lesson_free(&l);
-    return 0;
+    return brc;
 }

@@ -65,26 +65,28 @@ void demo_story_free(demo_story *st)
         if (st->ring2[i].n)
             ftm_ring_free(&st->ring2[i]);
     }
-    if (st->have_plan)
-        ftm_plan2d_free(&st->plan);
+    for (int i = 0; i < DEMO_MAX_PARTS; i++)
+        if (st->have_plan[i])
+            ftm_plan2d_free(&st->plan[i]);
     memset(st, 0, sizeof *st);
 }
 
 int demo_story_bands(demo_story *st, int i, const ftm_mesh *m, const char *algo)
 {
-    if (strcmp(algo, "2d") || st->have_plan)
+    if (strcmp(algo, "2d") || i < 0 || i >= DEMO_MAX_PARTS || st->have_plan[i])
         return 0;
-    int rc = ftm_plan2d_build(m, &st->plan);
+    ftm_plan2d *p = &st->plan[i];
+    int rc = ftm_plan2d_build(m, p);
     if (rc)
         return rc == FTM_ENOMEM ? rc : 0; /* no plan: the page draws the mesh */
-    st->have_plan = 1;
+    st->have_plan[i] = 1;
     int n = 0;
-    for (int b = 0; b < st->plan.nbands && n + 2 <= 2 * FTM_MESH_MAX_SIDE; b++)
-        if (st->plan.bands[b].alternate) {
-            st->bandp[n++] = &st->plan.bands[b].fwd;
-            st->bandp[n++] = &st->plan.bands[b].rev;
+    for (int b = 0; b < p->nbands && n + 2 <= 2 * FTM_MESH_MAX_SIDE; b++)
+        if (p->bands[b].alternate) {
+            st->bandp[i][n++] = &p->bands[b].fwd;
+            st->bandp[i][n++] = &p->bands[b].rev;
         }
-    st->part[i].bands = n ? st->bandp : NULL;
+    st->part[i].bands = n ? st->bandp[i] : NULL;
     st->part[i].nbands = n;
     return 0;
 }

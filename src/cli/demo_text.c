@@ -248,14 +248,19 @@ void demo_mesh(const demo_out *o, const ftm_mesh *m, const ftm_ring *ring, size_
     two_colours(o, m, ring);
 }
 
-void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count)
+void demo_mesh_words(const ftm_mesh *m, size_t count, char *b, size_t n)
 {
     int dead = dead_chips(m);
+    snprintf(b, n, "%s %dx%d %s of chips; %d dead, %d healthy. Each healthy chip holds %zu "
+             "small number%s; allreduce must leave every chip holding the %s.",
+             article(m->rows), m->rows, m->cols, cli_mesh_kind(m), dead, m->nchips - dead, count,
+             count == 1 ? "" : "s", count == 1 ? "sum" : "sums");
+}
+
+void demo_mesh_picture(const ftm_mesh *m, const ftm_ring *ring, size_t count)
+{
     char buf[256];
-    snprintf(buf, sizeof buf, "%s %dx%d %s of chips; %d dead, %d healthy. Each healthy chip "
-             "holds %zu small number%s; allreduce must leave every chip holding the %s.",
-             article(m->rows), m->rows, m->cols, cli_mesh_kind(m), dead,
-             m->nchips - dead, count, count == 1 ? "" : "s", count == 1 ? "sum" : "sums");
+    demo_mesh_words(m, count, buf, sizeof buf);
     wrap(buf);
     printf("\n");
     char *pic = NULL;

@@ -185,10 +185,12 @@ static void part_data(FILE *f, const ftm_lesson_part *p)
     /* the page heading while this part is shown: its own algorithm and mesh */
     char head[128];
     const char *shape = l->mesh.torus ? "torus" : "mesh";
+    const char *an = l->mesh.rows == 8 ? "an" : "a"; /* "an 8x8" */
     if (!l->algo)
-        snprintf(head, sizeof head, "ftmesh demo: a %dx%d %s", l->mesh.rows, l->mesh.cols, shape);
+        snprintf(head, sizeof head, "ftmesh demo: %s %dx%d %s", an, l->mesh.rows, l->mesh.cols,
+                 shape);
     else
-        snprintf(head, sizeof head, "ftmesh demo: %s allreduce on a %dx%d %s", l->algo,
+        snprintf(head, sizeof head, "ftmesh demo: %s allreduce on %s %dx%d %s", l->algo, an,
                  l->mesh.rows, l->mesh.cols, shape);
     fprintf(f, "{heading:");
     js_str(f, head);
