@@ -38,7 +38,9 @@ const char ftm_lesson_page_css[] =
     ".arrow{stroke:#2e86c1;stroke-width:2.5;fill:none}.arrow.copy{stroke:#27ae60}\n"
     ".ring.r2{stroke:#a569bd}.arrow.r2{stroke:#8e44ad}.arrow.r2.copy{stroke:#16a085}\n"
     ".arrow.lost{stroke:#c0392b;stroke-dasharray:6 4}\n"
-    ".sent{font:bold 12px monospace;fill:#2e86c1}.sent.copy{fill:#27ae60}\n"
+    /* a white halo: a value stays legible over a wrap label or a link */
+    ".sent{font:bold 12px monospace;fill:#2e86c1;paint-order:stroke;stroke:#fff;stroke-width:4px;"
+    "stroke-linejoin:round}.sent.copy{fill:#27ae60}\n"
     ".sent.r2{fill:#8e44ad}.sent.r2.copy{fill:#16a085}.sent.lost{fill:#c0392b}\n"
     ".box.root{stroke:#b7950b;stroke-width:4}.rootlabel{font:bold 12px sans-serif;fill:#9a7d0a}\n"
     ".box.fwd{stroke:#e67e22;stroke-width:3;stroke-dasharray:6 3}\n";
