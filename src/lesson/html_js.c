@@ -198,8 +198,10 @@ const char ftm_lesson_page_js[] =
     " if(k===0)(p.ring?edges(p,0).concat(p.bidir?edges(p,1):[]):[]).concat(bandedges(p)).forEach(function(e){var at=e[0];e[1].forEach(function(d,j){at=nb(p,at,d);\n"
     "  if(j+1<e[1].length)fwdbox(at);});});\n"
     /* U: this step's transfers drawn on each directed link so far (the next
-     * one goes beside them); N: how many there are in all, so that every
-     * value label sits beyond the outermost arrow, clear of the others */
+     * one goes beside them); N: how many there are in all: a vertical
+     * arrow's label sits beyond the outermost arrow, staggered along it; a
+     * horizontal one's in the 14px between its own arrow and the next (the
+     * halo keeps it legible), so it stays beside the arrow it labels */
     " var U={},N={};(p.xf[k]||[]).forEach(function(x){var at=x.s;\n"
     "  for(var j=0;j<x.h.length;j++){var d=D[x.h[j]];N[at*4+d]=(N[at*4+d]||0)+1;at=nb(p,at,d);}});\n"
     " (p.xf[k]||[]).forEach(function(x){var at=x.s,segs=[],ul=0,lk=0,dl=0,g=el('g',{},A),cls=x.z?(x.m?'':' copy'):' lost';\n"
@@ -210,8 +212,8 @@ const char ftm_lesson_page_js[] =
     "  segs.forEach(function(sg,j){var l=line(sg,'arrow'+cls,g);\n"
     "   if(j===segs.length-1)l.setAttribute('marker-end',x.z?'url(#head'+(x.m?'':'c')+(r2?'2)':')'):'url(#headl)');});\n"
     "  if(segs.length&&x.v.length<=3){var m=segs[segs.length-1],vert=m[0]===m[2];\n"
-    "   var n=N[lk]||1,ex=vert?14*(n-1-ul):14*(n-1),ox=-[-1,0,1,0][dl]*ex,oy=[0,1,0,-1][dl]*ex;\n"
-    "   el('text',{'class':'sent'+cls,x:(m[0]+m[2])/2+ox+(vert?(m[1]<m[3]?-4:6):0),y:(m[1]+m[3])/2+oy+(vert?4+14*ul:(m[0]<m[2]?16:-6)),\n"
+    "   var n=N[lk]||1,ex=vert?14*(n-1-ul):0,ox=-[-1,0,1,0][dl]*ex,oy=[0,1,0,-1][dl]*ex;\n"
+    "   el('text',{'class':'sent'+cls,x:(m[0]+m[2])/2+ox+(vert?(m[1]<m[3]?-4:6):0),y:(m[1]+m[3])/2+oy+(vert?4+14*ul:(m[0]<m[2]?12:-3)),\n"
     "    'text-anchor':vert&&m[1]<m[3]?'end':vert?'start':'middle'},g,(x.z?(x.m?'+':'='):'lost ')+x.v.join(' '));}});\n"
     " document.querySelector('#view svg').setAttribute('class',k===0?'s0':'');\n"
     " $('step').textContent=String(k);$('steps').textContent=String(p.steps);\n"
