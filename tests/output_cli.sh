@@ -207,6 +207,12 @@ expect 2 "checkpoint to a redirected stdout" sh -c 'exec "$0" train --mesh 2x2 -
 err_is "--checkpoint /dev/stdout: is this run's standard output"
 [ "$(cat "$d/log")" = KEPT ] || { echo "FAIL: --checkpoint /dev/stdout changed the file"; fail=1; }
 no_tmp "stdout redirected"
+# a pipe closed early (| head; here a reader that reads nothing, gone
+# before the model is built): no death by SIGPIPE; the run ends, train
+# writes its checkpoint, and exit 1 says that stdout was cut
+rc=$( { "$FTMESH" train --mesh 2x2 --steps 3 --checkpoint "$d/pipe.ckpt" --json 2>"$d/err"; echo $? >"$d/rc"; } | true; cat "$d/rc")
+[ "$rc" = 1 ] && [ -s "$d/pipe.ckpt" ] && grep -q "cannot write the output to stdout" "$d/err" ||
+    { echo "FAIL: train | head -c 1: exit $rc, $(cat "$d/err")"; fail=1; }
 # with --json, standard output carries the JSON: an output sent there too
 # (a file or a pipe) is refused, so the JSON stays valid
 echo KEPT >"$d/log"

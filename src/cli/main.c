@@ -84,6 +84,10 @@ int main(int argc, char **argv)
     /* A write past the file size limit (ulimit -f) fails with EFBIG and is
      * reported, its temporary file removed, rather than killing us. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Likewise a closed pipe (| head): the write fails with EPIPE, the run
+     * goes on (train writes its checkpoint) and exits 1 saying stdout was
+     * cut, instead of dying by SIGPIPE with nothing written. */
+    signal(SIGPIPE, SIG_IGN);
     cli_mem_arenas();
     /* Under mpirun (a build with --with-mpi) every rank runs the command;
      * rank 0 prints. */
