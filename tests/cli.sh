@@ -111,6 +111,10 @@ grep_err "expected a global batch of 512 .. 100000000"
 expect 2 sweep --throughput --bert-batch-1024 1000
 expect 2 sweep --throughput --bert-batch-1024 0
 expect 2 allreduce --fail-after 3
+# --fail-after 0 is --kill R,C@0:0: the chip dies before it sends anything
+expect 0 allreduce --mesh 4x4 --size 64K --iters 1 --fail-during 1,1 --fail-after 0 --json
+json "$tmp/out" '[(e["what"], e["step"], e["noticed"]) for e in j["events"]] == [("chip (1,1)", 0, True)] and j["chips"] == 15 and j["wrong"] == 0'
+expect 2 allreduce --mesh 4x4 --fail-during 1,1 --fail-after -1
 expect 2 train --fail-step 2
 expect 2 rings --algo auto
 expect 2 allreduce --mesh 64x64 --size 1G

@@ -14,6 +14,7 @@ typedef struct ar_args {
     int trace_clock;
     size_t bytes;
     long iters, fail_after, trace_iters;
+    int fail_after_given;       /* --fail-after, 0 included (at its start) */
     int model_only, iters_given, packets_only, trace_clock_given;
     ftm_cost_params cp;
     cli_faults f;              /* --kill, --faults, --random-kills */

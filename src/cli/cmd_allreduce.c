@@ -105,8 +105,9 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     case O_PACKETS_ONLY: a->packets_only = 1; return 0;
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_FAIL_AFTER:
-        if (cli_parse_int(v, 1, 1000000000L, &a->fail_after))
-            return cli_usage_error(CMD, "--fail-after %s: expected a packet count 1..1000000000", v);
+        if (cli_parse_int(v, 0, 1000000000L, &a->fail_after))
+            return cli_usage_error(CMD, "--fail-after %s: expected a packet count 0..1000000000", v);
+        a->fail_after_given = 1;
         return 0;
     case O_SVG: a->svg = v; return 0;
     case O_TRACE: a->trace = v; return 0;
@@ -192,7 +193,7 @@ static void ar_free(ar_run *x)
 static int build_script(ar_args *a, ar_run *x)
 {
     ftm_fault_event sf = { .kind = FTM_FAULT_CHIP, .phase = FTM_PHASE_ALLREDUCE,
-                           .pkts = a->fail_after ? a->fail_after : FTM_FAULT_MID };
+                           .pkts = a->fail_after_given ? a->fail_after : FTM_FAULT_MID };
     if (!cli_faults_any(&a->f) && x->fail_chip < 0)
         return cli_faults_none(CMD, &a->f);
     if (a->model_only)
@@ -230,7 +231,7 @@ static int validate(ar_args *a, ar_run *x)
     x->have_m0 = 1;
     if (a->fail_during && (rc = cli_fail_during_chip(CMD, &x->m, a->fail_during, &x->fail_chip)))
         return rc;
-    if (a->fail_after && !a->fail_during)
+    if (a->fail_after_given && !a->fail_during)
         return cli_usage_error(CMD, "--fail-after needs --fail-during R,C");
     if (!a->model_only && (rc = check_memory(&x->m, a->bytes)))
         return rc;

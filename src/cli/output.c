@@ -179,12 +179,14 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, in
                      double timeout_s)
 {
     double t = timeout_s > 0 ? timeout_s : FTM_RT_DEFAULT_HANG_S;
+    char ts[32]; /* 5.0 s; a timeout under 0.1 s as given (0.01 s, not 0.0) */
+    snprintf(ts, sizeof ts, t < 0.1 ? "%.3g" : "%.1f", t);
     if (n == 0) { /* over ranks: this block's chips wait outside a transfer */
-        fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; no chip of this process is "
-                "stuck in a transfer (they wait on another process)\n", cmd, t);
+        fprintf(stderr, "ftmesh %s: hang: no progress for %s s; no chip of this process is "
+                "stuck in a transfer (they wait on another process)\n", cmd, ts);
         return;
     }
-    fprintf(stderr, "ftmesh %s: hang: no progress for %.1f s; %d chip%s stuck:\n", cmd, t, n,
+    fprintf(stderr, "ftmesh %s: hang: no progress for %s s; %d chip%s stuck:\n", cmd, ts, n,
             cli_s(n));
     for (int i = 0; i < n && i < 32; i++) {
         const ftm_stuck *s = &st[i];
