@@ -339,6 +339,9 @@ int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count);
  * rings of its bands that go around a hole; nothing for other algorithms
  * or meshes too wide to draw. 0 or an FTM_E* code. */
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
+/* Why 2d's band ring the other way can detour between neighbours: told
+ * under the band pictures and in the page's part 1. */
+extern const char cli_bands_why[];
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)

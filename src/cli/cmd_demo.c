@@ -219,12 +219,12 @@ static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *
                                    "the gold box is its root; its first chunk goes up these "
                                    "links and comes back down them (each tree has its own root)."
         : bands                  ? "The pale bands are the rings of the bands that go around a "
-                                   "fault, both ways. Both halves run at once, so a band's ring "
-                                   "the other way is routed to avoid the links its first one "
-                                   "uses in the same direction."
+                                   "fault, both ways."
                                  : "";
     if (draws[0] && u < n)
-        snprintf(b + u, n - u, " %s", draws);
+        u += (size_t)snprintf(b + u, n - u, " %s", draws);
+    if (bands && u < n)
+        snprintf(b + u, n - u, " %s", cli_bands_why);
 }
 
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */

@@ -331,10 +331,15 @@ static int refusal(const char *cmd, const cli_faults *f, ftm_fault_script *s,
     /* past the run, in training: a --checkpoint would keep it, if nothing
      * else is wrong with the script; else that is what to say */
     int past = bad.when >= horizon && mode == FTM_FAULT_TRAIN && !f->checkpoint;
-    if (past && check_script(f, s, m, mode, 0, &v, why, sizeof why, &bad) == 0)
-        check_script(f, s, m, mode, horizon, &v, why, sizeof why, &bad); /* as it was */
-    else
-        past = 0;
+    char why0[320];
+    ftm_fault_verdict v0;
+    ftm_fault_event bad0 = bad;
+    if (past && check_script(f, s, m, mode, 0, &v0, why0, sizeof why0, &bad0)) {
+        past = 0; /* wrong in itself: say that */
+        v = v0;
+        bad = bad0;
+        memcpy(why, why0, sizeof why);
+    }
     origin_text(f, &bad, short_name, where, sizeof where);
     int glue = ':';
     const char *rest = past_event(why, &bad, mode, where, &glue);
@@ -453,11 +458,13 @@ int cli_faults_build(const char *cmd, const cli_faults *f, const ftm_mesh *m, in
                                  : ": only a --checkpoint keeps the repairs, for --resume");
     if ((rc = refusal(cmd, f, s, m, mode, horizon, short_name, 0)))
         ftm_fault_script_free(s);
-    for (int i = 0, told = 0; !rc && i < s->n && !told; i++)
+    for (int i = 0; !rc && i < s->n; i++) /* given ones only: the others are kept anyway */
         if (kept_past(f, &s->ev[i], mode, horizon) && s->ev[i].origin != ORIGIN_CKPT &&
-            s->ev[i].origin != ORIGIN_AFTER && (told = 1))
+            s->ev[i].origin != ORIGIN_AFTER) {
             cli_warn(cmd, "events at step %ld or later fall past the run (%ld steps): the "
                      "--checkpoint keeps them, for --resume", horizon, horizon);
+            break;
+        }
     return rc;
 }
 

@@ -58,6 +58,11 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
+const char cli_bands_why[] =
+    "Both halves run at once, so a band's ring the other way is routed to avoid the links its "
+    "first one uses in the same direction (a link carrying both would take twice as long): "
+    "that is why it may detour between two neighbours, or visit the chips in another order.";
+
 /* 2d's bands whose ring goes around a fault (the others run along their
  * rows), each drawn: part 2's detours are theirs. */
 static int demo_bands_picture(const ftm_mesh *m)
@@ -80,11 +85,8 @@ static int demo_bands_picture(const ftm_mesh *m)
             drawn += way;
         }
     }
-    if (drawn && !rc) /* why the second rings' detours can join neighbours */
-        printf("Both halves run at once, so a band's ring the other way is routed to\n"
-               "avoid the links its first one uses in the same direction (a link\n"
-               "carrying both would take twice as long): that is why it may detour\n"
-               "between two neighbours, or visit the chips in another order.\n");
+    if (drawn && !rc)
+        cli_print_wrapped(stdout, 0, 0, cli_bands_why);
     ftm_plan2d_free(&p);
     return rc;
 }
