@@ -262,9 +262,10 @@ FTM_EXTERN int ftm_rt_script_fire(ftm_rt_script *f, ftm_chip *chip, const ftm_me
 FTM_EXTERN int ftm_rt_script_arm(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step,
                      uint64_t mid_pkts);
 FTM_EXTERN int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, long step);
-/* Right after a run on rt: in a run spread over processes each event
- * fired where its victim ran; every process learns which fired (nothing
- * to do in one process). 0 or an error. */
+/* Right after a run on rt: a kill armed after N packets whose victim
+ * died of another kill first counts as not fired; in a run spread over
+ * processes each event fired where its victim ran, and every process
+ * learns which fired. 0 or an error. */
 FTM_EXTERN int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt);
 /* A repair e (applied by the caller between attempts on mesh m): a dead
  * link nobody noticed is live again in the next runtime. */
@@ -291,6 +292,10 @@ FTM_EXTERN int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const f
 /* Records of events that fired in the last attempt without being noticed
  * (after a run that ended normally). */
 FTM_EXTERN int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max);
+/* Records of kills found with nothing left to kill at an attempt's start
+ * (what they name died of an earlier kill) that are due by step upto, so
+ * that they are told in time order. */
+FTM_EXTERN int ftm_rt_script_skipped(ftm_rt_script *f, long upto, ftm_fault_record *ev, int max);
 
 
 #endif

@@ -172,6 +172,7 @@ struct ftm_chip {
     int op_state_cap;
     uint64_t fail_after;     /* fire `pending` after sending this many (0: never) */
     rt_action pending;       /* what happens then */
+    int armed_left;          /* the last run ended with `pending` not fired */
     pthread_t thread;
     int started;
     int fail_traced;         /* its death is in this run's trace */

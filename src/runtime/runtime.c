@@ -390,8 +390,11 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started)
             pthread_join(rt->chips[c].thread, NULL);
-    for (int c = 0; c < n; c++) /* an injected failure is for one run only */
-        rt->chips[c].fail_after = 0;
+    for (int c = 0; c < n; c++) { /* an injected failure is for one run only */
+        ftm_chip *ch = &rt->chips[c];
+        ch->armed_left = ch->fail_after > ch->sent_pkts;
+        ch->fail_after = 0;
+    }
     if (rt->net) { /* settles the links; every process learns the outcome */
         int e = rt->net->run_end(rt);
         rc = rc ? rc : e;

@@ -441,8 +441,33 @@ int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
     return ne;
 }
 
+/* A kill armed to strike after its victim's N-th packet, whose victim
+ * died of another kill (or whose run stopped) first, never struck: it
+ * is not yet fired (a dead victim makes the next attempt skip it, so it
+ * is not told as a second death of the same chips). Only the victim's
+ * process knows; the sync below tells the others. */
+static void drop_unfired(ftm_rt_script *f, const ftm_rt *rt)
+{
+    for (int c = 0; c < rt->mesh.nchips; c++) {
+        int i = f->armed[c];
+        if (i >= 0 && rt->chips[c].armed_left && f->fired[i] == f->attempt)
+            f->fired[i] = 0;
+    }
+}
+
+int ftm_rt_script_skipped(ftm_rt_script *f, long upto, ftm_fault_record *ev, int max)
+{
+    int ne = 0;
+    for (int i = 0; i < f->script.n && ne < max; i++)
+        if (!f->logged[i] && f->fired[i] < 0 && f->script.ev[i].when <= upto)
+            record(f, i, &ev[ne++], 0, "skipped: what it names had died already");
+    return ne;
+}
+
 int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt)
 {
+    if (f->script.n > 0)
+        drop_unfired(f, rt);
     if (!rt->net || f->script.n == 0)
         return 0;
     double *v = malloc(sizeof *v * (size_t)f->script.n);

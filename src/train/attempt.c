@@ -211,6 +211,20 @@ static int start_state(trainer *t, const ftm_mesh *m, const snapshot *snap)
     return 0;
 }
 
+/* Kills due by the step this attempt runs that found what they name dead
+ * already: told now, before the step's line, not after the run. */
+static void tell_skipped(trainer *t)
+{
+    ftm_train_result *res = t->res;
+    int first = res->nevents, cap = t->faults->script.n + 1 - first;
+    res->nevents += ftm_rt_script_skipped(t->faults, t->reported, res->events + first, cap);
+    for (int i = first; i < res->nevents; i++) {
+        res->events[i].modeled_before_s = res->events[i].modeled_after_s = t->grad_modeled;
+        if (t->cb && t->cb->event)
+            t->cb->event(t->cb->ctx, &res->events[i]);
+    }
+}
+
 /* The run of an attempt on rt and what the processes must agree on
  * after it (every process gets the same outcome from ftm_rt_run, so they
  * make the same collective calls). */
@@ -221,6 +235,7 @@ static int run_once(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snap
     ftm_rt_script_rt(t->faults, t->rt);
     ftm_rt_script_attempt(t->faults, m);
     finish_events(t, rv);
+    tell_skipped(t);
     int rc = ftm_rt_run(t->rt, train_chip_fn, t);
     int e = ftm_rt_script_sync(t->faults, t->rt);
     if (!e)
