@@ -370,6 +370,35 @@ stop_at INT "^ *1 " "$out" "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 \
 [ "$got" -eq 130 ] || { echo "FAIL: SIGINT: exit $got, expected 130"; cat "$out.err"; fail=1; }
 grep -q "interrupted: stopped after step" "$out" || { echo "FAIL: SIGINT: no message"; fail=1; }
 k=$(sed -n 's/.*stopped after step \([0-9]*\).*/\1/p' "$out")
+# Under nohup SIGHUP stays ignored; SIGTERM still stops the run
+(trap '' HUP; exec "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 >"$out.h" 2>&1) &
+pid=$!
+i=0
+while [ $i -lt 2400 ] && ! grep -q "^ *1 " "$out.h"; do sleep 0.05; i=$((i + 1)); done
+kill -HUP $pid
+sleep 0.5
+kill -0 $pid 2>/dev/null || { echo "FAIL: nohup: SIGHUP stopped train"; tail -2 "$out.h"; fail=1; }
+kill -TERM $pid
+wait $pid
+got=$?
+[ "$got" -eq 143 ] || { echo "FAIL: nohup: exit $got after SIGTERM, expected 143"; fail=1; }
+# A second signal stops at once: the step (about a second) does not
+# finish, no checkpoint is written. The first is sent as step 1 starts,
+# the second 0.1 s later (sent together, the two would be one).
+tb=1024
+[ "${FTMESH_TEST_SCALE:-}" = sanitizer ] && tb=128
+"$FTMESH" train --mesh 2x2 --steps 100000 --batch $tb --checkpoint "$tmp/twice.ckpt" >"$out.t" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 2400 ] && ! grep -q "^ *0 " "$out.t"; do sleep 0.02; i=$((i + 1)); done
+kill -INT $pid
+sleep 0.1
+kill -INT $pid
+wait $pid
+got=$?
+[ "$got" -eq 130 ] && ! grep -q interrupted "$out.t" && [ -z "$(ls "$tmp" | grep twice)" ] ||
+    { echo "FAIL: two SIGINTs: exit $got, expected 130 at once"; tail -2 "$out.t"; ls "$tmp"; fail=1; }
+
 # SIGTERM while --check runs its one-chip reference (after the last step):
 # it stops there, nothing is compared, exit 143
 # (sanitizer builds run 20-50x slower: a smaller batch keeps the reference long enough)

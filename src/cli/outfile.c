@@ -39,10 +39,13 @@ static int out_installed;
 
 static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
+/* Graceful: the first signal asks the run to stop after its step; a
+ * second one (a run stuck in a long step) stops it at once, as when not
+ * graceful. */
 static void on_signal(int sig)
 {
     atomic_int *flag = out_flag;
-    if (flag) {
+    if (flag && atomic_load(flag) == 0) {
         atomic_store(flag, sig);
         return;
     }
@@ -54,8 +57,10 @@ static void on_signal(int sig)
 }
 
 /* Installs the handler for every signal of out_sigs. A signal ignored by
- * whoever started us (nohup, a background job of a script) stays ignored
- * unless the command stops gracefully (train has always caught SIGINT). */
+ * whoever started us (nohup, a background job of a script) stays ignored,
+ * but for SIGINT where the command stops gracefully: a script's background
+ * train (SIGINT ignored there) stops after its step and keeps its
+ * checkpoint when sent SIGINT. SIGHUP under nohup stays ignored. */
 static void install(int graceful)
 {
     static int ignored[3], known;
@@ -65,7 +70,8 @@ static void install(int graceful)
     for (int i = 0; i < 3; i++) {
         if (!known && sigaction(out_sigs[i], NULL, &old) == 0)
             ignored[i] = old.sa_handler == SIG_IGN;
-        sa.sa_handler = ignored[i] && !graceful ? SIG_IGN : on_signal;
+        int keep = ignored[i] && !(graceful && out_sigs[i] == SIGINT);
+        sa.sa_handler = keep ? SIG_IGN : on_signal;
         sigaction(out_sigs[i], &sa, NULL);
     }
     known = 1;
