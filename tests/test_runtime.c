@@ -257,7 +257,8 @@ START_TEST(test_route_passes_destination)
 END_TEST
 
 /* A chip that dies in the middle of an allreduce stops the run with
- * FTM_ECHIPDEAD naming it (not a hang), and the runtime is reusable. */
+ * FTM_ECHIPDEAD naming it (not a hang); that runtime refuses another
+ * run, a new one runs. */
 START_TEST(test_chip_dies_mid_run)
 {
     ftm_mesh m;
@@ -274,6 +275,7 @@ START_TEST(test_chip_dies_mid_run)
     ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_ECHIPDEAD);
     ck_assert_int_eq(ftm_rt_died(rt), 5);
     /* Stale packets of the broken run may remain: recover on a new runtime. */
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), FTM_EINVAL);
     ftm_rt_destroy(rt);
     ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
     ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ftmesh/collective.h"
 #include "ftmesh/viz.h"
 #include "ftmesh/error.h"
 #include "test_util.h"
@@ -360,6 +361,14 @@ START_TEST(test_sched)
     ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, "up", 0, 16, 0, 3, &pic), FTM_EINVAL);
     ck_assert_ptr_null(pic);
     ftm_sched_free(&s);
+    /* a packed or dry schedule has no op arrays: refused, not read */
+    for (int dry = 0; dry < 2; dry++) {
+        ftm_sched_ctx ctx = { .dry = dry, .packed = 1 };
+        ck_assert_int_eq(ftm_allreduce_ring_build(&s, &ctx, &m, 4, FTM_RED_SUM_F32), 0);
+        ck_assert_int_eq(ftm_viz_sched_ascii(&m, &s, NULL, 0, 16, 1, -1, &pic), FTM_EINVAL);
+        ck_assert_ptr_null(pic);
+        ftm_sched_free(&s);
+    }
     ftm_mesh_free(&m);
 }
 END_TEST

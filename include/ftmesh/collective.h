@@ -166,7 +166,8 @@ FTM_EXTERN int ftm_allreduce_run(const ftm_mesh *m, const ftm_allreduce_opts *o,
 /* The same for n allreduces o[0..n) (any algorithms and counts, no
  * fail_during or faults: FTM_EINVAL) run one after another in ONE ftm_rt_run, so the
  * chip threads start once: on rt if not NULL (created by the caller on this
- * very mesh, borrowed, reusable for further batches; its packet size and
+ * very mesh, borrowed, reusable for further batches until a run stops
+ * part-way, ftm_rt_run; its packet size and
  * timeout apply), else on a runtime made here from o[0]'s. res[i] (n
  * entries) describes o[i], with its own wall times, wrong count and link
  * bytes (measured per allreduce); on FTM_EHANG res[0].stuck has the report.

@@ -52,7 +52,8 @@ typedef struct ftm_stuck {
 /* Creates the links and chip state for a mesh (the runtime keeps its own
  * copy; m may be freed afterwards). Mailboxes are allocated here, once.
  * *rt is owned by the caller: ftm_rt_destroy it (NULL is fine). One
- * runtime serves any number of ftm_rt_run calls, one at a time. */
+ * runtime serves any number of ftm_rt_run calls, one at a time, until one
+ * stops part-way (ftm_rt_run). */
 /* Estimated bytes a runtime on m (cfg as for ftm_rt_create) holds while
  * its chips execute s: chip records, mailboxes (every live link's slots),
  * per-op progress of each chip's largest step, a working set of packets in
@@ -74,6 +75,9 @@ FTM_EXTERN size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
 /* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
  * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG
  * when no packet moved for hang_timeout_s (then ftm_rt_stuck tells why).
+ * A run stopped part-way (a hang, a death, a dead link, a chip's error)
+ * spends the runtime: a later ftm_rt_run returns FTM_EINVAL (its
+ * mailboxes may still hold the stopped run's packets); make a new one.
  * Threads: not reentrant on one runtime (one ftm_rt_run at a time, and no
  * other ftm_rt_* call on it meanwhile, except from inside fn through the
  * chip-side calls below); different runtimes may run concurrently. A chip

@@ -198,6 +198,7 @@ struct ftm_rt {
     pthread_cond_t cv;
     ftm_chip_fn fn;
     void *arg;
+    int spent;               /* a run stopped part-way: no more runs */
     _Atomic int hung;        /* the run stopped as a hang (watchdog, or MPI's
                               * progress thread: both write it) */
     pthread_mutex_t bar_mu;  /* ftm_chip_barrier: arrivals */

@@ -379,6 +379,8 @@ static int run_outcome(const ftm_rt *rt)
 int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
 {
     int n = rt->mesh.nchips, rc;
+    if (rt->spent)
+        return FTM_EINVAL;
     run_reset(rt, fn, arg);
     if (rt->net && (rc = rt->net->run_begin(rt)) != 0)
         return rc;
@@ -390,6 +392,9 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started)
             pthread_join(rt->chips[c].thread, NULL);
+    /* A run stopped part-way leaves packets in the mailboxes and chips at
+     * different schedule counts: no later run could match them. */
+    rt->spent = atomic_load(&rt->abort) || atomic_load(&rt->hung);
     for (int c = 0; c < n; c++) { /* an injected failure is for one run only */
         ftm_chip *ch = &rt->chips[c];
         ch->armed_left = ch->fail_after > ch->sent_pkts;

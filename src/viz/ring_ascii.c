@@ -464,8 +464,8 @@ int ftm_viz_sched_ascii(const ftm_mesh *m, const ftm_sched *s, const char *phase
     if (!out)
         return FTM_EINVAL;
     *out = NULL;
-    if (!m || !s || s->nchips != m->nchips || root >= m->nchips)
-        return FTM_EINVAL;
+    if (!m || !s || s->nchips != m->nchips || root >= m->nchips || s->packed || s->dry)
+        return FTM_EINVAL; /* a packed or dry schedule has no op arrays to read */
     vz_path *p = NULL;
     int np = 0;
     int rc = sched_paths(s, phase, lo, hi, sums, &p, &np);
