@@ -2,27 +2,34 @@
  * allreduce of these bytes on this mesh. */
 #include "allreduce.h"
 
+#include "ftmesh/error.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound) and
- * the modeled time as a multiple of it; 0 when it has none (one chip). */
-static double bound_of(const ar_args *a, const ftm_mesh *m, ftm_cost_bound_parts *b)
+/* The lower bound on any allreduce of a->bytes on m (ftm_cost_bound):
+ * 0 with b->time_s 0 when it has none (one chip), else its error code. */
+static int bound_of(const ar_args *a, const ftm_mesh *m, ftm_cost_bound_parts *b)
 {
-    if (ftm_cost_bound(m, a->bytes, FTM_RED_SUM_F32, &a->cp, b) || b->time_s <= 0)
-        return 0;
-    return b->time_s;
+    int rc = ftm_cost_bound(m, a->bytes, FTM_RED_SUM_F32, &a->cp, b);
+    if (!rc && b->time_s < 0)
+        b->time_s = 0;
+    return rc;
 }
 
 static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
                        const ftm_cost_result *cost)
 {
     ftm_cost_bound_parts b;
-    if (bound_of(a, m, &b) <= 0) { /* one chip: nothing moves, no multiple */
-        cli_json_num(j, "bound_s", "%.9g", 0.0);
+    int rc = bound_of(a, m, &b);
+    if (rc || b.time_s <= 0) { /* one chip: nothing moves, no multiple */
+        if (rc)
+            cli_json_null(j, "bound_s");
+        else
+            cli_json_num(j, "bound_s", "%.9g", 0.0);
         cli_json_null(j, "over_bound");
-        cli_json_str(j, "bound_term", "none");
+        cli_json_str(j, "bound_term", rc ? ftm_strerror(rc) : "none");
         return;
     }
     cli_json_num(j, "bound_s", "%.9g", b.time_s);
@@ -33,7 +40,10 @@ static void bound_json(cli_json *j, const ar_args *a, const ftm_mesh *m,
 static void bound_text(const ar_args *a, const ftm_mesh *m, const ftm_cost_result *cost)
 {
     ftm_cost_bound_parts b;
-    if (bound_of(a, m, &b) <= 0)
+    int rc = bound_of(a, m, &b);
+    if (rc)
+        printf("# lower bound not computed: %s\n", ftm_strerror(rc));
+    if (rc || b.time_s <= 0)
         return;
     printf("# lower bound %.1f us (%s: no allreduce of %zu B on this mesh models faster);"
            " model = %.3f x bound\n", b.time_s * 1e6,

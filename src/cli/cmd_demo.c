@@ -449,8 +449,8 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
     long w = 0;
     rc = tell_algo(o, m, algo, &tr, &l, &w);
     *wrong += w;
-    if (!rc && have_ring && ftm_router_ring(m, &ring2))
-        rc = FTM_ENOMEM;
+    if (!rc && have_ring)
+        rc = ftm_router_ring(m, &ring2);
     st->n = 1; /* part 1 (a picture of part 2's mesh) is filled below */
     ftm_lesson_part *p = rc ? NULL : demo_story_add(st, h, &l, tr, one_d ? &ring2 : NULL);
     if (p) {

@@ -198,7 +198,8 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
         char h[80];
         snprintf(h, sizeof h, "%d. The recovery", st->n + 1);
         demo_heading(o, h);
-        rc = tell_recovery(o, m, algo, victim, tr, st, wrong);
+        if (!rc)
+            rc = tell_recovery(o, m, algo, victim, tr, st, wrong);
         if (!rc && st->n)
             snprintf(st->title[st->n - 1], sizeof st->title[0], "%s", h);
         if (!rc)

@@ -137,6 +137,7 @@ static int replica_bytes(const ftm_train_opts *t, long count, int micro, size_t 
 static int most_examples(const ftm_train_opts *t, int chips, long *most, int *micro)
 {
     long *first = calloc((size_t)chips, sizeof *first), *count = calloc((size_t)chips, sizeof *count);
+    *micro = t->micro;
     int rc = first && count ? ftm_train_split(t->batch, t->micro, t->exact, chips, first, count, micro)
                             : FTM_ENOMEM;
     *most = 1;
