@@ -251,6 +251,14 @@ err_is "link from (0,0) E is dead in the fault options but live in the checkpoin
 # command line merges the checkpoint's events by the trainer's rule).
 expect 2 "kill given twice, resumed" $T --steps 4 --resume "$ck" --kill 0,1@3 --kill 0,1@3
 err_is "--kill 0,1@3: given twice at one instant"
+# a chip counts its packets towards one kill per allreduce: a second one
+# would strike only after it, told as in it
+expect 2 "two counted kills of one chip" $T --mesh 4x4 --kill 'link:0,1>0,0@1:allreduce:3' \
+    --kill 'link:0,1-0,0@1:allreduce:5'
+err_is "--kill link:0,1-0,0@1:allreduce:5: chip (0,1) already strikes a kill after a packet count"
+expect 2 "two counted kills of one chip, allreduce" $FTMESH allreduce --mesh 4x4 --size 4K \
+    --kill 1,1@1:3 --kill 'link:1,1-1,2@1:2'
+err_is "chip (1,1) already strikes" "another iteration"
 head -c 100 "$ck" >"$tmp/short.ckpt"
 expect 2 "truncated" $T --steps 4 --resume "$tmp/short.ckpt"
 err_is "--resume $tmp/short.ckpt" "truncated"

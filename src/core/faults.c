@@ -586,6 +586,31 @@ static int fs_same_target(const ftm_fault_event *a, const ftm_fault_event *b)
     return same || (!a->oneway && a->r == b->r2 && a->c == b->c2 && a->r2 == b->r && a->c2 == b->c);
 }
 
+int core_fault_striker(const ftm_mesh *m, const ftm_fault_event *e)
+{
+    int chips[4];
+    if (e->kind == FTM_FAULT_LINK)
+        return ftm_mesh_chip(m, e->r, e->c);
+    return ftm_fault_chips(m, e, chips) > 0 ? chips[0] : -1;
+}
+
+/* A chip counts its packets towards one kill per allreduce: a second one
+ * of the same chip would strike only once the allreduce is over. */
+static int fs_check_striker(const ftm_fault_script *s, int i, int k, const ftm_mesh *m,
+                            const char *txt, char *detail, size_t dlen)
+{
+    const ftm_fault_event *e = &s->ev[k];
+    int v = core_fault_striker(m, e);
+    for (int d = i; d < k && v >= 0; d++)
+        if (core_fault_concurrent(&s->ev[d], e) && core_fault_striker(m, &s->ev[d]) == v)
+            return core_fail_detail(FTM_EINVAL, detail, dlen, "%s: chip (%d,%d) already strikes "
+                                    "a kill after a packet count in this allreduce, and a chip "
+                                    "counts towards one: move one to another %s", txt,
+                                    ftm_mesh_row(m, v), ftm_mesh_col(m, v),
+                                    s->mode == FTM_FAULT_TRAIN ? "step" : "iteration");
+    return 0;
+}
+
 /* The healthy chips of t, once the event txt struck: 0 or the refusal. */
 static int fs_check_connected(const ftm_mesh *t, const char *txt, ftm_fault_verdict *v,
                               char *detail, size_t dlen)
@@ -641,6 +666,8 @@ static int fs_check_group(const ftm_fault_script *s, int i, int j, ftm_mesh *t, 
             if (fs_same_target(&s->ev[d], e))
                 rc = core_fail_detail(FTM_EINVAL, detail, dlen, "%s: given twice at one instant "
                                       "(or in one allreduce)", txt);
+        if (!rc)
+            rc = fs_check_striker(s, i, k, &before, txt, detail, dlen);
         if (rc)
             break;
         rc = ftm_fault_apply(t, e);

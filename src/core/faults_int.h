@@ -16,6 +16,10 @@ int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b);
  * after a packet count (FTM_FAULT_MID too), which each victim reaches on
  * its own thread (a count of 0 strikes at the start, with its instant). */
 int core_fault_concurrent(const ftm_fault_event *a, const ftm_fault_event *b);
+/* The chip that strikes a kill after a packet count: the link's sender,
+ * else the first chip it kills (as the runtime arms it), or -1. A chip
+ * counts its packets towards one kill per allreduce. */
+int core_fault_striker(const ftm_mesh *m, const ftm_fault_event *e);
 
 /* core_fault_same_time or core_fault_concurrent: the events checked as
  * one group (in time order they are next to each other). */

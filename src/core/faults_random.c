@@ -133,6 +133,16 @@ static int fs_future_ok(const ftm_mesh *t, ftm_mesh *t2, ftm_fault_script *rep,
     return rc;
 }
 
+/* 1 when a kill of ev[w, i) strikes after a packet count on ev[i]'s chip. */
+static int fs_striker_taken(const ftm_mesh *m, const ftm_fault_event *ev, int w, int i)
+{
+    int v = core_fault_striker(m, &ev[i]);
+    for (int d = w; d < i; d++)
+        if (core_fault_concurrent(&ev[d], &ev[i]) && core_fault_striker(m, &ev[d]) == v)
+            return 1;
+    return 0;
+}
+
 static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed, unsigned kinds,
                     long n, int mode, char *detail, size_t dlen)
 {
@@ -151,7 +161,8 @@ static int fs_place(ftm_fault_event *ev, int k, const ftm_mesh *m, uint64_t seed
             core_mesh_set(&tw, &t);
         }
         for (int a = 0; a < FS_TRIES && !placed && !rc; a++) {
-            if (fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a))
+            if (fs_draw_what(&t, &t2, &ev[i], kinds, seed, ev[i].order, a) ||
+                fs_striker_taken(&tw, ev, w, i))
                 continue;
             int ok = w < i ? core_fault_window_ok(&tw, &ev[w], i - w + 1, NULL, NULL, NULL) : 0;
             if (ok == FTM_EPARTITION)
