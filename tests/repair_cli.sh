@@ -17,6 +17,16 @@ grep -q "^# step 3: host (2,2) repaired; state from (1,2): [0-9]* bytes, [0-9.e+
 grep -q "^# availability: 88 of 96 chip-steps alive" "$out" || { echo "FAIL: availability"; cat "$out"; fail=1; }
 grep -q "check PASSED" "$out" || { echo "FAIL: --check"; cat "$out"; fail=1; }
 
+# the state transfer meets a link nobody had noticed dead: the recovery
+# gives the chip its state, and the repair is told, before its step
+expect 0 "rejoin over a dead link" $T --model bert --kill link:2,1-3,1@1 --kill 3,1@2 --repair 3,1@4 \
+    --svg "$tmp/rl.svg"
+order=$(awk '/^# step 1 .start.: link/ { print NR, "link" } /^# step 4: chip .3,1. repaired; its state came with the recovery; 16 chips/ { print NR, "repair" } /^ +4 / { print NR, "step" }' "$out")
+[ "$(echo "$order" | head -3 | cut -d' ' -f2 | tr '\n' ' ')" = "link repair step " ] && grep -q "check PASSED" "$out" &&
+    grep -q "back at step 4 on 16 chips" "$tmp/rl.svg" || { echo "FAIL: rejoin over a dead link"; cat "$out"; fail=1; }
+expect 0 "rejoin over a dead link, json" $T --model bert --kill link:2,1-3,1@1 --kill 3,1@2 --repair 3,1@4 --json
+json '[(e["kind"], e["chips_after"], e["state_from"]) for e in j["events"] if e["kind"] == "repair"] == [("repair", 16, None)]'
+
 # --svg: the timeline, kills red (one mark: the step it died in is redone) and repairs green
 expect 0 "repair svg" $T --kill 1,1@1 --repair 1,1@3 --svg "$tmp/run.svg"
 python3 - "$tmp/run.svg" <<'EOF' || { echo "FAIL: svg timeline"; fail=1; }

@@ -490,6 +490,8 @@ static void print_repair(FILE *out, const ftm_fault_record *e, int mode)
     if (e->from[0])
         snprintf(state, sizeof state, "; state from %s: %llu bytes, %.3g us modeled", e->from,
                  (unsigned long long)e->state_bytes, e->lost_modeled_s * 1e6);
+    else if (mode == FTM_FAULT_TRAIN && e->event.kind != FTM_FAULT_LINK && e->noticed)
+        snprintf(state, sizeof state, "; its state came with the recovery"); /* its own failed */
     else if (mode != FTM_FAULT_TRAIN && (e->lost_wall_s > 0 || e->lost_modeled_s > 0))
         /* allreduce: the run starts over (the first repair of an instant counts it) */
         snprintf(state, sizeof state, "; lost %.3g s wall, %.3g s modeled (%s %ld run%s "

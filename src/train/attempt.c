@@ -421,8 +421,8 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
         t.recover_t0 = fail_t;
         rc = attempt(&t, &cur, o, snap, &rv);
         fail_t = 0;
-        rj.any = 0; /* the state went over once */
-        rj.n = 0;
+        rj.any = 0; /* the state went over once, or comes with the recovery */
+        rj.n = rj.carried = rj.told ? 0 : rj.n; /* stopped before telling them: the next does */
         if (rj.have_s) {
             ftm_sched_free(&rj.s);
             rj.have_s = 0;

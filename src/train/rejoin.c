@@ -213,13 +213,21 @@ int train_rejoin_apply(rejoin *r, ftm_rt_script *f, ftm_mesh *cur, long start,
     int rc = ftm_mesh_copy(&old, cur);
     if (rc)
         return rc;
-    r->n = 0;
+    r->n = r->carried;
     r->any = 0;
+    r->told = 0;
     memset(r->joining, 0, (size_t)cur->nchips);
+    for (int k = 0; k < r->carried; k++) {
+        ftm_train_event *e = &res->events[r->rec[k]];
+        r->donor[k] = -1;
+        e->from[0] = 0;
+        snprintf(e->detected_by, sizeof e->detected_by, "repaired: joins at the start of the "
+                 "step; its state came with the recovery");
+    }
     for (int i = 0; i < f->script.n && !rc; i++)
         if (train_rejoin_due(f, i, start))
             rc = apply_one(r, f, i, &old, cur, res);
-    for (int k = 0; k < r->n && !rc; k++) {
+    for (int k = r->carried; k < r->n && !rc; k++) {
         const ftm_fault_event *e = &f->script.ev[r->ev[k]];
         /* picked once every repair of the boundary is in */
         r->donor[k] = r->nj[k] ? pick_donor(&old, cur, r->jc[k], r->nj[k]) : -1;
@@ -328,7 +336,7 @@ static void tell(trainer *t)
     double now = core_now_s();
     for (int k = 0; k < r->n; k++) {
         ftm_train_event *e = &res->events[r->rec[k]];
-        e->lost_wall_s = k == 0 ? now - r->t0 : 0;
+        e->lost_wall_s = k == 0 && k >= r->carried ? now - r->t0 : 0;
         e->lost_modeled_s = r->donor[k] >= 0 ? r->modeled_s : 0;
         e->state_bytes = r->donor[k] >= 0 ? event_bytes(t, k) : 0;
         e->chips_after = res->chips;
@@ -337,6 +345,7 @@ static void tell(trainer *t)
         if (t->cb && t->cb->event)
             t->cb->event(t->cb->ctx, e);
     }
+    r->told = 1;
     t->t_prev = now;
 }
 

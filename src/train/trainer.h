@@ -30,6 +30,10 @@ typedef struct trainer trainer;
  * join get the state over the mesh at the start of the next attempt. */
 typedef struct rejoin {
     int n;                     /* repair events applied at this boundary */
+    int carried;               /* the first `carried` of them: applied before
+                                  an attempt that stopped before telling them
+                                  (their chips got the state with the recovery) */
+    int told;                  /* this attempt told them */
     int *ev;                   /* [script events] their script indices */
     int *donor;                /* [script events] the chip that sends (-1) */
     int *rec;                  /* [script events] their res->events index */
