@@ -36,9 +36,11 @@ grep -q "from here" "$out" && { echo "FAIL: train: a schedule change told where 
 # CPU shares depend on the machine's load)
 norm() { grep -E '^# (ftmesh train|step [0-9]|resnet on|loss )|^#   gradient allreduce from here' |
          sed 's/[0-9][0-9.e+-]*/N/g' | tr -s ' '; }
-"$FTMESH" train --mesh 3x3 --steps 3 --fail-during 1,1 | norm >"$tmp/how.0"
-"$FTMESH" train --mesh 3x3 --steps 3 --kill 1,1@1:allreduce | norm >"$tmp/how.1"
-cmp -s "$tmp/how.0" "$tmp/how.1" || { echo "FAIL: train --fail-during and its --kill differ:"; diff "$tmp/how.0" "$tmp/how.1"; fail=1; }
+expect 0 "--fail-during" "$FTMESH" train --mesh 3x3 --steps 3 --fail-during 1,1
+norm <"$out" >"$tmp/how.0"
+expect 0 "its --kill" "$FTMESH" train --mesh 3x3 --steps 3 --kill 1,1@1:allreduce
+norm <"$out" >"$tmp/how.1"
+grep -q '^# step N (allreduce): chip (N,N) died' "$tmp/how.0" && cmp -s "$tmp/how.0" "$tmp/how.1" || { echo "FAIL: train --fail-during and its --kill differ:"; diff "$tmp/how.0" "$tmp/how.1"; fail=1; }
 # --algo auto names its pick, and what was asked
 expect 0 "auto" "$FTMESH" train --mesh 4x4 --steps 2 --algo auto --kill 1,1@1 --json
 json 'j["asked"] == "auto" and j["algo"] != "auto" and j["algo"] in ("ring", "bidir", "tree", "trees", "2d", "2d-concurrent", "2d-lines")'
