@@ -36,6 +36,12 @@ mpi 2 "$tmp/e.json" allreduce --mesh 4x4 --ranks 2x2 --size 4K
 mpi 2 "$tmp/e.json" allreduce --mesh 1x1 --size 4K
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e.json.err")" = 1 ] && grep -q "run fewer ranks" "$tmp/e.json.err" && ok ||
     bad "2 ranks on a 1x1 mesh: want exit 2 and 'run fewer ranks', got: $(cat "$tmp/e.json.err")"
+# the lesson and the sweep run in one process: refused over ranks
+for cmd in demo sweep; do
+    mpi 2 "$tmp/e.txt" $cmd
+    [ $? = 2 ] && [ "$(wc -l <"$tmp/e.txt.err")" = 1 ] && grep -q "without mpirun" "$tmp/e.txt.err" &&
+        [ ! -s "$tmp/e.txt" ] && ok || bad "$cmd over 2 ranks: want exit 2 and one line, got: $(cat "$tmp/e.txt.err")"
+done
 # a trace holds one process's chips: refused over ranks, nothing written
 mpi 2 "$tmp/t.txt" allreduce --mesh 4x4 --size 4K --iters 1 --trace "$tmp/t.json"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/t.txt.err")" = 1 ] && grep -q "^ftmesh allreduce: --trace records the chips of one process" "$tmp/t.txt.err" &&

@@ -26,6 +26,9 @@ expect 2 "demo, bad trace path" "$FTMESH" demo --html "$d/lesson.html" --trace /
 err_is "--trace /nonexistent/t.json"
 no_stdout "demo refused"
 same "$d/lesson.html" "$tmp/lesson.copy" "demo refused"
+# the median of an even count of iterations is the mean of the middle two
+expect 0 "median of two" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 2 --json
+json 'abs(j["wall_s"] - (j["wall_min_s"] + j["wall_max_s"]) / 2) <= 1e-8 * j["wall_max_s"]'
 expect 0 "allreduce svg" "$FTMESH" allreduce --mesh 4x4 --size 4K --iters 1 --svg "$d/heat.svg"
 cp "$d/heat.svg" "$tmp/heat.copy"
 expect 2 "allreduce, bad trace path" "$FTMESH" allreduce --mesh 4x4 --size 4K --svg "$d/heat.svg" \
@@ -128,6 +131,9 @@ expect 0 "random-faults 0" "$FTMESH" allreduce --mesh 3x3 --size 4K --iters 1 --
 # ---- --trace keeps to a bound: --trace-iters, a note, refusal of a huge one
 expect 0 "trace-iters" "$FTMESH" allreduce --mesh 4x4 --size 16K --iters 5 --trace "$d/ti.json" --trace-iters 2
 grep -q "^# trace: the first 2 of 5 iterations" "$out" || { echo "FAIL: no trace note"; cat "$out"; fail=1; }
+expect 0 "trace-iters json" "$FTMESH" allreduce --mesh 4x4 --size 16K --iters 5 --trace "$d/tj.json" \
+    --trace-iters 2 --json
+err_is "warning: --trace records the first 2 of 5 iterations"
 python3 - "$d/ti.json" <<'EOF' || { echo "FAIL: trace-iters trace"; fail=1; }
 import json, sys
 d = json.load(open(sys.argv[1]))

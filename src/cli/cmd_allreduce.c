@@ -558,6 +558,9 @@ static int trace_bound(const ar_args *a, ar_run *x)
     if (x->traced < a->iters && !a->o.json)
         printf("# trace: the first %ld of %ld iterations (about %.0f MB; --trace-iters N for "
                "more)\n", x->traced, a->iters, one * (double)x->traced / 1e6);
+    else if (x->traced < a->iters) /* stdout is the JSON's */
+        cli_warn(CMD, "--trace records the first %ld of %ld iterations (about %.0f MB; "
+                 "--trace-iters N for more)", x->traced, a->iters, one * (double)x->traced / 1e6);
     return 0;
 }
 

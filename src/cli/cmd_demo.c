@@ -555,6 +555,9 @@ int cli_demo(int argc, char **argv)
     int rc = parse(argc, argv, &d), victim = -1, have_m = 0;
     if (rc == CLI_HELP)
         usage();
+    if (!rc && cli_ranks_count() > 1)
+        rc = cli_usage_error(CMD, "the lesson runs in one process: start it without mpirun "
+                             "(or with mpirun -np 1)");
     ftm_mesh m;
     if (!rc && !(rc = cli_build_mesh(&d.o, &m)))
         have_m = 1;

@@ -379,6 +379,9 @@ int cli_sweep(int argc, char **argv)
     int rc = cli_parse("sweep", argc, argv, sweep_tables, sweep_opt, &a);
     if (rc == CLI_HELP)
         usage();
+    else if (!rc && cli_ranks_count() > 1)
+        rc = cli_usage_error("sweep", "it models only, in one process: start it without mpirun "
+                             "(or with mpirun -np 1)");
     else if (!rc && a.tput_only && !a.throughput)
         rc = cli_usage_error("sweep", "--%s needs --throughput", a.tput_only);
     else if (!rc && (a.only.rows || a.only.model) && a.throughput)

@@ -126,8 +126,9 @@ static void usage(void)
            "when stdout is a terminal; then a summary. Exit 0 ok, 1 failed (training\n"
            "error or divergence, replicas differ, or --check out of bounds), 2 bad\n"
            "input, 3 hang, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the\n"
-           "step finishes, the checkpoint is written; a second signal stops at once,\n"
-           "without them; SIGHUP ignored, as under nohup, stays ignored).\n"
+           "step finishes, the checkpoint is written; a second signal 0.25 s or more\n"
+           "later stops at once, without them; SIGHUP ignored, as under nohup, stays\n"
+           "ignored).\n"
            "\n");
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
     printf("\nAlgorithms (--algo, --bn-algo):\n");

@@ -138,9 +138,12 @@ static int collect(const char *cmd, const cli_faults *f, ftm_fault_script *s)
         return cli_usage_error(cmd, "--faults %s: over MPI ranks it must be a regular file every "
                                "rank can read (each rank reads it; a pipe reaches only one)",
                                f->file);
-    int rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
+    int n0 = s->n, rc = f->file ? ftm_fault_script_load(s, f->file, ORIGIN_FILE, why, sizeof why) : 0;
     if (rc)
         return cli_usage_error(cmd, "--faults %s: %s", f->file, why);
+    if (f->file && s->n == n0)
+        cli_warn(cmd, "--faults %s has no events (only blank lines or comments): nothing dies "
+                 "from it", f->file);
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The temporary files open now: the handler reads them, so a slot's path
@@ -40,15 +41,25 @@ static int out_installed;
 static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
 /* Graceful: the first signal asks the run to stop after its step; a
- * second one (a run stuck in a long step) stops it at once, as when not
- * graceful. */
+ * second one at least a quarter second later (a run stuck in a long
+ * step) stops it at once, as when not graceful. Sooner it is the same
+ * stop told twice: timeout(1) signals its child, then its whole process
+ * group. clock_gettime is async-signal-safe. */
+static struct timespec out_first;
+
 static void on_signal(int sig)
 {
     atomic_int *flag = out_flag;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     if (flag && atomic_load(flag) == 0) {
+        out_first = now;
         atomic_store(flag, sig);
         return;
     }
+    if (flag && (double)(now.tv_sec - out_first.tv_sec) +
+                        1e-9 * (double)(now.tv_nsec - out_first.tv_nsec) < 0.25)
+        return;
     for (int i = 0; i < OUT_SLOTS; i++)
         if (out_used[i])
             unlink(out_tmp[i]);

@@ -305,7 +305,7 @@ static int collect(ar_batch *b, ftm_allreduce_result *res)
         rc = link_figures(b->m, j, i ? b->jobs[i - 1].links : NULL, r);
         int n = j->o->iters;
         qsort(j->wall, (size_t)n, sizeof *j->wall, core_cmp_double);
-        r->wall_s = j->wall[n / 2];
+        r->wall_s = n % 2 ? j->wall[n / 2] : (j->wall[n / 2 - 1] + j->wall[n / 2]) / 2; /* median */
         r->wall_min_s = j->wall[0];
         r->wall_max_s = j->wall[n - 1];
     }
