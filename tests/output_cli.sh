@@ -26,6 +26,10 @@ expect 2 "demo, bad trace path" "$FTMESH" demo --html "$d/lesson.html" --trace /
 err_is "--trace /nonexistent/t.json"
 no_stdout "demo refused"
 same "$d/lesson.html" "$tmp/lesson.copy" "demo refused"
+# a mesh too wide for the terminal: the text names the --svg file given
+expect 0 "wide rings with svg" "$FTMESH" rings --mesh 64x64 --algo tree --size 1M --svg "$d/wide.svg"
+grep -q "^(64 columns do not fit in 80: the picture is in $d/wide.svg)" "$out" ||
+    { echo "FAIL: wide rings: no pointer to the --svg file"; cat "$out"; fail=1; }
 # the median of an even count of iterations is the mean of the middle two
 expect 0 "median of two" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 2 --json
 json 'abs(j["wall_s"] - (j["wall_min_s"] + j["wall_max_s"]) / 2) <= 1e-8 * j["wall_max_s"]'

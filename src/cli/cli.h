@@ -332,7 +332,10 @@ int cli_signal_exit(int sig);
 /* Pictures (pictures.c). Prints the terminal pictures of allreduce
  * algorithm algo on m (rings --algo) for a buffer of count floats (which
  * schedule an algorithm runs can depend on it); returns an exit code. */
-int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count);
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count, const char *svg);
+/* 1 (having said where the picture is: svg, or how to draw one) when m's
+ * columns do not fit a terminal's picture, else 0. */
+int cli_too_wide(const ftm_mesh *m, const char *svg);
 /* ftmesh demo's part 1 beside the mesh: for tree and trees the (first)
  * tree the lesson runs on m for count floats, its root marked R; for
  * bidir its second ring, with the routes its detours take; for 2d the

@@ -335,7 +335,7 @@ static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, size_t count, cli_
         rc = json_2d(m, o, &p, usable, U, &s, err);
     } else {
         text_2d(m, &p, usable, U);
-        rc = cli_rings_algo_pictures(m, "2d", count);
+        rc = cli_rings_algo_pictures(m, "2d", count, svg->f ? svg->path : NULL);
     }
     free(usable);
     char note[200] = "", size[32];
@@ -352,7 +352,7 @@ static int show_2d(const ftm_mesh *m, const cli_mesh_opts *o, size_t count, cli_
 }
 
 static void report_ring(const ftm_mesh *m, const cli_mesh_opts *o, const ftm_ring *ring,
-                        const ftm_ring_quality *q)
+                        const ftm_ring_quality *q, const char *svg)
 {
     if (o->json) {
         cli_json j;
@@ -375,7 +375,7 @@ static void report_ring(const ftm_mesh *m, const cli_mesh_opts *o, const ftm_rin
         return;
     }
     char *pic = NULL;
-    if (ftm_viz_ring_ascii(m, ring, &pic) == 0) {
+    if (!cli_too_wide(m, svg) && ftm_viz_ring_ascii(m, ring, &pic) == 0) {
         fputs(pic, stdout);
         free(pic);
     }
@@ -399,7 +399,7 @@ static int show_ring(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
         return cli_error("rings", "router failed: %s", ftm_strerror(err));
     ftm_ring_quality q;
     ftm_ring_measure(m, &ring, &q);
-    report_ring(m, o, &ring, &q);
+    report_ring(m, o, &ring, &q, svg->f ? svg->path : NULL);
     int rc = q.valid ? 0 : CLI_EXIT_FAIL;
     if (svg->f && cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1, NULL,
                                                              "ftmesh ring")))
@@ -428,7 +428,7 @@ static int show_algo(const ftm_mesh *m, const cli_mesh_opts *o, const char *algo
             ftm_sched_free(&s);
         cli_json_end(&j);
     } else {
-        rc = cli_rings_algo_pictures(m, algo, count);
+        rc = cli_rings_algo_pictures(m, algo, count, svg->f ? svg->path : NULL);
     }
     int src = svg->f ? cli_out_commit("rings", svg, cli_rings_algo_svg(svg->f, m, algo, count)) : 0;
     return rc ? rc : src;

@@ -208,16 +208,25 @@ static int has_phase(const ftm_sched *s, const char *phase)
     return 0;
 }
 
-int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count)
+int cli_too_wide(const ftm_mesh *m, const char *svg)
+{
+    if (m->cols <= FTM_VIZ_MAX_COLS)
+        return 0;
+    if (svg)
+        printf("(%d columns do not fit in %d: the picture is in %s)\n", m->cols, FTM_VIZ_WIDTH, svg);
+    else
+        printf("(%d columns do not fit in %d: draw this mesh as a picture with --svg FILE)\n",
+               m->cols, FTM_VIZ_WIDTH);
+    return 1;
+}
+
+int cli_rings_algo_pictures(const ftm_mesh *m, const char *algo, size_t count, const char *svg)
 {
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     if (!a)
         return CLI_EXIT_USAGE;
-    if (m->cols > FTM_VIZ_MAX_COLS) {
-        printf("(%d columns do not fit in %d: draw this mesh as a picture with --svg FILE)\n",
-               m->cols, FTM_VIZ_WIDTH);
+    if (cli_too_wide(m, svg))
         return 0;
-    }
     ftm_sched s;
     int err = a->build(&s, NULL, m, count, FTM_RED_SUM_F32);
     if (err)
