@@ -62,6 +62,12 @@ json 'j["events"][0]["chips_after"] == 16 and "failed" in j["events"][0]["detect
 printf '# a script\n1,2@0:backward\n\nlink:2,0>2,1@1  # one way\n' >"$tmp/script"
 expect 0 "--faults" $T --model bert --faults "$tmp/script" --json
 json 'len(j["events"]) == 2 and j["bitwise_equal"]'
+# the last run's faults rebuild its mesh: a host with a chip repaired is
+# its dead chips
+expect 0 "host partly repaired" $FTMESH allreduce --mesh 4x4 --fail-host 0,0 --size 4K --iters 2 \
+    --repair 1,1@1
+grep -q "over its 13 chips; its mesh's faults: --fail 0,0 --fail 0,1 --fail 1,0$" "$out" ||
+    { echo "FAIL: the last run's faults after a repair"; cat "$out"; fail=1; }
 printf '# nothing yet\n\n' >"$tmp/noevents"
 expect 0 "--faults without events" $FTMESH allreduce --mesh 4x4 --size 4K --faults "$tmp/noevents"
 err_is "warning: --faults $tmp/noevents has no events"

@@ -19,15 +19,19 @@ static int host_raw(const cli_mesh_opts *o, const ftm_mesh *m, int k)
     return ftm_mesh_chip(m, r, c);
 }
 
-/* Dead host k of --fail-host (top-left chip), or -1 when unparsable or
- * named before (listed once). */
+/* Dead host k of --fail-host (top-left chip), or -1 when unparsable,
+ * named before (listed once) or no longer dead whole in m (a chip of it
+ * repaired since: its dead chips are listed as --fail). */
 static int host_at(const cli_mesh_opts *o, const ftm_mesh *m, int k)
 {
-    int h = host_raw(o, m, k);
+    int h = host_raw(o, m, k), chips[4];
     for (int j = 0; j < k && h >= 0; j++)
         if (host_raw(o, m, j) == h)
             return -1;
-    return h;
+    ftm_fault_event e = { .kind = FTM_FAULT_HOST };
+    e.r = h < 0 ? 0 : ftm_mesh_row(m, h);
+    e.c = h < 0 ? 0 : ftm_mesh_col(m, h);
+    return h >= 0 && ftm_fault_chips(m, &e, chips) == 0 ? h : -1;
 }
 
 /* 1 when chip lies in one of the --fail-host blocks. */
