@@ -692,6 +692,12 @@ json "$tmp/sweep.json" "len(j['rows']) == $nrows and all(r['fault'] == $scen_fau
 json "$tmp/sweep.json" "all(r['faults'] == $fx(r['fault']) for r in j['rows']) and {len(r['faults']['hosts']) for r in j['rows']} == {0, 1, 2, 4}"
 # every row names the schedule that ran; another one only with its reason
 json "$tmp/sweep.json" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any('fallback' in r for r in j['rows'])"
+# throughput rows name the schedule that ran too (2d-concurrent hands two
+# dead hosts on the 16x32 torus over to the ring)
+expect 0 sweep --throughput --algos 2d-concurrent --json
+json "$tmp/out" "all((r['schedule'] == r['algo']) == ('fallback' not in r) for r in j['rows']) and any(r['schedule'] == 'ring' for r in j['rows'])"
+expect 0 sweep --throughput --algos 2d-concurrent
+grep_out "2d-concurrent (ring)"
 case_rows='[r for r in j["rows"] if (r["mesh"], r["scenario"], r["model"]) == (g["mesh"], g["scenario"], g["model"])]'
 json "$tmp/sweep.json" "len(j['goal']) == $ngoal and len({(g['mesh'], g['scenario'], g['model']) for g in j['goal']}) == $ngoal"
 json "$tmp/sweep.json" '{g["scenario"] for g in j["goal"]} == {"dead-host", "dead-chip", "dead-link", "two-hosts", "four-hosts"} and all(g["goal_pct"] == {(0, 0): 5, (0, 1): 2, (1, 0): 8, (1, 1): 4}[(g["scenario"] in ("two-hosts", "four-hosts"), g["model"] == "bert-large")] and g["met"] == (g["overhead_vs_best_healthy_pct"] <= g["goal_pct"]) for g in j["goal"])'

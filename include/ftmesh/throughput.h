@@ -48,6 +48,9 @@ typedef struct ftm_tput_row {
     long global_batch;          /* of this scenario (per_chip: shrunk) */
     long busiest;               /* examples on the busiest chip */
     const char *algo;           /* fastest candidate for this mesh and model */
+    const char *schedule;       /* the schedule it ran (= algo unless it handed
+                                   over: a 2-D algorithm to the ring's) */
+    const char *fallback;       /* why another schedule ran, or NULL (static) */
     double compute_s, allreduce_s, step_s, examples_per_s, impact_pct;
 } ftm_tput_row;
 

@@ -112,6 +112,9 @@ static void json_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
         cli_json_int(&j, "global_batch", r->global_batch);
         cli_json_int(&j, "examples_busiest_chip", r->busiest);
         cli_json_str(&j, "algo", r->algo);
+        cli_json_str(&j, "schedule", r->schedule);
+        if (r->fallback)
+            cli_json_str(&j, "fallback", r->fallback);
         cli_json_num(&j, "compute_s", "%.9g", r->compute_s);
         cli_json_num(&j, "allreduce_s", "%.9g", r->allreduce_s);
         cli_json_num(&j, "step_s", "%.9g", r->step_s);
@@ -131,7 +134,7 @@ static void text_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
         snprintf(hide, sizeof hide, " - min(%.2f x allreduce, 2/3 compute)", p->overlap);
     printf("# training step = compute + %sallreduce%s; chip %.1f TFLOP/s sustained\n"
            "# compute: the busiest chip's whole examples (max/chip); %s\n"
-           "%-6s %-10s %-14s %5s %7s %7s %-13s %10s %10s %9s %12s %8s\n",
+           "%-6s %-10s %-14s %5s %7s %7s %-20s %10s %10s %9s %12s %8s\n",
            p->overlap > 0 ? "" : "1.00 x ", hide, p->chip_flops / 1e12,
            p->per_chip ? "with dead chips each survivor keeps its healthy share (--batch-policy per-chip)"
                        : "the global batch stays (--batch-policy global)",
@@ -139,10 +142,14 @@ static void text_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
            "allred_ms", "step_ms", "examples/s", "impact%");
     for (int i = 0; i < n; i++) {
         const ftm_tput_row *r = &rows[i];
-        char mesh[32];
+        char mesh[32], algo[64];
         snprintf(mesh, sizeof mesh, "%dx%d", r->rows, r->cols);
-        printf("%-6s %-10s %-14s %5d %7ld %8ld %-13s %10.3f %10.3f %9.3f %12.0f %8.2f\n", mesh,
-               r->model, r->scenario, r->chips, r->global_batch, r->busiest, r->algo, r->compute_s * 1e3,
+        if (strcmp(r->schedule, r->algo)) /* it ran another's schedule: that was timed */
+            snprintf(algo, sizeof algo, "%s (%s)", r->algo, r->schedule);
+        else
+            snprintf(algo, sizeof algo, "%s", r->algo);
+        printf("%-6s %-10s %-14s %5d %7ld %8ld %-20s %10.3f %10.3f %9.3f %12.0f %8.2f\n", mesh,
+               r->model, r->scenario, r->chips, r->global_batch, r->busiest, algo, r->compute_s * 1e3,
                r->allreduce_s * 1e3, r->step_s * 1e3, r->examples_per_s, r->impact_pct);
     }
 }

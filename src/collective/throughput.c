@@ -115,11 +115,13 @@ static int run_row(void *ctx, int i)
         if (rc)
             break;
         rc = ftm_cost_sched(&s, &m, &J->p->cost, &r, NULL);
-        ftm_sched_free(&s);
         if (!rc && (!w->algo || r.time_s < w->allreduce_s)) {
             w->algo = J->p->algos[a];
+            w->schedule = s.algo ? s.algo : w->algo; /* static names */
+            w->fallback = s.fallback;
             w->allreduce_s = r.time_s;
         }
+        ftm_sched_free(&s);
     }
     ftm_mesh_free(&m);
     if (!rc)
