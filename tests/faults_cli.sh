@@ -68,6 +68,14 @@ expect 0 "host partly repaired" $FTMESH allreduce --mesh 4x4 --fail-host 0,0 --s
     --repair 1,1@1
 grep -q "over its 13 chips; its mesh's faults: --fail 0,0 --fail 0,1 --fail 1,0$" "$out" ||
     { echo "FAIL: the last run's faults after a repair"; cat "$out"; fail=1; }
+# words after an event, a repair given twice, an empty corpus: each named
+printf 'kill 1,1@1 extra\n' >"$tmp/extra"
+expect 2 "words after an event" $T --mesh 4x4 --faults "$tmp/extra"
+err_is "line 1" "unexpected 'extra' after the event"
+expect 2 "repair twice" $T --mesh 4x4 --kill 1,1@1 --repair 1,1@2 --repair 1,1@2
+err_is "--repair 1,1@2: given twice at one instant"
+expect 2 "empty corpus" $FTMESH train --model bert --mesh 2x2 --steps 1 --corpus /dev/null
+err_is "--corpus /dev/null: empty: give a file with text in it"
 printf '# nothing yet\n\n' >"$tmp/noevents"
 expect 0 "--faults without events" $FTMESH allreduce --mesh 4x4 --size 4K --faults "$tmp/noevents"
 err_is "warning: --faults $tmp/noevents has no events"

@@ -308,8 +308,10 @@ static int load_data(const targs *a, ftm_dataset **ds)
         return cli_error(CMD, "%s %s: %s", a->data ? "--data" : "--corpus",
                          a->data ? a->data : a->corpus, ftm_strerror(err));
     if (err)
-        return cli_usage_error(CMD, "%s %s: %s", a->data ? "--data" : "--corpus",
-                               a->data ? a->data : a->corpus, why[0] ? why : ftm_strerror(err));
+        return cli_usage_error(CMD, "%s %s: %s%s", a->data ? "--data" : "--corpus",
+                               a->data ? a->data : a->corpus, why[0] ? why : ftm_strerror(err),
+                               a->corpus && !strcmp(why, "empty") ? ": give a file with text in "
+                               "it, or no --corpus for synthetic sequences" : "");
     return 0;
 }
 

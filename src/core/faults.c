@@ -119,11 +119,24 @@ static int fs_what(const char **p, ftm_fault_event *ev, char *detail, size_t dle
     return 0;
 }
 
+/* Words after a whole event (a file line "1,1@1 extra"): named as such. */
+static int fs_trailing(const char *p, char *detail, size_t dlen)
+{
+    if (*p != ' ' && *p != '\t')
+        return 0;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return core_fail_detail(FTM_EINVAL, detail, dlen, "unexpected '%.40s' after the event: one "
+                            "event a line ('#' starts a comment)", p);
+}
+
 /* WHEN for training: STEP[:PHASE] or STEP:allreduce:N. */
 static int fs_when_train(const char *p, ftm_fault_event *ev, char *detail, size_t dlen)
 {
     if (!*p)
         return 0;
+    if (fs_trailing(p, detail, dlen))
+        return FTM_EINVAL;
     if (*p++ != ':')
         return core_fail_detail(FTM_EINVAL, detail, dlen, "expected STEP, STEP:PHASE or STEP:allreduce:N after '@'");
     for (int ph = FTM_PHASE_FORWARD; ph < FTM_FAULT_NPHASES; ph++) {
@@ -153,6 +166,8 @@ static int fs_when_iter(const char *p, ftm_fault_event *ev, char *detail, size_t
     if (!*p)
         return 0;
     long long n;
+    if (fs_trailing(p, detail, dlen))
+        return FTM_EINVAL;
     ev->phase = FTM_PHASE_ALLREDUCE;
     if (!strcmp(p, ":allreduce"))
         return 0;
@@ -576,7 +591,7 @@ static int fs_kill_before(const ftm_mesh *before, const ftm_fault_event *e)
  * ways from either end). */
 static int fs_same_target(const ftm_fault_event *a, const ftm_fault_event *b)
 {
-    if (a->kind != b->kind || a->repair || b->repair)
+    if (a->kind != b->kind || a->repair != b->repair)
         return 0;
     if (a->kind != FTM_FAULT_LINK)
         return a->r == b->r && a->c == b->c;
