@@ -42,8 +42,13 @@ done
 "$ftmesh" demo --algo 2d --mesh 4x4 --torus --fail 1,1 --no-color >"$tmp/out" &&
     grep -q "^Band rows 1-2, around its faults: its ring one way" "$tmp/out" &&
     grep -q "^detour (1,3) -> (2,3): 3 hops via N,N,N" "$tmp/out" &&
-    tr "\n" " " <"$tmp/out" | grep -q "routed to avoid the links its first one uses in the same direction" ||
+    tr "\n" " " <"$tmp/out" | grep -q "routed to avoid, where it can, the links its first one uses in the same direction.* Here no link carries both rings the same way" ||
     bad "demo --algo 2d: the band's second ring's detours unexplained"
+# ... and where it cannot, how many links carry both (the default lesson's
+# first ring detours over three links its second one takes one hop)
+"$ftmesh" demo --algo 2d --no-color >"$tmp/out" &&
+    tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "Here 3 links carry both rings the same way" ||
+    bad "demo --algo 2d: the links both rings cross not told"
 # a detoured transfer names its route; a line is cut only where it would
 # pass 80 columns, and says how many positions it leaves out
 "$ftmesh" demo --algo 2d-concurrent --mesh 4x4 --fail 1,1 --no-color >"$tmp/out" &&

@@ -344,7 +344,9 @@ int cli_too_wide(const ftm_mesh *m, const char *svg);
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
 /* Why 2d's band ring the other way can detour between neighbours: told
  * under the band pictures and in the page's part 1. */
-extern const char cli_bands_why[];
+/* Why 2d's second ring of a band may detour, and how many directed links
+ * both rings of its bands around faults still cross (text and page). */
+int cli_bands_why(const ftm_mesh *m, char *b, size_t n);
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)

@@ -223,8 +223,9 @@ static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *
                                  : "";
     if (draws[0] && u < n)
         u += (size_t)snprintf(b + u, n - u, " %s", draws);
-    if (bands && u < n)
-        snprintf(b + u, n - u, " %s", cli_bands_why);
+    char why[512];
+    if (bands && u < n && !cli_bands_why(m, why, sizeof why))
+        snprintf(b + u, n - u, " %s", why);
 }
 
 /* Part 2 (and 3): one algorithm on one mesh, told step by step. */

@@ -58,10 +58,57 @@ static int trees_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
-const char cli_bands_why[] =
-    "Both halves run at once, so a band's ring the other way is routed to avoid the links its "
-    "first one uses in the same direction (a link carrying both would take twice as long): "
-    "that is why it may detour between two neighbours, or visit the chips in another order.";
+/* Marks (add) or counts the marked (add 0) directed links ring r crosses. */
+static int ring_links(const ftm_mesh *m, const ftm_ring *r, unsigned char *used, int add)
+{
+    int hits = 0;
+    for (int i = 0; i < r->n; i++)
+        for (int k = r->path_off[i], a = r->chips[i]; k < r->path_off[i + 1]; k++) {
+            unsigned char *u = &used[a * FTM_NDIRS + r->dirs[k]];
+            hits += !add && *u;
+            *u |= (unsigned char)add;
+            a = ftm_mesh_neighbor(m, a, r->dirs[k]);
+        }
+    return hits;
+}
+
+/* Directed links that both rings of a band around a fault cross, over
+ * all such bands; -1 on no memory. */
+static int bands_shared(const ftm_mesh *m, const ftm_plan2d *p)
+{
+    int shared = 0;
+    for (int b = 0; b < p->nbands && shared >= 0; b++) {
+        const ftm_plan2d_band *bd = &p->bands[b];
+        unsigned char *used = bd->alternate ? calloc((size_t)m->nchips * FTM_NDIRS, 1) : NULL;
+        if (bd->alternate && !used)
+            return -1;
+        if (used) {
+            ring_links(m, &bd->fwd, used, 1);
+            shared += ring_links(m, &bd->rev, used, 0);
+        }
+        free(used);
+    }
+    return shared;
+}
+
+int cli_bands_why(const ftm_mesh *m, char *b, size_t n)
+{
+    ftm_plan2d p;
+    int rc = ftm_plan2d_build(m, &p), shared = rc ? 0 : bands_shared(m, &p);
+    if (!rc)
+        ftm_plan2d_free(&p);
+    if (!rc && shared < 0)
+        rc = FTM_ENOMEM;
+    char here[96] = " Here no link carries both rings the same way.";
+    if (shared > 0)
+        snprintf(here, sizeof here, " Here %d link%s carr%s both rings the same way: there the "
+                 "steps take longer.", shared, shared == 1 ? "" : "s", shared == 1 ? "ies" : "y");
+    snprintf(b, n, "Both halves run at once, so a band's ring the other way is routed to avoid, "
+             "where it can, the links its first one uses in the same direction (a link carrying "
+             "both takes twice as long): that is why it may detour between two neighbours, or "
+             "visit the chips in another order.%s", here);
+    return rc;
+}
 
 /* 2d's bands whose ring goes around a fault (the others run along their
  * rows), each drawn: part 2's detours are theirs. */
@@ -85,9 +132,10 @@ static int demo_bands_picture(const ftm_mesh *m)
             drawn += way;
         }
     }
-    if (drawn && !rc)
-        cli_print_wrapped(stdout, 0, 0, cli_bands_why);
     ftm_plan2d_free(&p);
+    char why[512];
+    if (drawn && !rc && !(rc = cli_bands_why(m, why, sizeof why)))
+        cli_print_wrapped(stdout, 0, 0, why);
     return rc;
 }
 
