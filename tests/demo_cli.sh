@@ -204,9 +204,11 @@ grep -q '^The tree it runs' "$tmp/rec" || bad "demo tree recovery: its tree not 
 "$ftmesh" demo --algo ring --fail-during 2,2 --mesh 4x4 --fail 1,1 >"$tmp/out" || bad "demo ring recovery"
 sed -n '/^== 4. The recovery/,/recovery run takes/p' "$tmp/out" | grep -q "The router's ring" ||
     bad "demo ring recovery: no ring"
-# part 3's torus picture shows chips only: no legend for wrap marks it lacks
+# part 3's torus picture draws its wrap links, and its legend says so
 "$ftmesh" demo >"$tmp/out" || bad "demo"
-sed -n '/^== 3/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' && bad "demo part 3: wrap legend, no wraps drawn"
+sed -n '/^== 3/,/chessboard/p' "$tmp/out" >"$tmp/p3"
+grep -q 'torus wrap links' "$tmp/p3" && grep -q '^ 0    - o   o   o   o -$' "$tmp/p3" ||
+    bad "demo part 3: the torus's wrap links not drawn: $(cat "$tmp/p3")"
 "$ftmesh" demo --algo ring --mesh 4x4 --torus >"$tmp/out" || bad "demo torus ring"
 sed -n '/^== 1/,/chessboard/p' "$tmp/out" | grep -q 'torus wrap links' || bad "demo torus ring: wrap legend lost"
 # an odd-sided torus: the colours say nothing there, and the lesson does

@@ -37,7 +37,7 @@ const char ftm_lesson_page_css[] =
     ".ring.det{stroke:#e67e22}.ringhead{display:none}svg.s0 .ringhead{display:inline}\n"
     ".arrow{stroke:#2e86c1;stroke-width:2.5;fill:none}.arrow.copy{stroke:#27ae60}\n"
     ".ring.r2{stroke:#a569bd}.arrow.r2{stroke:#8e44ad}.arrow.r2.copy{stroke:#16a085}\n"
-    ".arrow.lost{stroke:#c0392b;stroke-dasharray:6 4}\n"
+    ".arrow.lost{stroke:#c0392b;stroke-dasharray:6 4}.arrow.det{stroke-dasharray:9 3}\n"
     /* a white halo: a value stays legible over a wrap label or a link */
     ".sent{font:bold 12px monospace;fill:#2e86c1;paint-order:stroke;stroke:#fff;stroke-width:4px;"
     "stroke-linejoin:round}.sent.copy{fill:#27ae60}\n"
@@ -69,7 +69,7 @@ const char ftm_lesson_page_body[] =
     "else a partial sum. <span class=\"lg-lost\">Red box: the chip that dies; red dashed "
     "arrow: a transfer from, to or through it, lost.</span> <span class=\"lg-fwd\">Orange dashed box: "
     "a chip forwarding a detour (a transfer between chips that are not neighbours, passed "
-    "on hop by hop).</span> <span class=\"lg-ring\">Pale band: the ring (orange where it "
+    "on hop by hop: a dashed arrow each hop, its value on the last).</span> <span class=\"lg-ring\">Pale band: the ring (orange where it "
     "detours), with its direction at step 0.</span> <span class=\"lg-bidir\">bidir runs two rings at once: "
     "blue one way, purple (its arrows too) the other.</span> <span class=\"lg-bands\">2d: "
     "each band whose ring goes around a hole runs it both ways at once, on half of the "
@@ -207,12 +207,15 @@ const char ftm_lesson_page_js[] =
     "  for(var j=0;j<x.h.length;j++){var d=D[x.h[j]];N[at*4+d]=(N[at*4+d]||0)+1;at=nb(p,at,d);}});\n"
     " (p.xf[k]||[]).forEach(function(x){var at=x.s,segs=[],ul=0,lk=0,dl=0,g=el('g',{},A),cls=x.z?(x.m?'':' copy'):' lost';\n"
     "  var r2=p.bidir&&p.ring.chips[(G.pos[x.s]+1)%p.ring.chips.length]!==x.d;if(p.bidir)cls+=r2?' r2':' r1';\n"
-    "  for(var j=0;j<x.h.length;j++){var d=D[x.h[j]],u=U[at*4+d]||0;U[at*4+d]=u+1;\n"
-    "   segs=segs.concat(hop(p,at,d,9+14*u));lk=at*4+d;dl=d;at=nb(p,at,d);ul=u;\n"
+    /* every hop of a detour ends in an arrowhead, so its way can be read
+     * from the sender on; the value is labelled on the last hop */
+    "  var ends={};for(var j=0;j<x.h.length;j++){var d=D[x.h[j]],u=U[at*4+d]||0;U[at*4+d]=u+1;\n"
+    "   segs=segs.concat(hop(p,at,d,9+14*u));ends[segs.length-1]=1;lk=at*4+d;dl=d;at=nb(p,at,d);ul=u;\n"
     "   if(j+1<x.h.length)fwdbox(at);}\n"
-    "  segs.forEach(function(sg,j){var l=line(sg,'arrow'+cls,g);\n"
-    "   if(j===segs.length-1)l.setAttribute('marker-end',x.z?'url(#head'+(x.m?'':'c')+(r2?'2)':')'):'url(#headl)');});\n"
-    "  if(segs.length&&x.v.length<=3){var m=segs[segs.length-1],vert=m[0]===m[2];\n"
+    "  segs.forEach(function(sg,j){var l=line(sg,'arrow'+cls+(x.h.length>1?' det':''),g);\n"
+    "   if(ends[j])l.setAttribute('marker-end',x.z?'url(#head'+(x.m?'':'c')+(r2?'2)':')'):'url(#headl)');});\n"
+    /* a horizontal arrow's label fits two values between the boxes */
+    "  var lm=segs.length?segs[segs.length-1]:null;if(lm&&x.v.length<=(lm[0]===lm[2]?3:2)){var m=lm,vert=m[0]===m[2];\n"
     "   var n=N[lk]||1,ex=vert?14*(n-1-ul):0,ox=-[-1,0,1,0][dl]*ex,oy=[0,1,0,-1][dl]*ex;\n"
     "   el('text',{'class':'sent'+cls,x:(m[0]+m[2])/2+ox+(vert?(m[1]<m[3]?-4:6):0),y:(m[1]+m[3])/2+oy+(vert?4+14*ul:(m[0]<m[2]?12:-3)),\n"
     "    'text-anchor':vert&&m[1]<m[3]?'end':vert?'start':'middle'},g,(x.z?(x.m?'+':'='):'lost ')+x.v.join(' '));}});\n"

@@ -68,6 +68,7 @@ typedef struct {
     char *cv;            /* [h * w] canvas */
     int h, w, hm, vm;    /* hm, vm: wrap margins (1 when that side wraps) */
     int root, seen;
+    int plain;           /* no path drawn: the wrap links are marked as links */
 } canvas;
 
 static char *at(canvas *c, int y, int x) { return &c->cv[(size_t)y * (size_t)c->w + (size_t)x]; }
@@ -146,6 +147,12 @@ static void put3(canvas *c, int y, int x, const char s[3], int vert)
  * only when something is drawn in them. */
 static int marked(const char s[3]) { return memcmp(s, "   ", 3) != 0; }
 
+/* 1 when both chips of the link chip -> d are alive. */
+static int live_ends(const ftm_mesh *m, int chip, int d)
+{
+    return ftm_mesh_alive(m, chip) && ftm_mesh_alive(m, ftm_mesh_neighbor(m, chip, d));
+}
+
 /* Links E and S of every chip; a wrap link is drawn whole in both margins. */
 static void draw_links(canvas *c)
 {
@@ -156,6 +163,8 @@ static void draw_links(canvas *c)
         char s[3];
         if (ftm_mesh_neighbor(m, chip, FTM_DIR_E) >= 0) {
             link_text(c, chip, FTM_DIR_E, s);
+            if (col == m->cols - 1 && c->plain && !marked(s) && live_ends(m, chip, FTM_DIR_E))
+                memcpy(s, " - ", 3);
             put3(c, y, x + 1, s, 0);
             if (col == m->cols - 1) {
                 put3(c, y, chip_x(c, 0) - 3, s, 0);
@@ -164,6 +173,8 @@ static void draw_links(canvas *c)
         }
         if (ftm_mesh_neighbor(m, chip, FTM_DIR_S) >= 0) {
             link_text(c, chip, FTM_DIR_S, s);
+            if (r == m->rows - 1 && c->plain && !marked(s) && live_ends(m, chip, FTM_DIR_S))
+                memcpy(s, " | ", 3);
             put3(c, y + 1, x, s, 1);
             if (r == m->rows - 1) {
                 put3(c, 0, x, s, 1);
@@ -302,7 +313,7 @@ static void emit_oneway(sbuf *b, const ftm_mesh *m)
 static int render(const ftm_mesh *m, const vz_path *p, int np, int root, int max_detours,
                   sbuf *b)
 {
-    canvas c = { m, NULL, NULL, NULL, 0, 0, 0, 0, root, 0 };
+    canvas c = { m, NULL, NULL, NULL, 0, 0, 0, 0, root, 0, np == 0 };
     c.hm = m->torus && m->cols >= 3;
     c.vm = m->torus && m->rows >= 3;
     c.h = 2 * m->rows - 1 + 2 * c.vm;
