@@ -115,6 +115,13 @@ expect 2 allreduce --fail-after 3
 expect 0 allreduce --mesh 4x4 --size 64K --iters 1 --fail-during 1,1 --fail-after 0 --json
 json "$tmp/out" '[(e["what"], e["step"], e["noticed"]) for e in j["events"]] == [("chip (1,1)", 0, True)] and j["chips"] == 15 and j["wrong"] == 0'
 expect 2 allreduce --mesh 4x4 --fail-during 1,1 --fail-after -1
+# a --fail-during chip outside the mesh, or dead from the start: each said
+expect 2 demo --fail-during 9,9
+grep_err "--fail-during 9,9: chip outside the 4x4 mesh (rows 0..3, cols 0..3)"
+expect 2 allreduce --mesh 4x4 --fail 2,2 --fail-during 2,2
+grep_err "(2,2) is dead from the start"
+expect 2 demo --mesh 1x1
+grep_err "give a larger --mesh"
 expect 2 train --fail-step 2
 expect 2 rings --algo auto
 expect 2 allreduce --mesh 64x64 --size 1G

@@ -388,7 +388,8 @@ static int check_args(const demo_args *d, const ftm_mesh *m, int *victim)
                                "(use ftmesh allreduce for bigger ones)", m->rows, m->cols,
                                DEMO_MAX_SIDE, DEMO_MAX_SIDE);
     if (ftm_mesh_healthy_count(m) < 2)
-        return cli_usage_error(CMD, "the mesh needs at least 2 healthy chips for a lesson");
+        return cli_usage_error(CMD, "the mesh needs at least 2 healthy chips for a lesson: "
+                               "give a larger --mesh or fewer faults");
     *victim = -1;
     int r, c;
     if (d->fail_during && d->default_hole && !ftm_mesh_parse_coord(d->fail_during, &r, &c) &&

@@ -592,9 +592,13 @@ int cli_fail_during_chip(const char *cmd, const ftm_mesh *m, const char *spec, i
     int r, c;
     if (ftm_mesh_parse_coord(spec, &r, &c))
         return cli_usage_error(cmd, "--fail-during %s: expected R,C, e.g. 3,4", spec);
-    if (r >= m->rows || c >= m->cols || !ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
-        return cli_usage_error(cmd, "--fail-during %s: not a healthy chip of the %dx%d mesh",
-                               spec, m->rows, m->cols);
+    if (r >= m->rows || c >= m->cols)
+        return cli_usage_error(cmd, "--fail-during %s: chip outside the %dx%d %s (rows 0..%d, "
+                               "cols 0..%d)", spec, m->rows, m->cols, m->torus ? "torus" : "mesh",
+                               m->rows - 1, m->cols - 1);
+    if (!ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)))
+        return cli_usage_error(cmd, "--fail-during %s: (%d,%d) is dead from the start (a fault "
+                               "option kills it): pick a healthy chip", spec, r, c);
     if (ftm_mesh_healthy_count(m) < 2)
         return cli_usage_error(cmd, "--fail-during %s: (%d,%d) is the only healthy chip and at "
                                "least one must survive; use a larger mesh", spec, r, c);
