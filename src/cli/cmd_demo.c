@@ -311,8 +311,8 @@ static int tell_2d(const demo_out *o, demo_story *st, long *wrong)
         p->verified = w == 0;
         char fb[320];
         demo_fallback_words(&t, DEMO_2D, fb, sizeof fb);
-        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "Shown on a 4x4 torus with a dead "
-                 "host, whatever --mesh is. %s %s%s%s", demo_algo_story(DEMO_2D), own,
+        snprintf(st->intro[st->n - 1], sizeof st->intro[0], "Shown on a fixed 4x4 torus with a "
+                 "dead host at (2,2), whatever --mesh is. %s %s%s%s", demo_algo_story(DEMO_2D), own,
                  fb[0] ? " " : "", fb);
         tr = NULL;
     }

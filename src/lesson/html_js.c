@@ -242,7 +242,7 @@ const char ftm_lesson_page_js[] =
     "if(P.some(function(p){return p.count*p.rows*p.cols>600;})){$('fit').checked=false;$('view').className='';}\n"
     "P.forEach(function(p,i){var b=document.createElement('button');b.textContent=p.title;\n"
     " b.onclick=function(){open(i,0);};$('tabs').appendChild(b);});\n"
-    "function fromHash(){var h=location.hash,m=/part=(\\d+)/.exec(h),s=/step=(\\d+)/.exec(h);\n"
+    "function fromHash(){var h=location.hash,m=/part=(-?\\d+)/.exec(h),s=/step=(-?\\d+)/.exec(h);\n"
     " return [m?+m[1]-1:s?MAIN-1:0,s?+s[1]:0];}\n"
     "$('first').onclick=function(){show(0);};$('prev').onclick=back;$('play').onclick=play;\n"
     "$('next').onclick=fwd;$('last').onclick=function(){show(P[pi].steps);};\n"
