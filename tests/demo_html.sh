@@ -120,7 +120,7 @@ grep -q 'class="chip dead" data-row="1" data-col="1"' "$tmp/all.6.dom" ||
     bad "part 6: the hole (1,1) has no .chip.dead"
 grep -q '<h1>ftmesh demo: 2d-lines allreduce on a 4x4 torus</h1>' "$tmp/all.h3.dom" ||
     bad "part 3: heading $(grep -o '<h1>[^<]*' "$tmp/all.h3.dom")"
-grep -q 'Shown on a 4x4 torus with a dead host, whatever --mesh is' "$tmp/all.h3.dom" ||
+grep -q 'Shown on a fixed 4x4 torus with a dead host at (2,2), whatever --mesh is' "$tmp/all.h3.dom" ||
     bad "part 3: does not say its mesh is fixed"
 # --fail-during: that chip dies in the page's failure part (part 3 with --algo)
 # ... and comes back in the last part: alive, every chip verified
