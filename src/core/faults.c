@@ -604,6 +604,9 @@ static int fs_same_target(const ftm_fault_event *a, const ftm_fault_event *b)
 int core_fault_striker(const ftm_mesh *m, const ftm_fault_event *e)
 {
     int chips[4];
+    if (e->repair || e->phase != FTM_PHASE_ALLREDUCE || e->pkts == 0 || e->r < 0 || e->c < 0 ||
+        e->r >= m->rows || e->c >= m->cols) /* not counted, or refused on its own */
+        return -1;
     if (e->kind == FTM_FAULT_LINK)
         return ftm_mesh_chip(m, e->r, e->c);
     return ftm_fault_chips(m, e, chips) > 0 ? chips[0] : -1;

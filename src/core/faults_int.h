@@ -17,8 +17,9 @@ int core_fault_same_time(const ftm_fault_event *a, const ftm_fault_event *b);
  * its own thread (a count of 0 strikes at the start, with its instant). */
 int core_fault_concurrent(const ftm_fault_event *a, const ftm_fault_event *b);
 /* The chip that strikes a kill after a packet count: the link's sender,
- * else the first chip it kills (as the runtime arms it), or -1. A chip
- * counts its packets towards one kill per allreduce. */
+ * else the first chip it kills (as the runtime arms it); -1 for any other
+ * event or one outside m. A chip counts its packets towards one kill per
+ * allreduce. */
 int core_fault_striker(const ftm_mesh *m, const ftm_fault_event *e);
 
 /* core_fault_same_time or core_fault_concurrent: the events checked as
