@@ -30,6 +30,10 @@ same "$d/lesson.html" "$tmp/lesson.copy" "demo refused"
 expect 0 "wide rings with svg" "$FTMESH" rings --mesh 64x64 --algo tree --size 1M --svg "$d/wide.svg"
 grep -q "^(64 columns do not fit in 80: the picture is in $d/wide.svg)" "$out" ||
     { echo "FAIL: wide rings: no pointer to the --svg file"; cat "$out"; fail=1; }
+expect 0 "wide ring with svg" "$FTMESH" rings --mesh 64x64 --fail 3,3 --svg "$d/wide2.svg"
+grep -q "^(64 columns do not fit in 80: the picture is in $d/wide2.svg)" "$out" &&
+    grep -q "^detour (2,1) -> (3,2): 2 hops via E,S" "$out" && ! grep -q "with --svg FILE" "$out" ||
+    { echo "FAIL: wide ring: the text around the picture"; cat "$out"; fail=1; }
 # the median of an even count of iterations is the mean of the middle two
 expect 0 "median of two" "$FTMESH" allreduce --mesh 4x4 --size 64K --iters 2 --json
 json 'abs(j["wall_s"] - (j["wall_min_s"] + j["wall_max_s"]) / 2) <= 1e-8 * j["wall_max_s"]'

@@ -375,8 +375,11 @@ static void report_ring(const ftm_mesh *m, const cli_mesh_opts *o, const ftm_rin
         return;
     }
     char *pic = NULL;
-    if (!cli_too_wide(m, svg) && ftm_viz_ring_ascii(m, ring, &pic) == 0) {
-        fputs(pic, stdout);
+    if (ftm_viz_ring_ascii(m, ring, &pic) == 0) {
+        const char *rest = pic; /* too wide: its first line advises --svg */
+        if (svg && cli_too_wide(m, svg) && (rest = strchr(pic, '\n')))
+            rest++;
+        fputs(rest ? rest : "", stdout);
         free(pic);
     }
     printf("\n%dx%d %s, %d healthy chip%s; ring of %d chip%s: %d hop%s,\n%d detour edge%s "

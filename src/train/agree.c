@@ -204,17 +204,21 @@ int train_sync_run(trainer *t)
 {
     ftm_train_result *res = t->res;
     int n = t->m->nchips;
-    double *v = calloc((size_t)n + 3, sizeof *v);
+    double *v = calloc((size_t)n + 4, sizeof *v);
     if (!v)
         return FTM_ENOMEM;
     if (t->reporter >= 0)
         v[t->reporter] = (double)t->reported + 1;
     v[n] = atomic_load(&t->halt);
-    v[n + 1] = t->cpu_set ? t->cpu_local : 0;
-    v[n + 2] = t->cpu_set;
-    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n + 1);
+    int here = t->rj && t->rj->told; /* the reporter's process told the repairs */
+    v[n + 1] = here;
+    v[n + 2] = t->cpu_set ? t->cpu_local : 0;
+    v[n + 3] = t->cpu_set;
+    int rc = ftm_rt_max_f64(t->rt, v, (size_t)n + 2);
     if (!rc)
-        rc = ftm_rt_sum_f64(t->rt, v + n + 1, 2);
+        rc = ftm_rt_sum_f64(t->rt, v + n + 2, 2);
+    if (!rc && t->rj && v[n + 1] > 0 && !here)
+        train_rejoin_tell(t); /* before the steps it tells below */
     int src = -1;
     for (int id = 0; id < n; id++)
         if (v[id] > 0 && (src < 0 || v[id] > v[src]))
@@ -225,8 +229,8 @@ int train_sync_run(trainer *t)
                           sizeof *res->step * (size_t)(R - t->start), src);
     if (!rc && v[n])
         atomic_store(&t->halt, (int)v[n]);
-    if (!rc && v[n + 2] > 0)
-        res->cpu_s += v[n + 1]; /* every attempt's */
+    if (!rc && v[n + 3] > 0)
+        res->cpu_s += v[n + 2]; /* every attempt's */
     free(v);
     for (long s = seen; s < R && !rc; s++)
         if (t->cb && t->cb->step)

@@ -327,9 +327,7 @@ static uint64_t event_bytes(const trainer *t, int k)
     return sum;
 }
 
-/* The reporter, once every chip has its state: the repairs' records and
- * the callbacks. */
-static void tell(trainer *t)
+void train_rejoin_tell(trainer *t)
 {
     rejoin *r = t->rj;
     ftm_train_result *res = t->res;
@@ -374,6 +372,6 @@ int train_rejoin_exec(trainer *t, chip_st *c)
     if (!rc)
         rc = ftm_chip_barrier(c->chip);
     if (!rc && c->id == t->reporter)
-        tell(t);
+        train_rejoin_tell(t);
     return rc;
 }

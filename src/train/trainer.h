@@ -136,6 +136,10 @@ int train_rejoin_build(trainer *t);
 /* On each chip's thread before the first step: the state goes from the
  * donors to the joining chips; the reporter then tells the repairs. */
 int train_rejoin_exec(trainer *t, chip_st *c);
+/* Once every chip has its state: the repairs' records and the callbacks
+ * (the reporter chip's thread; after the run, a process that has none of
+ * the chips, that its log tells them too). Sets rj->told. */
+void train_rejoin_tell(trainer *t);
 /* After setup: the donors' state to send, 1 when c receives instead. */
 int train_rejoin_joining(const trainer *t, int id);
 
