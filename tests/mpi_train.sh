@@ -74,6 +74,10 @@ case_ middeath-r3 $small --reduce exact --fail-during 1,3
 # comes from another rank; a link between ranks dies too
 case_ leaddeath $small --reduce exact --kill 0,0@1:allreduce --kill link:1,1-1,2@2:forward
 case_ repair $small --reduce exact --kill 1,2@1:allreduce --repair 1,2@2 --check
+# rank 0's chips (columns 0-1) are all dead when a chip of another rank
+# comes back: the repair is told alike on every process
+case_ repair-away --model bert --mesh 4x4 --steps 6 --batch 16 --micro 2 --reduce exact \
+    --kill host:0,0@1 --kill host:2,0@1 --kill 0,3@1 --repair 0,3@3 --repair host:0,0@5
 # a host and a link inside it die at one instant: the same records (the
 # link nobody noticed, both repaired) however the chips are spread
 case_ instant --mesh 4x4 --torus --algo 2d --batch 16 --micro 2 --steps 7 --reduce exact \

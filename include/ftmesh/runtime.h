@@ -75,8 +75,8 @@ FTM_EXTERN size_t ftm_rt_pkt_bytes(const ftm_rt *rt);
 /* Runs fn(chip, arg) on one thread per healthy chip and waits for all of
  * them. Returns 0, the first nonzero value a chip returned, or FTM_EHANG
  * when no packet moved for hang_timeout_s (then ftm_rt_stuck tells why).
- * A run stopped part-way (a hang, a death, a dead link, a chip's error)
- * spends the runtime: a later ftm_rt_run returns FTM_EINVAL (its
+ * A run that returns nonzero (a hang, a death, a dead link, a chip's
+ * error) spends the runtime: a later ftm_rt_run returns FTM_EINVAL (its
  * mailboxes may still hold the stopped run's packets); make a new one.
  * Threads: not reentrant on one runtime (one ftm_rt_run at a time, and no
  * other ftm_rt_* call on it meanwhile, except from inside fn through the

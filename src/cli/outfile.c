@@ -36,6 +36,7 @@ static volatile sig_atomic_t out_used[OUT_SLOTS];
 static atomic_int *volatile out_flag; /* graceful: set to the signal */
 /* a lock-free atomic is what a handler may store to while threads read */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_int must be lock-free");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "atomic long long must be lock-free");
 static int out_installed;
 
 static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
@@ -45,20 +46,21 @@ static const int out_sigs[] = { SIGINT, SIGTERM, SIGHUP };
  * step) stops it at once, as when not graceful. Sooner it is the same
  * stop told twice: timeout(1) signals its child, then its whole process
  * group. clock_gettime is async-signal-safe. */
-static struct timespec out_first;
+static _Atomic long long out_first_ns; /* when the first came (0: not yet) */
 
 static void on_signal(int sig)
 {
     atomic_int *flag = out_flag;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (flag && atomic_load(flag) == 0) {
-        out_first = now;
-        atomic_store(flag, sig);
+    long long ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec, first;
+    int none = 0;
+    if (flag && atomic_compare_exchange_strong(flag, &none, sig)) {
+        atomic_store(&out_first_ns, ns);
         return;
     }
-    if (flag && (double)(now.tv_sec - out_first.tv_sec) +
-                        1e-9 * (double)(now.tv_nsec - out_first.tv_nsec) < 0.25)
+    first = atomic_load(&out_first_ns);
+    if (flag && (first == 0 || ns - first < 250000000LL))
         return;
     for (int i = 0; i < OUT_SLOTS; i++)
         if (out_used[i])

@@ -4,6 +4,7 @@
 #include "core/util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -334,6 +335,15 @@ static int run_start(ftm_rt *rt)
     int n = rt->mesh.nchips, rc = 0;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
+    /* The chip threads block the stop signals (they inherit this mask): the
+     * caller's thread, which waits for them, gets every SIGINT, SIGTERM
+     * and SIGHUP, so its handler sees them in the order sent. */
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
     /* 1024+ chip threads: keep stacks modest (the nn layers use the heap). */
     pthread_attr_setstacksize(&attr, FTM_RT_STACK_BYTES);
     for (int c = 0; c < n; c++) {
@@ -352,6 +362,7 @@ static int run_start(ftm_rt *rt)
             break;
         }
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     return rc;
 }
@@ -392,9 +403,6 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
     for (int c = 0; c < n; c++)
         if (rt->chips[c].started)
             pthread_join(rt->chips[c].thread, NULL);
-    /* A run stopped part-way leaves packets in the mailboxes and chips at
-     * different schedule counts: no later run could match them. */
-    rt->spent = atomic_load(&rt->abort) || atomic_load(&rt->hung);
     for (int c = 0; c < n; c++) { /* an injected failure is for one run only */
         ftm_chip *ch = &rt->chips[c];
         ch->armed_left = ch->fail_after > ch->sent_pkts;
@@ -404,7 +412,12 @@ int ftm_rt_run(ftm_rt *rt, ftm_chip_fn fn, void *arg)
         int e = rt->net->run_end(rt);
         rc = rc ? rc : e;
     }
-    return rc ? rc : run_outcome(rt);
+    rc = rc ? rc : run_outcome(rt);
+    /* A run stopped part-way leaves packets in the mailboxes and chips at
+     * different schedule counts: no later run could match them. The
+     * outcome, not this process's abort flag, which every process learns. */
+    rt->spent = rc != 0;
+    return rc;
 }
 
 
