@@ -342,8 +342,6 @@ int cli_too_wide(const ftm_mesh *m, const char *svg);
  * rings of its bands that go around a hole; nothing for other algorithms
  * or meshes too wide to draw. 0 or an FTM_E* code. */
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
-/* Why 2d's band ring the other way can detour between neighbours: told
- * under the band pictures and in the page's part 1. */
 /* Why 2d's second ring of a band may detour, and how many directed links
  * both rings of its bands around faults still cross (text and page). */
 int cli_bands_why(const ftm_mesh *m, char *b, size_t n);

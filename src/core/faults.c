@@ -122,10 +122,14 @@ static int fs_what(const char **p, ftm_fault_event *ev, char *detail, size_t dle
 /* Words after a whole event (a file line "1,1@1 extra"): named as such. */
 static int fs_trailing(const char *p, char *detail, size_t dlen)
 {
-    if (*p != ' ' && *p != '\t')
+    p = strpbrk(p, " \t");
+    if (!p)
         return 0;
     while (*p == ' ' || *p == '\t')
         p++;
+    if (!*p)
+        return core_fail_detail(FTM_EINVAL, detail, dlen, "a blank inside or after the event: "
+                                "drop it");
     return core_fail_detail(FTM_EINVAL, detail, dlen, "unexpected '%.40s' after the event: one "
                             "event a line ('#' starts a comment)", p);
 }
