@@ -26,6 +26,7 @@ order=$(awk '/^# step 1 .start.: link/ { print NR, "link" } /^# step 4: chip .3,
     grep -q "back at step 4 on 16 chips" "$tmp/rl.svg" || { echo "FAIL: rejoin over a dead link"; cat "$out"; fail=1; }
 expect 0 "rejoin over a dead link, json" $T --model bert --kill link:2,1-3,1@1 --kill 3,1@2 --repair 3,1@4 --json
 json '[(e["kind"], e["chips_after"], e["state_from"]) for e in j["events"] if e["kind"] == "repair"] == [("repair", 16, None)]'
+json '[(e["kind"], e["step"]) for e in j["events"]] == [("kill", 2), ("kill", 1), ("repair", 4)]'
 
 # --svg: the timeline, kills red (one mark: the step it died in is redone) and repairs green
 expect 0 "repair svg" $T --kill 1,1@1 --repair 1,1@3 --svg "$tmp/run.svg"

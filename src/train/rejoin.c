@@ -327,11 +327,26 @@ static uint64_t event_bytes(const trainer *t, int k)
     return sum;
 }
 
+/* Carried repair k's record goes after the recovery's (the kill that
+ * stopped the state's transfer), in the order they are told. */
+static void move_last(rejoin *r, ftm_train_result *res, int k)
+{
+    int at = r->rec[k], last = res->nevents - 1;
+    ftm_train_event e = res->events[at];
+    memmove(&res->events[at], &res->events[at + 1], sizeof e * (size_t)(last - at));
+    res->events[last] = e;
+    for (int j = 0; j < r->n; j++)
+        r->rec[j] -= r->rec[j] > at;
+    r->rec[k] = last;
+}
+
 void train_rejoin_tell(trainer *t)
 {
     rejoin *r = t->rj;
     ftm_train_result *res = t->res;
     double now = core_now_s();
+    for (int k = 0; k < r->carried; k++)
+        move_last(r, res, k);
     for (int k = 0; k < r->n; k++) {
         ftm_train_event *e = &res->events[r->rec[k]];
         e->lost_wall_s = k == 0 && k >= r->carried ? now - r->t0 : 0;
