@@ -150,8 +150,10 @@ static int live_links(const ftm_mesh *m, int c)
 static void other_detours(const ftm_mesh *m, int forced, int odd_wrap, int detours, char *b,
                           size_t n)
 {
-    size_t u = forced     ? (size_t)snprintf(b, n, " The colours force %d of them; the rest come "
-                                                   "from elsewhere: ", forced)
+    size_t u = forced     ? (size_t)snprintf(b, n, " The colours force %d of them; this router's "
+                                                   "ring has %d more (it builds rings by a rule "
+                                                   "of thumb: a ring with fewer may exist). ",
+                                             forced, detours - forced)
              : odd_wrap   ? (size_t)snprintf(b, n, " The colours do not explain %s: ",
                                              detours == 1 ? "it" : "them")
                           : (size_t)snprintf(b, n, " Equal counts are needed for a ring of one-hop "
@@ -162,14 +164,21 @@ static void other_detours(const ftm_mesh *m, int forced, int odd_wrap, int detou
             one[ones - 1] = c;
     for (int i = 0; i < ones && i < 3 && u < n; i++)
         u += (size_t)snprintf(b + u, n - u, "%s(%d,%d)",
-                              i == 0 ? (ones > 1 ? "chips " : "chip ")
+                              i == 0 ? (ones > 1 ? (forced ? "Chips " : "chips ")
+                                                 : (forced ? "Chip " : "chip "))
                                      : i == ones - 1 ? " and " : ", ",
                               ftm_mesh_row(m, one[i]), ftm_mesh_col(m, one[i]));
     if (u >= n)
         return;
-    if (ones)
+    if (ones && forced) /* its detour may be one the colours force */
+        snprintf(b + u, n - u, "%s %s one live link: a ring passes each chip over two, so "
+                 "each needs a detour at it, one of those or its own.",
+                 ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
+    else if (ones)
         snprintf(b + u, n - u, "%s %s one live link, and a ring passes each chip over two.",
                  ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
+    else if (forced)
+        b[u ? u - 1 : 0] = 0; /* the router's words above say it all */
     else if (odd_wrap)
         snprintf(b + u, n - u, "on a torus with an odd side this router does not look for "
                  "a ring with fewer detours, and one with none may exist.");
