@@ -64,7 +64,8 @@ const char ftm_lesson_page_body[] =
     "<div id=\"intro\"></div><div id=\"inspect\">Point at a chip to read its values by "
     "position.</div><div id=\"legend\">Each chip shows its values by position (#0 top left, "
     "row by row; the small grey number is the position). Green cell: a finished sum. Red "
-    "number: changed in this step. Blue arrow: a partial sum the receiver adds (+value); "
+    "number: changed in this step. Point at an arrow for every value it carries, by position. "
+    "Blue arrow: a partial sum the receiver adds (+value); "
     "green arrow: a value the receiver copies (=value), a finished sum where its cell turns green, "
     "else a partial sum. <span class=\"lg-lost\">Red box: the chip that dies; red dashed "
     "arrow: a transfer from, to or through it, lost.</span> <span class=\"lg-fwd\">Orange dashed box: "
@@ -88,6 +89,7 @@ const char ftm_lesson_page_js[] =
     "function $(i){return document.getElementById(i);}\n"
     "function el(t,a,p,x){var e=document.createElementNS(NS,t);for(var k in a)e.setAttribute(k,a[k]);\n"
     " if(x!=null)e.textContent=x;if(p)p.appendChild(e);return e;}\n"
+    "function nm(p,c){return '('+Math.floor(c/p.cols)+','+(c%p.cols)+')';}\n"
     "function fwdbox(id){var r=$('box'+id),c=r&&r.getAttribute('class');if(c&&!/ fwd/.test(c))r.setAttribute('class',c+' fwd');}\n"
     "function nm(p,id){return '('+Math.floor(id/p.cols)+','+id%p.cols+')';}\n"
     "function nb(p,id,d){var r=Math.floor(id/p.cols),c=id%p.cols;r+=[-1,0,1,0][d];c+=[0,1,0,-1][d];\n"
@@ -214,11 +216,15 @@ const char ftm_lesson_page_js[] =
     "   if(j+1<x.h.length)fwdbox(at);}\n"
     "  segs.forEach(function(sg,j){var l=line(sg,'arrow'+cls+(x.h.length>1?' det':''),g);\n"
     "   if(ends[j])l.setAttribute('marker-end',x.z?'url(#head'+(x.m?'':'c')+(r2?'2)':')'):'url(#headl)');});\n"
-    /* a horizontal arrow's label fits two values between the boxes */
-    "  var lm=segs.length?segs[segs.length-1]:null;if(lm&&x.v.length<=(lm[0]===lm[2]?3:2)){var m=lm,vert=m[0]===m[2];\n"
+    /* every value it carries, by position, where the pointer rests on it */
+    "  el('title',{},g,nm(p,x.s)+' -> '+nm(p,x.d)+': '+x.v.map(function(v,j){return '#'+(x.f+j)+' '+(x.z?(x.m?'+':'='):'lost ')+v;}).join(', '));\n"
+    /* a horizontal arrow's label fits two values between the boxes, a
+     * vertical one's three; past that the first and an ellipsis */
+    "  var lm=segs.length?segs[segs.length-1]:null,lim=lm&&lm[0]===lm[2]?3:2,vs=x.v.length<=lim?x.v:x.v.slice(0,lim-1).concat(['\u2026']);\n"
+    "  if(lm){var m=lm,vert=m[0]===m[2];\n"
     "   var n=N[lk]||1,ex=vert?14*(n-1-ul):0,ox=-[-1,0,1,0][dl]*ex,oy=[0,1,0,-1][dl]*ex;\n"
     "   el('text',{'class':'sent'+cls,x:(m[0]+m[2])/2+ox+(vert?(m[1]<m[3]?-4:6):0),y:(m[1]+m[3])/2+oy+(vert?4+14*ul:(m[0]<m[2]?12:-3)),\n"
-    "    'text-anchor':vert&&m[1]<m[3]?'end':vert?'start':'middle'},g,(x.z?(x.m?'+':'='):'lost ')+x.v.join(' '));}});\n"
+    "    'text-anchor':vert&&m[1]<m[3]?'end':vert?'start':'middle'},g,(x.z?(x.m?'+':'='):'lost ')+vs.join(' '));}});\n"
     " document.querySelector('#view svg').setAttribute('class',k===0?'s0':'');\n"
     " $('step').textContent=String(k);$('steps').textContent=String(p.steps);\n"
     " $('part').textContent=String(pi+1);$('parts').textContent=String(P.length);\n"
