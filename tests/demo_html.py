@@ -13,6 +13,7 @@ wraps FILE [norows]: no line of the picture (links, ring, arrows) spans
   more than half of the picture: torus wraps are stubs at both borders
   (norows: a torus side of 2 rows, with no stub between rows).
 apart FILE: no two arrows, nor two value labels, in the same place.
+heads FILE: every ring hop has its arrowhead (an open mesh).
 marks FILE ROOT(r,c or -) BIDIR(0/1): the DOM of a part at step 1: the
   tree's root (one box of class root, one "root" label at data-row/data-col
   ROOT; none when -); bidir's two rings (as many ring segments of class r1
@@ -268,7 +269,21 @@ def check_caption(path, text):
         fail("%s: the legend calls every copy a finished sum" % path)
 
 
-if sys.argv[1] == "marks":
+def check_heads(path):
+    """heads FILE: on an open mesh every hop of the ring (a detour's too)
+    ends in an arrowhead at step 0: as many heads as ring segments."""
+    d = Dom()
+    d.feed(open(path, encoding="utf-8").read())
+    segs = sum(1 for t, c, _ in d.all if t == "line" and "ring" in c and "tree" not in c)
+    heads = sum(1 for t, c, _ in d.all if t == "line" and "ringhead" in c)
+    if not segs or heads != segs:
+        fail("%s: %d ring segments but %d arrowheads" % (path, segs, heads))
+    print("ok: %d ring hops, each with its head" % segs)
+
+
+if sys.argv[1] == "heads":
+    check_heads(sys.argv[2])
+elif sys.argv[1] == "marks":
     check_marks(sys.argv[2], sys.argv[3], sys.argv[4])
 elif sys.argv[1] == "part":
     check_part(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])

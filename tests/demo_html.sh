@@ -156,6 +156,7 @@ for m in $marks; do
 done
 # step 0 marks the chip the ring's detour passes through, as the text's '*'
 grep -q 'class="box fwd" id="box8"' "$tmp/ring.0.dom" || bad "ring page step 0: the detour's forwarder (2,0) not marked"
+python3 "$here/demo_html.py" heads "$tmp/ring.0.dom" || bad "ring page step 0: a hop without its head"
 # the tree's page: part 1 draws the tree (a link to its parent for each of
 # the 15 chips but the root) and the root, and its legend says nothing of
 # rings (no part runs one)
