@@ -294,12 +294,12 @@ FTM_EXTERN void ftm_rt_script_rt(const ftm_rt_script *f, ftm_rt *rt);
 FTM_EXTERN int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m, ftm_mesh *m2,
                          ftm_fault_record *ev, int max);
 /* Records of events that fired in the last attempt without being noticed
- * (after a run that ended normally). */
-FTM_EXTERN int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max);
-/* Records of kills found with nothing left to kill at an attempt's start
- * (what they name died of an earlier kill) that are due by step upto, so
+ * and of kills skipped (what they name had died already), after a run
+ * that ended normally (skipped_upto -1); or, skipped_upto >= 0, of the
+ * kills an attempt's start found skipped that are due by that step, so
  * that they are told in time order. */
-FTM_EXTERN int ftm_rt_script_skipped(ftm_rt_script *f, long upto, ftm_fault_record *ev, int max);
+FTM_EXTERN int ftm_rt_script_unnoticed(ftm_rt_script *f, long skipped_upto, ftm_fault_record *ev,
+                                       int max);
 
 
 #endif

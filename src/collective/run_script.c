@@ -229,7 +229,7 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
         ftm_mesh_free(&rf.next);
     if (!rc) { /* dead links nothing needed again: the allreduce as it was */
         int first = res->nevents;
-        res->nevents += ftm_rt_script_unnoticed(&f, res->events + first, f.script.n + 1 - first);
+        res->nevents += ftm_rt_script_unnoticed(&f, -1, res->events + first, f.script.n + 1 - first);
         double now = res->nevents > first && o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, &cur) : 0;
         for (int i = first; i < res->nevents; i++)
             res->events[i].modeled_before_s = res->events[i].modeled_after_s = now;

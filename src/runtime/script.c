@@ -430,11 +430,13 @@ int ftm_rt_script_recover(ftm_rt_script *f, const ftm_rt *rt, const ftm_mesh *m,
     return ne;
 }
 
-int ftm_rt_script_unnoticed(ftm_rt_script *f, ftm_fault_record *ev, int max)
+int ftm_rt_script_unnoticed(ftm_rt_script *f, long skipped_upto, ftm_fault_record *ev, int max)
 {
     int ne = 0;
     for (int i = 0; i < f->script.n && ne < max; i++) {
-        if (f->logged[i] || f->fired[i] == 0 || f->script.ev[i].repair)
+        const ftm_fault_event *e = &f->script.ev[i];
+        if (f->logged[i] || f->fired[i] == 0 || e->repair ||
+            (skipped_upto >= 0 && (f->fired[i] > 0 || e->when > skipped_upto)))
             continue;
         record(f, i, &ev[ne++], 0, f->fired[i] < 0 ? "skipped: what it names had died already" : "");
     }
@@ -453,15 +455,6 @@ static void drop_unfired(ftm_rt_script *f, const ftm_rt *rt)
         if (i >= 0 && rt->chips[c].armed_left && f->fired[i] == f->attempt)
             f->fired[i] = 0;
     }
-}
-
-int ftm_rt_script_skipped(ftm_rt_script *f, long upto, ftm_fault_record *ev, int max)
-{
-    int ne = 0;
-    for (int i = 0; i < f->script.n && ne < max; i++)
-        if (!f->logged[i] && f->fired[i] < 0 && f->script.ev[i].when <= upto)
-            record(f, i, &ev[ne++], 0, "skipped: what it names had died already");
-    return ne;
 }
 
 int ftm_rt_script_sync(ftm_rt_script *f, ftm_rt *rt)

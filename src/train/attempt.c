@@ -217,7 +217,7 @@ static void tell_skipped(trainer *t)
 {
     ftm_train_result *res = t->res;
     int first = res->nevents, cap = t->faults->script.n + 1 - first;
-    res->nevents += ftm_rt_script_skipped(t->faults, t->reported, res->events + first, cap);
+    res->nevents += ftm_rt_script_unnoticed(t->faults, t->reported, res->events + first, cap);
     for (int i = first; i < res->nevents; i++) {
         res->events[i].modeled_before_s = res->events[i].modeled_after_s = t->grad_modeled;
         if (t->cb && t->cb->event)
@@ -451,7 +451,7 @@ static int run_attempts(const ftm_mesh *m, const ftm_train_opts *o, const ftm_tr
         res->interrupted = atomic_load(&t.halt);
     if (!rc) { /* dead links nothing needed again */
         int first = res->nevents;
-        res->nevents += ftm_rt_script_unnoticed(f, res->events + first, f->script.n + 1 - first);
+        res->nevents += ftm_rt_script_unnoticed(f, -1, res->events + first, f->script.n + 1 - first);
         for (int i = first; i < res->nevents; i++) /* the allreduce as it was */
             res->events[i].modeled_before_s = res->events[i].modeled_after_s = t.grad_modeled;
         for (int i = first; i < res->nevents && cb && cb->event; i++)

@@ -193,7 +193,7 @@ static int log_unnoticed(ftm_rt_script *f, long start, double modeled, ftm_train
         mask[j] = !hit;
         f->logged[j] |= mask[j];
     }
-    res->nevents += ftm_rt_script_unnoticed(f, res->events + res->nevents,
+    res->nevents += ftm_rt_script_unnoticed(f, -1, res->events + res->nevents,
                                             f->script.n + 1 - res->nevents);
     for (int i = first; i < res->nevents; i++) /* the allreduce as it was */
         res->events[i].modeled_before_s = res->events[i].modeled_after_s = modeled;
