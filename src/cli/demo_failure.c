@@ -132,14 +132,15 @@ static void failure_intro(char *b, size_t n, const char *algo, int victim, const
                           int round, int before, int nsent, int summed, const char *where)
 {
     int u = snprintf(b, n,
-             "The same %s allreduce on the first mesh, but chip (%d,%d) dies at the start of "
+             "The same %s allreduce on the same %dx%d %s, but chip (%d,%d) dies at the start of "
              "step %d, having sent %d of its %d transfer%s. The death is scripted at that "
              "point of the recorded run's steps, so every run of the lesson tells the same "
              "story. A dead chip sends, receives and forwards nothing: the transfers from, to "
              "or through it in that step are lost. The health monitor tells every chip at "
              "once and they stop; %s, so the survivors start over on the chips left (the "
              "next part); then the chip comes back (the part after).",
-             algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim), round, before, nsent,
+             algo, m->rows, m->cols, cli_mesh_kind(m), ftm_mesh_row(m, victim),
+             ftm_mesh_col(m, victim), round, before, nsent,
              cli_s(nsent), summed_words(summed, before));
     if (where[0] && u > 0 && (size_t)u < n)
         snprintf(b + u, n - u, " %s", where);
@@ -162,12 +163,13 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
         printf("Chip (%d,%d) sends nothing in this allreduce: its death could not\n"
                "change it.\n", vr, vc);
     else if (!rc && !(rc = ftm_lesson_kill(&l1, victim, round))) {
-        printf("The same %s allreduce on the first mesh, but chip (%d,%d) dies at the\n"
-               "start of step %d, having sent %d of its %d transfer%s.\n"
+        printf("The same %s allreduce on the same %dx%d %s, but chip (%d,%d) dies at\n"
+               "the start of step %d, having sent %d of its %d transfer%s.\n"
                "The death is scripted at that point of the steps above (the same\n"
                "recorded run, the same order), so every run of the lesson tells the\n"
                "same story. A dead chip sends, receives and forwards nothing.\n",
-               algo, vr, vc, round, before, nsent, cli_s(nsent));
+               algo, m->rows, m->cols, cli_mesh_kind(m), vr, vc, round, before, nsent,
+               cli_s(nsent));
         if (round > 1)
             printf("\n%s%d go%s as above; after step %d every chip holds:\n",
                    round == 2 ? "Step " : round == 3 ? "Steps 1 and " : "Steps 1 to ", round - 1,
