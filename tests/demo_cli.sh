@@ -165,8 +165,12 @@ tr "\n" " " <"$tmp/out" | grep -q "The step of each survivor's last transfer (1 
     grep -q "The pale bands are the rings of the bands that go around a fault, both ways" "$tmp/b5.html" ||
     bad "demo --algo 2d --html: a part without its bands' rings, or part 1 without its words"
 "$ftmesh" demo --algo trees --html "$tmp/tp1.html" >/dev/null &&
-    grep -q "The first of its trees: each arrow points to a chip's parent" "$tmp/tp1.html" ||
+    grep -q "The tree of position #0, one of the 15 trees that carry the 15 positions here (this one carries #0 alone): each arrow points to a chip's parent" "$tmp/tp1.html" ||
     bad "demo --algo trees --html: part 1 does not say what it draws"
+# ... nor the text: which tree, how many, which positions it carries
+"$ftmesh" demo --algo trees --mesh 8x8 --no-color >"$tmp/t8" &&
+    tr "\n" " " <"$tmp/t8" | tr -s " " | grep -q "The tree of position #0, one of the 16 trees that carry the 64 positions here (this one carries #0, #1, #2, #3)" ||
+    bad "demo --algo trees: part 1 does not say which tree it draws"
 # ... and a leaf listed at step 1 is not called slow: it waits for the sums
 tr "\n" " " <"$tmp/out" | grep -q "one listed at an earlier step is not slow.*a tree's leaves send once" ||
     bad "demo: the survivors' list calls idle leaves behind"

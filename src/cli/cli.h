@@ -345,6 +345,10 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
 /* Why 2d's second ring of a band may detour, and how many directed links
  * both rings of its bands around faults still cross (text and page). */
 int cli_bands_why(const ftm_mesh *m, char *b, size_t n);
+struct ftm_sched;
+/* trees' schedule s of count floats on m: which tree the picture draws
+ * (position #0's), how many trees carry the positions and which are its. */
+int cli_trees_first(const ftm_mesh *m, const struct ftm_sched *s, size_t count, char *b, size_t n);
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)

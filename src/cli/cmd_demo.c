@@ -206,6 +206,19 @@ static void headers_words(const ftm_lesson *l)
         demo_wrap(w);
 }
 
+/* trees' part 1 on the page: which tree it draws, as the text says. */
+static void trees_words(const ftm_mesh *m, size_t count, char *b, size_t n)
+{
+    ftm_sched s;
+    char first[300];
+    if (n < 2 || ftm_allreduce_find("trees")->build(&s, NULL, m, count, FTM_RED_SUM_F32))
+        return;
+    if (!s.fallback && !cli_trees_first(m, &s, count, first, sizeof first))
+        snprintf(b, n, " %s: each arrow points to a chip's parent, the gold box is its root; "
+                 "its positions go up these links and come back down them.", first);
+    ftm_sched_free(&s);
+}
+
 /* Part 1's words on the page where no ring runs: the mesh, and what its
  * picture draws (the text's part 1 says the same). */
 static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *b, size_t n)
@@ -215,14 +228,14 @@ static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *
     const char *draws =
         !strcmp(algo, "tree")  ? "The tree it runs: each arrow points to a chip's parent; the "
                                  "gold box is the root, where the partial sums meet."
-        : !strcmp(algo, "trees") ? "The first of its trees: each arrow points to a chip's parent, "
-                                   "the gold box is its root; its first chunk goes up these "
-                                   "links and comes back down them (each tree has its own root)."
+        : !strcmp(algo, "trees") ? "" /* trees_words */
         : bands                  ? "The pale bands are the rings of the bands that go around a "
                                    "fault, both ways."
                                  : "";
     if (draws[0] && u < n)
         u += (size_t)snprintf(b + u, n - u, " %s", draws);
+    if (!strcmp(algo, "trees") && u < n)
+        trees_words(m, demo_lesson_count(m, algo), b + u, n - u);
     char why[512];
     if (bands && u < n && !cli_bands_why(m, why, sizeof why))
         snprintf(b + u, n - u, " %s", why);

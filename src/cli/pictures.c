@@ -139,6 +139,49 @@ static int demo_bands_picture(const ftm_mesh *m)
     return rc;
 }
 
+/* trees: the root of the tree that sums element i (the live chip that
+ * never receives a copy of it), or -1. */
+static int elem_root(const ftm_mesh *m, const ftm_sched *s, size_t i)
+{
+    size_t at = i * sizeof(float);
+    for (int c = 0; c < m->nchips; c++) {
+        int copies = 0;
+        for (int k = 0; k < s->prog[c].nops; k++) {
+            const ftm_op *o = &s->prog[c].ops[k];
+            copies += o->kind == FTM_OP_RECV && o->red == FTM_RED_COPY && o->off <= at &&
+                      at < o->off + o->len;
+        }
+        if (ftm_mesh_alive(m, c) && !copies)
+            return c;
+    }
+    return -1;
+}
+
+int cli_trees_first(const ftm_mesh *m, const ftm_sched *s, size_t count, char *b, size_t n)
+{
+    int *root = malloc(sizeof(int) * (count ? count : 1)), trees = 0, mine = 0;
+    if (!root)
+        return FTM_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        root[i] = elem_root(m, s, i);
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = root[j] == root[i];
+        trees += !seen;
+        mine += root[i] == root[0];
+    }
+    size_t u = (size_t)snprintf(b, n, "The tree of position #0, one of the %d trees that carry "
+                                "the %zu positions here (this one %s", trees, count,
+                                mine == 1 ? "carries #0 alone" : "carries #0");
+    for (size_t i = 1, k = 1; i < count && u < n && mine > 1; i++)
+        if (root[i] == root[0] && k++ < 6)
+            u += (size_t)snprintf(b + u, n - u, ", #%zu", i);
+    if (u < n)
+        snprintf(b + u, n - u, "%s)", mine > 6 ? ", ..." : "");
+    free(root);
+    return 0;
+}
+
 int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
 {
     if (!strcmp(algo, "2d"))
@@ -160,19 +203,24 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
     int detours = 0; /* the second ring's detours may take other routes */
     for (int i = 0; i < s.nroutes; i++)
         detours |= s.routes[i].nhops > 1;
-    if (pic)
-        printf("\n%s\n%s", bidir ? detours ? "bidir runs this ring one way on the first half "
-                                             "of the numbers and\nthe ring below, the other way "
-                                             "round, on the second half (a detour\nmay take "
-                                             "another route there):"
-                                           : "bidir runs this ring one way on the first half "
-                                             "of the numbers and\nthe ring below, the other way "
-                                             "round, on the second half:"
-                             : tree ? "The tree it runs (arrows point to the parent; R: the root):"
-                                    : "The first of its trees (arrows point to the parent; R: the "
-                                      "root): its first\nchunk goes up these links and comes back "
-                                      "down them:",
+    char first[400] = "";
+    if (pic && !tree && !bidir && !(err = cli_trees_first(m, &s, count, first, sizeof first - 100)))
+        strcat(first, ": arrows point to the parent, R is its root; its positions go up these "
+                      "links and come back down them:");
+    if (pic && first[0]) {
+        printf("\n");
+        cli_print_wrapped(stdout, 0, 0, first);
+        fputs(pic, stdout);
+    } else if (pic) {
+        printf("\n%s\n%s", !bidir ? "The tree it runs (arrows point to the parent; R: the root):"
+                           : detours ? "bidir runs this ring one way on the first half of the "
+                                       "numbers and\nthe ring below, the other way round, on the "
+                                       "second half (a detour\nmay take another route there):"
+                                     : "bidir runs this ring one way on the first half of the "
+                                       "numbers and\nthe ring below, the other way round, on the "
+                                       "second half:",
                pic);
+    }
     free(pic);
     ftm_sched_free(&s);
     return err;
