@@ -44,6 +44,11 @@ done
     grep -q "^detour (1,3) -> (2,3): 3 hops via N,N,N" "$tmp/out" &&
     tr "\n" " " <"$tmp/out" | grep -q "routed to avoid, where it can, the links its first one uses in the same direction.* Here no link carries both rings the same way" ||
     bad "demo --algo 2d: the band's second ring's detours unexplained"
+# ... and why its column phase crosses columns (the drift layout)
+tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "the drift layout), so a column-phase transfer may cross columns" ||
+    bad "demo --algo 2d: the drift layout of the column phase not told"
+"$ftmesh" demo --algo 2d --mesh 8x8 --torus --fail 3,3 --no-color | grep -q "drift layout" &&
+    bad "demo --algo 2d: the drift layout told where column rings run"
 # ... and where it cannot, how many links carry both (the default lesson's
 # first ring detours over three links its second one takes one hop)
 "$ftmesh" demo --algo 2d --no-color >"$tmp/out" &&

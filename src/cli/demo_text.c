@@ -504,6 +504,20 @@ static int transpose(const ftm_mesh *m, ftm_mesh *t)
     return rc;
 }
 
+/* 1 when 2d's column phase runs the drift layout on m (ftm_plan2d_columns). */
+static int drift_layout(const ftm_mesh *m)
+{
+    ftm_plan2d p;
+    unsigned char *usable = malloc((size_t)m->cols);
+    int drift = usable && !ftm_plan2d_build(m, &p);
+    if (drift) {
+        drift = ftm_plan2d_columns(m, &p, usable) == 0;
+        ftm_plan2d_free(&p);
+    }
+    free(usable);
+    return drift;
+}
+
 void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
 {
     b[0] = 0;
@@ -517,8 +531,13 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
         band_list(&t, "column", cols, sizeof cols);
         ftm_mesh_free(&t);
     }
-    snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
-             cols[0] ? "; for the second half" : "", cols);
+    int u = snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
+                     cols[0] ? "; for the second half" : "", cols);
+    if (!conc && u > 0 && (size_t)u < n && drift_layout(m))
+        snprintf(b + u, n - (size_t)u, " Too many columns hold a hole here for column rings: "
+                 "the chips of the bands that own the same block are linked top to bottom "
+                 "over live paths instead (the drift layout), so a column-phase transfer "
+                 "may cross columns.");
 }
 
 /* What the algorithm does, in words a student follows (the registry's
