@@ -20,7 +20,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd) # absolute: the fuzzers run inside it
 flags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -I$top/include -I$top/src
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-core="$top/src/core/error.c $top/src/core/mesh.c $top/src/core/faults.c $top/src/core/faults_random.c"
+core="$top/src/core/error.c $top/src/core/mesh.c $top/src/core/faults.c $top/src/core/faults_check.c $top/src/core/faults_random.c"
 # shellcheck disable=SC2086
 "$cc" $flags -o "$out/fuzz_faults" "$top/tests/fuzz/fuzz_faults.c" $core
 # shellcheck disable=SC2086
