@@ -174,7 +174,7 @@ static void lines_case(int R, int C, int f, int k, ftm_red red)
         ftm_mesh_fail_link(&m, 3, 2, 4, 2, 1); /* one way */
     else
         multi_faults(&m, R, C, f);
-    size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_red_elem_size(red);
+    size_t count = 1000 + (size_t)(k * 7 + f), es = ftm_sched_red_elem_size(red);
     ftm_sched s;
     /* k 2 (int64) and 3: reducing transfers of more than 10 elements in pieces */
     int rc = k == 2 || k == 3 ? ftm_allreduce_2d_lines_build_split(&s, NULL, &m, count, red, k, 5)

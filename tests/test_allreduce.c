@@ -369,6 +369,17 @@ START_TEST(test_mem_estimate)
     ck_assert_uint_eq(ftm_allreduce_mem_estimate(&m, &o, NULL) - e1, 16 * 2000 * sizeof(float));
     o.sched = NULL; /* then the schedule passed beside counts */
     ck_assert_uint_eq(ftm_allreduce_mem_estimate(&m, &o, &s), e1 + 16 * 2000 * sizeof(float));
+    /* a schedule built for another count (or mesh) is refused, not run past
+     * the chips' buffers */
+    ftm_allreduce_result r;
+    o.sched = &s;
+    o.count = 16;
+    ck_assert_int_eq(ftm_allreduce_run(&m, &o, &r), FTM_EINVAL);
+    ftm_mesh m2;
+    ck_assert_int_eq(ftm_mesh_init(&m2, 2, 2, 0), 0);
+    o.count = 1000;
+    ck_assert_int_eq(ftm_allreduce_run(&m2, &o, &r), FTM_EINVAL);
+    ftm_mesh_free(&m2);
     ftm_sched_free(&s);
     ftm_mesh_free(&m);
 }

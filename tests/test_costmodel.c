@@ -39,8 +39,8 @@ static void build_row_rings(ftm_sched *s, const ftm_mesh *m, size_t count, int b
         rw[i] = ftm_sched_route(s, cw, (cw + P - 1) % P, &w, 1);
     }
     size_t half = bidir ? count / 2 : count;
-    ftm_ring_owned_balanced(P, 0, half, ro[0], rf[0], rn[0]);
-    ftm_ring_owned_balanced(P, half, count - half, ro[1], rf[1], rn[1]);
+    ftm_allreduce_ring_owned_balanced(P, 0, half, ro[0], rf[0], rn[0]);
+    ftm_allreduce_ring_owned_balanced(P, half, count - half, ro[1], rf[1], rn[1]);
     ftm_ring_owned fwd = { P, re, ro[0], rf[0], rn[0], NULL, NULL };
     ftm_ring_owned bwd = { P, rw, ro[1], rf[1], rn[1], NULL, NULL };
     for (int k = 0; k < ftm_ring_nsteps(P); k++) {
@@ -296,6 +296,8 @@ START_TEST(test_exec_data_int64_overflow)
                 for (size_t k = first; k < first + n; k++)
                     ck_assert_int_eq(ftm_sched_block_of(count, p, k), b);
             }
+    ck_assert_int_eq(ftm_sched_block_of(3, 8, 3), -1); /* past the end: no block */
+    ck_assert_int_eq(ftm_sched_block_of(3, 0, 0), -1);
     ftm_mesh_free(&m);
 }
 END_TEST

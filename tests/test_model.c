@@ -494,7 +494,7 @@ START_TEST(bn_scales)
     ck_assert_mem_eq(ls, l1, sizeof l1);
     double lf = run_one(ref, B, 1, 0, NULL, NULL);
     memcpy(gf, ftm_model_grads(ref), n * sizeof(float));
-    ftm_fix_to_float(gq, q1, n);
+    ftm_model_fix_to_float(gq, q1, n);
     ck_assert(fabs(lf - ftm_xsum_value(l1)) <= 1e-6 * lf);
     for (int t = 0; t < ftm_model_ntensors(ref); t++) {
         const ftm_tensor_info *ti = ftm_model_tensor(ref, t);
@@ -532,7 +532,7 @@ START_TEST(exact_vs_float)
     a.grads_i64 = q;
     ck_assert_int_eq(ftm_model_forward_backward(m, &a, &l2), 0);
     ck_assert_double_eq(l1, l2);
-    ftm_fix_to_float(gq, q, n);
+    ftm_model_fix_to_float(gq, q, n);
     for (int t = 0; t < ftm_model_ntensors(m); t++) {
         const ftm_tensor_info *ti = ftm_model_tensor(m, t);
         double e = rel_err(gq + ti->offset, gf + ti->offset, ti->count);

@@ -1,6 +1,6 @@
 /* Router: rings around holes, paths, validation, quality.
  *
- * Rings are checked twice: by ftm_ring_validate and by check_ring() below,
+ * Rings are checked twice: by ftm_router_ring_validate and by check_ring() below,
  * an independent walk written from the mesh's definition (row-major ids,
  * N/E/S/W, wrap links on torus sides >= 3), so a bug shared by the router
  * and its validator does not go unnoticed.
@@ -99,10 +99,10 @@ static int colour_gap(const ftm_mesh *m)
 static void ring_ok(const ftm_mesh *m, ftm_ring *ring, tq *q)
 {
     ck_assert_int_eq(ftm_router_ring(m, ring), 0);
-    ck_assert_int_eq(ftm_ring_validate(m, ring), 0);
+    ck_assert_int_eq(ftm_router_ring_validate(m, ring), 0);
     ck_assert_msg(check_ring(m, ring, q), "independent check failed");
     ftm_ring_quality rq;
-    ftm_ring_measure(m, ring, &rq);
+    ftm_router_ring_measure(m, ring, &rq);
     ck_assert_int_eq(rq.valid, 1);
     ck_assert_int_eq(rq.ring_chips, ring->n);
     ck_assert_int_eq(rq.hops, q->hops);
@@ -151,7 +151,7 @@ START_TEST(test_healthy_meshes)
                     ck_assert_int_eq(q.hops, n + 1);
                     ck_assert_int_eq(q.detours, 1);
                 }
-                ftm_ring_free(&ring);
+                ftm_router_ring_free(&ring);
                 ftm_mesh_free(&m);
             }
 }
@@ -182,7 +182,7 @@ START_TEST(test_aligned_hosts)
         ring_ok(&m, &ring, &q);
         ck_assert_msg(q.hops == ring.n && q.detours == 0, "%dx%d t%d seed %d: hops %d n %d",
                       R, C, torus, _i, q.hops, ring.n);
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
     }
     ftm_mesh_free(&m);
 }
@@ -199,19 +199,19 @@ START_TEST(test_named_holes)
     ring_ok(&m, &ring, &q);
     ck_assert_int_eq(q.hops, 60);
     ck_assert_int_eq(q.detours, 0);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ftm_mesh_fail_host(&m, 4, 6);
     ftm_mesh_fail_host(&m, 0, 6);
     ring_ok(&m, &ring, &q);
     ck_assert_int_eq(q.hops, 52);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
     /* 32x32 torus minus one host. */
     ck_assert_int_eq(ftm_mesh_init(&m, 32, 32, 1), 0);
     ftm_mesh_fail_host(&m, 10, 10);
     ring_ok(&m, &ring, &q);
     ck_assert_int_eq(q.hops, 1020);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -237,7 +237,7 @@ START_TEST(test_one_dead_chip)
         ck_assert_int_eq(q.hops, 64);
         ck_assert_int_eq(q.detours, 1);
         ck_assert_int_eq(q.longest, 2);
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
         ftm_mesh_free(&m);
     }
 }
@@ -283,7 +283,7 @@ static void sweep_one(int R, int C, int torus, uint64_t seed)
     tq q, q2;
     ck_assert_msg(ftm_router_ring(&m, &ring) == 0 && check_ring(&m, &ring, &q),
                   "%dx%d torus=%d seed %llu", R, C, torus, (unsigned long long)seed);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ring_ok(&m, &ring, &q);
     if (ring.n > 1)
         ck_assert_int_ge(q.hops, ring.n);
@@ -298,13 +298,13 @@ static void sweep_one(int R, int C, int torus, uint64_t seed)
     ck_assert_int_eq(memcmp(again.dirs, ring.dirs, (size_t)ring.path_off[ring.n]), 0);
     /* The counter-rotating ring: same chips, reverse order, valid. */
     ck_assert_int_eq(ftm_router_reverse(&m, &ring, &rev), 0);
-    ck_assert_int_eq(ftm_ring_validate(&m, &rev), 0);
+    ck_assert_int_eq(ftm_router_ring_validate(&m, &rev), 0);
     ck_assert(check_ring(&m, &rev, &q2));
     for (int i = 0; i < ring.n; i++)
         ck_assert_int_eq(rev.chips[i], ring.chips[(ring.n - i) % ring.n]);
-    ftm_ring_free(&rev);
-    ftm_ring_free(&again);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&rev);
+    ftm_router_ring_free(&again);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
 }
 
@@ -334,8 +334,8 @@ START_TEST(test_big_torus)
     ck_assert_int_eq(q.hops, 4056);
     ck_assert_int_eq(ftm_router_reverse(&m, &ring, &rev), 0);
     ck_assert(check_ring(&m, &rev, &q));
-    ftm_ring_free(&rev);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&rev);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -370,7 +370,7 @@ START_TEST(test_scattered_faults)
         ck_assert_int_eq(q.hops, ring.n + q.detours);
         sum_det += q.detours;
         sum_gap += gap;
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
         ftm_mesh_free(&m);
     }
     ck_assert_int_le(sum_det, sum_gap + 4);
@@ -392,7 +392,7 @@ START_TEST(test_many_faults)
     ck_assert_int_ge(q.detours, colour_gap(&m));
     ck_assert_int_lt(q.detours, 100);
     ck_assert_int_le(q.longest, 3);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -413,8 +413,8 @@ START_TEST(test_one_way_links)
     ck_assert_int_eq(ftm_router_reverse(&m, &ring, &rev), 0);
     ck_assert(check_ring(&m, &rev, &q));
     ck_assert_int_eq(q.hops, 6); /* 0 -> 1 must go round: 3 hops */
-    ftm_ring_free(&rev);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&rev);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
     /* 1x2 with one direction dead: cut. */
     ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
@@ -453,8 +453,8 @@ START_TEST(test_one_way_no_worse)
                 ck_assert(check_ring(&both, &b, &qb));
                 ck_assert_msg(qa.hops <= qb.hops, "%dx%d, (%d,%d)>(%d,%d): %d hops one way, %d both",
                               n, n, r, col, r2, c2, qa.hops, qb.hops);
-                ftm_ring_free(&a);
-                ftm_ring_free(&b);
+                ftm_router_ring_free(&a);
+                ftm_router_ring_free(&b);
                 checked++;
             }
             ftm_mesh_free(&one);
@@ -521,7 +521,7 @@ static int vring(const ftm_mesh *m, int n, const int *chips, const int *off,
                  const unsigned char *dirs)
 {
     ftm_ring r = { n, (int *)chips, (int *)off, (unsigned char *)dirs };
-    return ftm_ring_validate(m, &r);
+    return ftm_router_ring_validate(m, &r);
 }
 
 START_TEST(test_validate_rejects)
@@ -623,16 +623,16 @@ START_TEST(test_ring_memo)
         ck_assert_int_eq(ftm_router_ring(&m[ORDER[k]], &r), 0);
         same_ring(&r, &f[ORDER[k]].r);
         r.chips[0] = -1; /* the caller's copy */
-        ftm_ring_free(&r);
+        ftm_router_ring_free(&r);
     }
     /* a fault more: another mesh, another ring */
     ftm_ring r;
     ck_assert_int_eq(ftm_mesh_fail_chip(&m[0], 6, 6), 0);
     ck_assert_int_eq(ftm_router_ring(&m[0], &r), 0);
     ck_assert_int_eq(r.n, f[0].r.n - 1);
-    ftm_ring_free(&r);
+    ftm_router_ring_free(&r);
     for (int i = 0; i < 3; i++) {
-        ftm_ring_free(&f[i].r);
+        ftm_router_ring_free(&f[i].r);
         ftm_mesh_free(&m[i]);
     }
 }
@@ -648,7 +648,7 @@ START_TEST(test_quality_line)
     const unsigned char d[] = { E, E, E, W, W, W };
     ftm_ring r = { 4, (int *)c, (int *)off, (unsigned char *)d };
     ftm_ring_quality q;
-    ftm_ring_measure(&m, &r, &q);
+    ftm_router_ring_measure(&m, &r, &q);
     ck_assert_int_eq(q.valid, 1);
     ck_assert_int_eq(q.healthy, 4);
     ck_assert_int_eq(q.ring_chips, 4);
@@ -660,7 +660,7 @@ START_TEST(test_quality_line)
     const int c2[] = { 0, 2, 1, 3 }, off2[] = { 0, 2, 3, 5, 8 };
     const unsigned char d2[] = { E, E, W, E, E, W, W, W };
     ftm_ring r2 = { 4, (int *)c2, (int *)off2, (unsigned char *)d2 };
-    ftm_ring_measure(&m, &r2, &q);
+    ftm_router_ring_measure(&m, &r2, &q);
     ck_assert_int_eq(q.valid, 1);
     ck_assert_int_eq(q.hops, 8);
     ck_assert_int_eq(q.detours, 3);
@@ -671,7 +671,7 @@ START_TEST(test_quality_line)
     tq t;
     ring_ok(&m, &rr, &t);
     ck_assert_int_eq(t.hops, 6);
-    ftm_ring_free(&rr);
+    ftm_router_ring_free(&rr);
     /* One chip: one edge of zero hops. */
     ftm_mesh_free(&m);
     ck_assert_int_eq(ftm_mesh_init(&m, 3, 3, 0), 0);
@@ -682,7 +682,7 @@ START_TEST(test_quality_line)
     ck_assert_int_eq(rr.n, 1);
     ck_assert_int_eq(rr.chips[0], 4);
     ck_assert_int_eq(t.hops, 0);
-    ftm_ring_free(&rr);
+    ftm_router_ring_free(&rr);
     ftm_mesh_free(&m);
 }
 END_TEST

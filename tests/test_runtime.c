@@ -380,7 +380,9 @@ static int run_armed(ftm_chip *c, void *arg)
 {
     armed_job *aj = arg;
     if (ftm_chip_id(c) == aj->victim) {
-        int host[4] = { 0, 1, 4, 5 };
+        int host[4] = { 0, 1, 4, 5 }, outside[2] = { 0, 16 };
+        if (ftm_chip_kill_chips_after(c, 5, outside, 2) != FTM_EINVAL)
+            return FTM_ERANGE; /* a chip out of range must be refused */
         int rc = aj->host ? ftm_chip_kill_chips_after(c, 5, host, 4)
                           : ftm_chip_kill_link_after(c, 5, aj->link_chip, aj->link_dir, 0);
         if (rc)

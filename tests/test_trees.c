@@ -36,7 +36,7 @@ static void make_mesh(int i, ftm_mesh *m)
  * the exact sums; the model's link bytes are the schedule's. */
 static void check_sched(const ftm_mesh *m, const ftm_sched *s, size_t count, ftm_red red)
 {
-    size_t es = ftm_red_elem_size(red);
+    size_t es = ftm_sched_red_elem_size(red);
     void **b = calloc((size_t)m->nchips, sizeof(void *));
     int64_t cs = 0, nh = 0;
     for (int c = 0; c < m->nchips; c++) {

@@ -21,7 +21,7 @@ static char *draw(const ftm_mesh *m, int n, const int *chips, const int *off,
 {
     ftm_ring r = { n, (int *)chips, (int *)off, (unsigned char *)dirs };
     char *pic = NULL;
-    ck_assert_int_eq(ftm_ring_validate(m, &r), 0);
+    ck_assert_int_eq(ftm_router_ring_validate(m, &r), 0);
     ck_assert_int_eq(ftm_viz_ring_ascii(m, &r, &pic), 0);
     ck_assert_ptr_nonnull(pic);
     return pic;
@@ -208,7 +208,7 @@ START_TEST(test_hole_structure)
     ftm_ring ring;
     ck_assert_int_eq(ftm_router_ring(&m, &ring), 0);
     ftm_ring_quality q;
-    ftm_ring_measure(&m, &ring, &q);
+    ftm_router_ring_measure(&m, &ring, &q);
     char *pic = NULL;
     ck_assert_int_eq(ftm_viz_ring_ascii(&m, &ring, &pic), 0);
     char *lines[64];
@@ -234,7 +234,7 @@ START_TEST(test_hole_structure)
     for (int y = 0; y < nl; y++)
         ck_assert_int_le((int)strlen(lines[y]), 80);
     free(pic);
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     ftm_mesh_free(&m);
 }
 END_TEST
@@ -267,7 +267,7 @@ START_TEST(test_width)
                                        "picture with --svg FILE)");
         }
         free(pic);
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
         ftm_mesh_free(&m);
     }
 }

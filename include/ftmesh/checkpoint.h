@@ -85,7 +85,7 @@ typedef struct ftm_ckpt_state {
 FTM_EXTERN int ftm_ckpt_nmoments(int optim_kind);
 
 /* CRC-32C of n bytes, continuing from crc (start with 0). */
-FTM_EXTERN uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n);
+FTM_EXTERN uint32_t ftm_ckpt_crc32c(uint32_t crc, const void *data, size_t n);
 
 /* The file's bytes in a malloc'd buffer. FTM_EINVAL when st does not fit
  * meta (sizes, moments, examples), FTM_ENOMEM. */

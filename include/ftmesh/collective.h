@@ -234,7 +234,7 @@ FTM_EXTERN int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, si
 /* The balanced ownership of the 1-D rings (Open MPI's ring allreduce):
  * [first, first + count) split into n blocks (ftm_sched_block), position i
  * owning block (i + 1) mod n. Fills ro[n + 1], rf[n], rn[n]. */
-FTM_EXTERN void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn);
+FTM_EXTERN void ftm_allreduce_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn);
 static inline int ftm_ring_nsteps(int n) { return 2 * (n - 1); }
 
 /* --algo auto (src/collective/auto.c: it uses the registry, so it sits

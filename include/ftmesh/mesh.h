@@ -31,7 +31,7 @@ typedef struct ftm_mesh {
 } ftm_mesh;
 
 /* "N", "E", "S", "W". */
-FTM_EXTERN const char *ftm_dir_name(int d);
+FTM_EXTERN const char *ftm_mesh_dir_name(int d);
 static inline int ftm_dir_opposite(int d) { return (d + 2) & 3; }
 
 /* Sizes 1x1 .. 64x64 (1x1: one chip, no links, for one-chip training).

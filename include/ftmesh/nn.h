@@ -46,7 +46,7 @@ FTM_EXTERN void ftm_nn_sgemm(ftm_gemm_stats *st, int ta, int tb, int M, int N, i
                   float alpha, const float *A, int lda, const float *B, int ldb,
                   float beta, float *C, int ldc);
 /* Adds the counts of src into dst (shapes merged). */
-FTM_EXTERN void ftm_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src);
+FTM_EXTERN void ftm_nn_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src);
 
 /* ---- dropout randomness -------------------------------------------------- */
 

@@ -4,10 +4,10 @@
  * chips in ring order and, for each consecutive pair, the path of links
  * between them: one hop when they are live neighbours, a detour of several
  * hops otherwise, forwarded by the chips it passes through. Every ring the
- * router returns has been validated (ftm_ring_validate).
+ * router returns has been validated (ftm_router_ring_validate).
  *
  * Ownership and threads: a ring owns its three arrays; whoever it was
- * filled for frees it with ftm_ring_free (then it is empty; freeing an
+ * filled for frees it with ftm_router_ring_free (then it is empty; freeing an
  * empty ring is fine). Every function is reentrant and only reads the
  * mesh during the call; the only thing kept between calls is, per thread,
  * a copy of the last two meshes' rings (ftm_router_ring: the same mesh
@@ -34,7 +34,7 @@ typedef struct ftm_ring_quality {
     int detours;          /* edges of more than one hop */
     int longest_edge;     /* hops of the longest edge */
     int max_link_load;    /* ring edges crossing the most-used directed link */
-    int valid;            /* 1 when ftm_ring_validate passed */
+    int valid;            /* 1 when ftm_router_ring_validate passed */
 } ftm_ring_quality;
 
 /* One ring over every healthy chip: a nearest-neighbour (Hamiltonian) ring
@@ -67,9 +67,9 @@ FTM_EXTERN int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load,
 /* 0 when the ring closes, visits every healthy chip exactly once, and every
  * path starts at its chip, ends at the next one and uses only live chips and
  * live links; FTM_EBADRING otherwise. */
-FTM_EXTERN int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
+FTM_EXTERN int ftm_router_ring_validate(const ftm_mesh *m, const ftm_ring *ring);
 /* Fills q (the function is not named ftm_ring_quality: that is the type). */
-FTM_EXTERN void ftm_ring_measure(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
-FTM_EXTERN void ftm_ring_free(ftm_ring *ring);
+FTM_EXTERN void ftm_router_ring_measure(const ftm_mesh *m, const ftm_ring *ring, ftm_ring_quality *q);
+FTM_EXTERN void ftm_router_ring_free(ftm_ring *ring);
 
 #endif

@@ -298,14 +298,14 @@ FTM_EXTERN uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t 
 
 /* Balanced split of count elements into p blocks (Open MPI's ring
  * allreduce split: the first count % p blocks get one element more).
- * Block b covers elements [*first, *first + *n). */
+ * Block b covers elements [*first, *first + *n) (empty for p < 1 or b < 0). */
 FTM_EXTERN void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n);
 /* The inverse: the block b (0 <= b < p) whose range holds element x of
- * ftm_sched_block's split of count into p (x < count). */
+ * ftm_sched_block's split of count into p; -1 when x >= count or p < 1. */
 FTM_EXTERN int ftm_sched_block_of(size_t count, int p, size_t x);
 
 /* Element size in bytes of a reduction type (4 or 8; 1 for FTM_RED_COPY). */
-FTM_EXTERN size_t ftm_red_elem_size(ftm_red red);
+FTM_EXTERN size_t ftm_sched_red_elem_size(ftm_red red);
 
 /* The reduction kernel, the one both interpreters use (the runtime per
  * packet, ftm_sched_exec_data per receive): combines len bytes of src into

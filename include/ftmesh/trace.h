@@ -43,7 +43,7 @@ typedef enum {
 } ftm_ev_kind;
 
 /* Static name of a kind: "exec", "step", "send", ... */
-FTM_EXTERN const char *ftm_ev_kind_name(int kind);
+FTM_EXTERN const char *ftm_trace_ev_kind_name(int kind);
 
 typedef struct ftm_event {
     uint8_t kind;      /* ftm_ev_kind */

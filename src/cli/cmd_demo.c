@@ -451,7 +451,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         demo_mesh_picture(m, NULL, demo_lesson_count(m, algo));
     if ((rc = cli_demo_own_picture(m, algo, demo_lesson_count(m, algo)))) {
         if (ring.n)
-            ftm_ring_free(&ring);
+            ftm_router_ring_free(&ring);
         return rc;
     }
     demo_pause(o);
@@ -509,9 +509,9 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
     ftm_lesson_free(&l);
     ftm_trace_destroy(tr);
     if (ring.n)
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
     if (ring2.n)
-        ftm_ring_free(&ring2);
+        ftm_router_ring_free(&ring2);
     return rc;
 }
 

@@ -122,7 +122,7 @@ static void bound_text(const ftm_mesh *m)
            fixed * 1e6, diam, fixed * 1e6, lat * 1e6);
 }
 
-/* A band's ring covers only the band, so ftm_ring_measure (which
+/* A band's ring covers only the band, so ftm_router_ring_measure (which
  * validates against the whole mesh) does not apply: count here. */
 static ftm_ring_quality band_quality(const ftm_ring *r)
 {
@@ -401,13 +401,13 @@ static int show_ring(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
     if (err)
         return cli_error("rings", "router failed: %s", ftm_strerror(err));
     ftm_ring_quality q;
-    ftm_ring_measure(m, &ring, &q);
+    ftm_router_ring_measure(m, &ring, &q);
     report_ring(m, o, &ring, &q, svg->f ? svg->path : NULL);
     int rc = q.valid ? 0 : CLI_EXIT_FAIL;
     if (svg->f && cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1, NULL,
                                                              "ftmesh ring")))
         rc = CLI_EXIT_FAIL;
-    ftm_ring_free(&ring);
+    ftm_router_ring_free(&ring);
     return rc;
 }
 

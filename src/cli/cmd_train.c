@@ -371,7 +371,7 @@ static int check_history(const targs *a, const ftm_mesh *given, const ftm_mesh *
                 return cli_usage_error(CMD, "--resume %s: the link from (%d,%d) %s is dead in the "
                                        "fault options but live in the checkpoint; on --resume a "
                                        "link dies with --kill link:...@STEP", a->t.resume, r, col,
-                                       ftm_dir_name(d));
+                                       ftm_mesh_dir_name(d));
     }
     return 0;
 }

@@ -66,7 +66,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
         rc = demo_story_bands(st, st->n - 1, &m2, algo); /* the rebuilt bands' rings */
     }
     if (ring.n) /* not passed to the story */
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
     ftm_lesson_free(&l2);
     ftm_mesh_free(&m2);
     return rc;
@@ -196,7 +196,7 @@ int demo_tell_failure(const demo_out *o, const ftm_mesh *m, const char *algo, in
             rc = demo_story_bands(st, st->n - 1, m, algo);
         }
         if (ring.n)
-            ftm_ring_free(&ring);
+            ftm_router_ring_free(&ring);
         char h[80];
         snprintf(h, sizeof h, "%d. The recovery", st->n + 1);
         demo_heading(o, h);

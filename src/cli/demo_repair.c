@@ -187,7 +187,7 @@ int demo_tell_repair(const demo_out *o, const ftm_mesh *m, const char *algo, int
         brc = demo_story_bands(st, st->n - 1, m, algo);
     }
     if (ring.n)
-        ftm_ring_free(&ring);
+        ftm_router_ring_free(&ring);
     ftm_lesson_free(&l);
     return brc;
 }

@@ -61,9 +61,9 @@ void demo_story_free(demo_story *st)
         ftm_lesson_free(&st->les[i]);
         ftm_trace_destroy(st->tr[i]);
         if (st->ring[i].n)
-            ftm_ring_free(&st->ring[i]);
+            ftm_router_ring_free(&st->ring[i]);
         if (st->ring2[i].n)
-            ftm_ring_free(&st->ring2[i]);
+            ftm_router_ring_free(&st->ring2[i]);
     }
     for (int i = 0; i < DEMO_MAX_PARTS; i++)
         if (st->have_plan[i])

@@ -214,7 +214,7 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
                               "not force a detour. ", nb, nw);
     if (ring && u < n) {
         ftm_ring_quality q;
-        ftm_ring_measure(m, ring, &q);
+        ftm_router_ring_measure(m, ring, &q);
         u += (size_t)snprintf(b + u, n - u, "The router's ring: %d chips, %d detour edge%s, "
                               "%d hops in all.", q.ring_chips, q.detours,
                               q.detours == 1 ? "" : "s", q.hops);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -331,6 +332,7 @@ int cli_out_open(const char *cmd, cli_out *o, const char *opt, const char *path)
                                strerror(e));
     }
     out_tmp[o->slot] = o->tmp;
+    atomic_signal_fence(memory_order_seq_cst); /* the handler reads the path only once the slot is marked */
     out_used[o->slot] = 1;
     return 0;
 }

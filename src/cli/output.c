@@ -194,7 +194,7 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, in
                 ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
                 s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing, cli_s((long)s->missing),
                 s->wait == FTM_WAIT_RECV ? "from" : "to", ftm_mesh_row(m, s->peer),
-                ftm_mesh_col(m, s->peer), ftm_dir_name(s->dir));
+                ftm_mesh_col(m, s->peer), ftm_mesh_dir_name(s->dir));
     }
     if (n > 32)
         fprintf(stderr, "  ... and %d more\n", n - 32);

@@ -42,22 +42,6 @@ static int tree_root(const ftm_mesh *m, const ftm_sched *s)
     return -1;
 }
 
-/* trees: the root of the first tree, the live chip that never receives a
- * copy of the buffer's first byte (every other chip gets it copied down). */
-static int trees_root(const ftm_mesh *m, const ftm_sched *s)
-{
-    for (int c = 0; c < m->nchips; c++) {
-        const ftm_chip_prog *pg = &s->prog[c];
-        int copies = 0;
-        for (int k = 0; k < pg->nops; k++)
-            copies += pg->ops[k].kind == FTM_OP_RECV && pg->ops[k].off == 0 &&
-                      pg->ops[k].red == FTM_RED_COPY;
-        if (ftm_mesh_alive(m, c) && !copies)
-            return c;
-    }
-    return -1;
-}
-
 /* Marks (add) or counts the marked (add 0) directed links ring r crosses. */
 static int ring_links(const ftm_mesh *m, const ftm_ring *r, unsigned char *used, int add)
 {
@@ -199,7 +183,7 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count)
     else if (tree)
         err = ftm_viz_sched_ascii(m, &s, "tree-up", 0, s.bytes, 0, tree_root(m, &s), &pic);
     else if (!s.fallback) /* else part 2 says what runs */
-        err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, 1, trees_root(m, &s), &pic);
+        err = ftm_viz_sched_ascii(m, &s, NULL, 0, 1, 1, elem_root(m, &s, 0), &pic);
     int detours = 0; /* the second ring's detours may take other routes */
     for (int i = 0; i < s.nroutes; i++)
         detours |= s.routes[i].nhops > 1;
@@ -233,7 +217,7 @@ static int draw_trees(const ftm_mesh *m, const ftm_sched *s)
            "chunks, all trees at once (ftmesh demo --algo trees tells the steps).\n"
            "Together they use every live link both ways.\n");
     return phase_picture(m, s, "the first tree, rooted at R (its first chunk goes up these links\n"
-                               "and comes back down them):", NULL, 0, 1, trees_root(m, s));
+                               "and comes back down them):", NULL, 0, 1, elem_root(m, s, 0));
 }
 
 static int draw_bidir(const ftm_mesh *m, const ftm_sched *s)

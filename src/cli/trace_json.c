@@ -91,9 +91,9 @@ static void slice_name(char *b, size_t n, const ftm_mesh *m, const ftm_event *e)
     case FTM_EV_SEND: snprintf(b, n, "send to %s", peer); break;
     case FTM_EV_RECV: snprintf(b, n, "%s from %s", e->name, peer); break;
     case FTM_EV_FORWARD:
-        snprintf(b, n, "forward %s's %s", peer, e->dir >= 0 ? ftm_dir_name(e->dir) : "?");
+        snprintf(b, n, "forward %s's %s", peer, e->dir >= 0 ? ftm_mesh_dir_name(e->dir) : "?");
         break;
-    default: snprintf(b, n, "%s", e->name[0] ? e->name : ftm_ev_kind_name(e->kind)); break;
+    default: snprintf(b, n, "%s", e->name[0] ? e->name : ftm_trace_ev_kind_name(e->kind)); break;
     }
 }
 
@@ -101,7 +101,7 @@ static void write_args(cli_json *j, const ftm_mesh *m, const ftm_event *e)
 {
     char peer[32];
     cli_json_begin_obj(j, "args");
-    cli_json_str(j, "kind", ftm_ev_kind_name(e->kind));
+    cli_json_str(j, "kind", ftm_trace_ev_kind_name(e->kind));
     if (e->peer >= 0) {
         chip_name(peer, sizeof peer, m, e->peer);
         cli_json_str(j, "peer", peer);
@@ -176,7 +176,7 @@ static void write_slice(cli_json *j, const ftm_mesh *m, const ftm_slice *s, int 
     cli_json_int(j, "pid", 1);
     cli_json_int(j, "tid", tid);
     cli_json_str(j, "name", name);
-    cli_json_str(j, "cat", ftm_ev_kind_name(s->ev->kind));
+    cli_json_str(j, "cat", ftm_trace_ev_kind_name(s->ev->kind));
     /* both ends rounded to the picosecond first, so that a slice ending
      * where the next begins never overlaps it once printed */
     long long a = llround(s->t0 * 1e12), b = llround(s->t1 * 1e12);

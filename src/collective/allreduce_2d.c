@@ -510,7 +510,7 @@ int ar2d_build_range(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, 
     int rc = ftm_plan2d_build(m, &p);
     if (rc)
         return rc;
-    size_t elem = ftm_red_elem_size(red);
+    size_t elem = ftm_sched_red_elem_size(red);
     rc = ftm_sched_init(s, ctx, algo, m->nchips, total * elem);
     if (rc) {
         ftm_plan2d_free(&p);

@@ -580,7 +580,7 @@ int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_m
         return FTM_ENOTSUP;
     if (ftm_mesh_healthy_count(m) == 0)
         return FTM_EALLDEAD;
-    size_t ha = (count + 1) / 2, elem = ftm_red_elem_size(red);
+    size_t ha = (count + 1) / 2, elem = ftm_sched_red_elem_size(red);
     half h[2];
     own o = { 0 };
     int rc = half_init(&h[0], m, 0, 0, ha, v->two_sided_rows);

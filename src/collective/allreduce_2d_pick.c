@@ -69,7 +69,7 @@ static int try_variant(ftm_sched *s, int rs, const ftm_sched_ctx *ctx, const ftm
 int ar2d_build_lines(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size_t count,
                      ftm_red red, int k)
 {
-    size_t sp = coll_pieces_split(ctx ? ctx->cost : NULL, ftm_red_elem_size(red));
+    size_t sp = coll_pieces_split(ctx ? ctx->cost : NULL, ftm_sched_red_elem_size(red));
     /* the candidates, in order: each after the first only where the one
      * before it says it differs */
     const ar2d_lines_variant one_way = { k, sp, 1, 0, 0 }, two_way = { k, sp, 0, 0, 0 },

@@ -9,7 +9,7 @@
  *   all-gather step k (k = 0 .. n-2):     i sends block (i + 1 - k) mod n,
  *       i+1 overwrites its copy.
  * (In ftm_allreduce_ring_step's terms: position i owns block (i + 1) mod n,
- * ftm_ring_owned_balanced.)
+ * ftm_allreduce_ring_owned_balanced.)
  *
  *   n = 3, blocks a b c; "a+" = partly summed, "A" = complete
  *            chip0   chip1   chip2
@@ -54,7 +54,7 @@ int ftm_allreduce_ring_step(ftm_sched *s, const ftm_ring_owned *r, size_t elem, 
     return 0;
 }
 
-void ftm_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn)
+void ftm_allreduce_ring_owned_balanced(int n, size_t first, size_t count, int *ro, size_t *rf, size_t *rn)
 {
     for (int i = 0; i < n; i++) {
         ftm_sched_block(count, n, (i + 1) % n, &rf[i], &rn[i]);
@@ -103,7 +103,7 @@ static int build_rings(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m
     ftm_ring ring[2] = { { 0 } };
     int *route[2] = { NULL, NULL }, *ro[2] = { NULL, NULL };
     size_t *rf[2] = { NULL, NULL }, *rn[2] = { NULL, NULL };
-    size_t elem = ftm_red_elem_size(red);
+    size_t elem = ftm_sched_red_elem_size(red);
     int rc = ftm_sched_init(s, ctx, algo, m->nchips, count * elem);
     if (rc)
         return rc;
@@ -122,7 +122,7 @@ static int build_rings(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m
         rc = route[j] && ro[j] && rf[j] && rn[j] ? add_ring_routes(s, &ring[j], route[j])
                                                  : FTM_ENOMEM;
         if (!rc)
-            ftm_ring_owned_balanced(n, j ? half : 0, j ? count - half : half, ro[j], rf[j],
+            ftm_allreduce_ring_owned_balanced(n, j ? half : 0, j ? count - half : half, ro[j], rf[j],
                                     rn[j]);
         own[j] = (ftm_ring_owned){ n, route[j], ro[j], rf[j], rn[j], NULL, NULL };
     }
@@ -140,7 +140,7 @@ static int build_rings(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m
         free(ro[j]);
         free(rf[j]);
         free(rn[j]);
-        ftm_ring_free(&ring[j]);
+        ftm_router_ring_free(&ring[j]);
     }
     if (rc)
         ftm_sched_free(s);

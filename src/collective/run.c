@@ -224,6 +224,10 @@ static int job_init(ar_job *j, const ftm_mesh *m, const ftm_allreduce_opts *o)
     if (!ftm_allreduce_find(o->algo) || o->iters < 1)
         return FTM_EINVAL;
     j->s = o->sched;
+    if (j->s && (j->s->nchips != m->nchips || j->s->bytes != o->count * sizeof(float) ||
+                 j->s->dry || j->s->packed))
+        return FTM_EINVAL; /* built for another mesh or count: the chips would
+                            * write past their buffers */
     if (!j->s) {
         ftm_sched_ctx bc = { .cost = o->cost };
         int rc = job_algo(o, &bc, m, &j->algo);

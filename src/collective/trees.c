@@ -581,7 +581,7 @@ static int emit(ftm_sched *s, tset *T, const ftm_mesh *m, size_t count, ftm_red 
         first[st] = first[st - 1];
     if (first)
         first[0] = 0;
-    size_t el = ftm_red_elem_size(red);
+    size_t el = ftm_sched_red_elem_size(red);
     for (int st = 0, i = 0; !rc && st < nsteps; st++) {
         for (int u = 0; u < T->n && !rc; u++)
             if (ftm_mesh_alive(m, u))
@@ -605,7 +605,7 @@ static int plan(tset *T, const ftm_mesh *m, size_t count, ftm_red red, int k, in
         pick_roots(T, m);
         rc = trees_make(T, m);
     }
-    size_t bytes = count * ftm_red_elem_size(red);
+    size_t bytes = count * ftm_sched_red_elem_size(red);
     T->count = count;
     if (!rc && !nc)
         T->nc = tr_pick_chunks(T, bytes, live, cost);
@@ -641,7 +641,7 @@ static int build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_mesh *m, size
         rc = tr_step_bound(&T, T.ostep, nsteps, &stats[2]);
     }
     if (!rc)
-        rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_red_elem_size(red));
+        rc = ftm_sched_init(s, ctx, PH_TREES, m->nchips, count * ftm_sched_red_elem_size(red));
     if (!rc) {
         rc = emit(s, &T, m, count, red, nsteps);
         if (rc)

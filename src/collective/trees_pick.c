@@ -78,7 +78,7 @@ int ftm_allreduce_trees_build_own(ftm_sched *s, const ftm_sched_ctx *ctx, const 
                                   size_t count, ftm_red red)
 {
     int live = ftm_mesh_healthy_count(m), few = live <= TR_MORE_CHIPS;
-    int large = few && large_buffer(m, count * ftm_red_elem_size(red), ctx);
+    int large = few && large_buffer(m, count * ftm_sched_red_elem_size(red), ctx);
     const int *more = large ? TR_LARGE + 1 : TR_MORE; /* two counts either way */
     int k0 = large ? TR_LARGE[0] : pick_trees(m);
     k0 = k0 < live ? k0 : live;

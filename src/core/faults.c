@@ -492,13 +492,10 @@ static int fs_repair(ftm_mesh *m, const ftm_fault_event *ev)
 
 int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev)
 {
-    if (ev->repair) {
-        int in = ev->r >= 0 && ev->r < m->rows && ev->c >= 0 && ev->c < m->cols;
-        return in ? fs_repair(m, ev) : FTM_ERANGE;
-    }
-    int in = ev->r >= 0 && ev->r < m->rows && ev->c >= 0 && ev->c < m->cols;
-    if (!in)
+    if (ev->r < 0 || ev->r >= m->rows || ev->c < 0 || ev->c >= m->cols)
         return FTM_ERANGE;
+    if (ev->repair)
+        return fs_repair(m, ev);
     int a = ftm_mesh_chip(m, ev->r, ev->c), chips[4];
     switch (ev->kind) {
     case FTM_FAULT_CHIP:
@@ -513,11 +510,9 @@ int ftm_fault_apply(ftm_mesh *m, const ftm_fault_event *ev)
         return ftm_mesh_fail_host(m, ev->r, ev->c);
     }
     case FTM_FAULT_LINK: {
-        if (ev->r2 < 0 || ev->r2 >= m->rows || ev->c2 < 0 || ev->c2 >= m->cols)
-            return FTM_ERANGE;
-        int b = ftm_mesh_chip(m, ev->r2, ev->c2), d = ftm_mesh_dir_to(m, a, b);
-        if (d < 0 || a == b)
-            return FTM_ENOTNEIGHBOR;
+        int b, d, rc = fs_link(m, ev, &a, &d, &b);
+        if (rc)
+            return rc;
         int live = ftm_mesh_link_live(m, a, d);
         if (!ev->oneway)
             live |= ftm_mesh_link_live(m, b, ftm_dir_opposite(d));

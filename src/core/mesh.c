@@ -9,7 +9,7 @@
 static const int dr_[FTM_NDIRS] = { -1, 0, 1, 0 };
 static const int dc_[FTM_NDIRS] = { 0, 1, 0, -1 };
 
-const char *ftm_dir_name(int d)
+const char *ftm_mesh_dir_name(int d)
 {
     static const char *names[FTM_NDIRS] = { "N", "E", "S", "W" };
     return (d >= 0 && d < FTM_NDIRS) ? names[d] : "?";

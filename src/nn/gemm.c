@@ -52,7 +52,7 @@ void ftm_nn_sgemm(ftm_gemm_stats *st, int ta, int tb, int M, int N, int K,
     }
 }
 
-void ftm_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src)
+void ftm_nn_gemm_stats_add(ftm_gemm_stats *dst, const ftm_gemm_stats *src)
 {
     dst->calls += src->calls;
     dst->flops += src->flops;

@@ -1,4 +1,4 @@
-# nn module: layers (nn.h), models and optimizers and data (model.h), tests
+# nn module: layers (nn.h), models (model.h), optimizers (optim.h), data (data.h), tests
 libftmesh_la_SOURCES += src/nn/gemm.c src/nn/conv.c src/nn/conv_direct.c \
 	src/nn/conv_direct.h src/nn/conv_direct_simd.c src/nn/nn_clones.h src/nn/layers.c \
 	src/nn/transformer.c
@@ -10,12 +10,12 @@ tests_test_nn_SOURCES = tests/test_nn.c tests/test_nn_grad.c tests/test_nn_util.
 tests_test_nn_CFLAGS = $(TEST_CFLAGS)
 tests_test_nn_LDADD = $(TEST_LIBS)
 
-# model replicas, optimizers (optim.h), data (model.h); the models
+# model replicas, optimizers (optim.h), data (data.h); the models
 # themselves are in models/local.mk
 libftmesh_la_SOURCES += src/nn/model.c src/nn/model_impl.h src/nn/optim.c \
 	src/nn/data.c src/nn/xsum.c
 ftmeshinclude_HEADERS += include/ftmesh/model.h include/ftmesh/optim.h \
-	include/ftmesh/xsum.h
+	include/ftmesh/xsum.h include/ftmesh/data.h
 
 # benchmarks and drivers, built only by `make bench` (or by name)
 EXTRA_PROGRAMS += bench/nn_train bench/sgemm_bench bench/train_step

@@ -147,7 +147,7 @@ int mdl_flush(ftm_model *m, const ftm_fb_args *a, int t)
     return 0;
 }
 
-void ftm_fix_to_float(float *dst, const int64_t *src, size_t n)
+void ftm_model_fix_to_float(float *dst, const int64_t *src, size_t n)
 {
     /* times a power of two: exact, as ldexp (a nonzero int64 scaled by
      * 2^-FTM_FIX_SHIFT is far from the subnormals) */

@@ -192,7 +192,7 @@ int ftm_router_path(const ftm_mesh *m, int a, int b, const int *load, int penalt
 
 int rtr_ring_set(ftm_ring *r, const int *chips, int n, const int *off, const unsigned char *dirs)
 {
-    ftm_ring_free(r);
+    ftm_router_ring_free(r);
     r->n = n;
     r->chips = malloc(sizeof(int) * (size_t)(n ? n : 1));
     r->path_off = malloc(sizeof(int) * (size_t)(n + 1));
@@ -205,7 +205,7 @@ int rtr_ring_set(ftm_ring *r, const int *chips, int n, const int *off, const uns
     return 0;
 }
 
-void ftm_ring_free(ftm_ring *ring)
+void ftm_router_ring_free(ftm_ring *ring)
 {
     if (!ring)
         return;
@@ -319,6 +319,6 @@ int rtr_ring_from_order(const ftm_mesh *m, const int *order, int n, ftm_ring *ri
     free(o.scratch);
     free(o.dbuf);
     if (rc)
-        ftm_ring_free(ring);
+        ftm_router_ring_free(ring);
     return rc;
 }

@@ -173,7 +173,7 @@ static int band_router_order(const band_ctx *x, int r0, int nr, int *out)
     else if (!rc)
         for (; n < g.n; n++)
             out[n] = ftm_mesh_chip(m, r0 + ftm_mesh_row(&b, g.chips[n]), ftm_mesh_col(&b, g.chips[n]));
-    ftm_ring_free(&g);
+    ftm_router_ring_free(&g);
     ftm_mesh_free(&b);
     return rc ? rc : n;
 }
@@ -294,8 +294,8 @@ static int set_owners(const ftm_mesh *m, ftm_plan2d_band *b)
 void ftm_plan2d_free(ftm_plan2d *p)
 {
     for (int i = 0; p->bands && i < p->nbands; i++) {
-        ftm_ring_free(&p->bands[i].fwd);
-        ftm_ring_free(&p->bands[i].rev);
+        ftm_router_ring_free(&p->bands[i].fwd);
+        ftm_router_ring_free(&p->bands[i].rev);
         free(p->bands[i].owners);
     }
     free(p->bands);
@@ -371,8 +371,8 @@ static int replan_run(band_ctx *x, ftm_plan2d *p, int a, int e, const int *dirty
         ftm_plan2d_band *nb = &p->bands[lo];
         nb->nrows = p->bands[hi].row0 + p->bands[hi].nrows - nb->row0;
         nb->alternate = band_has_fault(m, nb->row0, nb->nrows);
-        ftm_ring_free(&nb->fwd);
-        ftm_ring_free(&nb->rev);
+        ftm_router_ring_free(&nb->fwd);
+        ftm_router_ring_free(&nb->rev);
         nb->fwd = bf;
         nb->rev = br;
         memset(&bf, 0, sizeof bf);
@@ -381,10 +381,10 @@ static int replan_run(band_ctx *x, ftm_plan2d *p, int a, int e, const int *dirty
             used[i] = 2; /* absorbed into band lo */
         used[lo] = 1;
     }
-    ftm_ring_free(&bf);
-    ftm_ring_free(&br);
-    ftm_ring_free(&cf);
-    ftm_ring_free(&cr);
+    ftm_router_ring_free(&bf);
+    ftm_router_ring_free(&br);
+    ftm_router_ring_free(&cf);
+    ftm_router_ring_free(&cr);
     free(saved);
     free(bestload);
     return rc;
@@ -426,8 +426,8 @@ static int plan(band_ctx *x, ftm_plan2d *p)
     int k = 0;
     for (int i = 0; i < p->nbands && !rc; i++) {
         if (used[i] == 2 || p->bands[i].fwd.n == 0) {
-            ftm_ring_free(&p->bands[i].fwd);
-            ftm_ring_free(&p->bands[i].rev);
+            ftm_router_ring_free(&p->bands[i].fwd);
+            ftm_router_ring_free(&p->bands[i].rev);
             continue;
         }
         p->bands[k++] = p->bands[i];

@@ -20,7 +20,7 @@ static int walk_edge(const ftm_mesh *m, const ftm_ring *r, int i)
     return c;
 }
 
-int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *r)
+int ftm_router_ring_validate(const ftm_mesh *m, const ftm_ring *r)
 {
     if (!m || !r || r->n < 1 || !r->chips || !r->path_off)
         return FTM_EBADRING;
@@ -55,12 +55,12 @@ int ftm_ring_validate(const ftm_mesh *m, const ftm_ring *r)
     return rc;
 }
 
-void ftm_ring_measure(const ftm_mesh *m, const ftm_ring *r, ftm_ring_quality *q)
+void ftm_router_ring_measure(const ftm_mesh *m, const ftm_ring *r, ftm_ring_quality *q)
 {
     memset(q, 0, sizeof *q);
     q->healthy = ftm_mesh_healthy_count(m);
     q->ring_chips = r->n;
-    q->valid = ftm_ring_validate(m, r) == 0;
+    q->valid = ftm_router_ring_validate(m, r) == 0;
     if (!q->valid) {
         q->max_link_load = -1;
         q->hops = r->n > 0 && r->path_off ? r->path_off[r->n] : 0;

@@ -35,7 +35,7 @@ static void memo_drop(void *v)
     for (int i = 0; i < 2; i++)
         if (x->valid[i]) {
             ftm_mesh_free(&x->m[i]);
-            ftm_ring_free(&x->r[i]);
+            ftm_router_ring_free(&x->r[i]);
         }
     free(x);
 }
@@ -53,7 +53,7 @@ static int memo_get(const ftm_mesh *m, ftm_ring *ring, int *rc)
     for (int i = 0; memo && i < 2; i++)
         if (memo->valid[i] && ftm_mesh_same(&memo->m[i], m)) {
             if ((*rc = ring_copy(ring, &memo->r[i])))
-                ftm_ring_free(ring);
+                ftm_router_ring_free(ring);
             memo->last = i; /* the other one goes first */
             return 1;
         }
@@ -73,13 +73,13 @@ static void memo_put(const ftm_mesh *m, const ftm_ring *ring)
     int i = 1 - memo->last;
     if (memo->valid[i]) {
         ftm_mesh_free(&memo->m[i]);
-        ftm_ring_free(&memo->r[i]);
+        ftm_router_ring_free(&memo->r[i]);
         memo->valid[i] = 0;
     }
     if (ftm_mesh_copy(&memo->m[i], m))
         return;
     if (ring_copy(&memo->r[i], ring)) {
-        ftm_ring_free(&memo->r[i]);
+        ftm_router_ring_free(&memo->r[i]);
         ftm_mesh_free(&memo->m[i]);
         return;
     }
@@ -124,14 +124,14 @@ static int keep_better(const ftm_mesh *m, const ftm_ring *r, int reversed, ftm_r
     if (rc)
         return rc == FTM_ENOMEM ? rc : 0;
     ftm_ring_quality qa, qb;
-    ftm_ring_measure(m, best, &qa);
-    ftm_ring_measure(m, &cand, &qb);
+    ftm_router_ring_measure(m, best, &qa);
+    ftm_router_ring_measure(m, &cand, &qb);
     if (qb.valid && (!qa.valid || quality_better(&qb, &qa))) {
         ftm_ring t = *best;
         *best = cand;
         cand = t;
     }
-    ftm_ring_free(&cand);
+    ftm_router_ring_free(&cand);
     return 0;
 }
 
@@ -168,7 +168,7 @@ static int try_one_way_alternatives(const ftm_mesh *m, ftm_ring *ring)
             rc = keep_better(m, &r, rev, ring);
         if (brc == FTM_ENOMEM)
             rc = brc;
-        ftm_ring_free(&r);
+        ftm_router_ring_free(&r);
     }
     return rc;
 }
@@ -203,13 +203,13 @@ static int build_ring(const ftm_mesh *m, ftm_ring *ring)
         rc = keep_better(m, ring, 1, ring);
     if (!rc) {
         ftm_ring_quality q;
-        ftm_ring_measure(m, ring, &q);
+        ftm_router_ring_measure(m, ring, &q);
         rc = q.valid ? 0 : FTM_EBADRING;
     }
     free(order);
     rtr_ws_free(&w);
     if (rc)
-        ftm_ring_free(ring);
+        ftm_router_ring_free(ring);
     return rc;
 }
 
@@ -220,7 +220,7 @@ int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev)
     memset(rev, 0, sizeof *rev);
     if (!m || !fwd || fwd->n < 1)
         return FTM_EINVAL;
-    int rc = ftm_ring_validate(m, fwd);
+    int rc = ftm_router_ring_validate(m, fwd);
     if (rc)
         return rc;
     int n = fwd->n;
@@ -232,7 +232,7 @@ int ftm_router_reverse(const ftm_mesh *m, const ftm_ring *fwd, ftm_ring *rev)
         order[i] = fwd->chips[(n - i) % n];
     rc = rtr_ring_from_order(m, order, n, rev);
     free(order);
-    if (!rc && (rc = ftm_ring_validate(m, rev)))
-        ftm_ring_free(rev);
+    if (!rc && (rc = ftm_router_ring_validate(m, rev)))
+        ftm_router_ring_free(rev);
     return rc;
 }

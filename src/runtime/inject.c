@@ -90,6 +90,9 @@ int ftm_chip_kill_chips_after(ftm_chip *self, uint64_t pkts, const int *chips, i
 {
     if (pkts < 1 || n < 1 || n > 4)
         return FTM_EINVAL;
+    for (int i = 0; i < n; i++)
+        if (chips[i] < 0 || chips[i] >= self->rt->mesh.nchips)
+            return FTM_EINVAL;
     memset(&self->pending, 0, sizeof self->pending);
     self->pending.nchips = n;
     memcpy(self->pending.chips, chips, sizeof(int) * (size_t)n);

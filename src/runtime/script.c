@@ -247,7 +247,7 @@ static size_t list_notices(const ftm_mesh *m, const ftm_rt_notice *nt, int nn, i
         int x = nt[k].chip, y = nt[k].peer;
         int w = snprintf(buf + used, len - used, "%s(%d,%d) %s on link %s %s (%d,%d)",
                          used > start ? "; " : "", ftm_mesh_row(m, x), ftm_mesh_col(m, x), nt[k].how,
-                         ftm_dir_name(nt[k].dir), strstr(nt[k].how, "receive") ? "from" : "to",
+                         ftm_mesh_dir_name(nt[k].dir), strstr(nt[k].how, "receive") ? "from" : "to",
                          ftm_mesh_row(m, y), ftm_mesh_col(m, y));
         used += w > 0 ? (size_t)w : 0;
     }

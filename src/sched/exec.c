@@ -52,7 +52,7 @@ static int sx_check_races(const ftm_sched *s)
                     return FTM_EINVAL;
                 if (ops[a].kind != FTM_OP_RECV)
                     continue;
-                size_t el = ftm_red_elem_size((ftm_red)ops[a].red);
+                size_t el = ftm_sched_red_elem_size((ftm_red)ops[a].red);
                 if (ops[a].off % el || ops[a].len % el)
                     return FTM_EINVAL;
                 for (int b = 0; b < n; b++)

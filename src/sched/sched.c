@@ -56,7 +56,7 @@ static int grow(const ftm_sched *s, void **p, int *cap, int need, size_t sz, int
         return 0;
     int nc = *cap ? *cap : 8;
     while (nc < need)
-        nc *= 2;
+        nc = nc > INT_MAX / 2 ? INT_MAX : nc * 2; /* no int overflow past 2^30 */
     return set_cap(s, p, cap, nc, sz, store);
 }
 
@@ -138,6 +138,8 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
     if (src < 0 || src >= s->nchips || dst < 0 || dst >= s->nchips || nhops < 0 ||
         (nhops == 0) != (src == dst) || s->nroutes >= FTM_SCHED_MAX_IDS)
         return FTM_EINVAL;
+    if (nhops > INT_MAX - s->ndirs)
+        return FTM_ENOMEM; /* the hop directions' array is int-indexed */
     s->nchange++;
     if (grow(s, (void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes, 1) ||
         grow(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1, 1))
@@ -314,6 +316,10 @@ int sched_dry_fill(ftm_sched *s, int chip, int nsteps, int nops, int used)
 
 void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
 {
+    if (p < 1 || b < 0) {
+        *first = *n = 0;
+        return;
+    }
     size_t q = count / (size_t)p, r = count % (size_t)p, ub = (size_t)b;
     *n = q + (ub < r ? 1 : 0);
     *first = ub * q + (ub < r ? ub : r);
@@ -321,13 +327,15 @@ void ftm_sched_block(size_t count, int p, int b, size_t *first, size_t *n)
 
 int ftm_sched_block_of(size_t count, int p, size_t x)
 {
+    if (p < 1 || x >= count)
+        return -1;
     size_t q = count / (size_t)p, r = count % (size_t)p;
     if (x < r * (q + 1))
         return (int)(x / (q + 1));
     return (int)(r + (x - r * (q + 1)) / q);
 }
 
-size_t ftm_red_elem_size(ftm_red red)
+size_t ftm_sched_red_elem_size(ftm_red red)
 {
     switch (red) {
     case FTM_RED_SUM_F32: return 4;

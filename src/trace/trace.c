@@ -55,7 +55,7 @@ static const char *const kind_names[FTM_EV_NKINDS] = {
     "exec", "step", "send", "recv", "forward", "wait", "compute", "fail", "recover"
 };
 
-const char *ftm_ev_kind_name(int kind)
+const char *ftm_trace_ev_kind_name(int kind)
 {
     return kind >= 0 && kind < FTM_EV_NKINDS ? kind_names[kind] : "?";
 }

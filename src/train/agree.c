@@ -61,7 +61,7 @@ int train_sum_counters(trainer *t)
         const chip_st *c = &t->cs[id];
         if (!c->m)
             continue; /* not this process's, or dead from the start */
-        ftm_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
+        ftm_nn_gemm_stats_add(&g, ftm_model_gemm_stats(c->m));
         v[0] += c->math_cpu;
         v[1] += c->hook_cpu;
         v[2] += c->grad_cpu;
@@ -77,7 +77,7 @@ int train_sum_counters(trainer *t)
     g.flops = v[4];
     g.seconds = v[5];
     g.calls = (uint64_t)v[6];
-    ftm_gemm_stats_add(&res->gemm, &g);
+    ftm_nn_gemm_stats_add(&res->gemm, &g);
     res->math_cpu_s += v[0];
     res->hook_cpu_s += v[1];
     res->grad_cpu_s += v[2];

@@ -131,7 +131,7 @@ int train_check(const ftm_train_opts *o, int micro, const float *params,
         if ((rc = ftm_model_forward_backward(m, &a, &loss)))
             break;
         if (gi)
-            ftm_fix_to_float(g, gi, np);
+            ftm_model_fix_to_float(g, gi, np);
         rc = ftm_optim_step(opt, ftm_model_params(m), g, ftm_model_tensor(m, 0),
                             ftm_model_ntensors(m), (uint64_t)s);
         res->ref_loss[s] = loss;

@@ -19,7 +19,7 @@ static const unsigned char ck_magic_[8] = { 'F', 'T', 'M', 'C', 'K', 'P', 'T', 0
 /* The header: magic, version, flags, total bytes, meta length. */
 #define CK_HEAD (8 + 4 + 4 + 8 + 4)
 
-uint32_t ftm_crc32c(uint32_t crc, const void *data, size_t n)
+uint32_t ftm_ckpt_crc32c(uint32_t crc, const void *data, size_t n)
 {
     /* Table per call (1 KiB, 2048 steps): no shared state between threads. */
     uint32_t table[256];
@@ -287,7 +287,7 @@ int ftm_ckpt_encode(const ftm_ckpt_meta *mt, const ftm_ckpt_state *st, unsigned 
     if (!w.p)
         return FTM_ENOMEM;
     ck_put_file(&w, mt, st, desc, dn, total);
-    ck_u32(&w, ftm_crc32c(0, w.p, w.pos));
+    ck_u32(&w, ftm_ckpt_crc32c(0, w.p, w.pos));
     *buf = w.p;
     *len = w.pos;
     return 0;
@@ -539,7 +539,7 @@ static int ck_envelope(const unsigned char *p, size_t len, uint32_t *vers, char 
     if (len < CK_HEAD + ck_meta_len() + 4)
         return core_fail_detail(FTM_EFORMAT, detail, dlen, "truncated: %zu bytes", len);
     r.pos = len - 4;
-    uint32_t want = ck_g32(&r), got = ftm_crc32c(0, p, len - 4);
+    uint32_t want = ck_g32(&r), got = ftm_ckpt_crc32c(0, p, len - 4);
     if (want != got)
         return core_fail_detail(FTM_ECORRUPT, detail, dlen, "damaged: CRC-32C is %08x, the file says %08x",
                        got, want);

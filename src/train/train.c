@@ -280,7 +280,7 @@ static int step_reduce(trainer *t, chip_st *c, long s)
         rc = FTM_EDIVERGED;
     }
     if (!rc && t->o->exact)
-        ftm_fix_to_float(g, c->gi, np);
+        ftm_model_fix_to_float(g, c->gi, np);
     if (!rc)
         rc = ftm_rt_script_after(t->faults, c->chip, t->m, s);
     c->grad_cpu += train_thread_cpu() - c0;

@@ -281,7 +281,7 @@ static void emit_detours(sbuf *b, const ftm_mesh *m, const vz_path *p, int np, i
                 sb_printf(b, ",...");
                 break;
             }
-            sb_printf(b, "%s%s", k ? "," : "", ftm_dir_name(p[i].dirs[k]));
+            sb_printf(b, "%s%s", k ? "," : "", ftm_mesh_dir_name(p[i].dirs[k]));
         }
         sb_printf(b, "\n");
     }

@@ -38,7 +38,7 @@ static void fixed_envelope(const uint8_t *data, size_t size)
     if (len >= 24)
         for (int i = 0; i < 8; i++)
             buf[16 + i] = (uint8_t)((uint64_t)len >> (8 * i));
-    uint32_t crc = ftm_crc32c(0, buf, size);
+    uint32_t crc = ftm_ckpt_crc32c(0, buf, size);
     for (int i = 0; i < 4; i++)
         buf[size + (size_t)i] = (uint8_t)(crc >> (8 * i));
     decode(buf, len);
