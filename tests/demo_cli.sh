@@ -363,5 +363,24 @@ ex=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*carry ("\([0-9]* in #[0-9]*-#[0-9]*\)
 "$ftmesh" demo --algo 2d >"$tmp/out"
 sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (1,0) -> (1,2): 4 hops via S,E,E,N" ||
     bad "demo --algo 2d: part 1 lacks the band's other ring"
+# 2d-lines' headers name the links positions took (one half's row phase and
+# the other's column phase both run along rows), and the lesson says so
+"$ftmesh" demo --algo 2d-lines >"$tmp/out"
+grep -q "^Step 1 of [0-9]*  along rows #" "$tmp/out" && ! grep -q "^Step [0-9]* of [0-9]*  rows" "$tmp/out" &&
+    tr "\n" " " <"$tmp/out" | grep -q "half A's row phase and half B's column phase both move along rows" ||
+    bad "demo 2d-lines: headers do not say which links the positions took"
+# balanced colours, yet more detours than the one-link chips need: said
+"$ftmesh" demo --mesh 1x8 --algo ring >"$tmp/out"
+tr "\n" " " <"$tmp/out" | sed 's/  */ /g' | grep -q "balanced, so the count does not force a detour.*one detour can serve two); this router's ring has [0-9]* (it builds rings by a rule of thumb: a ring with fewer may exist)" ||
+    bad "demo 1x8: the router's extra detours are not told"
+# an unknown algorithm names the known ones; --no-color with --html alone is warned
+"$ftmesh" demo --algo foo 2>"$tmp/err"
+[ $? = 2 ] && grep -q "expected ring, bidir, .*2d-lines" "$tmp/err" || bad "demo --algo foo: $(cat "$tmp/err")"
+"$ftmesh" demo --no-color --html "$tmp/x.html" 2>"$tmp/err" >/dev/null
+grep -q "no-color has no effect with --html alone" "$tmp/err" || bad "demo --no-color --html: no warning"
+# the page's recovery part tells the rebuilt ring as the text does
+"$ftmesh" demo --html "$tmp/l.html" >/dev/null
+grep -q "on the mesh without chip (3,3): 26 steps\. [^\"]*Colour the chips like a chessboard[^\"]*Here 6 B and 8 w[^\"]*The router's ring: 14 chips, 2 detour edges" "$tmp/l.html" ||
+    bad "demo --html: the recovery part does not tell the rebuilt ring"
 [ $fails = 0 ] || exit 1
 echo "demo_cli: all passed"

@@ -91,7 +91,7 @@ static int ar_opt(void *ctx, int id, const char *name, const char *v)
     switch (id) {
     case O_ALGO:
         if (!ftm_allreduce_find(v) && strcmp(v, "auto") != 0)
-            return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh allreduce --help)", v);
+            return cli_unknown_algo(CMD, "--algo", v, 1);
         a->algo = v;
         return 0;
     case O_SIZE:

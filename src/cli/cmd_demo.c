@@ -90,7 +90,7 @@ static int demo_opt(void *ctx, int id, const char *name, const char *v)
             return cli_usage_error(CMD, "--algo auto: not available in the demo, which shows "
                                    "one algorithm's own schedule; name one (see ftmesh demo --help)");
         if (!ftm_allreduce_find(v))
-            return cli_usage_error(CMD, "--algo %s: unknown algorithm (see ftmesh demo --help)", v);
+            return cli_unknown_algo(CMD, "--algo", v, 0);
         d->algo = v;
         return 0;
     case O_STEP: d->step = 1; return 0;
@@ -391,6 +391,9 @@ static void warn_unused(const demo_args *d)
         cli_warn(CMD, "%s ha%s no effect with --html alone: no lesson is told in the "
                  "terminal (add --text)", d->step && d->delay > 0 ? "--step and --delay"
                  : d->step ? "--step" : "--delay", d->step && d->delay > 0 ? "ve" : "s");
+    if (d->html && !d->text && d->no_color)
+        cli_warn(CMD, "--no-color has no effect with --html alone: no lesson is told in the "
+                 "terminal (add --text)");
 }
 
 /* Checks the mesh and options against each other; 0 or CLI_EXIT_USAGE. */

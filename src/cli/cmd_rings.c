@@ -62,8 +62,7 @@ static int rings_opt(void *ctx, int id, const char *name, const char *v)
     rings_args *a = ctx;
     if (id == O_ALGO) {
         if (!ftm_allreduce_find(v))
-            return cli_usage_error("rings", "--algo %s: expected ring, bidir, tree, trees, 2d, "
-                                   "2d-concurrent or 2d-lines", v);
+            return cli_unknown_algo("rings", "--algo", v, 0);
         a->algo = v;
         return 0;
     }

@@ -172,8 +172,7 @@ static int model_opt(void *ctx, int id, const char *name, const char *v)
 static int algo_opt(targs *a, int bn, const char *v)
 {
     if (!ftm_allreduce_find(v) && strcmp(v, "auto"))
-        return cli_usage_error(CMD, "%s %s: unknown algorithm (see ftmesh train --help)",
-                               bn ? "--bn-algo" : "--algo", v);
+        return cli_unknown_algo(CMD, bn ? "--bn-algo" : "--algo", v, 1);
     *(bn ? &a->t.bn_algo : &a->t.algo) = v;
     a->bn_algo_given |= bn;
     return 0;

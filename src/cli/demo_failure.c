@@ -63,6 +63,15 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
                  "left.", algo, ftm_mesh_row(m, victim), ftm_mesh_col(m, victim),
                  st->les[st->n - 1].nframes - 1, bands[0] ? " " : "", bands, fb[0] ? " " : "",
                  fb);
+        if (one_d && p->ring) { /* the page tells the rebuilt ring as the text does */
+            size_t u = strlen(st->intro[st->n - 1]);
+            char *at = st->intro[st->n - 1] + u;
+            if (u + 1 < sizeof st->intro[0]) {
+                *at++ = ' ';
+                demo_two_colour_words(&m2, p->ring, at, sizeof st->intro[0] - u - 1);
+            }
+            p->chessboard = 1;
+        }
         rc = demo_story_bands(st, st->n - 1, &m2, algo); /* the rebuilt bands' rings */
     }
     if (ring.n) /* not passed to the story */

@@ -174,6 +174,11 @@ static void other_detours(const ftm_mesh *m, int forced, int odd_wrap, int detou
         snprintf(b + u, n - u, "%s %s one live link: a ring passes each chip over two, so "
                  "each needs a detour at it, one of those or its own.",
                  ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
+    else if (ones && detours > (ones + 1) / 2) /* a detour's two ends can serve two of them */
+        snprintf(b + u, n - u, "%s %s one live link, and a ring passes each chip over two, so "
+                 "each needs a detour at it (one detour can serve two); this router's ring has "
+                 "%d (it builds rings by a rule of thumb: a ring with fewer may exist).",
+                 ones > 3 ? " and others" : "", ones > 1 ? "have" : "has", detours);
     else if (ones)
         snprintf(b + u, n - u, "%s %s one live link, and a ring passes each chip over two.",
                  ones > 3 ? " and others" : "", ones > 1 ? "have" : "has");
@@ -195,9 +200,13 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
             (ftm_mesh_row(m, c) + ftm_mesh_col(m, c)) % 2 ? nw++ : nb++;
     int odd_wrap = m->torus && ((m->rows >= 3 && m->rows % 2) || (m->cols >= 3 && m->cols % 2));
     size_t u = (size_t)snprintf(b, n, "Colour the chips like a chessboard: B where row+col is even, "
-                                "w where odd. A hop between neighbours always changes colour, so "
-                                "a ring made only of one-hop edges alternates B, w, B, w ... and "
-                                "needs as many B as w chips. ");
+                                "w where odd. %s", odd_wrap
+                                ? "Between neighbours inside the grid a hop always changes "
+                                  "colour, so a ring made only of such hops alternates B, w, B, "
+                                  "w ... and needs as many B as w chips. "
+                                : "A hop between neighbours always changes colour, so a ring made "
+                                  "only of one-hop edges alternates B, w, B, w ... and needs as "
+                                  "many B as w chips. ");
     if (u >= n)
         return;
     if (odd_wrap)
@@ -597,7 +606,10 @@ const char *demo_algo_story(const char *algo)
                "a column). Column phase: only the usable columns, whose chips are all\n"
                "alive, add the row results across the rows. Half B is the same with\n"
                "rows and columns swapped. The halves are cut into chunks that follow\n"
-               "each other, so steps of different phases run together.";
+               "each other, so steps of different phases run together. A step's\n"
+               "heading names the positions that moved along rows and those that\n"
+               "moved along columns, by the links they took: half A's row phase and\n"
+               "half B's column phase both move along rows.";
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     return a && a->summary ? a->summary : algo;
 }

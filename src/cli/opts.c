@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "faults_cli.h" /* the ids of the repeatable fault options */
 #include "ftmesh/error.h"
+#include "ftmesh/collective.h"
 #include "ftmesh/costmodel.h"
 
 #include <errno.h>
@@ -24,7 +25,7 @@ const cli_opt cli_mesh_table[] = {
       "R,C>R2,C2 kills only the direction (R,C) -> (R2,C2);\n"
       "repeatable" },
     { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips, drawn from --fault-seed\n(default: --seed)" },
-    { "seed", "S", CLI_O_SEED, "seed of the run (default 1); random faults are drawn\nfrom it unless --fault-seed is given" },
+    { "seed", "S", CLI_O_SEED, "seed of the random draws (default 1): --random-faults\n(and --random-kills) use it unless --fault-seed is given" },
     { "fault-seed", "S", CLI_O_FAULT_SEED,
       "seed of the random fault draws instead of --seed\n(default: --seed)" },
     { NULL, NULL, 0, NULL },
@@ -621,4 +622,15 @@ int cli_cost_set(const char *cmd, int id, const char *v, ftm_cost_params *p)
     else
         p->hbm_Bps = x * 1e9;
     return 0;
+}
+
+int cli_unknown_algo(const char *cmd, const char *opt, const char *v, int with_auto)
+{
+    char names[256];
+    size_t u = 0;
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name && u < sizeof names; a++)
+        u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", u ? (a[1].name || with_auto
+                              ? ", " : " or ") : "", a->name);
+    return cli_usage_error(cmd, "%s %s: unknown algorithm; expected %s%s", opt, v, names,
+                           with_auto ? " or auto" : "");
 }

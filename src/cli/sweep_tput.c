@@ -25,7 +25,7 @@ static int set_algos(const char *cmd, const char *v, struct ftm_tput_params *p, 
             return cli_usage_error(cmd, "--algos: auto is not a candidate: each row already "
                                    "takes the fastest of --algos; name algorithms instead");
         if (!ftm_allreduce_find(t))
-            return cli_usage_error(cmd, "--algos: unknown algorithm '%s' (see ftmesh allreduce --help)", t);
+            return cli_unknown_algo(cmd, "--algos", t, 0);
         int twice = 0;
         for (int i = 0; i < p->nalgos && !twice; i++)
             twice = !strcmp(p->algos[i], t);

@@ -297,7 +297,9 @@ static void mark_touched(touched *t, const ftm_lesson_xfer *x)
 }
 
 /* Round k's phase: the schedule's phase words, or where the schedule
- * names one phase for everything (2d-lines), which lines moved. */
+ * names one phase for everything (2d-lines), which positions moved along
+ * rows and which along columns: by the links they took, since there one
+ * half's row phase and the other's column phase both run along rows. */
 void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
 {
     const ftm_lesson_frame *f = &l->frame[k];
@@ -334,7 +336,8 @@ void ftm_lesson_phase_words(const ftm_lesson *l, int k, char *b, size_t n)
     b[0] = 0;
     for (int col = 0; col < 2 && u < n; col++)
         if (t->any[col]) {
-            u += (size_t)snprintf(b + u, n - u, "%s%s ", u ? ", " : "", col ? "columns" : "rows");
+            u += (size_t)snprintf(b + u, n - u, "%salong %s ", u ? ", " : "",
+                                  col ? "columns" : "rows");
             u = ranges(b, n, u < n ? u : n, t->on[col], t->count);
         }
     if (u < n)
