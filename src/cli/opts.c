@@ -25,7 +25,7 @@ const cli_opt cli_mesh_table[] = {
       "R,C>R2,C2 kills only the direction (R,C) -> (R2,C2);\n"
       "repeatable" },
     { "random-faults", "K", CLI_O_RANDOM_FAULTS, "kill K more healthy chips, drawn from --fault-seed\n(default: --seed)" },
-    { "seed", "S", CLI_O_SEED, "seed of the random draws (default 1): --random-faults\n(and --random-kills) use it unless --fault-seed is given" },
+    { "seed", "S", CLI_O_SEED, "seed of the random draws (default 1): --random-faults\nuses it unless --fault-seed is given" },
     { "fault-seed", "S", CLI_O_FAULT_SEED,
       "seed of the random fault draws instead of --seed\n(default: --seed)" },
     { NULL, NULL, 0, NULL },
