@@ -198,6 +198,13 @@ int ftm_rt_script_after(ftm_rt_script *f, ftm_chip *chip, const ftm_mesh *m, lon
     return ftm_rt_script_fire(f, chip, m, step, FTM_PHASE_ALLREDUCE);
 }
 
+/* Drops entry k of the links dead unnoticed (the last takes its place). */
+static void drop_secret(ftm_rt_script *f, int k)
+{
+    f->secret_chip[k] = f->secret_chip[--f->nsecret];
+    f->secret_dir[k] = f->secret_dir[f->nsecret];
+}
+
 void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault_event *e)
 {
     if (e->kind != FTM_FAULT_LINK)
@@ -211,8 +218,7 @@ void ftm_rt_script_repaired(ftm_rt_script *f, const ftm_mesh *m, const ftm_fault
             k++;
             continue;
         }
-        f->secret_chip[k] = f->secret_chip[--f->nsecret];
-        f->secret_dir[k] = f->secret_dir[f->nsecret];
+        drop_secret(f, k);
     }
 }
 
@@ -382,8 +388,7 @@ static void learn(ftm_rt_script *f, const ftm_rt *rt, ftm_mesh *m2, unsigned cha
             k++;
             continue;
         }
-        f->secret_chip[k] = f->secret_chip[--f->nsecret];
-        f->secret_dir[k] = f->secret_dir[f->nsecret];
+        drop_secret(f, k);
     }
 }
 
