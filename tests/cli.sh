@@ -248,6 +248,12 @@ for size in "" 32K; do
 done
 expect 0 rings --mesh 8x8 --algo 2d --size 32K
 grep_out "2d runs the ring's schedule on this mesh at --size 32K"
+# beyond 256 chips an open or elongated mesh is checked against the ring
+# too (there the ring models up to 10x faster), a big healthy torus is not
+expect 0 allreduce --mesh 6x60 --algo 2d-concurrent --size 64K --model-only --json
+json "$tmp/out" 'j["schedule"] == "ring" and j["fallback"] == "the ring is faster on this open mesh"'
+expect 0 allreduce --mesh 16x32 --torus --algo 2d-concurrent --size 64K --model-only --json
+json "$tmp/out" 'j["schedule"] == "2d-concurrent" and "fallback" not in j' 
 expect 2 rings --algo 2d --size 6
 expect 2 rings --mesh 8x8 --algo 2d --size 4
 grep_err "the pictures of 64 chips need at least 32K"

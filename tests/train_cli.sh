@@ -13,6 +13,17 @@ expect 0 "2d fallback text" "$FTMESH" train --mesh 6x6 --fail 2,2 --algo 2d --st
 grep -qF "gradient schedule run: ring (the ring is faster" "$out" || { echo "FAIL: train text lacks the schedule run"; fail=1; }
 expect 0 "own schedule" "$FTMESH" train --mesh 4x4 --torus --algo 2d --steps 1 --batch 16 --json
 json 'j["schedule"] == "2d" and "fallback" not in j'
+# the note on idle chips reaches --json users too (on stderr: stdout is JSON)
+expect 0 "idle note json" "$FTMESH" train --mesh 4x4 --batch 3 --steps 1 --json
+grep -q "warning: a batch of 3 examples for 16 chips, at most one each, so 13 chips idle" "$out.err" ||
+    { echo "FAIL: train --json: no idle note on stderr"; fail=1; }
+# the batch-norm sums' schedule is told likewise where it is not bn_algo's own
+expect 0 "bn fallback" "$FTMESH" train --mesh 4x4 --bn-algo 2d --steps 1 --batch 16 --json
+json 'j["bn_algo"] == "2d" and j["bn_schedule"] == "ring" and "faster" in j["bn_fallback"] and 0 < j["bn_fallback_widths"] <= j["bn_widths"]'
+expect 0 "bn fallback text" "$FTMESH" train --mesh 4x4 --bn-algo 2d --steps 1 --batch 16
+grep -q "batch-norm schedule run: ring for [0-9]* of [0-9]* widths (the ring is faster" "$out" || { echo "FAIL: train text lacks the batch-norm schedule run"; fail=1; }
+expect 0 "bn own" "$FTMESH" train --mesh 4x4 --bn-algo ring --steps 1 --batch 16 --json
+json '"bn_fallback" not in j and "bn_schedule" not in j'
 # each recovery and repair says the schedule that runs from there: 2d falls
 # back to the ring on the 15 chips a death leaves, and runs its own again
 # once the chip is repaired

@@ -168,6 +168,12 @@ typedef struct ftm_train_result {
                                   attempt's): algo's own, or another one */
     const char *fallback;      /* NULL, or why schedule is not algo's own
                                   (static strings, as ftm_sched's) */
+    const char *bn_fallback;   /* NULL, or why bn_schedule ran for the
+                                  batch-norm sums instead of bn_algo's own
+                                  (the last attempt's: the first such width) */
+    const char *bn_schedule;   /* that schedule (NULL with bn_fallback) */
+    int bn_widths;             /* distinct batch-norm widths summed */
+    int bn_fallback_widths;    /* of those, how many ran bn_schedule */
     int micro;                 /* micro-batch size used (float mode may need
                                   a divisor of the requested one) */
     long steps, batch;

@@ -513,7 +513,7 @@ static void header(const targs *a, const ftm_mesh *m)
            "reduce %s%s\n", a->model, m->rows, m->cols, cli_mesh_kind(m), P, cli_s(P),
            t->batch, t->steps, cli_s(t->steps), t->exact ? "exact" : "float",
            t->check ? ", --check" : "");
-    train_idle_note(t, P);
+    train_idle_note(t, P, 0);
     train_data_note(a->data, a->corpus, t->model.data, t->batch);
     if (t->resume)
         cli_faults_record_resumed(&a->o, m, t->resume, a->resume_step, a->ckpt_kind);
@@ -659,6 +659,8 @@ int cli_train(int argc, char **argv)
         nothing_to_do(&a);
         goto out;
     }
+    if (a.o.json) /* text tells it under its header */
+        train_idle_note(&a.t, ftm_mesh_healthy_count(&x.m), 1);
     cli_warn_flush(); /* the checks passed: before the run */
     train_out oc;
     train_out_init(&oc, a.o.json, a.t.steps, a.t.batch);

@@ -284,6 +284,12 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     if (r->fallback)
         cli_json_str(&j, "fallback", r->fallback);
     cli_json_str(&j, "bn_algo", r->bn_algo);
+    if (r->bn_fallback) { /* absent where every width ran bn_algo's own, as fallback */
+        cli_json_str(&j, "bn_schedule", r->bn_schedule);
+        cli_json_str(&j, "bn_fallback", r->bn_fallback);
+        cli_json_int(&j, "bn_fallback_widths", r->bn_fallback_widths);
+        cli_json_int(&j, "bn_widths", r->bn_widths);
+    }
     cli_json_str(&j, "reduce", in->exact ? "exact" : "float");
     cli_json_int(&j, "micro", r->micro);
     cli_json_int(&j, "batch", r->batch);
@@ -405,6 +411,9 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
            in->exact ? "exact" : "float", r->micro);
     if (r->fallback)
         printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
+    if (in->bn && r->bn_fallback)
+        printf("#   batch-norm schedule run: %s for %d of %d widths (%s)\n", r->bn_schedule,
+               r->bn_fallback_widths, r->bn_widths, r->bn_fallback);
     if (f->n > 0)
         printf("# loss %.6f -> %.6f in %ld step%s of batch %ld; wall %.3f s, ", r->step[0].loss,
                r->step[f->n - 1].loss, f->n, cli_s(f->n), r->batch, f->wall);
@@ -457,27 +466,30 @@ void train_data_note(const char *data, const char *corpus, const ftm_dataset *ds
 
 /* Chips left without examples by the batch split (ftm_train_split: float
  * mode deals examples, exact mode whole micro-batches), and what would
- * keep them busy. */
-void train_idle_note(const ftm_train_opts *t, int P)
+ * keep them busy: a "# note:" line in text, a warning on stderr with
+ * --json (json), where stdout holds only JSON. */
+void train_idle_note(const ftm_train_opts *t, int P, int json)
 {
     long units = t->exact ? (t->batch + t->micro - 1) / t->micro : t->batch;
     if (units >= P)
         return;
     long idle = P - units;
+    char b[320];
     if (!t->exact) {
-        printf("# note: a batch of %ld example%s for %d chips, at most one each, so %ld chip%s "
-               "idle; --batch %d would keep them busy\n", t->batch, cli_s(t->batch), P, idle,
-               cli_s(idle), P);
-        return;
+        snprintf(b, sizeof b, "a batch of %ld example%s for %d chips, at most one each, so %ld "
+                 "chip%s idle; --batch %d would keep them busy", t->batch, cli_s(t->batch), P,
+                 idle, cli_s(idle), P);
+    } else { /* one micro-batch holds at most the batch; the last may be short */
+        int mb = t->micro < t->batch ? t->micro : (int)t->batch;
+        const char *upto = t->batch % t->micro && units > 1 ? "up to " : "";
+        snprintf(b, sizeof b, "exact mode deals whole micro-batches: %ld micro-batch%s of "
+                 "%s%d example%s for %d chips, so %ld chip%s idle; --%s %ld would keep them "
+                 "busy", units, units == 1 ? "" : "es", upto, mb, cli_s(mb), P, idle,
+                 cli_s(idle), t->batch >= P ? "micro" : "batch",
+                 t->batch >= P ? t->batch / P : (long)P * t->micro);
     }
-    /* one micro-batch holds at most the batch; the last may be short */
-    int mb = t->micro < t->batch ? t->micro : (int)t->batch;
-    const char *upto = t->batch % t->micro && units > 1 ? "up to " : "";
-    printf("# note: exact mode deals whole micro-batches: %ld micro-batch%s of %s%d example%s "
-           "for %d chips, so %ld chip%s idle; ", units, units == 1 ? "" : "es", upto, mb,
-           cli_s(mb), P, idle, cli_s(idle));
-    if (t->batch >= P)
-        printf("--micro %ld would keep them busy\n", t->batch / P);
+    if (json)
+        cli_warn("train", "%s", b);
     else
-        printf("--batch %ld would keep them busy\n", (long)P * t->micro);
+        printf("# note: %s\n", b);
 }

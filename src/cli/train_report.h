@@ -43,7 +43,7 @@ const char *train_diverged_why(const ftm_train_result *r);
 /* The header's note on chips the batch split leaves idle (float mode
  * deals examples, exact mode whole micro-batches), and what would keep
  * them busy; nothing when every chip gets work. */
-void train_idle_note(const ftm_train_opts *t, int P);
+void train_idle_note(const ftm_train_opts *t, int P, int json);
 /* "# data: --data DIR, N images" (or --corpus FILE, N tokens): what the
  * run reads; nothing for synthetic examples. */
 void train_data_note(const char *data, const char *corpus, const ftm_dataset *ds, long batch);

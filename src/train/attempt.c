@@ -297,6 +297,7 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
     if (rc == FTM_ECHIPDEAD || rc == FTM_ELINKDEAD)
         t->fail_t = train_note_t0(o);
     res->bn_algo = t->hc.used ? t->hc.used : t->hc.name;
+    train_hook_fallbacks(t, res);
     ftm_rt_destroy(t->rt);
     t->rt = NULL;
     if (t->have_grad)

@@ -372,6 +372,20 @@ static int record_hook(void *ctx, int64_t *buf, size_t n)
  * only records the sizes: processes name schedules by declaring them in
  * the same order (ftm_rt_declare_sched), which chips building them on
  * first use would not give. */
+void train_hook_fallbacks(const trainer *t, ftm_train_result *res)
+{
+    res->bn_widths = t->hc.n;
+    res->bn_fallback_widths = 0;
+    res->bn_schedule = res->bn_fallback = NULL;
+    for (int i = 0; i < t->hc.n; i++)
+        if (t->hc.e[i].s.fallback) {
+            if (!res->bn_fallback_widths++) {
+                res->bn_schedule = t->hc.e[i].s.algo;
+                res->bn_fallback = t->hc.e[i].s.fallback;
+            }
+        }
+}
+
 int train_hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
 {
     ftm_model_config mc = o->model;

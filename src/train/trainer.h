@@ -116,6 +116,8 @@ typedef struct snapshot {
 /* ---- train.c and rejoin.c: the chips' program ----------------------------- */
 
 int train_chip_fn(ftm_chip *chip, void *arg);
+/* res's bn_schedule, bn_fallback and width counts from the hook cache. */
+void train_hook_fallbacks(const trainer *t, ftm_train_result *res);
 int train_hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np);
 
 /* Allocates r's arrays for script f on mesh m (zeroed). */
