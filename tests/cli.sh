@@ -554,6 +554,12 @@ if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
         --batch 1) >"$tmp/out" 2>"$tmp/err"
     [ $? = 2 ] && ok || bad "train under ulimit -v: $(cat "$tmp/err")"
     grep_err "use a smaller mesh (each chip holds a replica, whatever the batch)"
+    # each chip thread's OpenBLAS buffer counts: where it could not be
+    # mapped OpenBLAS retried without end and the run hung
+    (ulimit -v 500000 && exec timeout -k 5 60 "$ftmesh" train --mesh 2x2 --batch 16 --steps 1) \
+        >"$tmp/out" 2>"$tmp/err"
+    [ $? = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "train under ulimit -v 500000: exit $?: $(cat "$tmp/err")"
+    grep_err "OpenBLAS buffers 4 x 128 MiB (one per chip thread)"
     # with malloc arenas per chip thread (and OpenBLAS's own threads) a
     # run that fits under the limit must run, every time: 8 tries
     fits=

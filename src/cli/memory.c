@@ -86,13 +86,28 @@ double cli_mem_stacks(const ftm_mesh *m)
     return (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES - FTM_RT_STACK_TOUCHED);
 }
 
+/* bytes as "0.4 GiB" or, under 1 GiB, "390 MiB" (into b, 32 bytes). */
+static const char *mem_words(double bytes, char *b)
+{
+    double G = 1 << 30;
+    if (bytes >= G)
+        snprintf(b, 32, "%.1f GiB", bytes / G);
+    else
+        snprintf(b, 32, "%.0f MiB", bytes / (1 << 20));
+    return b;
+}
+
 const char *cli_mem_stacks_note(double stacks)
 {
     static char note[96];
+    char w[32];
     note[0] = 0;
     if (stacks >= 0.05 * (1 << 30)) /* as the messages round GiB */
         snprintf(note, sizeof note, ", chip thread stacks %.1f GiB (ulimit -v counts each "
                  "whole)", stacks / (1 << 30));
+    else if (stacks >= 1 << 20)
+        snprintf(note, sizeof note, ", chip thread stacks %s (ulimit -v counts each whole)",
+                 mem_words(stacks, w));
     return note;
 }
 
@@ -164,9 +179,20 @@ static const char *mem_advice(const ftm_train_opts *t, const ftm_mesh *m, double
     return "use a smaller --batch or --micro";
 }
 
+/* Under an address-space limit (ulimit -v) each chip thread that calls
+ * OpenBLAS maps a buffer of its own: 128 MiB with Debian's OpenBLAS 0.3
+ * (its BUFFER_SIZE, seen as malloc(134221824) per calling thread). Where
+ * that mapping fails OpenBLAS retries without end: the run hung, so it is
+ * counted before the run. Memory only counts the pages touched. */
+#define CLI_BLAS_BUFFER ((double)(128 << 20) + 8192)
+static double blas_buffers(const ftm_mesh *m)
+{
+    return cli_mem_have() > 0 && mem_by_limit ? CLI_BLAS_BUFFER * cli_ranks_block_chips(m) : 0;
+}
+
 int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh *m)
 {
-    double have = cli_mem_have(), G = 1 << 30, stacks = cli_mem_stacks(m);
+    double have = cli_mem_have(), stacks = cli_mem_stacks(m), blas = blas_buffers(m);
     long most;
     int micro, chips = cli_ranks_block_chips(m), local = cli_ranks_on_node();
     size_t one = 0, ref = 0;
@@ -175,17 +201,23 @@ int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh
         rc = replica_bytes(t, most, micro, &one);
     if (!rc && t->check) /* the one-chip reference holds the whole batch */
         rc = replica_bytes(t, t->batch, micro, &ref);
-    double need = (double)one * chips * local + (double)ref + stacks;
+    double need = (double)one * chips * local + (double)ref + stacks + blas;
     if (rc == FTM_ENOMEM && one == 0) /* not even drawn: a few huge micro-batches */
         return cli_usage_error(cmd, "--batch %ld --micro %d: one replica (%ld examples) needs more "
                                "memory than this machine can reserve: use a smaller --micro or "
                                "--batch, or more chips", t->batch, micro, most);
-    if (rc == FTM_ENOMEM || (!rc && have > 0 && need > CLI_MEM_SHARE * have))
-        return cli_usage_error(cmd, "--batch %ld needs about %.1f GiB: %d replica%s of %.0f MiB "
-                               "(up to %ld example%s each)%s%s, more than 3/4 of the %.1f GiB this "
-                               "process may use: %s", t->batch, need / G, chips * local,
+    if (rc == FTM_ENOMEM || (!rc && have > 0 && need > CLI_MEM_SHARE * have)) {
+        char nw[32], hw[32], bw[96] = "";
+        if (blas > 0)
+            snprintf(bw, sizeof bw, ", OpenBLAS buffers %d x %.0f MiB (one per chip thread)",
+                     chips, CLI_BLAS_BUFFER / (1 << 20));
+        return cli_usage_error(cmd, "--batch %ld needs about %s: %d replica%s of %.0f MiB "
+                               "(up to %ld example%s each)%s%s%s, more than 3/4 of the %s this "
+                               "process may use: %s", t->batch, mem_words(need, nw), chips * local,
                                cli_s(chips * local), (double)one / (1 << 20), most, cli_s(most),
                                t->check ? " and the --check reference" : "",
-                               cli_mem_stacks_note(stacks), have / G, mem_advice(t, m, have, stacks));
+                               cli_mem_stacks_note(stacks), bw, mem_words(have, hw),
+                               mem_advice(t, m, have, stacks + blas));
+    }
     return 0; /* a model that cannot be made is the run's to report */
 }
