@@ -17,6 +17,14 @@ json 'j["schedule"] == "2d" and "fallback" not in j'
 expect 0 "idle note json" "$FTMESH" train --mesh 4x4 --batch 3 --steps 1 --json
 grep -q "warning: a batch of 3 examples for 16 chips, at most one each, so 13 chips idle" "$out.err" ||
     { echo "FAIL: train --json: no idle note on stderr"; fail=1; }
+# --checkpoint-every past --steps does nothing: warned; a resume with nothing
+# to do says --checkpoint's file is not written
+expect 0 "every past steps" "$FTMESH" train --mesh 2x2 --steps 2 --batch 8 --checkpoint "$tmp/cx.ckpt" --checkpoint-every 5
+grep -q "warning: --checkpoint-every 5 has no effect with --steps 2" "$out.err" ||
+    { echo "FAIL: --checkpoint-every 5 with --steps 2: no warning"; fail=1; }
+expect 0 "nothing to do" "$FTMESH" train --mesh 2x2 --steps 2 --batch 8 --resume "$tmp/cx.ckpt" --checkpoint "$tmp/rx.ckpt"
+grep -q "^# nothing to do: .*(no --checkpoint, --svg or --trace file is written)" "$out" && [ ! -e "$tmp/rx.ckpt" ] ||
+    { echo "FAIL: resume with nothing to do: $(cat "$out")"; fail=1; }
 # the batch-norm sums' schedule is told likewise where it is not bn_algo's own
 expect 0 "bn fallback" "$FTMESH" train --mesh 4x4 --bn-algo 2d --steps 1 --batch 16 --json
 json 'j["bn_algo"] == "2d" and j["bn_schedule"] == "ring" and "faster" in j["bn_fallback"] and 0 < j["bn_fallback_widths"] <= j["bn_widths"]'

@@ -92,8 +92,8 @@ static const cli_opt train_table[] = {
     { "checkpoint-every", "N", O_CHECKPOINT_EVERY, "with --checkpoint: every N steps too" },
     { "resume", "FILE", O_RESUME,
       "continue from a --checkpoint FILE of the same model,\n"
-      "sizes, optimizer, batch, micro-batch, data and reduce\n"
-      "mode up to --steps" },
+      "sizes, optimizer, batch, micro-batch, seed, data and\n"
+      "reduce mode up to --steps" },
     CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
     { "svg", "FILE", O_SVG,
       "write a picture: the mesh, one gradient allreduce's\n"
@@ -286,6 +286,9 @@ static int check_model_options(const targs *a)
         cli_warn(CMD, "--bn-algo has no effect on --model bert (it has no batch norm)");
     if (a->trace_clock_given && !a->trace)
         cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
+    if (a->t.checkpoint && a->t.checkpoint_every >= a->t.steps)
+        cli_warn(CMD, "--checkpoint-every %ld has no effect with --steps %ld: the checkpoint "
+                 "is written at the end anyway", a->t.checkpoint_every, a->t.steps);
     cli_mesh_warn_seeds(&a->o, 1, a->f.random_given);
     return 0;
 }
@@ -528,26 +531,6 @@ static void header(const targs *a, const ftm_mesh *m)
 /* Set by SIGINT, SIGTERM or SIGHUP during training: the signal's number. */
 static atomic_int stop_flag;
 
-/* --resume of a checkpoint that holds every step of --steps. */
-static void nothing_to_do(const targs *a)
-{
-    if (!a->o.json) {
-        printf("# nothing to do: the checkpoint is at step %ld (--steps %ld); give more "
-               "--steps to train on%s\n", a->resume_step, a->t.steps,
-               a->svg || a->trace ? " (no --svg or --trace file is written)" : "");
-        return;
-    }
-    cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_obj(&j, NULL);
-    cli_json_bool(&j, "summary", 1);
-    cli_json_str(&j, "resumed_from", a->t.resume);
-    cli_json_int(&j, "start_step", a->resume_step);
-    cli_json_int(&j, "steps", a->t.steps);
-    cli_json_bool(&j, "nothing_to_do", 1);
-    cli_json_end(&j);
-}
-
 /* The result: summary (also after a divergence), messages, exit code. */
 static int report(const targs *a, train_run *x, int err, train_out *oc)
 {
@@ -656,7 +639,8 @@ int cli_train(int argc, char **argv)
     if ((rc = cli_ranks_agree(rc))) /* an input some rank could not read */
         goto out;
     if (a.t.resume && a.resume_step >= a.t.steps) {
-        nothing_to_do(&a);
+        train_nothing_to_do(a.o.json, a.t.resume, a.resume_step, a.t.steps,
+                            a.svg || a.trace || a.t.checkpoint);
         goto out;
     }
     if (a.o.json) /* text tells it under its header */

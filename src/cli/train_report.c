@@ -493,3 +493,22 @@ void train_idle_note(const ftm_train_opts *t, int P, int json)
     else
         printf("# note: %s\n", b);
 }
+
+void train_nothing_to_do(int json, const char *resume, long at, long steps, int files)
+{
+    if (!json) {
+        printf("# nothing to do: the checkpoint is at step %ld (--steps %ld); give more "
+               "--steps to train on%s\n", at, steps,
+               files ? " (no --checkpoint, --svg or --trace file is written)" : "");
+        return;
+    }
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_obj(&j, NULL);
+    cli_json_bool(&j, "summary", 1);
+    cli_json_str(&j, "resumed_from", resume);
+    cli_json_int(&j, "start_step", at);
+    cli_json_int(&j, "steps", steps);
+    cli_json_bool(&j, "nothing_to_do", 1);
+    cli_json_end(&j);
+}

@@ -44,6 +44,10 @@ const char *train_diverged_why(const ftm_train_result *r);
  * deals examples, exact mode whole micro-batches), and what would keep
  * them busy; nothing when every chip gets work. */
 void train_idle_note(const ftm_train_opts *t, int P, int json);
+/* --resume of a checkpoint at step at, which holds every step of --steps:
+ * the line (or --json object) that says so; files: some output file
+ * (--checkpoint, --svg, --trace) is not written. */
+void train_nothing_to_do(int json, const char *resume, long at, long steps, int files);
 /* "# data: --data DIR, N images" (or --corpus FILE, N tokens): what the
  * run reads; nothing for synthetic examples. */
 void train_data_note(const char *data, const char *corpus, const ftm_dataset *ds, long batch);
