@@ -558,7 +558,8 @@ if (ulimit -v 300000 && "$ftmesh" --help) >/dev/null 2>&1; then
     # mapped OpenBLAS retried without end and the run hung
     (ulimit -v 500000 && exec timeout -k 5 60 "$ftmesh" train --mesh 2x2 --batch 16 --steps 1) \
         >"$tmp/out" 2>"$tmp/err"
-    [ $? = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "train under ulimit -v 500000: exit $?: $(cat "$tmp/err")"
+    rc=$?
+    [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "train under ulimit -v 500000: exit $rc: $(cat "$tmp/err")"
     grep_err "OpenBLAS buffers 4 x 128 MiB (one per chip thread)"
     # with malloc arenas per chip thread (and OpenBLAS's own threads) a
     # run that fits under the limit must run, every time: 8 tries

@@ -51,7 +51,7 @@ def check(steps, sums):
     return moved
 
 
-MOVED = re.compile(r"^(?:rows ([^a-z]*?))?(?:, )?(?:columns ([^a-z]*?))?(?:, adding|, copying)?$")
+MOVED = re.compile(r"^(?:along rows ([^a-z]*?))?(?:, )?(?:along columns ([^a-z]*?))?(?:, adding|, copying)?$")
 FULL = re.compile(r"^  \((\d+),(\d+)\)\s+->\s+\((\d+),(\d+)\)\s+(.*)$")
 
 

@@ -79,7 +79,9 @@ typedef struct ftm_allreduce_opts {
                                 * allreduce ends) */
     const ftm_sched *sched;    /* optional: algo's schedule for this mesh and
                                 * count, already built (the caller modeled
-                                * it); NULL: built here */
+                                * it); NULL: built here. One built for
+                                * another mesh size or count, or a dry or
+                                * packed one, is FTM_EINVAL */
     const ftm_cost_params *cost; /* the cost parameters the schedules built
                                 * here choose for (ftm_sched_ctx.cost; NULL:
                                 * the TPU-v3 defaults) */

@@ -34,8 +34,9 @@ int cli_demo(int argc, char **argv);
 const char *cli_last_error(void);
 /* Prints the message; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "--algo V: unknown algorithm; expected ring, bidir, ... or 2d-lines" (with
- * ", or auto" where auto is taken), naming the registry's algorithms: exit 2. */
+/* "--algo V: unknown algorithm; expected ring, bidir, ..., tree or trees"
+ * (ending "trees or auto" where auto is taken), naming the registry's
+ * algorithms in its order: exit 2. */
 int cli_unknown_algo(const char *cmd, const char *opt, const char *v, int with_auto);
 /* Prints the message; returns CLI_EXIT_FAIL. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

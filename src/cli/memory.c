@@ -61,6 +61,7 @@ static double mem_settled(void)
 
 static double mem_have = -1;
 static int mem_by_limit; /* 1 when the address-space limit sets mem_have */
+static double mem_as_left; /* address space left under ulimit -v (0: no limit) */
 
 double cli_mem_have(void)
 {
@@ -72,6 +73,7 @@ double cli_mem_have(void)
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         double left = (double)rl.rlim_cur - mem_settled();
         left = left > 1 ? left : 1; /* nothing left: refuse, never "unknown" */
+        mem_as_left = left;
         mem_by_limit = mem_have == 0 || left < mem_have;
         mem_have = mem_by_limit ? left : mem_have;
     }
@@ -86,7 +88,7 @@ double cli_mem_stacks(const ftm_mesh *m)
     return (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES - FTM_RT_STACK_TOUCHED);
 }
 
-/* bytes as "0.4 GiB" or, under 1 GiB, "390 MiB" (into b, 32 bytes). */
+/* bytes as "1.4 GiB" or, under 1 GiB, "390 MiB" (into b, 32 bytes). */
 static const char *mem_words(double bytes, char *b)
 {
     double G = 1 << 30;
@@ -184,15 +186,35 @@ static const char *mem_advice(const ftm_train_opts *t, const ftm_mesh *m, double
  * (its BUFFER_SIZE, seen as malloc(134221824) per calling thread). Where
  * that mapping fails OpenBLAS retries without end: the run hung, so it is
  * counted before the run. Memory only counts the pages touched. */
-#define CLI_BLAS_BUFFER ((double)(128 << 20) + 8192)
+#define CLI_BLAS_BUFFER ((double)(128 << 20) + 4096)
 static double blas_buffers(const ftm_mesh *m)
 {
-    return cli_mem_have() > 0 && mem_by_limit ? CLI_BLAS_BUFFER * cli_ranks_block_chips(m) : 0;
+    return CLI_BLAS_BUFFER * cli_ranks_block_chips(m);
+}
+
+/* The limit a training's need is held to: the address space left under
+ * ulimit -v, where the replicas, the chip threads' whole stacks and their
+ * OpenBLAS buffers would not fit in 3/4 of it (also where the limit is
+ * above the machine's memory), else the memory, which only the pages
+ * touched fill. *extra: what counts beside the replicas. */
+static double train_limit(const ftm_mesh *m, double base, double *extra)
+{
+    double have = cli_mem_have();
+    *extra = 0;
+    if (mem_as_left > 0) {
+        double as = (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES -
+                    FTM_RT_STACK_TOUCHED) + blas_buffers(m);
+        if (mem_by_limit || base + as > CLI_MEM_SHARE * mem_as_left) {
+            *extra = as;
+            return mem_as_left;
+        }
+    }
+    return have;
 }
 
 int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh *m)
 {
-    double have = cli_mem_have(), stacks = cli_mem_stacks(m), blas = blas_buffers(m);
+    double have, extra, blas = 0, stacks = 0;
     long most;
     int micro, chips = cli_ranks_block_chips(m), local = cli_ranks_on_node();
     size_t one = 0, ref = 0;
@@ -201,7 +223,13 @@ int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh
         rc = replica_bytes(t, most, micro, &one);
     if (!rc && t->check) /* the one-chip reference holds the whole batch */
         rc = replica_bytes(t, t->batch, micro, &ref);
-    double need = (double)one * chips * local + (double)ref + stacks + blas;
+    double need = (double)one * chips * local + (double)ref;
+    have = train_limit(m, need, &extra);
+    if (extra > 0) { /* the address space binds */
+        blas = blas_buffers(m);
+        stacks = extra - blas;
+    }
+    need += extra;
     if (rc == FTM_ENOMEM && one == 0) /* not even drawn: a few huge micro-batches */
         return cli_usage_error(cmd, "--batch %ld --micro %d: one replica (%ld examples) needs more "
                                "memory than this machine can reserve: use a smaller --micro or "

@@ -93,8 +93,8 @@ int ar2d_build_lines_variant(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_m
 /* 1 when more than a quarter of the rows or of the columns hold a fault
  * (allreduce_2d_fallback.c). */
 int ar2d_crowded(const ftm_mesh *m);
-/* build (a 2-D builder without the fallback) into s; on a crowded, small
- * or thin mesh the 1-D ring's schedule instead (algo "ring", fallback the
+/* build (a 2-D builder without the fallback) into s; on a crowded, small,
+ * thin, open or elongated mesh the 1-D ring's schedule instead (algo "ring", fallback the
  * reason) when that models faster (allreduce_2d_fallback.c). A build
  * watched there may fail with FTM_ESTOPPED (sched.h: ftm_sched_ctx.watch):
  * it could not have been kept. Returns 0 or an error (s then holds

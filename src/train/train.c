@@ -367,11 +367,6 @@ static int record_hook(void *ctx, int64_t *buf, size_t n)
     return rc;
 }
 
-/* Builds the batch-norm hook schedules before the run, in the order the
- * chips will use them, by a forward/backward of no examples whose hook
- * only records the sizes: processes name schedules by declaring them in
- * the same order (ftm_rt_declare_sched), which chips building them on
- * first use would not give. */
 void train_hook_fallbacks(const trainer *t, ftm_train_result *res)
 {
     res->bn_widths = t->hc.n;
@@ -386,6 +381,11 @@ void train_hook_fallbacks(const trainer *t, ftm_train_result *res)
         }
 }
 
+/* Builds the batch-norm hook schedules before the run, in the order the
+ * chips will use them, by a forward/backward of no examples whose hook
+ * only records the sizes: processes name schedules by declaring them in
+ * the same order (ftm_rt_declare_sched), which chips building them on
+ * first use would not give. */
 int train_hook_prebuild(trainer *t, const ftm_train_opts *o, size_t np)
 {
     ftm_model_config mc = o->model;
