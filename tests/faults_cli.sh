@@ -432,6 +432,13 @@ wait $pid
 got=$?
 [ "$got" -eq 130 ] && ! grep -q interrupted "$out.t" && [ -z "$(ls "$tmp" | grep twice)" ] ||
     { echo "FAIL: two SIGINTs: exit $got, expected 130 at once"; tail -2 "$out.t"; ls "$tmp"; fail=1; }
+grep -q "^ftmesh: stopped at once by a second signal: the step did not finish" "$out.t" ||
+    { echo "FAIL: two SIGINTs: no line says why the run stopped"; tail -2 "$out.t"; fail=1; }
+# a SIGINT during the last step: the step finishes, the run is complete,
+# and the signal is acknowledged
+stop_at INT "^# step" "$out.l" "$FTMESH" train --mesh 2x2 --depth 20 --steps 1 --batch $tb
+[ "$got" -eq 0 ] && grep -q "warning: SIGINT came during the last step, which finished" "$out.l.err" ||
+    { echo "FAIL: SIGINT in the last step: exit $got"; tail -2 "$out.l" "$out.l.err"; fail=1; }
 # ... but one stop told twice at once (timeout(1) signals its child, then
 # its process group) still lets the step finish and writes the checkpoint
 stop_at TERM "^ *0 " "$out.g" timeout 600 "$FTMESH" train --mesh 2x2 --steps 100000 --batch 8 \

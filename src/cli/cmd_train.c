@@ -580,6 +580,10 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         /* the signal that stopped the run: over ranks, maybe another's */
         int sig = r->interrupted > 1 ? r->interrupted : atomic_load(&stop_flag);
         rc = sig ? cli_signal_exit(sig) : CLI_EXIT_INTERRUPTED;
+    } else if (!rc && atomic_load(&stop_flag)) {
+        int sig = atomic_load(&stop_flag);
+        cli_warn(CMD, "%s came during the last step, which finished: the run is complete",
+                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
     }
     /* a failed or interrupted run leaves the old picture (or none) */
     if (!rc && x->svg.f)
