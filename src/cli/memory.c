@@ -80,12 +80,17 @@ double cli_mem_have(void)
     return mem_have;
 }
 
+/* Address space: each chip thread reserves its whole stack. */
+static double whole_stacks(const ftm_mesh *m)
+{
+    return (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES - FTM_RT_STACK_TOUCHED);
+}
+
 double cli_mem_stacks(const ftm_mesh *m)
 {
     if (cli_mem_have() <= 0 || !mem_by_limit) /* memory: the stack touched counts */
         return 0;
-    /* address space: each chip thread reserves its whole stack */
-    return (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES - FTM_RT_STACK_TOUCHED);
+    return whole_stacks(m);
 }
 
 /* bytes as "1.4 GiB" or, under 1 GiB, "390 MiB" (into b, 32 bytes). */
@@ -192,29 +197,21 @@ static double blas_buffers(const ftm_mesh *m)
     return CLI_BLAS_BUFFER * cli_ranks_block_chips(m);
 }
 
-/* The limit a training's need is held to: the address space left under
- * ulimit -v, where the replicas, the chip threads' whole stacks and their
- * OpenBLAS buffers would not fit in 3/4 of it (also where the limit is
- * above the machine's memory), else the memory, which only the pages
- * touched fill. *extra: what counts beside the replicas. */
-static double train_limit(const ftm_mesh *m, double base, double *extra)
+/* 1 when a training's need (base: the replicas) is held to the address
+ * space left under ulimit -v, beside the chip threads' whole stacks and
+ * OpenBLAS buffers: where that limit is below the machine's memory, or
+ * (above it) where they would not fit in 3/4 of it; else to the memory,
+ * which only the pages touched fill. */
+static int train_by_limit(const ftm_mesh *m, double base)
 {
-    double have = cli_mem_have();
-    *extra = 0;
-    if (mem_as_left > 0) {
-        double as = (double)cli_ranks_block_chips(m) * (double)(FTM_RT_STACK_BYTES -
-                    FTM_RT_STACK_TOUCHED) + blas_buffers(m);
-        if (mem_by_limit || base + as > CLI_MEM_SHARE * mem_as_left) {
-            *extra = as;
-            return mem_as_left;
-        }
-    }
-    return have;
+    cli_mem_have();
+    return mem_as_left > 0 && (mem_by_limit || base + whole_stacks(m) + blas_buffers(m) >
+                                                   CLI_MEM_SHARE * mem_as_left);
 }
 
 int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh *m)
 {
-    double have, extra, blas = 0, stacks = 0;
+    double have = cli_mem_have(), blas = 0, stacks = 0;
     long most;
     int micro, chips = cli_ranks_block_chips(m), local = cli_ranks_on_node();
     size_t one = 0, ref = 0;
@@ -224,12 +221,12 @@ int cli_train_mem_check(const char *cmd, const ftm_train_opts *t, const ftm_mesh
     if (!rc && t->check) /* the one-chip reference holds the whole batch */
         rc = replica_bytes(t, t->batch, micro, &ref);
     double need = (double)one * chips * local + (double)ref;
-    have = train_limit(m, need, &extra);
-    if (extra > 0) { /* the address space binds */
+    if (train_by_limit(m, need)) {
+        have = mem_as_left;
+        stacks = whole_stacks(m);
         blas = blas_buffers(m);
-        stacks = extra - blas;
+        need += stacks + blas;
     }
-    need += extra;
     if (rc == FTM_ENOMEM && one == 0) /* not even drawn: a few huge micro-batches */
         return cli_usage_error(cmd, "--batch %ld --micro %d: one replica (%ld examples) needs more "
                                "memory than this machine can reserve: use a smaller --micro or "
