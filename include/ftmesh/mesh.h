@@ -48,7 +48,8 @@ static inline int ftm_mesh_row(const ftm_mesh *m, int id) { return id / m->cols;
 static inline int ftm_mesh_col(const ftm_mesh *m, int id) { return id % m->cols; }
 static inline int ftm_mesh_alive(const ftm_mesh *m, int id) { return !m->chip_dead[id]; }
 
-/* Neighbour of chip in direction d, or -1 (edge of an open mesh). */
+/* Neighbour of chip in direction d, or -1 (edge of an open mesh, or d not
+ * an FTM_DIR_*). */
 FTM_EXTERN int ftm_mesh_neighbor(const ftm_mesh *m, int chip, int d);
 /* 1 when the directed link chip->neighbour(d) exists and is usable: both
  * chips alive and that direction of the link not failed. */

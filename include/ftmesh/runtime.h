@@ -26,8 +26,12 @@ typedef struct ftm_chip ftm_chip;
 /* The watchdog's default: no progress for this many seconds is a hang. */
 #define FTM_RT_DEFAULT_HANG_S 5
 
+/* The largest packet payload a run accepts (1 GiB). */
+#define FTM_RT_PKT_MAX ((size_t)1 << 30)
+
 typedef struct ftm_rt_config {
-    size_t pkt_bytes;      /* payload bytes per packet; 0: chosen from the mesh size */
+    size_t pkt_bytes;      /* payload bytes per packet, at most FTM_RT_PKT_MAX
+                              (more: FTM_EINVAL); 0: chosen from the mesh size */
     int depth;             /* packets a mailbox holds, rounded up to a power of
                               two (at most 2^20); 0: default (4) */
     double hang_timeout_s; /* no progress for this long -> FTM_EHANG; 0: FTM_RT_DEFAULT_HANG_S */
@@ -180,7 +184,9 @@ FTM_EXTERN ftm_rt *ftm_chip_rt(ftm_chip *chip);
  * chip of a run must execute the same schedules in the same order. s is
  * borrowed and read by every chip thread at once: it must stay alive and
  * unchanged until every chip has finished executing it (for a schedule
- * used once per run: until ftm_rt_run returns). */
+ * used once per run: until ftm_rt_run returns). On return, with success
+ * or an error, no neighbour reads buf any more: the caller may write or
+ * free it. */
 FTM_EXTERN int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf);
 
 /* Waits until every healthy chip of the run has called it (a harness
@@ -190,7 +196,7 @@ FTM_EXTERN int ftm_chip_barrier(ftm_chip *chip);
 /* The same barrier, also combining a few numbers over every healthy chip
  * of the run (in every process): on return v[0..nsum) holds the sum of all
  * chips' v[0..nsum) and v[nsum..nsum+nmax) the maximum of theirs (integer
- * sums: exact and independent of order). Every chip passes the same counts,
+ * sums: exact and independent of order, wrapping modulo 2^64 past INT64_MAX). Every chip passes the same counts,
  * nsum + nmax <= FTM_BARRIER_WORDS. 0, FTM_EINVAL or FTM_EHANG (then v is
  * unchanged). */
 #define FTM_BARRIER_WORDS 16

@@ -264,7 +264,10 @@ FTM_EXTERN int ftm_sched_init(ftm_sched *s, const ftm_sched_ctx *ctx, const char
 FTM_EXTERN void ftm_sched_free(ftm_sched *s);
 
 /* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its
- * id (>= 0) or a negative error. nhops == 0 requires src == dst. */
+ * id (>= 0) or a negative error (FTM_EINVAL for a direction that is no
+ * FTM_DIR_*). nhops == 0 requires src == dst: a local copy, which the cost
+ * model and ftm_sched_exec_data run but chip threads do not
+ * (ftm_chip_exec: FTM_EINVAL); no registered algorithm uses one. */
 FTM_EXTERN int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
 
 /* Opens a new step in chip's program; later ops of that chip join it. */
@@ -278,7 +281,8 @@ FTM_EXTERN int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops);
 /* A transfer of len bytes from [soff, soff+len) of the route's source chip
  * to [doff, doff+len) of its destination, combined by red. Appends a send to
  * the source's open step and a receive to the destination's open step.
- * len == 0 adds nothing. */
+ * len == 0 adds nothing. A sum's offsets and length are whole elements
+ * (ftm_sched_red_elem_size), else FTM_EINVAL. */
 FTM_EXTERN int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
 
 /* Drops empty steps at the end of every program (harmless but noisy) and
@@ -293,7 +297,8 @@ FTM_EXTERN size_t ftm_sched_mem_bytes(const ftm_sched *s);
 FTM_EXTERN void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
 
 /* Packets chip sends in one execution of s, with pkt payload bytes per
- * packet (failure injection picks a point inside a collective with it). */
+ * packet (failure injection picks a point inside a collective with it);
+ * 0 for pkt 0. */
 FTM_EXTERN uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
 
 /* Balanced split of count elements into p blocks (Open MPI's ring
@@ -322,7 +327,8 @@ FTM_EXTERN int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red 
  * execution gives (the runtime's included), because the writes within a
  * step are checked to be disjoint from each other and from the reads:
  * otherwise FTM_EINVAL (also for unaligned sum receives, unpaired tags,
- * routes that leave the mesh or end elsewhere). Returns 0, FTM_EINVAL,
+ * routes that leave the mesh or end elsewhere; FTM_ENOROUTE, as on chip
+ * threads, for a route over a dead chip or link of m). Returns 0, FTM_EINVAL,
  * FTM_EHANG (steps wait on each other in a cycle), FTM_ERANGE (an int64 sum
  * overflowed, as in the runtime) or FTM_ENOMEM; after an error the buffers
  * are partly updated. Reentrant; reads s and m only. A test oracle. */

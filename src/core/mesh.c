@@ -60,6 +60,8 @@ int ftm_mesh_copy(ftm_mesh *dst, const ftm_mesh *src)
 
 int ftm_mesh_neighbor(const ftm_mesh *m, int chip, int d)
 {
+    if (d < 0 || d >= FTM_NDIRS)
+        return -1;
     int r = ftm_mesh_row(m, chip) + dr_[d], c = ftm_mesh_col(m, chip) + dc_[d];
     if (r < 0 || r >= m->rows) {
         if (!m->torus || m->rows < 3)

@@ -20,8 +20,8 @@ static int barrier_passed(ftm_chip *chip, uint64_t gen)
 
 void rt_bar_combine(int64_t *acc, const int64_t *v, int nsum, int nmax)
 {
-    for (int i = 0; i < nsum; i++)
-        acc[i] += v[i];
+    for (int i = 0; i < nsum; i++) /* wraps as two's complement, never undefined */
+        acc[i] = (int64_t)((uint64_t)acc[i] + (uint64_t)v[i]);
     for (int i = nsum; i < nsum + nmax; i++)
         acc[i] = v[i] > acc[i] ? v[i] : acc[i];
 }
@@ -29,8 +29,10 @@ void rt_bar_combine(int64_t *acc, const int64_t *v, int nsum, int nmax)
 int ftm_chip_barrier_reduce(ftm_chip *chip, int64_t *v, int nsum, int nmax)
 {
     ftm_rt *rt = chip->rt;
+    if (nsum < 0 || nmax < 0 || nsum > FTM_BARRIER_WORDS || nmax > FTM_BARRIER_WORDS - nsum)
+        return FTM_EINVAL;
     int nw = nsum + nmax;
-    if (nsum < 0 || nmax < 0 || nw > FTM_BARRIER_WORDS || (nw && !v))
+    if (nw && !v)
         return FTM_EINVAL;
     pthread_mutex_lock(&rt->bar_mu);
     uint64_t gen = atomic_load(&rt->bar_gen);

@@ -632,9 +632,13 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
             memset(x.st, 0, sizeof *x.st * (size_t)x.step->nops);
         rc = run_step(&x);
     }
-    /* The caller owns buf again on return: every exposure released. */
+    /* The caller owns buf again on return: every exposure released, or,
+     * when the run stops (a neighbour may then never read what it was
+     * offered, or read it only after we return), copied aside. */
     if (!rc && chip->expo_busy && !rt_expo_reap(chip))
         rc = settle(&x, HOLD_ALL);
+    if (rc && chip->expo_busy)
+        (void)rt_expo_bounce_blocking(chip, 1, NULL, 0); /* rc says why it stopped */
     rt_poke_flush(chip);
     if (rc) /* inside the step it died in */
         rt_trace_death(chip);

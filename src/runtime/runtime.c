@@ -56,6 +56,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
             nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
     size_t depth = pick_depth(cfg);
     size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
+    pb = pb < FTM_RT_PKT_MAX ? pb : FTM_RT_PKT_MAX; /* what ftm_rt_create accepts */
     size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
     size_t hdrs = (size_t)pick_entries(nlinks, (uint32_t)depth) * RT_HDR_BYTES;
     for (int c = 0; s && c < s->nchips; c++) {
@@ -72,6 +73,8 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
 
 int ftm_rt_create(ftm_rt **out, const ftm_mesh *m, const ftm_rt_config *cfg)
 {
+    if (cfg && cfg->pkt_bytes > FTM_RT_PKT_MAX)
+        return FTM_EINVAL;
     ftm_rt *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FTM_ENOMEM;

@@ -65,16 +65,21 @@ static int sx_check_races(const ftm_sched *s)
     return 0;
 }
 
-/* 1 when route r of s starts at src, walks live links of m and ends at dst. */
+/* 0 when route r of s starts at src, walks live links of m and ends at
+ * dst; FTM_ENOROUTE where it crosses a dead chip or link (as the runtime
+ * says), else FTM_EINVAL. */
 static int sx_route_ok(const ftm_sched *s, const ftm_mesh *m, int r, int src, int dst)
 {
     const ftm_route *rt = &s->routes[r];
     if (rt->src != src || rt->dst != dst)
-        return 0;
-    int at = src;
-    for (int h = 0; h < rt->nhops && at >= 0; h++)
-        at = ftm_mesh_neighbor(m, at, s->dirs[rt->first + h]);
-    return at == dst;
+        return FTM_EINVAL;
+    int at = src, dead = !ftm_mesh_alive(m, src);
+    for (int h = 0; h < rt->nhops && at >= 0; h++) {
+        int d = s->dirs[rt->first + h];
+        dead |= !ftm_mesh_link_live(m, at, d);
+        at = ftm_mesh_neighbor(m, at, d);
+    }
+    return at != dst ? FTM_EINVAL : dead ? FTM_ENOROUTE : 0;
 }
 
 /* Pairs every send with one receive by tag and checks the routes. */
@@ -93,8 +98,9 @@ static int sx_index(sx_run *x, const ftm_mesh *m)
                 if (op->tag >= s->next_tag || op->route >= (unsigned)s->nroutes)
                     return FTM_EINVAL;
                 if (op->kind == FTM_OP_SEND) {
-                    if (!sx_route_ok(s, m, op->route, c, op->peer))
-                        return FTM_EINVAL;
+                    int rc = sx_route_ok(s, m, op->route, c, op->peer);
+                    if (rc)
+                        return rc;
                     if (x->nsend[op->tag] < 2)
                         x->nsend[op->tag]++;
                 } else {

@@ -140,6 +140,9 @@ int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, i
         return FTM_EINVAL;
     if (nhops > INT_MAX - s->ndirs)
         return FTM_ENOMEM; /* the hop directions' array is int-indexed */
+    for (int h = 0; h < nhops; h++)
+        if (dirs[h] >= FTM_NDIRS)
+            return FTM_EINVAL;
     s->nchange++;
     if (grow(s, (void **)&s->routes, &s->cap_routes, s->nroutes + 1, sizeof *s->routes, 1) ||
         grow(s, (void **)&s->dirs, &s->cap_dirs, s->ndirs + nhops, 1, 1))
@@ -250,6 +253,9 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
 {
     if (route < 0 || route >= s->nroutes || len > s->bytes || soff > s->bytes - len ||
         doff > s->bytes - len) /* (no soff + len: it could wrap) */
+        return FTM_EINVAL;
+    size_t el = ftm_sched_red_elem_size(red); /* a sum takes whole, aligned elements */
+    if (red != FTM_RED_COPY && (soff % el || doff % el || len % el))
         return FTM_EINVAL;
     if (len == 0)
         return 0;

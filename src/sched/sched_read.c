@@ -41,10 +41,12 @@ uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
     uint64_t n = 0;
     ftm_sched_view v = { 0 };
     ftm_sched_cur cur = { 0 };
+    if (pkt == 0)
+        return 0;
     while (ftm_sched_read_step(s, chip, &cur, &v) > 0)
         for (int k = 0; k < v.nops; k++)
             if (v.ops[k].kind == FTM_OP_SEND)
-                n += (v.ops[k].len + pkt - 1) / pkt;
+                n += v.ops[k].len / pkt + (v.ops[k].len % pkt != 0); /* no overflow */
     ftm_sched_view_free(&v);
     return n;
 }
