@@ -222,6 +222,13 @@ err_is "--faults $tmp/bad: line 2" "nothing to repair"
 printf '1,1@1\nrepair 1,1@2\n' >"$tmp/ar"
 expect 0 "allreduce repair" "$FTMESH" allreduce --mesh 4x4 --iters 3 --faults "$tmp/ar" --json
 json '[e["kind"] for e in j["events"]] == ["kill", "repair"] and j["events"][1]["chips_after"] == 16 and j["chips"] == 16 and j["wrong"] == 0'
+# dead from the start and repaired before the first iteration: every run
+# is on the grown mesh, with its own rings, exact
+for a in ring trees 2d-lines; do
+    expect 0 "allreduce repair at 0, $a" "$FTMESH" allreduce --mesh 6x6 --size 4K --iters 2 \
+        --fail-host 2,2 --repair host:2,2@0 --algo $a --json
+    json 'j["chips"] == 36 and j["wrong"] == 0 and j["max_link_bytes"] == j["modeled_max_link_bytes"]'
+done
 expect 2 "allreduce repair alive" "$FTMESH" allreduce --mesh 4x4 --iters 3 --repair 1,1@1
 err_is "--repair 1,1@1" "nothing to repair"
 

@@ -110,6 +110,9 @@ int cli_parse_quiet(const char *cmd, int argc, char **argv, const cli_opt *const
 void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
                     int ntables);
 
+/* "Algorithms (OPTS):", every registered algorithm and auto, for --help. */
+void cli_print_algos(FILE *f, const char *opts);
+
 /* Options every mesh command takes: --mesh, --torus, the faults, --json. */
 typedef struct cli_mesh_opts {
     const char *cmd;            /* "rings", ... for messages */

@@ -78,10 +78,7 @@ static void usage(void)
            "(TPU-v3 links by default), computed from the same schedule the chips run.\n"
            "\n");
     cli_print_opts(stdout, "Options", ar_tables, 0, 2);
-    printf("\nAlgorithms (--algo):\n");
-    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        cli_print_wrapped(stdout, 23, printf("  %-20s ", a->name), a->summary);
-    printf("  %-20s %s\n\n", "auto", "the algorithm with the lowest modeled time (printed)");
+    cli_print_algos(stdout, "--algo");
     cli_print_opts(stdout, "Mesh and faults", ar_tables, 2, 3);
 }
 

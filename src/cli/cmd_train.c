@@ -131,10 +131,7 @@ static void usage(void)
            "ignored).\n"
            "\n");
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
-    printf("\nAlgorithms (--algo, --bn-algo):\n");
-    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
-        cli_print_wrapped(stdout, 23, printf("  %-20s ", a->name), a->summary);
-    printf("\n");
+    cli_print_algos(stdout, "--algo, --bn-algo");
     cli_print_opts(stdout, "Mesh and faults", train_tables, 1, 2);
 }
 

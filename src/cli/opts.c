@@ -91,6 +91,14 @@ void cli_print_wrapped(FILE *f, int indent, int col, const char *text)
     fputc('\n', f);
 }
 
+void cli_print_algos(FILE *f, const char *opts)
+{
+    fprintf(f, "\nAlgorithms (%s):\n", opts);
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
+        cli_print_wrapped(f, 23, fprintf(f, "  %-20s ", a->name), a->summary);
+    fprintf(f, "  %-20s %s\n\n", "auto", "the algorithm with the lowest modeled time (printed)");
+}
+
 void cli_print_opts(FILE *f, const char *title, const cli_opt *const *tables, int first_table,
                     int ntables)
 {

@@ -192,10 +192,13 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     double t_run = core_now_s(); /* when the run before started */
     for (int k = 0;; k++) {
         double t0 = core_now_s();
+        int grown = res->nevents;
         if ((rc = apply_repairs(&f, &cur, at, res, o, at ? t0 - t_run : 0)))
             break;
         t_run = t0;
-        oc.sched = at ? NULL : oc.sched; /* grown: new rings */
+        /* grown (also before the first iteration): the caller's schedule
+         * is for the mesh without what joined: new rings */
+        oc.sched = at || res->nevents > grown ? NULL : oc.sched;
         memcpy(detail, res->detail, sizeof detail);
         int after = res->nevents;
         rf.algo = NULL;
