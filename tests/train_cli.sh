@@ -31,7 +31,12 @@ json 'j["bn_algo"] == "2d" and j["bn_schedule"] == "ring" and "faster" in j["bn_
 expect 0 "bn fallback text" "$FTMESH" train --mesh 4x4 --bn-algo 2d --steps 1 --batch 16
 grep -q "batch-norm schedule run: ring for [0-9]* of [0-9]* widths (the ring is faster" "$out" || { echo "FAIL: train text lacks the batch-norm schedule run"; fail=1; }
 expect 0 "bn own" "$FTMESH" train --mesh 4x4 --bn-algo ring --steps 1 --batch 16 --json
-json '"bn_fallback" not in j and "bn_schedule" not in j'
+json '"bn_fallback" not in j and "bn_schedule" not in j and j["bn_asked"] == "ring"'
+# --bn-algo auto: its pick, and that it was auto's
+expect 0 "bn auto" "$FTMESH" train --mesh 2x2 --bn-algo auto --steps 1 --batch 8 --json
+json 'j["bn_asked"] == "auto" and j["bn_algo"] != "auto"'
+expect 0 "bn auto text" "$FTMESH" train --mesh 2x2 --bn-algo auto --steps 1 --batch 8
+grep -q "(bn [a-z0-9-]*, auto's pick)" "$out" || { echo "FAIL: train text does not say the bn algorithm is auto's pick"; fail=1; }
 # each recovery and repair says the schedule that runs from there: 2d falls
 # back to the ring on the 15 chips a death leaves, and runs its own again
 # once the chip is repaired

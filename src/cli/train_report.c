@@ -284,6 +284,8 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     if (r->fallback)
         cli_json_str(&j, "fallback", r->fallback);
     cli_json_str(&j, "bn_algo", r->bn_algo);
+    if (r->bn_algo) /* as "asked": "auto" where bn_algo is its pick */
+        cli_json_str(&j, "bn_asked", in->bn_asked ? in->bn_asked : r->bn_algo);
     if (r->bn_fallback) { /* absent where every width ran bn_algo's own, as fallback */
         cli_json_str(&j, "bn_schedule", r->bn_schedule);
         cli_json_str(&j, "bn_fallback", r->bn_fallback);
@@ -403,7 +405,8 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
 {
     char bn[64] = "";
     if (in->bn)
-        snprintf(bn, sizeof bn, " (bn %s)", r->bn_algo);
+        snprintf(bn, sizeof bn, " (bn %s%s)", r->bn_algo,
+                 in->bn_asked && !strcmp(in->bn_asked, "auto") ? ", auto's pick" : "");
     int picked = in->asked && !strcmp(in->asked, "auto");
     printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s%s, reduce %s, micro %d\n",
            in->model, m->rows, m->cols, cli_mesh_kind(m), r->chips, cli_s(r->chips),

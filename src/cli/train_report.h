@@ -23,6 +23,7 @@ typedef struct train_summary_info {
     long diverged_step;  /* -1, or the step whose loss was not finite */
     const cli_mesh_opts *o; /* the mesh options: the JSON "faults" record */
     const char *asked;   /* --algo as given ("auto" names its pick too) */
+    const char *bn_asked; /* --bn-algo as given */
     const char *data;    /* --data's directory or --corpus's file; NULL:
                           * synthetic examples */
 } train_summary_info;
