@@ -447,7 +447,8 @@ warns 1
 expect 0 rings --fail-link 0,0-0,1 --fail-link 0,1-0,0 --fail-link '0,1>0,0' --fail-link '1,1>1,2' --fail-link 1,1-1,2
 grep_err "warning: --fail-link 0,1-0,0 has no effect: that link is dead already"
 grep_err "warning: --fail-link 0,1>0,0 has no effect"
-warns 2
+grep_err "warning: --fail-link 1,1-1,2: one way of that link was dead already"
+warns 3
 expect 0 rings --fail 2,2 --fail-link 2,3-2,2
 grep_err "warning: --fail-link 2,3-2,2 has no effect: chip (2,2) is dead"
 expect 0 rings --fault-seed 3

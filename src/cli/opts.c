@@ -485,8 +485,9 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
 }
 
 /* Before --fail-link kills it: 1 when a chip of the link is dead, 2 when
- * the link is dead already (both ways unless oneway), else 0 (also when
- * the link is not one: the caller reports that). */
+ * the link is dead already (both ways unless oneway), 3 when it is to die
+ * both ways and is dead one way already, else 0 (also when the link is
+ * not one: the caller reports that). */
 static int link_state(const ftm_mesh *m, int r, int c, int r2, int c2, int oneway)
 {
     if (r >= m->rows || c >= m->cols || r2 >= m->rows || c2 >= m->cols)
@@ -497,8 +498,8 @@ static int link_state(const ftm_mesh *m, int r, int c, int r2, int c2, int onewa
         return 0;
     if (!ftm_mesh_alive(m, a) || !ftm_mesh_alive(m, b))
         return 1;
-    return m->link_dead[a * FTM_NDIRS + d] &&
-           (oneway || m->link_dead[b * FTM_NDIRS + ftm_mesh_dir_to(m, b, a)]) ? 2 : 0;
+    int ab = m->link_dead[a * FTM_NDIRS + d], ba = m->link_dead[b * FTM_NDIRS + ftm_mesh_dir_to(m, b, a)];
+    return ab && (oneway || ba) ? 2 : !oneway && (ab || ba) ? 3 : 0;
 }
 
 /* --fail-link; one that changes nothing (the link is dead already, or
@@ -524,6 +525,9 @@ static int fail_links(const cli_mesh_opts *o, ftm_mesh *m)
                      ftm_mesh_alive(m, ftm_mesh_chip(m, r, c)) ? c2 : c);
         else if (was == 2)
             cli_warn(cmd, "--fail-link %s has no effect: that link is dead already", v);
+        else if (was == 3) /* the one-way option is now part of this one */
+            cli_warn(cmd, "--fail-link %s: one way of that link was dead already (a one-way "
+                     "--fail-link before it); the faults name it once, both ways", v);
     }
     return 0;
 }
