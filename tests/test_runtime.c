@@ -663,6 +663,41 @@ START_TEST(test_stopped_exec_returns_buffer)
 }
 END_TEST
 
+/* A local copy and a local sum (routes of no hops) beside a one-hop sum:
+ * the chips give the oracle's result. */
+START_TEST(test_local_transfers)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 1, 2, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_sched_init(&s, NULL, "test", 2, 64), 0);
+    unsigned char e = FTM_DIR_E;
+    int self0 = ftm_sched_route(&s, 0, 0, NULL, 0), self1 = ftm_sched_route(&s, 1, 1, NULL, 0);
+    int r01 = ftm_sched_route(&s, 0, 1, &e, 1);
+    for (int c = 0; c < 2; c++)
+        ck_assert_int_eq(ftm_sched_step(&s, c, "test", 0), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, self0, 0, 32, 32, FTM_RED_COPY), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r01, 0, 0, 16, FTM_RED_SUM_F32), 0);
+    ck_assert_int_eq(ftm_sched_xfer(&s, self1, 16, 32, 16, FTM_RED_SUM_F32), 0);
+    float want[2][16], got[2][16];
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 16; i++)
+            want[c][i] = got[c][i] = (float)(c * 100 + i);
+    void *bufs[2] = { want[0], want[1] };
+    ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), 0);
+    ck_assert(want[0][8] == 0.0f && want[1][0] == 100.0f && want[1][8] == 108.0f + 104.0f);
+    ftm_rt *rt;
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, NULL), 0);
+    unsigned char *b[2] = { (unsigned char *)got[0], (unsigned char *)got[1] };
+    job j = { &s, b, 1 };
+    ck_assert_int_eq(ftm_rt_run(rt, run_sched, &j), 0);
+    ck_assert_mem_eq(got, want, sizeof want);
+    ftm_rt_destroy(rt);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Arguments the runtime and the schedule refuse rather than misread: a
  * packet too large to allocate, a direction that is none, a sum of part of
  * an element; the oracle refuses a route over a dead link as the chips do. */
@@ -767,6 +802,7 @@ int main(void)
     tcase_add_test(tc, test_kill_skipped);
     tcase_add_test(tc, test_stopped_exec_returns_buffer);
     tcase_add_test(tc, test_bad_arguments_refused);
+    tcase_add_test(tc, test_local_transfers);
     suite_add_tcase(s, tc);
     return test_run(s);
 }

@@ -265,9 +265,8 @@ FTM_EXTERN void ftm_sched_free(ftm_sched *s);
 
 /* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its
  * id (>= 0) or a negative error (FTM_EINVAL for a direction that is no
- * FTM_DIR_*). nhops == 0 requires src == dst: a local copy, which the cost
- * model and ftm_sched_exec_data run but chip threads do not
- * (ftm_chip_exec: FTM_EINVAL); no registered algorithm uses one. */
+ * FTM_DIR_*). nhops == 0 requires src == dst: a local copy (or sum), its
+ * send and receive in the same step. */
 FTM_EXTERN int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
 
 /* Opens a new step in chip's program; later ops of that chip join it. */

@@ -388,6 +388,27 @@ static int post(exec_ctx *x, int i, int d, int desc, unsigned char *slot)
     return 0;
 }
 
+/* Send i over a route of no hops (a local copy) into its receive, which
+ * ftm_sched_xfer put in the same step: done at once, since the schedule
+ * keeps a step's writes off the ranges it reads (ftm_sched_exec_data).
+ * 1, or an error (FTM_EINVAL: the receive is not in this step). */
+static int local_xfer(exec_ctx *x, int i)
+{
+    const ftm_op *op = &x->ops[i];
+    for (int j = 0; j < x->step->nops; j++) {
+        const ftm_op *rv = &x->ops[j];
+        if (rv->kind != FTM_OP_RECV || rv->tag != op->tag)
+            continue;
+        int rc = ftm_sched_reduce(x->buf + rv->off, x->buf + op->off, op->len, (ftm_red)rv->red);
+        x->st[i].done = op->len;
+        x->st[j].done = rv->len;
+        if (RT_TRACE(x->chip))
+            ftm_trace_op(RT_TRACE(x->chip), x->chip->id, j, rv, rv->len, x->buf);
+        return rc ? rc : 1;
+    }
+    return FTM_EINVAL;
+}
+
 /* Pushes the step's own sends behind queued transit. */
 static int push_sends(exec_ctx *x)
 {
@@ -398,8 +419,14 @@ static int push_sends(exec_ctx *x)
         if (op->kind != FTM_OP_SEND)
             continue;
         const ftm_route *r = &x->s->routes[op->route];
+        if (r->nhops == 0 && x->st[i].done < op->len) {
+            int rc = local_xfer(x, i);
+            if (rc < 0)
+                return rc;
+            moved = 1;
+        }
         if (r->nhops == 0)
-            return FTM_EINVAL;
+            continue;
         int d = x->s->dirs[r->first];
         if (!c->out[d])
             return FTM_ENOROUTE;
@@ -447,10 +474,10 @@ static void note_wait(exec_ctx *x)
         w->missing = op->len - x->st[i].done;
         if (op->kind == FTM_OP_RECV) {
             w->wait = FTM_WAIT_RECV;
-            w->dir = ftm_dir_opposite(x->s->dirs[r->first + r->nhops - 1]);
+            w->dir = r->nhops ? ftm_dir_opposite(x->s->dirs[r->first + r->nhops - 1]) : -1;
         } else {
             w->wait = FTM_WAIT_SEND;
-            w->dir = x->s->dirs[r->first];
+            w->dir = r->nhops ? x->s->dirs[r->first] : -1;
         }
         return;
     }
@@ -473,6 +500,8 @@ static int recv_dead(exec_ctx *x)
         if (op->kind != FTM_OP_RECV || x->st[i].done >= op->len)
             continue;
         const ftm_route *r = &x->s->routes[op->route];
+        if (r->nhops == 0) /* local: done with its send */
+            continue;
         int d = ftm_dir_opposite(x->s->dirs[r->first + r->nhops - 1]);
         if (rt_link_dead(c, d, 1) && !rt_mbox_slot_out(c->in[d]))
             return rt_notice(c, d, 1, "receive failed");
