@@ -49,6 +49,12 @@ tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "the drift layout), so a column-ph
     bad "demo --algo 2d: the drift layout of the column phase not told"
 "$ftmesh" demo --algo 2d --mesh 8x8 --torus --fail 3,3 --no-color | grep -q "drift layout" &&
     bad "demo --algo 2d: the drift layout told where column rings run"
+# ... how many columns hold a hole, and the whole sentence where the bands
+# are many (8x8 torus, a dead host: seven bands)
+tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "Here 1 of the 4 columns holds a dead chip, more than the 1/8" ||
+    bad "demo --algo 2d: the drift layout's reason not counted"
+"$ftmesh" demo --algo 2d --mesh 8x8 --torus --fail-host 2,2 --no-color | tr "\n" " " | tr -s " " |
+    grep -q "may cross columns\. " || bad "demo --algo 2d, 8x8 torus: the drift layout's sentence cut short"
 # ... and where it cannot, how many links carry both (the default lesson's
 # first ring detours over three links its second one takes one hop)
 "$ftmesh" demo --algo 2d --no-color >"$tmp/out" &&
@@ -363,11 +369,11 @@ ex=$(tr "\n" " " <"$tmp/out" | sed -n 's/.*carry ("\([0-9]* in #[0-9]*-#[0-9]*\)
 "$ftmesh" demo --algo 2d >"$tmp/out"
 sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (1,0) -> (1,2): 4 hops via S,E,E,N" ||
     bad "demo --algo 2d: part 1 lacks the band's other ring"
-# 2d-lines' headers name the links positions took (one half's row phase and
-# the other's column phase both run along rows), and the lesson says so
+# 2d-lines' headers name the links positions took (half A starts along
+# rows, half B along columns), and the lesson says which phases those are
 "$ftmesh" demo --algo 2d-lines >"$tmp/out"
-grep -q "^Step 1 of [0-9]*  along rows #" "$tmp/out" && ! grep -q "^Step [0-9]* of [0-9]*  rows" "$tmp/out" &&
-    tr "\n" " " <"$tmp/out" | grep -q "half A's row phase and half B's column phase both move along rows" ||
+grep -q "^Step 1 of [0-9]*  along rows #.*, along columns #" "$tmp/out" && ! grep -q "^Step [0-9]* of [0-9]*  rows" "$tmp/out" &&
+    tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "half A's first phase and half B's second phase move along rows, half B's first phase and half A's second phase along columns" ||
     bad "demo 2d-lines: headers do not say which links the positions took"
 # balanced colours, yet more detours than the one-link chips need: said
 "$ftmesh" demo --mesh 1x8 --algo ring >"$tmp/out"

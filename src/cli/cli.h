@@ -352,6 +352,10 @@ int cli_demo_own_picture(const ftm_mesh *m, const char *algo, size_t count);
 /* Why 2d's second ring of a band may detour, and how many directed links
  * both rings of its bands around faults still cross (text and page). */
 int cli_bands_why(const ftm_mesh *m, char *b, size_t n);
+/* Why 2d's column phase takes the drift layout on m, in words: how many
+ * columns hold a dead chip against the 1/8 the usable columns' rings can
+ * adopt (ftm_plan2d_columns). */
+void cli_drift_why(const ftm_mesh *m, char *b, size_t n);
 struct ftm_sched;
 /* trees' schedule s of count floats on m: which tree the picture draws
  * (position #0's), how many trees carry the positions and which are its. */

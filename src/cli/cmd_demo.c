@@ -245,7 +245,7 @@ static void picture_words(const ftm_mesh *m, const char *algo, int bands, char *
 static int tell_algo(const demo_out *o, const ftm_mesh *m, const char *algo, ftm_trace **tr,
                      ftm_lesson *l, long *wrong)
 {
-    char bands[256];
+    char bands[DEMO_BANDS_MAX];
     demo_bands_words(m, algo, bands, sizeof bands);
     char fb[320], own[600];
     demo_fallback_words(m, algo, fb, sizeof fb);
@@ -475,7 +475,7 @@ static int tell_main(const demo_out *o, const ftm_mesh *m, const char *algo, dem
         tr = NULL;
         p->verified = w == 0;
         st->main_part = 2;
-        char bands[256], fb[320], own[600];
+        char bands[DEMO_BANDS_MAX], fb[320], own[600];
         demo_bands_words(m, algo, bands, sizeof bands);
         demo_fallback_words(m, algo, fb, sizeof fb);
         lines_owners(m, algo, own, sizeof own);

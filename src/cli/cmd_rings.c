@@ -288,8 +288,11 @@ static void text_2d(const ftm_mesh *m, const ftm_plan2d *p, const unsigned char 
            "(both rings of every band)\n", p->nbands, cli_s(p->nbands), nalt, p->max_load,
            cli_s(p->max_load));
     if (!U) {
-        printf("column phase: drift layout (too many columns hold holes): each\n"
-               "segment's owners, one per band, are linked top to bottom over live paths\n");
+        char why[160], t[320];
+        cli_drift_why(m, why, sizeof why);
+        snprintf(t, sizeof t, "%s; each segment's owners, one per band, are linked top to "
+                 "bottom over live paths", why);
+        cli_print_wrapped(stdout, 0, printf("column phase: drift layout:"), t);
         return;
     }
     printf("column rings (one per usable column, through every row%s):\n  ",

@@ -87,8 +87,10 @@ void demo_wrap(const char *s);
 /* What algo does, a few lines of plain words (demo_text.c). */
 const char *demo_algo_story(const char *algo);
 /* For 2d and 2d-concurrent: the bands their plan makes on m ("Here the
- * bands are rows 0-1, 2-3.", "Here the band is row 0."), into b; "" for
- * other algorithms. */
+ * bands are rows 0-1, 2-3.", "Here the band is row 0."), and for 2d why its
+ * columns take the drift layout, into b (DEMO_BANDS_MAX bytes hold any
+ * mesh's); "" for other algorithms. */
+#define DEMO_BANDS_MAX 2048
 void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n);
 /* Every chip's values in frame k (a table, wrapped to 80 columns). */
 void demo_table(const demo_out *o, const ftm_lesson *l, int k);

@@ -39,7 +39,7 @@ static int tell_recovery(const demo_out *o, const ftm_mesh *m, const char *algo,
     if (!rc)
         rc = ftm_lesson_frames(tr, 1, &m2, &l2);
     long w = 0;
-    char bands[256], fb[320];
+    char bands[DEMO_BANDS_MAX], fb[320];
     demo_bands_words(&m2, algo, bands, sizeof bands);
     demo_fallback_words(&m2, algo, fb, sizeof fb);
     if (!rc) {

@@ -533,7 +533,7 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     int conc = !strcmp(algo, "2d-concurrent");
     if (n < 2 || (strcmp(algo, "2d") && !conc))
         return;
-    char rows[256], cols[256] = "";
+    char rows[512], cols[512] = ""; /* 64 bands of ", 62-63" */
     int nb = band_list(m, "row", rows, sizeof rows);
     ftm_mesh t;
     if (conc && !transpose(m, &t)) {
@@ -542,11 +542,13 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     }
     int u = snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
                      cols[0] ? "; for the second half" : "", cols);
-    if (!conc && u > 0 && (size_t)u < n && drift_layout(m))
-        snprintf(b + u, n - (size_t)u, " Too many columns hold a hole here for column rings: "
-                 "the chips of the bands that own the same block are linked top to bottom "
-                 "over live paths instead (the drift layout), so a column-phase transfer "
-                 "may cross columns.");
+    char why[160];
+    if (!conc && u > 0 && (size_t)u < n && drift_layout(m)) {
+        cli_drift_why(m, why, sizeof why);
+        snprintf(b + u, n - (size_t)u, " Here %s: instead of column rings, the chips of the "
+                 "bands that own the same block are linked top to bottom over live paths "
+                 "(the drift layout), so a column-phase transfer may cross columns.", why);
+    }
 }
 
 /* What the algorithm does, in words a student follows (the registry's
@@ -608,8 +610,9 @@ const char *demo_algo_story(const char *algo)
                "rows and columns swapped. The halves are cut into chunks that follow\n"
                "each other, so steps of different phases run together. A step's\n"
                "heading names the positions that moved along rows and those that\n"
-               "moved along columns, by the links they took: half A's row phase and\n"
-               "half B's column phase both move along rows.";
+               "moved along columns, by the links they took: half A's first phase and\n"
+               "half B's second phase move along rows, half B's first phase and half\n"
+               "A's second phase along columns.";
     const ftm_allreduce_algo *a = ftm_allreduce_find(algo);
     return a && a->summary ? a->summary : algo;
 }

@@ -94,6 +94,21 @@ int cli_bands_why(const ftm_mesh *m, char *b, size_t n)
     return rc;
 }
 
+void cli_drift_why(const ftm_mesh *m, char *b, size_t n)
+{
+    int holes = 0;
+    for (int c = 0; c < m->cols; c++) {
+        int dead = 0;
+        for (int r = 0; r < m->rows; r++)
+            dead |= !ftm_mesh_alive(m, ftm_mesh_chip(m, r, c));
+        holes += dead;
+    }
+    snprintf(b, n, "%d of the %d columns hold%s a dead chip, %s", holes, m->cols,
+             holes == 1 ? "s" : "",
+             holes == m->cols ? "so no column can run a ring"
+                              : "more than the 1/8 whose shares the other columns' rings adopt");
+}
+
 /* 2d's bands whose ring goes around a fault (the others run along their
  * rows), each drawn: part 2's detours are theirs. */
 static int demo_bands_picture(const ftm_mesh *m)
