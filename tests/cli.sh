@@ -48,6 +48,9 @@ grep_err "sides must be 1..64"
 expect 2 rings --fail 8,0
 expect 2 rings --fail 3
 expect 2 rings --fail-host 7,7
+grep_err "--fail-host 7,7: the 2x2 block at (7,7) does not fit in the 8x8 mesh: its top-left chip must be in rows 0..6, cols 0..6"
+expect 2 rings --mesh 1x4 --fail-host 0,0
+grep_err "no 2x2 block fits (a side of 1)"
 expect 2 rings --fail-link 1,1-2,2
 expect 2 rings --fail-link 1,1=1,2
 expect 2 rings --random-faults 64

@@ -440,6 +440,22 @@ static int near2(int a, int b, int n)
     return (a - b + n) % n < 2 || (b - a + n) % n < 2;
 }
 
+/* --fail-host k whose 2x2 block does not fit: where its top-left chip
+ * may be (a side wraps on a torus of 3 or more), or that none fits. */
+static int host_misfit(const cli_mesh_opts *o, const ftm_mesh *m, int k, int r, int c)
+{
+    int mr = m->torus && m->rows >= 3 ? m->rows - 1 : m->rows - 2;
+    int mc = m->torus && m->cols >= 3 ? m->cols - 1 : m->cols - 2;
+    char where[160] = ": no 2x2 block fits (a side of 1)";
+    if (mr >= 0 && mc >= 0)
+        snprintf(where, sizeof where, ": its top-left chip must be in rows 0..%d, cols 0..%d%s", mr,
+                 mc, m->torus && (m->rows == 2 || m->cols == 2)
+                         ? " (a side of 2 has no wrap-around link)" : "");
+    return cli_usage_error(o->cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in "
+                           "the %dx%d %s%s", o->fail_host[k], r, c, m->rows, m->cols,
+                           cli_mesh_kind(m), where);
+}
+
 /* --fail and --fail-host; a chip or host named twice, or hosts that
  * overlap, are warnings. */
 static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
@@ -461,10 +477,7 @@ static int fail_chips(const cli_mesh_opts *o, ftm_mesh *m)
             return cli_usage_error(cmd, "--fail-host %s: expected R,C (top-left chip of the 2x2 host)",
                                    o->fail_host[k]);
         if (ftm_mesh_fail_host(m, r, c))
-            return cli_usage_error(cmd, "--fail-host %s: the 2x2 block at (%d,%d) does not fit in the %dx%d %s%s",
-                                   o->fail_host[k], r, c, m->rows, m->cols, cli_mesh_kind(m),
-                                   m->torus && (m->rows == 2 || m->cols == 2)
-                                       ? " (a side of 2 has no wrap-around link)" : "");
+            return host_misfit(o, m, k, r, c);
         for (int j = 0; j < k; j++) {
             if (ftm_mesh_parse_coord(o->fail_host[j], &r2, &c2))
                 continue;
