@@ -684,6 +684,9 @@ START_TEST(test_local_transfers)
         for (int i = 0; i < 16; i++)
             want[c][i] = got[c][i] = (float)(c * 100 + i);
     void *bufs[2] = { want[0], want[1] };
+    ck_assert_int_eq(ftm_sched_xfer(&s, self0, 0, 16, 32, FTM_RED_COPY), FTM_EINVAL); /* overlap */
+    ck_assert_uint_eq(ftm_sched_chip_packets(&s, 0, 4), 4); /* the link's 16 bytes only */
+    ck_assert_uint_eq(ftm_sched_chip_packets(&s, 1, 4), 0);
     ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), 0);
     ck_assert(want[0][8] == 0.0f && want[1][0] == 100.0f && want[1][8] == 108.0f + 104.0f);
     ftm_rt *rt;

@@ -93,5 +93,9 @@ FTM_EXTERN int ftm_mpi_silent(double *secs);
  * with its msg (len bytes, NUL-terminated) in every rank's msg; FTM_EIO
  * when MPI fails. */
 FTM_EXTERN int ftm_mpi_agree(int rc, char *msg, size_t len);
+/* Collective: 0 when every rank passed the same v (a digest of what each
+ * read, as files may differ between nodes), 1 when not, FTM_EIO when MPI
+ * fails. */
+FTM_EXTERN int ftm_mpi_same(uint64_t v);
 
 #endif

@@ -64,7 +64,8 @@ typedef struct ftm_stuck {
  * each chip's own queues (2 per mailbox slot of its links; transit and
  * early packets are not bounded by the schedule, so this is an estimate)
  * and the touched part of each chip thread's stack (FTM_RT_STACK_TOUCHED;
- * each reserves FTM_RT_STACK_BYTES of address space). Not the buffers. */
+ * each reserves FTM_RT_STACK_BYTES of address space). Not the buffers.
+ * SIZE_MAX where the sum would not fit a size_t. */
 #define FTM_RT_STACK_BYTES ((size_t)1 << 20)
 #define FTM_RT_STACK_TOUCHED ((size_t)64 << 10)
 FTM_EXTERN size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ftm_sched *s);

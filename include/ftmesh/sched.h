@@ -266,7 +266,7 @@ FTM_EXTERN void ftm_sched_free(ftm_sched *s);
 /* Adds a route src -> dst of nhops directions (FTM_DIR_*), returning its
  * id (>= 0) or a negative error (FTM_EINVAL for a direction that is no
  * FTM_DIR_*). nhops == 0 requires src == dst: a local copy (or sum), its
- * send and receive in the same step. */
+ * send and receive in the same step, on ranges that do not overlap. */
 FTM_EXTERN int ftm_sched_route(ftm_sched *s, int src, int dst, const unsigned char *dirs, int nhops);
 
 /* Opens a new step in chip's program; later ops of that chip join it. */
@@ -295,9 +295,9 @@ FTM_EXTERN size_t ftm_sched_mem_bytes(const ftm_sched *s);
  * link_bytes[chip * 4 + dir] (nchips * 4 entries, zeroed first). */
 FTM_EXTERN void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *m, uint64_t *link_bytes);
 
-/* Packets chip sends in one execution of s, with pkt payload bytes per
- * packet (failure injection picks a point inside a collective with it);
- * 0 for pkt 0. */
+/* Packets chip sends over links in one execution of s (local copies
+ * send none), with pkt payload bytes per packet (failure injection picks a
+ * point inside a collective with it); 0 for pkt 0. */
 FTM_EXTERN uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
 
 /* Balanced split of count elements into p blocks (Open MPI's ring
@@ -326,8 +326,9 @@ FTM_EXTERN int ftm_sched_reduce(void *dst, const void *src, size_t len, ftm_red 
  * execution gives (the runtime's included), because the writes within a
  * step are checked to be disjoint from each other and from the reads:
  * otherwise FTM_EINVAL (also for unaligned sum receives, unpaired tags,
- * routes that leave the mesh or end elsewhere; FTM_ENOROUTE, as on chip
- * threads, for a route over a dead chip or link of m). Returns 0, FTM_EINVAL,
+ * routes that leave the mesh or end elsewhere). Returns 0, FTM_EINVAL,
+ * FTM_ENOROUTE (a route over a dead chip or link of m: chip threads
+ * cannot run it either),
  * FTM_EHANG (steps wait on each other in a cycle), FTM_ERANGE (an int64 sum
  * overflowed, as in the runtime) or FTM_ENOMEM; after an error the buffers
  * are partly updated. Reentrant; reads s and m only. A test oracle. */

@@ -263,6 +263,12 @@ int cli_train_mem_check(const char *cmd, const struct ftm_train_opts *t, const f
  * failed, whose error line rank 0 prints when it did not fail itself (an
  * input only some ranks could read would leave the others waiting). */
 int cli_ranks_agree(int rc);
+/* Once every rank read its inputs: CLI_EXIT_USAGE (said) where the ranks'
+ * mesh faults, fault script s (may be NULL) or checkpoint file ckpt (may be
+ * NULL) differ, as files on different nodes may; else 0. */
+struct ftm_fault_script;
+int cli_ranks_same(const char *cmd, const ftm_mesh *m, const struct ftm_fault_script *s,
+                   const char *ckpt);
 /* Ranks of the run, and this process's (1 and 0 without MPI). */
 int cli_ranks_count(void);
 int cli_ranks_me(void);

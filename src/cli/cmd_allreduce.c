@@ -638,6 +638,8 @@ int cli_allreduce(int argc, char **argv)
         rc = validate(&a, &x);
     if ((rc = cli_ranks_agree(rc))) /* a --faults file some rank could not read */
         goto out;
+    if ((rc = cli_ranks_same(CMD, &x.m, a.have_script ? &a.script : NULL, NULL)))
+        goto out;
     cli_warn_flush(); /* the checks passed: before the run */
     algo = a.algo;
     x.r.chips = ftm_mesh_healthy_count(&x.m);

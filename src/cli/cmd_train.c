@@ -639,6 +639,8 @@ int cli_train(int argc, char **argv)
         rc = validate(&a, &x);
     if ((rc = cli_ranks_agree(rc))) /* an input some rank could not read */
         goto out;
+    if ((rc = cli_ranks_same(CMD, &x.m, a.t.faults, a.t.resume))) /* or read otherwise */
+        goto out;
     if (a.t.resume && a.resume_step >= a.t.steps) {
         train_nothing_to_do(a.o.json, a.t.resume, a.resume_step, a.t.steps,
                             a.svg || a.trace || a.t.checkpoint);

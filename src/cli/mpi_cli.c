@@ -7,6 +7,8 @@
 #include "ftmesh/error.h"
 #include "ftmesh/mesh.h"
 #include "ftmesh/sched.h"
+#include "ftmesh/checkpoint.h"
+#include "ftmesh/faults.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +262,54 @@ int cli_ranks_agree(int rc)
 #else
     return rc;
 #endif
+}
+
+#ifdef HAVE_MPI
+/* A digest of the inputs a rank read from its own files: the mesh's faults,
+ * the fault script and the checkpoint's bytes (crc 0: unreadable, which
+ * cli_ranks_agree has ruled out). */
+static uint32_t inputs_crc(const ftm_mesh *m, const ftm_fault_script *s, const char *ckpt)
+{
+    int dims[3] = { m->rows, m->cols, m->torus };
+    uint32_t crc = ftm_ckpt_crc32c(0, dims, sizeof dims);
+    crc = ftm_ckpt_crc32c(crc, m->chip_dead, (size_t)m->nchips);
+    crc = ftm_ckpt_crc32c(crc, m->link_dead, (size_t)m->nchips * FTM_NDIRS);
+    for (int i = 0; s && i < s->n; i++) { /* field by field: no padding bytes */
+        const ftm_fault_event *e = &s->ev[i];
+        int64_t f[10] = { e->kind, e->r, e->c, e->r2, e->c2, e->oneway, e->repair, e->when,
+                          e->phase, e->pkts };
+        crc = ftm_ckpt_crc32c(crc, f, sizeof f);
+    }
+    FILE *f = ckpt ? fopen(ckpt, "rb") : NULL;
+    unsigned char b[65536];
+    size_t n;
+    while (f && (n = fread(b, 1, sizeof b, f)) > 0)
+        crc = ftm_ckpt_crc32c(crc, b, n);
+    if (f)
+        fclose(f);
+    return crc;
+}
+#endif
+
+int cli_ranks_same(const char *cmd, const ftm_mesh *m, const ftm_fault_script *s, const char *ckpt)
+{
+#ifdef HAVE_MPI
+    if (ranks() < 2)
+        return 0;
+    int d = ftm_mpi_same(inputs_crc(m, s, ckpt));
+    if (d < 0)
+        return cli_error(cmd, "MPI: %s", ftm_strerror(d));
+    if (d)
+        return cli_usage_error(cmd, "the ranks read different inputs (the fault options%s): give "
+                               "every rank the same files", ckpt ? ", --faults or --resume's "
+                               "checkpoint" : " or --faults");
+#else
+    (void)cmd;
+    (void)m;
+    (void)s;
+    (void)ckpt;
+#endif
+    return 0;
 }
 
 int cli_ranks_count(void) { return ranks(); }

@@ -54,14 +54,15 @@ static int unnoticed_link(const ftm_rt_script *f, const ftm_mesh *cur, const ftm
 }
 
 /* The repairs due at iteration `at` (not yet applied) into cur, with
- * their records; f->until becomes the next repair's iteration (0: none). */
+ * their records; f->until becomes the next repair's iteration (0: none).
+ * Returns how many changed cur, or an error. */
 static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_result *res,
                          const ftm_allreduce_opts *o, double lost_wall)
 {
     double before = o->modeled_s ? o->modeled_s(o->modeled_ctx, NULL, cur) : 0;
     int first = res->nevents;
     ftm_mesh old;
-    int rc = ftm_mesh_copy(&old, cur), copied = !rc;
+    int rc = ftm_mesh_copy(&old, cur), copied = !rc, grew = 0;
     for (int i = 0; i < f->script.n && !rc; i++) {
         const ftm_fault_event *e = &f->script.ev[i];
         if (!e->repair || f->fired[i] || e->when > at)
@@ -78,6 +79,7 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
         }
         if (f->fired[i] > 0)
             ftm_rt_script_repaired(f, &old, e);
+        grew += f->fired[i] > 0;
         ftm_fault_record *r = &res->events[res->nevents++];
         memset(r, 0, sizeof *r);
         r->when = e->when;
@@ -105,7 +107,7 @@ static int apply_repairs(ftm_rt_script *f, ftm_mesh *cur, int at, ftm_allreduce_
     for (int i = 0; i < f->script.n; i++)
         if (f->script.ev[i].repair && !f->fired[i] && (!f->until || f->script.ev[i].when < f->until))
             f->until = f->script.ev[i].when;
-    return rc;
+    return rc ? rc : grew;
 }
 
 /* Each survivor's RECOVER event: the rings are rebuilt from here. */
@@ -192,13 +194,13 @@ static int run_script(const ftm_mesh *m, const ftm_allreduce_opts *o, ftm_allred
     double t_run = core_now_s(); /* when the run before started */
     for (int k = 0;; k++) {
         double t0 = core_now_s();
-        int grown = res->nevents;
-        if ((rc = apply_repairs(&f, &cur, at, res, o, at ? t0 - t_run : 0)))
+        int grew = apply_repairs(&f, &cur, at, res, o, at ? t0 - t_run : 0);
+        if ((rc = grew < 0 ? grew : 0))
             break;
         t_run = t0;
         /* grown (also before the first iteration): the caller's schedule
          * is for the mesh without what joined: new rings */
-        oc.sched = at || res->nevents > grown ? NULL : oc.sched;
+        oc.sched = at || grew ? NULL : oc.sched;
         memcpy(detail, res->detail, sizeof detail);
         int after = res->nevents;
         rf.algo = NULL;

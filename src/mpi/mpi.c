@@ -144,6 +144,17 @@ int ftm_mpi_agree(int rc, char *msg, size_t len)
     return code ? code : FTM_EINTERNAL;
 }
 
+int ftm_mpi_same(uint64_t v)
+{
+    uint64_t lo = v, hi = v;
+    if (mpi_is_lost())
+        return FTM_EIO;
+    if (MPI_Allreduce(&v, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Allreduce(&v, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return FTM_EIO;
+    return lo != hi;
+}
+
 /* Links a grid of r x c blocks cuts (a torus also cuts its wrap-around). */
 static long grid_cut(int r, int c, int mrows, int mcols, int torus)
 {

@@ -133,7 +133,8 @@ static int try_deliver(exec_ctx *x, const unsigned char *pkt)
             (x->epoch_tag | op->tag) != h->tag)
             continue;
         const unsigned char *src = h->expo ? rt_expo_claim(h) : h->data;
-        int rc = ftm_sched_reduce(x->buf + op->off + h->off, src, h->len, (ftm_red)op->red);
+        int rc = src ? ftm_sched_reduce(x->buf + op->off + h->off, src, h->len, (ftm_red)op->red)
+                     : FTM_ENOMEM; /* withdrawn: its sender stopped, out of memory */
         if (h->expo)
             expo_release(x->chip, h);
         x->st[i].done += h->len;
@@ -399,8 +400,10 @@ static int local_xfer(exec_ctx *x, int i)
         const ftm_op *rv = &x->ops[j];
         if (rv->kind != FTM_OP_RECV || rv->tag != op->tag)
             continue;
-        int rc = ftm_sched_reduce(x->buf + rv->off, x->buf + op->off, op->len, (ftm_red)rv->red);
         x->st[i].done = op->len;
+        if (RT_TRACE(x->chip))
+            ftm_trace_op(RT_TRACE(x->chip), x->chip->id, i, op, op->len, x->buf);
+        int rc = ftm_sched_reduce(x->buf + rv->off, x->buf + op->off, op->len, (ftm_red)rv->red);
         x->st[j].done = rv->len;
         if (RT_TRACE(x->chip))
             ftm_trace_op(RT_TRACE(x->chip), x->chip->id, j, rv, rv->len, x->buf);
@@ -667,7 +670,7 @@ int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
     if (!rc && chip->expo_busy && !rt_expo_reap(chip))
         rc = settle(&x, HOLD_ALL);
     if (rc && chip->expo_busy)
-        (void)rt_expo_bounce_blocking(chip, 1, NULL, 0); /* rc says why it stopped */
+        rt_expo_withdraw(chip);
     rt_poke_flush(chip);
     if (rc) /* inside the step it died in */
         rt_trace_death(chip);

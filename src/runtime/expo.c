@@ -37,7 +37,7 @@ int rt_expo_reap(ftm_chip *c)
             e->next = c->expo_free;
             c->expo_free = e;
         } else {
-            backed |= st != RT_EXPO_BOUNCED;
+            backed |= st != RT_EXPO_BOUNCED && st != RT_EXPO_GONE;
             pp = &e->next;
         }
     }
@@ -49,7 +49,7 @@ int rt_expo_reap(ftm_chip *c)
 static int blocks(const rt_expo *e, int hold_all, const ftm_op *ops, int nops)
 {
     int st = atomic_load_explicit(&e->state, memory_order_acquire);
-    if (st == RT_EXPO_DONE || st == RT_EXPO_BOUNCED)
+    if (st == RT_EXPO_DONE || st == RT_EXPO_BOUNCED || st == RT_EXPO_GONE)
         return 0;
     if (hold_all)
         return 1;
@@ -110,6 +110,20 @@ int rt_expo_bounce_blocking(ftm_chip *c, int hold_all, const ftm_op *ops, int no
     return 0;
 }
 
+void rt_expo_withdraw(ftm_chip *c)
+{
+    rt_expo_reap(c);
+    for (rt_expo *e = c->expo_busy; e; e = e->next) {
+        if (!blocks(e, 1, NULL, 0) || !bounce(e))
+            continue;
+        int st = RT_EXPO_OPEN; /* no memory to copy it: nobody reads it */
+        if (!atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_GONE,
+                                                     memory_order_acq_rel, memory_order_acquire))
+            while (atomic_load_explicit(&e->state, memory_order_acquire) != RT_EXPO_DONE)
+                sched_yield(); /* a reader is copying it: let it finish */
+    }
+}
+
 const unsigned char *rt_expo_claim(const rt_hdr *h)
 {
     rt_expo *e = h->expo;
@@ -117,6 +131,8 @@ const unsigned char *rt_expo_claim(const rt_hdr *h)
     if (atomic_compare_exchange_strong_explicit(&e->state, &st, RT_EXPO_READING,
                                                 memory_order_acq_rel, memory_order_acquire))
         return h->data;
+    if (st == RT_EXPO_GONE)
+        return NULL;
     return e->bounce + (h->data - e->base); /* st == RT_EXPO_BOUNCED */
 }
 

@@ -15,7 +15,9 @@
  * receiver then reads the copy); it never waits for a receiver that has
  * not started reading. ftm_chip_exec returns once every exposure is DONE
  * or BOUNCED. */
-enum { RT_EXPO_OPEN = 0, RT_EXPO_READING, RT_EXPO_DONE, RT_EXPO_BOUNCED };
+/* GONE: withdrawn, unread, by a chip whose run stopped and could not copy
+ * it aside (rt_expo_withdraw); its reader's claim fails. */
+enum { RT_EXPO_OPEN = 0, RT_EXPO_READING, RT_EXPO_DONE, RT_EXPO_BOUNCED, RT_EXPO_GONE };
 typedef struct rt_expo {
     _Atomic int state;       /* RT_EXPO_* */
     size_t lo, hi;
@@ -294,6 +296,10 @@ rt_expo *rt_expo_get(ftm_chip *c);
 int rt_expo_reap(ftm_chip *c);
 const rt_expo *rt_expo_blocking(const ftm_chip *c, int hold_all, const ftm_op *ops, int nops);
 int rt_expo_bounce_blocking(ftm_chip *c, int hold_all, const ftm_op *ops, int nops);
+/* The run stopped: every exposure still open is copied aside, or, where
+ * there is no memory for the copy, withdrawn; on return no reader reads
+ * the chip's buffer. */
+void rt_expo_withdraw(ftm_chip *c);
 const unsigned char *rt_expo_claim(const rt_hdr *h);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,7 +57,7 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
             nlinks += ftm_mesh_link_live(m, c, d) ? 1 : 0;
     size_t depth = pick_depth(cfg);
     size_t pb = cfg && cfg->pkt_bytes ? cfg->pkt_bytes : pick_pkt_bytes(nlinks, (uint32_t)depth);
-    pb = pb < FTM_RT_PKT_MAX ? pb : FTM_RT_PKT_MAX; /* what ftm_rt_create accepts */
+    pb = pb < FTM_RT_PKT_MAX ? pb : FTM_RT_PKT_MAX; /* ftm_rt_create refuses more */
     size_t slot = RT_HDR_BYTES + ((pb + 7) & ~(size_t)7), ops = 0;
     size_t hdrs = (size_t)pick_entries(nlinks, (uint32_t)depth) * RT_HDR_BYTES;
     for (int c = 0; s && c < s->nchips; c++) {
@@ -66,8 +67,10 @@ size_t ftm_rt_mem_estimate(const ftm_mesh *m, const ftm_rt_config *cfg, const ft
                 most = (size_t)s->prog[c].steps[k].nops;
         ops += most;
     }
-    return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) +
-           nlinks * (hdrs + depth * slot * 3) + /* slots, then 2 per slot in chips' queues */
+    size_t link = hdrs + depth * slot * 3; /* slots, then 2 per slot in chips' queues */
+    if (nlinks && link > (SIZE_MAX / 2) / nlinks)
+        return SIZE_MAX; /* more than any machine has: the caller refuses */
+    return sizeof(ftm_rt) + n * (sizeof(ftm_chip) + FTM_NDIRS * sizeof(rt_mbox)) + nlinks * link +
            ops * sizeof(size_t) + live * FTM_RT_STACK_TOUCHED; /* frames small, shallow */
 }
 

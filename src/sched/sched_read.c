@@ -45,7 +45,7 @@ uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt)
         return 0;
     while (ftm_sched_read_step(s, chip, &cur, &v) > 0)
         for (int k = 0; k < v.nops; k++)
-            if (v.ops[k].kind == FTM_OP_SEND)
+            if (v.ops[k].kind == FTM_OP_SEND && s->routes[v.ops[k].route].nhops > 0)
                 n += v.ops[k].len / pkt + (v.ops[k].len % pkt != 0); /* no overflow */
     ftm_sched_view_free(&v);
     return n;
