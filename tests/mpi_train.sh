@@ -99,6 +99,17 @@ for src in - /dev/stdin; do
     [ $? = 2 ] && [ "$(wc -l <"$tmp/c.txt.err")" = 1 ] && grep -q "^ftmesh train: --corpus $src: " "$tmp/c.txt.err" &&
         ok || bad "train --corpus $src over 2 ranks: want exit 2 and one line: $(cat "$tmp/c.txt.err")"
 done
+# files that differ between ranks (nodes without a shared disk): the
+# ranks compare what they read and refuse, never train on two fault sets
+mkdir -p "$tmp/wa" "$tmp/wb"
+printf 'kill 1,1@1\n' >"$tmp/wa/f.txt"
+printf 'kill 1,2@1\n' >"$tmp/wb/f.txt"
+T="train --mesh 2x4 --steps 3 --batch 8 --micro 1 --reduce exact --faults f.txt"
+timeout "$MPI_TIMEOUT" "$MPIRUN" $quiet -np 1 -wdir "$tmp/wa" "$ftmesh" $T : \
+    -np 1 -wdir "$tmp/wb" "$ftmesh" $T >"$tmp/d.txt" 2>"$tmp/d.txt.err"
+[ $? = 2 ] && [ "$(wc -l <"$tmp/d.txt.err")" = 1 ] &&
+    grep -q "^ftmesh train: the ranks read different inputs" "$tmp/d.txt.err" && ok ||
+    bad "different --faults files on 2 ranks: want exit 2 and one line: $(cat "$tmp/d.txt.err")"
 mpi 2 "$tmp/tr.txt" train $small --trace "$tmp/tr.json"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/tr.txt.err")" = 1 ] && ok \
     || bad "--trace over ranks: want exit 2 and one line, got: $(cat "$tmp/tr.txt.err")"
