@@ -347,6 +347,10 @@ expect 0 train --mesh 2x2 --steps 1 --checkpoint "$tmp/link.ck"
 grep_out "checkpoint written to $tmp/link.ck"
 expect 0 train --mesh 2x2 --steps 2 --resume "$tmp/link.ck" --checkpoint "$tmp/link.ck"
 [ -L "$tmp/link.ck" ] && ok || bad "train --resume --checkpoint through a link replaced the link"
+# a link into a directory that does not exist: refused before training
+ln -s nodir/c.ck "$tmp/dangling.ck"
+expect 2 train --mesh 2x2 --steps 1 --checkpoint "$tmp/dangling.ck"
+grep_err "--checkpoint $tmp/dangling.ck: cannot create a file there (the link leads to "
 expect 2 demo --mesh 2x2 --html -
 grep_err "--html -: give a file name (./- for a file named -"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"

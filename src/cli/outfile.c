@@ -256,19 +256,23 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     int rc = claim(cmd, opt, path, file, 0);
     if (rc || std_stream(path)) /* the stream's file: one output option at most */
         return rc;
-    char *t;
-    int fd = ftm_file_tmp_open(path, &t), e = errno;
+    char *t, *dest = real_path(path); /* where a link leads: the file written */
+    struct stat ls;
+    int fd = ftm_file_tmp_open(dest ? dest : path, &t), e = errno;
+    int link = dest && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode);
     if (fd >= 0) {
         close(fd);
         unlink(t);
     }
     free(t);
     if (fd < 0 && e == ENOMEM)
-        return cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
-    if (fd < 0)
-        return cli_usage_error(cmd, "%s %s: cannot create a file there: %s", opt, path,
-                               strerror(e));
-    return 0;
+        rc = cli_error(cmd, "%s %s: %s", opt, path, ftm_strerror(FTM_ENOMEM));
+    else if (fd < 0)
+        rc = cli_usage_error(cmd, "%s %s: cannot create a file there%s%s%s: %s", opt, path,
+                             link ? " (the link leads to " : "", link ? dest : "",
+                             link ? ")" : "", strerror(e));
+    free(dest);
+    return rc;
 }
 
 int cli_out_file(const char *cmd, const char *opt, const char *path, char **file)
