@@ -266,6 +266,10 @@ int cli_ranks_agree(int rc);
 /* Once every rank read its inputs: CLI_EXIT_USAGE (said) where the ranks'
  * mesh faults, fault script s (may be NULL) or checkpoint file ckpt (may be
  * NULL) differ, as files on different nodes may; else 0. */
+/* Collective after a run: sig (a signal's number, or 0) of the lowest
+ * rank that has one, so that every rank tells and exits alike; 0 when
+ * none. */
+int cli_ranks_signal(int sig);
 struct ftm_fault_script;
 int cli_ranks_same(const char *cmd, const ftm_mesh *m, const struct ftm_fault_script *s,
                    const char *ckpt);

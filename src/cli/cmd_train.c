@@ -529,15 +529,30 @@ static void header(const targs *a, const ftm_mesh *m)
 static atomic_int stop_flag;
 
 /* The result: summary (also after a divergence), messages, exit code. */
+/* Over ranks, a signal one rank alone got (its --check reference runs
+ * apart, as every rank's does) or during the last step is every rank's:
+ * the interrupted reference compares nothing on any of them. Returns the
+ * late signal to warn of. */
+static int ranks_signals(ftm_train_result *r)
+{
+    int stopped = cli_ranks_signal(r->interrupted), late = cli_ranks_signal(atomic_load(&stop_flag));
+    if (stopped && !r->interrupted) {
+        r->interrupted = stopped;
+        r->checked = r->check_pass = 0;
+    }
+    return late;
+}
+
 static int report(const targs *a, train_run *x, int err, train_out *oc)
 {
-    const ftm_train_result *r = &x->r;
+    ftm_train_result *r = &x->r;
     if (err == FTM_EHANG) {
         cli_print_stuck(CMD, &x->m, r->stuck, r->nstuck, a->o.hang_timeout_s);
         fprintf(stderr, "  in training step %ld (the steps above are those of the allreduce "
                 "schedule the chips run)\n", r->hang_step);
         return CLI_EXIT_HANG;
     }
+    int late = ranks_signals(r);
     if (err && r->resume_failed)
         return cli_usage_error(CMD, "--resume %s: %s%s", a->t.resume,
                                r->detail[0] ? r->detail : ftm_strerror(err),
@@ -577,10 +592,9 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
         /* the signal that stopped the run: over ranks, maybe another's */
         int sig = r->interrupted > 1 ? r->interrupted : atomic_load(&stop_flag);
         rc = sig ? cli_signal_exit(sig) : CLI_EXIT_INTERRUPTED;
-    } else if (!rc && atomic_load(&stop_flag)) {
-        int sig = atomic_load(&stop_flag);
+    } else if (!rc && late) {
         cli_warn(CMD, "%s came during the last step, which finished: the run is complete",
-                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
+                 late == SIGINT ? "SIGINT" : late == SIGTERM ? "SIGTERM" : "SIGHUP");
     }
     /* a failed or interrupted run leaves the old picture (or none) */
     if (!rc && x->svg.f)

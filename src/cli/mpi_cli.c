@@ -312,6 +312,18 @@ int cli_ranks_same(const char *cmd, const ftm_mesh *m, const ftm_fault_script *s
     return 0;
 }
 
+int cli_ranks_signal(int sig)
+{
+#ifdef HAVE_MPI
+    if (ranks() < 2)
+        return sig;
+    int got = ftm_mpi_agree(sig, NULL, 0);
+    return got > 0 ? got : 0; /* MPI lost (a hang, told already): this rank's own */
+#else
+    return sig;
+#endif
+}
+
 int cli_ranks_count(void) { return ranks(); }
 
 int cli_ranks_refuse_trace(const char *cmd, const char *what)
