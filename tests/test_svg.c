@@ -236,7 +236,14 @@ START_TEST(test_svg_detour_and_curve)
     ck_assert_int_eq(count(svg, "<g class=\"event\">"), 1);
     ck_assert_ptr_nonnull(strstr(svg, ">chip (0,1) dies</text>"));
     ck_assert_ptr_null(strstr(svg, "class=\"scale\"")); /* no bytes, no scale */
+    ck_assert_int_eq(count(svg, "<circle class=\"loss-curve\""), 0);
     free(svg);
+    /* One step: its loss is a dot, as a one-point line shows nothing */
+    q.nloss = 1;
+    svg = draw_pic(&m, &q, 0);
+    ck_assert_int_eq(count(svg, "<circle class=\"loss-curve\""), 1);
+    free(svg);
+    q.nloss = 4;
     /* A path off the mesh is refused. */
     dirs[3] = FTM_DIR_N;
     free(draw_pic(&m, &q, FTM_EINVAL));

@@ -385,6 +385,14 @@ static void draw_scale(pic *p, double x, double y)
     fprintf(p->f, "</g>\n");
 }
 
+/* A one-step run's curve is one point, which a polyline does not show: a
+ * dot of the curve's class and colour. */
+static void lone_point(FILE *f, const char *cls, double x, double y, const char *col)
+{
+    fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", cls, x, y,
+            col);
+}
+
 /* The loss per step in a box at (x, y), with the fault events. */
 static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
 {
@@ -409,13 +417,17 @@ static void draw_curve(pic *p, const ftm_svg_picture *q, double x, double y)
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n", x0, y0 + h + 14);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%ld</text>\n", x0 + w,
             y0 + h + 14, q->nloss - 1);
+    /* between the end ticks, on their line: lower, it would touch the next
+     * box's title */
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n", x0 + w / 2,
-            y0 + h + 28);
+            y0 + h + 14);
     fprintf(f, "<polyline class=\"loss-curve\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" "
                "points=\"");
     for (long i = 0; i < q->nloss; i++)
         fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(i), PY(q->loss[i]));
     fprintf(f, "\"/>\n");
+    if (q->nloss == 1)
+        lone_point(f, "loss-curve", PX(0), PY(q->loss[0]), "#1f77b4");
     for (int e = 0; e < q->nevents; e++) {
         double ex = PX(q->events[e].step < 0 ? 0 : q->events[e].step);
         const char *col = q->events[e].repair ? WORKS_COL : DEAD_COL;
@@ -468,6 +480,8 @@ static void draw_timeline(pic *p, const ftm_svg_picture *q, double x, double y)
         fprintf(f, "%s%.1f,%.1f", i ? " " : "", x0 + bw * ((double)i + 0.5),
                 y0 + h - h * q->step_s[i] / tmax);
     fprintf(f, "\"/>\n");
+    if (q->nloss == 1)
+        lone_point(f, "step-time", x0 + bw * 0.5, y0 + h - h * q->step_s[0] / tmax, DETOUR_COL);
     for (int e = 0; e < q->nevents; e++) {
         double ex = x0 + bw * (double)(q->events[e].step < 0 ? 0 : q->events[e].step);
         fprintf(f, "<path class=\"%s\" d=\"M%.1f %.1f L%.1f %.1f\" stroke=\"%s\" "
