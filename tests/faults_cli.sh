@@ -248,9 +248,9 @@ expect 0 "full" $T --steps 4 --json
 json 'True'
 cp "$out" "$tmp/full.json"
 expect 0 "first half" $T --steps 2 --checkpoint "$ck" --checkpoint-every 1 --json
-json 'j["checkpoints"] == 2'
+json 'j["checkpoints"] == 2 and j["checkpoint"] == "'"$ck"'" and j["steps"] == 2'
 expect 0 "resume" $T --steps 4 --resume "$ck" --mesh 2x3 --fail 1,1 --json
-json 'j["start_step"] == 2 and j["bitwise_equal"]'
+json 'j["start_step"] == 2 and j["bitwise_equal"] and "checkpoint" not in j'
 python3 - "$tmp/full.json" "$out" <<'EOF' || { echo "FAIL: resumed losses differ"; fail=1; }
 import json, sys
 def losses(f):

@@ -319,6 +319,8 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
     cli_json_int(&j, "start_step", r->start_step);
     cli_json_bool(&j, "interrupted", r->interrupted);
     cli_json_int(&j, "checkpoints", r->checkpoints);
+    if (r->checkpoints && in->ckpt) /* the last one's: --resume starts at "steps" */
+        cli_json_str(&j, "checkpoint", in->ckpt);
     cli_json_bool(&j, "diverged_range", in->diverged_step >= 0 && r->diverged_range);
     if (in->diverged_step >= 0)
         cli_json_int(&j, "diverged_step", in->diverged_step);

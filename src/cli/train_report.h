@@ -24,6 +24,7 @@ typedef struct train_summary_info {
     const cli_mesh_opts *o; /* the mesh options: the JSON "faults" record */
     const char *asked;   /* --algo as given ("auto" names its pick too) */
     const char *bn_asked; /* --bn-algo as given */
+    const char *ckpt;     /* --checkpoint as given, or NULL */
     const char *data;    /* --data's directory or --corpus's file; NULL:
                           * synthetic examples */
 } train_summary_info;
