@@ -50,18 +50,13 @@ static void count_moved(ftm_chip *c)
 int ftm_chip_id(const ftm_chip *chip) { return chip->id; }
 ftm_rt *ftm_chip_rt(ftm_chip *chip) { return chip->rt; }
 
-/* Per-op progress of the current step. */
-typedef struct op_state {
-    size_t done;     /* bytes sent (sends) or received (receives) */
-} op_state;
-
 typedef struct exec_ctx {
     ftm_chip *chip;
     const ftm_sched *s;
     unsigned char *buf;
     const ftm_step *step;
     const ftm_op *ops;       /* the step's ops */
-    op_state *st;
+    rt_op_state *st;
     uint64_t epoch_tag;      /* epoch << 32 */
     const char *idle;        /* not executing a step: what the chip waits for */
     int hold;                /* HOLD_ALL: at the end, waiting for releases
@@ -422,14 +417,13 @@ static int push_sends(exec_ctx *x)
         if (op->kind != FTM_OP_SEND)
             continue;
         const ftm_route *r = &x->s->routes[op->route];
-        if (r->nhops == 0 && x->st[i].done < op->len) {
-            int rc = local_xfer(x, i);
+        if (r->nhops == 0) { /* a local copy: at once */
+            int rc = x->st[i].done < op->len ? local_xfer(x, i) : 0;
             if (rc < 0)
                 return rc;
-            moved = 1;
-        }
-        if (r->nhops == 0)
+            moved |= rc;
             continue;
+        }
         int d = x->s->dirs[r->first];
         if (!c->out[d])
             return FTM_ENOROUTE;
@@ -623,29 +617,12 @@ static int run_step(exec_ctx *x)
     return rc;
 }
 
-/* Room for the per-op state of the chip's largest step (kept, reused). */
-static int grow_op_state(ftm_chip *chip, const ftm_chip_prog *prog)
-{
-    int maxops = 0;
-    for (int k = 0; k < prog->nsteps; k++)
-        if (prog->steps[k].nops > maxops)
-            maxops = prog->steps[k].nops;
-    if (maxops > chip->op_state_cap) {
-        void *p = realloc(chip->op_state, sizeof(op_state) * (size_t)maxops);
-        if (!p)
-            return FTM_ENOMEM;
-        chip->op_state = p;
-        chip->op_state_cap = maxops;
-    }
-    return 0;
-}
-
 int ftm_chip_exec(ftm_chip *chip, const ftm_sched *s, void *buf)
 {
     if (chip->id >= s->nchips || s->packed || s->dry) /* chips read ops in place */
         return FTM_EINVAL;
     const ftm_chip_prog *prog = &s->prog[chip->id];
-    int rc = grow_op_state(chip, prog);
+    int rc = rt_chip_op_room(chip, prog);
     if (rc)
         return rc;
     exec_ctx x = { chip, s, buf, NULL, NULL, chip->op_state, (uint64_t)(++chip->epoch) << 32,

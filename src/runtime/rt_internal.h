@@ -170,7 +170,8 @@ struct ftm_chip {
     uint32_t epoch;          /* schedules executed so far (tags) */
     int rc;                  /* fn's return value */
     uint64_t sent_pkts;      /* own packets sent in this run */
-    void *op_state;          /* per-op progress of a step; grown, reused */
+    void *op_state;          /* per-op progress of a step (rt_op_state[]);
+                                grown, reused */
     int op_state_cap;
     uint64_t fail_after;     /* fire `pending` after sending this many (0: never) */
     rt_action pending;       /* what happens then */
@@ -301,5 +302,13 @@ int rt_expo_bounce_blocking(ftm_chip *c, int hold_all, const ftm_op *ops, int no
  * the chip's buffer. */
 void rt_expo_withdraw(ftm_chip *c);
 const unsigned char *rt_expo_claim(const rt_hdr *h);
+
+/* Per-op progress of a chip's current step. */
+typedef struct rt_op_state {
+    size_t done;     /* bytes sent (sends) or received (receives) */
+} rt_op_state;
+/* Room in chip->op_state for the chip's largest step of prog (kept,
+ * reused): 0 or FTM_ENOMEM. */
+int rt_chip_op_room(ftm_chip *chip, const ftm_chip_prog *prog);
 
 #endif

@@ -509,3 +509,19 @@ int ftm_rt_bcast(ftm_rt *rt, void *buf, size_t bytes, int chip)
         return FTM_EINVAL;
     return rt->net ? rt->net->bcast(rt, buf, bytes, chip) : 0;
 }
+
+int rt_chip_op_room(ftm_chip *chip, const ftm_chip_prog *prog)
+{
+    int maxops = 0;
+    for (int k = 0; k < prog->nsteps; k++)
+        if (prog->steps[k].nops > maxops)
+            maxops = prog->steps[k].nops;
+    if (maxops > chip->op_state_cap) {
+        void *p = realloc(chip->op_state, sizeof(rt_op_state) * (size_t)maxops);
+        if (!p)
+            return FTM_ENOMEM;
+        chip->op_state = p;
+        chip->op_state_cap = maxops;
+    }
+    return 0;
+}
