@@ -375,6 +375,13 @@ sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (1,0) -> (1,2): 4 hops
 grep -q "^Step 1 of [0-9]*  along rows #.*, along columns #" "$tmp/out" && ! grep -q "^Step [0-9]* of [0-9]*  rows" "$tmp/out" &&
     tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "half A's first phase and half B's second phase move along rows, half B's first phase and half A's second phase along columns" ||
     bad "demo 2d-lines: headers do not say which links the positions took"
+# a torus ring that takes no wrap-around link: the picture has none, and
+# the text says why (one that takes one: no such words)
+"$ftmesh" demo --mesh 2x3 --torus --no-color | tr "\n" " " | tr -s " " |
+    grep -q "this ring takes no wrap-around link: the picture draws the ring's links only" ||
+    bad "demo 2x3 torus: a picture without wrap links unexplained"
+"$ftmesh" demo --mesh 3x3 --torus --no-color | tr "\n" " " | tr -s " " | grep -q "takes no wrap-around link" &&
+    bad "demo 3x3 torus: told no wrap-around link where the ring takes one"
 # balanced colours, yet more detours than the one-link chips need: said
 "$ftmesh" demo --mesh 1x8 --algo ring >"$tmp/out"
 tr "\n" " " <"$tmp/out" | sed 's/  */ /g' | grep -q "balanced, so the count does not force a detour.*one detour can serve two); this router's ring has [0-9]* (it builds rings by a rule of thumb: a ring with fewer may exist)" ||

@@ -192,6 +192,22 @@ static void other_detours(const ftm_mesh *m, int forced, int odd_wrap, int detou
                  "fewer detours.");
 }
 
+/* 1 when some hop of ring crosses a torus's wrap-around link. */
+static int ring_wraps(const ftm_mesh *m, const ftm_ring *ring)
+{
+    for (int i = 0; i < ring->n; i++) {
+        int at = ring->chips[i];
+        for (int h = ring->path_off[i]; h < ring->path_off[i + 1] && at >= 0; h++) {
+            int nb = ftm_mesh_neighbor(m, at, ring->dirs[h]);
+            if (nb >= 0 && (abs(ftm_mesh_row(m, nb) - ftm_mesh_row(m, at)) > 1 ||
+                            abs(ftm_mesh_col(m, nb) - ftm_mesh_col(m, at)) > 1))
+                return 1;
+            at = nb;
+        }
+    }
+    return 0;
+}
+
 void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, size_t n)
 {
     int nb = 0, nw = 0;
@@ -212,7 +228,9 @@ void demo_two_colour_words(const ftm_mesh *m, const ftm_ring *ring, char *b, siz
     if (odd_wrap)
         u += (size_t)snprintf(b + u, n - u, "On this torus an odd side's wrap-around link joins "
                               "two chips of the same colour, so the count does not force "
-                              "detours here. ");
+                              "detours here%s. ", ring && !ring_wraps(m, ring)
+                              ? " (this ring takes no wrap-around link: the picture draws the "
+                                "ring's links only)" : "");
     else if (nb != nw)
         u += (size_t)snprintf(b + u, n - u, "Here %d B and %d w: %d ring edge%s must join two "
                               "chips of the same colour, and such chips are never neighbours: "
