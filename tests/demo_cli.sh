@@ -375,6 +375,13 @@ sed -n '/== 1\./,/== 2\./p' "$tmp/out" | grep -q "^detour (1,0) -> (1,2): 4 hops
 grep -q "^Step 1 of [0-9]*  along rows #.*, along columns #" "$tmp/out" && ! grep -q "^Step [0-9]* of [0-9]*  rows" "$tmp/out" &&
     tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "half A's first phase and half B's second phase move along rows, half B's first phase and half A's second phase along columns" ||
     bad "demo 2d-lines: headers do not say which links the positions took"
+# a single open row's band has no second way round: both halves go one
+# way, and the story says so (not where the second ring differs)
+"$ftmesh" demo --mesh 1x4 --algo 2d --no-color | tr "\n" " " | tr -s " " |
+    grep -q "The band of row 0 has no second way round that avoids its ring's links, so both halves go the same way round it" ||
+    bad "demo 1x4 2d: both halves going one way not told"
+"$ftmesh" demo --algo 2d --no-color | grep -q "no second way round" &&
+    bad "demo 2d: told one way where the band's rings differ"
 # a torus ring that takes no wrap-around link: the picture has none, and
 # the text says why (one that takes one: no such words)
 "$ftmesh" demo --mesh 2x3 --torus --no-color | tr "\n" " " | tr -s " " |

@@ -545,6 +545,31 @@ static int drift_layout(const ftm_mesh *m)
     return drift;
 }
 
+/* The first band of m's 2d plan whose second ring is its first, the same
+ * way round (a single open row: no other way avoids the first one's
+ * links), named into b ("row 0", "rows 0-2"); 0 when none. */
+static int band_one_way(const ftm_mesh *m, char *b, size_t n)
+{
+    ftm_plan2d p;
+    if (ftm_plan2d_build(m, &p))
+        return 0;
+    int found = 0;
+    for (int i = 0; i < p.nbands && !found; i++) {
+        const ftm_plan2d_band *d = &p.bands[i];
+        const ftm_ring *f = &d->fwd, *r = &d->rev;
+        found = f->n > 1 && f->n == r->n &&
+                !memcmp(f->chips, r->chips, sizeof *f->chips * (size_t)f->n) &&
+                !memcmp(f->path_off, r->path_off, sizeof *f->path_off * (size_t)(f->n + 1)) &&
+                !memcmp(f->dirs, r->dirs, (size_t)f->path_off[f->n]);
+        if (found && d->nrows > 1)
+            snprintf(b, n, "rows %d-%d", d->row0, d->row0 + d->nrows - 1);
+        else if (found)
+            snprintf(b, n, "row %d", d->row0);
+    }
+    ftm_plan2d_free(&p);
+    return found;
+}
+
 void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
 {
     b[0] = 0;
@@ -561,6 +586,9 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     int u = snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
                      cols[0] ? "; for the second half" : "", cols);
     char why[160];
+    if (!conc && u > 0 && (size_t)u < n && band_one_way(m, why, sizeof why))
+        u += snprintf(b + u, n - (size_t)u, " The band of %s has no second way round that "
+                      "avoids its ring's links, so both halves go the same way round it.", why);
     if (!conc && u > 0 && (size_t)u < n && drift_layout(m)) {
         cli_drift_why(m, why, sizeof why);
         snprintf(b + u, n - (size_t)u, " Here %s: instead of column rings, the chips of the "
