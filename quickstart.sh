@@ -1,10 +1,10 @@
 #!/bin/sh
 # ftmesh quick start for a fresh Debian/Ubuntu machine: installs the build
-# dependencies (apt-get; needs root or sudo), builds, and runs the default
-# job: an allreduce on an 8x8 mesh with a failed chip, showing the ring the
-# router builds around the hole and the verified result.
+# dependencies (apt-get; needs root or sudo), builds in place, and runs an
+# allreduce on an 8x8 mesh with a failed chip, showing the ring the router
+# builds around the hole and the verified result.
 #
-#   ./quickstart.sh            install what is missing, build, run the demo
+#   ./quickstart.sh            install what is missing, build, run that allreduce
 #   ./quickstart.sh --no-deps  skip the apt-get step
 set -e
 cd "$(dirname "$0")"
@@ -35,4 +35,5 @@ echo
 echo "== allreduce of 8 MiB per chip over that ring, verified on every chip"
 ./ftmesh allreduce --mesh 8x8 --fail 3,4
 echo
-echo "Next: 'make check' runs the whole test suite."
+echo "Next: './ftmesh demo' tells an allreduce step by step around a hole;"
+echo "'make check' runs the whole test suite."

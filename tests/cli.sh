@@ -259,7 +259,7 @@ expect 0 allreduce --mesh 16x32 --torus --algo 2d-concurrent --size 64K --model-
 json "$tmp/out" 'j["schedule"] == "2d-concurrent" and "fallback" not in j' 
 expect 2 rings --algo 2d --size 6
 expect 2 rings --mesh 8x8 --algo 2d --size 4
-grep_err "the pictures of 64 chips need at least 32K"
+grep_err "the pictures of the mesh's 64 chips (dead ones too) need at least 32K"
 expect 0 rings --size 1M
 grep_err "warning: --size has no effect on the ring"
 # rings --svg draws 2d-lines' sends (its steps are one phase)
@@ -291,6 +291,8 @@ grep -q "16x32  healthy    resnet50   tree .* not met" "$tmp/why" && ! grep -q "
 expect 0 allreduce --mesh 6x6 --fail 2,2 --algo 2d --size 64K --iters 1 --svg "$tmp/a.svg" --trace "$tmp/a.json"
 grep -qF "schedule run: ring (the ring is faster" "$tmp/a.svg" && ok || bad "allreduce --svg: no schedule run line"
 json "$tmp/a.json" 'j["otherData"]["asked"] == "2d" and j["otherData"]["schedule"] == "ring" and "faster" in j["otherData"]["fallback"]'
+expect 0 rings --mesh 1x2
+grep_out "1 hop x 1.0 us = 1.0 us)"
 expect 0 rings --mesh 1x1
 grep_out "1 healthy chip;"
 grep_out "ring of 1 chip:"

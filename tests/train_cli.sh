@@ -32,6 +32,11 @@ expect 0 "bn fallback text" "$FTMESH" train --mesh 4x4 --bn-algo 2d --steps 1 --
 grep -q "batch-norm schedule run: ring for [0-9]* of [0-9]* widths (the ring is faster" "$out" || { echo "FAIL: train text lacks the batch-norm schedule run"; fail=1; }
 expect 0 "bn own" "$FTMESH" train --mesh 4x4 --bn-algo ring --steps 1 --batch 16 --json
 json '"bn_fallback" not in j and "bn_schedule" not in j and j["bn_asked"] == "ring"'
+# float mode aligns micro-batches to the chips' shares: where that lowers
+# --micro, the summary says from what and why (16 chips, 2 examples each)
+expect 0 "micro lowered" "$FTMESH" train --mesh 4x4 --steps 1
+grep -q "reduce float, micro 2 (of --micro 4: the largest divisor every chip's first example is a multiple of)" "$out" ||
+    { echo "FAIL: train does not say why micro is 2"; fail=1; }
 # --bn-algo auto: its pick, and that it was auto's
 expect 0 "bn auto" "$FTMESH" train --mesh 2x2 --bn-algo auto --steps 1 --batch 8 --json
 json 'j["bn_asked"] == "auto" and j["bn_algo"] != "auto"'

@@ -25,8 +25,8 @@ static const cli_opt rings_table[] = {
       "the buffer per chip the schedule is built for, as\n"
       "allreduce's --size (default 8M): which schedule an\n"
       "algorithm runs can depend on it; at least 8 x chips^2\n"
-      "bytes (256 x chips past 1024 chips): the pictures need a\n"
-      "block for every chip" },
+      "bytes (256 x chips past 1024 chips; every chip of the\n"
+      "mesh, dead ones too): the pictures need a block for each" },
     { "json", NULL, CLI_O_JSON, "print one JSON object on stdout instead of text" },
     CLI_OPT_RANKS,
     { NULL, NULL, 0, NULL },
@@ -117,8 +117,8 @@ static void bound_text(const ftm_mesh *m)
     if (bound_terms(m, &per, &fixed, &lat, &diam) || per <= 0)
         return;
     printf("lower bound on any allreduce of M bytes here (TPU-v3 links, see doc/bound.md):\n"
-           "  max(%.4f us per 1e6 bytes of M + %.1f us, %d hops x %.1f us = %.1f us)\n", per * 1e12,
-           fixed * 1e6, diam, fixed * 1e6, lat * 1e6);
+           "  max(%.4f us per 1e6 bytes of M + %.1f us, %d hop%s x %.1f us = %.1f us)\n", per * 1e12,
+           fixed * 1e6, diam, cli_s(diam), fixed * 1e6, lat * 1e6);
 }
 
 /* A band's ring covers only the band, so ftm_router_ring_measure (which
@@ -183,8 +183,9 @@ static int check_size(const rings_args *a, const ftm_mesh *m)
     char sz[32];
     if (!strcmp(a->algo, "ring") || a->bytes / 4 >= least)
         return 0;
-    return cli_usage_error("rings", "--size %zu: the pictures of %d chips need at least %s (a "
-                           "block for every chip); give a larger --size", a->bytes, m->nchips,
+    return cli_usage_error("rings", "--size %zu: the pictures of the mesh's %d chips (dead ones "
+                           "too) need at least %s (a block for every chip); give a larger --size",
+                           a->bytes, m->nchips,
                            cli_size_text(least * 4, sz, sizeof sz));
 }
 

@@ -12,7 +12,9 @@
 /* Below O_TPUT: sweep_opt passes the ids above it to the throughput. */
 enum { O_POD = CLI_O_CMD - 1, O_MODEL = CLI_O_CMD - 2, O_LIST = CLI_O_CMD - 3 };
 static const cli_opt sweep_table[] = {
-    { "json", NULL, CLI_O_JSON, "one JSON object: {\"rows\":[{...}, ...]}" },
+    { "json", NULL, CLI_O_JSON, "one JSON object: the cost parameters, \"rows\" (one per\n"
+      "algorithm and case), and \"goal\" and \"goal_healthy\" (with --throughput:\n"
+      "the step's parameters and \"rows\"; doc/commands.md lists the keys)" },
     { "pod", "RxC", O_POD, "only this torus: 16x32 or 32x32 (default both)" },
     { "model", "NAME", O_MODEL, "only this model: resnet50 or bert-large (default both)" },
     { "list", NULL, O_LIST, "print the scenarios (tori, faults as options, models) and exit" },

@@ -565,7 +565,7 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                                              r->detail[0] ? ": " : "", r->detail);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
                               err ? r->diverged_step : -1, &a->o, a->t.algo, a->t.bn_algo,
-                              a->ckpt_arg, a->data ? a->data : a->corpus };
+                              a->ckpt_arg, a->t.micro, a->data ? a->data : a->corpus };
     train_summary(r, &x->m, &in, oc);
     if (err)
         return cli_error(CMD, "training diverged: %s at step %ld; try a lower --lr (this run "

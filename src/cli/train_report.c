@@ -410,10 +410,14 @@ static void summary_text(const ftm_train_result *r, const ftm_mesh *m,
         snprintf(bn, sizeof bn, " (bn %s%s)", r->bn_algo,
                  in->bn_asked && !strcmp(in->bn_asked, "auto") ? ", auto's pick" : "");
     int picked = in->asked && !strcmp(in->asked, "auto");
-    printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s%s, reduce %s, micro %d\n",
+    char mic[96] = ""; /* float mode's micro-batches start where each chip's share does */
+    if (in->micro && r->micro != in->micro)
+        snprintf(mic, sizeof mic, " (of --micro %d: the largest divisor every chip's first "
+                 "example is a multiple of)", in->micro);
+    printf("# %s on %dx%d %s, %d chip%s, %zu params, algo %s%s%s, reduce %s, micro %d%s\n",
            in->model, m->rows, m->cols, cli_mesh_kind(m), r->chips, cli_s(r->chips),
            r->nparams, r->algo, picked ? " (auto's pick for the last mesh)" : "", bn,
-           in->exact ? "exact" : "float", r->micro);
+           in->exact ? "exact" : "float", r->micro, mic);
     if (r->fallback)
         printf("#   gradient schedule run: %s (%s)\n", r->schedule, r->fallback);
     if (in->bn && r->bn_fallback)

@@ -25,6 +25,7 @@ typedef struct train_summary_info {
     const char *asked;   /* --algo as given ("auto" names its pick too) */
     const char *bn_asked; /* --bn-algo as given */
     const char *ckpt;     /* --checkpoint as given, or NULL */
+    int micro;            /* --micro as given */
     const char *data;    /* --data's directory or --corpus's file; NULL:
                           * synthetic examples */
 } train_summary_info;
