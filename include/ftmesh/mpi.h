@@ -51,15 +51,14 @@ FTM_EXTERN void ftm_mpi_chips_send(int on);
 /* The grid used for a mesh of mrows x mcols (after ftm_mpi_enable). */
 FTM_EXTERN int ftm_mpi_grid(int mrows, int mcols, int torus, int *rows, int *cols);
 
-/* What this rank's transport did since ftm_mpi_init: CPU seconds its
+/* What a rank's transport did since ftm_mpi_init: CPU seconds its
  * progress threads spent inside MPI calls and in total, the CPU seconds of
- * the whole process (every thread, ftm_mpi_get_stats_all only), messages
- * and payload bytes it sent to other ranks. */
+ * the whole process (every thread), messages and payload bytes it sent to
+ * other ranks. */
 typedef struct ftm_mpi_stats {
     double mpi_s, thread_s, process_s;
     uint64_t msgs, bytes;
 } ftm_mpi_stats;
-FTM_EXTERN void ftm_mpi_get_stats(ftm_mpi_stats *st);
 /* Collective (every rank calls it): the stats summed over the ranks, and
  * the largest peak resident memory of one rank in bytes. 0 or FTM_EIO. */
 FTM_EXTERN int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss);

@@ -96,7 +96,8 @@ void mpi_account(double mpi_s, double thread_s, uint64_t msgs, uint64_t bytes)
     pthread_mutex_unlock(&g_mu);
 }
 
-void ftm_mpi_get_stats(ftm_mpi_stats *st)
+/* This rank's transport figures (ftm_mpi_stats). */
+static void stats_get(ftm_mpi_stats *st)
 {
     pthread_mutex_lock(&g_mu);
     *st = g_stats;
@@ -108,7 +109,7 @@ int ftm_mpi_get_stats_all(ftm_mpi_stats *sum, uint64_t *max_rss)
     if (mpi_is_lost())
         return FTM_EIO;
     ftm_mpi_stats st;
-    ftm_mpi_get_stats(&st);
+    stats_get(&st);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double t[3] = { st.mpi_s, st.thread_s,
