@@ -13,13 +13,13 @@
 
 # same_train A B: the outputs agree line by line except for what is
 # measured (wall times, CPU figures and shares, who noticed a failure
-# first, "ranks").
+# first, "ranks") and the checkpoint's name (each run writes its own).
 same_train() {
     python3 - "$1" "$2" <<'PY'
 import json, sys
 def timing(k):
     return ("wall" in k or "cpu" in k or k.endswith("_share") or k.endswith("_loadfree")
-            or k.endswith("per_s") or "gflops" in k or k in ("detected_by", "ranks"))
+            or k.endswith("per_s") or "gflops" in k or k in ("detected_by", "ranks", "checkpoint"))
 def strip(x):
     if isinstance(x, dict):
         return {k: strip(v) for k, v in x.items() if not timing(k)}
