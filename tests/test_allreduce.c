@@ -381,6 +381,14 @@ START_TEST(test_mem_estimate)
     ck_assert_int_eq(ftm_allreduce_run(&m2, &o, &r), FTM_EINVAL);
     ftm_mesh_free(&m2);
     ftm_sched_free(&s);
+    /* a count whose bytes wrap a size_t: refused by every builder and the
+     * run, and estimated as more than any machine has */
+    size_t huge = SIZE_MAX / 4 + 2;
+    for (const ftm_allreduce_algo *a = ftm_allreduce_algos(); a->name; a++)
+        ck_assert_int_eq(a->build(&s, NULL, &m, huge, FTM_RED_SUM_F32), FTM_EINVAL);
+    ftm_allreduce_opts big = { .algo = "tree", .count = huge, .iters = 1 };
+    ck_assert_uint_eq(ftm_allreduce_mem_estimate(&m, &big, NULL), SIZE_MAX);
+    ck_assert_int_eq(ftm_allreduce_run(&m, &big, &r), FTM_EINVAL);
     ftm_mesh_free(&m);
 }
 END_TEST

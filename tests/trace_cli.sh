@@ -27,6 +27,17 @@ done
 "$ftmesh" allreduce --mesh 4x4 --fail 1,1 --size 64K --iters 3 --json --trace "$tmp/m.json" \
     --trace-clock modeled >"$tmp/out" || bad "allreduce 64K"
 check "$tmp/m.json" modeled 4 4 "1,1" "$(modeled_s "$tmp/out")" 3
+# past 2^63 ps of modeled time (hops of 1000 s) the times stay right
+"$ftmesh" allreduce --mesh 2x2 --size 16 --iters 1600 --hop-us 1e9 --trace "$tmp/h.json" \
+    --trace-clock modeled >/dev/null || bad "allreduce --hop-us 1e9 modeled"
+python3 - "$tmp/h.json" <<'PY' || bad "modeled trace past 2^63 ps: negative or wrong times"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+end = max(e["ts"] + e["dur"] for e in ev)
+sys.exit(0 if min(e["ts"] for e in ev) >= 0 and min(e["dur"] for e in ev) > 0
+         and abs(end - d["otherData"]["span_us"]) <= 1e-6 * end else 1)
+PY
 # on the modeled clock a chip dies after what it did in its last step
 "$ftmesh" allreduce --mesh 8x8 --fail 3,4 --fail-during 5,5 --size 256K --iters 2 \
     --trace "$tmp/k.json" --trace-clock modeled >/dev/null || bad "allreduce --fail-during modeled"

@@ -179,7 +179,8 @@ FTM_EXTERN int ftm_allreduce_run_batch(const ftm_mesh *m, struct ftm_rt *rt, con
 /* Estimated bytes ftm_allreduce_run(m, o) holds at its peak: o->sched
  * (or, without one, sched: the schedule the run would build; NULL counts
  * none), the chips' buffers and expected sums, the per-run records and the
- * runtime (ftm_rt_mem_estimate). The CLI refuses runs that would not fit. */
+ * runtime (ftm_rt_mem_estimate). The CLI refuses runs that would not fit.
+ * SIZE_MAX for a count ftm_allreduce_run refuses (over FTM_SCHED_MAX_BYTES). */
 FTM_EXTERN size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o,
                                   const ftm_sched *sched);
 FTM_EXTERN void ftm_allreduce_result_free(ftm_allreduce_result *res);

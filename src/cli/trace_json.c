@@ -178,10 +178,11 @@ static void write_slice(cli_json *j, const ftm_mesh *m, const ftm_slice *s, int 
     cli_json_str(j, "name", name);
     cli_json_str(j, "cat", ftm_trace_ev_kind_name(s->ev->kind));
     /* both ends rounded to the picosecond first, so that a slice ending
-     * where the next begins never overlaps it once printed */
-    long long a = llround(s->t0 * 1e12), b = llround(s->t1 * 1e12);
-    cli_json_num(j, "ts", "%.6f", (double)a / 1e6);
-    cli_json_num(j, "dur", "%.6f", (double)(b - a) / 1e6);
+     * where the next begins never overlaps it once printed (as doubles: a
+     * long long would overflow past 107 days of modeled time) */
+    double a = rint(s->t0 * 1e12), b = rint(s->t1 * 1e12);
+    cli_json_num(j, "ts", "%.6f", a / 1e6);
+    cli_json_num(j, "dur", "%.6f", (b - a) / 1e6);
     write_args(j, m, s->ev);
     cli_json_end(j);
 }

@@ -10,6 +10,7 @@
 #include "run_int.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,7 +222,7 @@ static int job_init(ar_job *j, const ftm_mesh *m, const ftm_allreduce_opts *o)
     memset(j, 0, sizeof *j);
     j->o = o;
     j->algo = o->algo;
-    if (!ftm_allreduce_find(o->algo) || o->iters < 1)
+    if (!ftm_allreduce_find(o->algo) || o->iters < 1 || o->count > FTM_SCHED_MAX_BYTES / sizeof(float))
         return FTM_EINVAL;
     j->s = o->sched;
     if (j->s && (j->s->nchips != m->nchips || j->s->bytes != o->count * sizeof(float) ||
@@ -463,6 +464,8 @@ size_t ftm_allreduce_mem_estimate(const ftm_mesh *m, const ftm_allreduce_opts *o
 {
     const ftm_sched *s = o->sched ? o->sched : sched;
     size_t n = (size_t)m->nchips, count = o->count ? o->count : 1;
+    if (count > FTM_SCHED_MAX_BYTES / sizeof(float)) /* ftm_allreduce_run refuses it */
+        return SIZE_MAX;
     size_t bufs = ((size_t)ftm_mesh_healthy_count(m) + 1) * count * sizeof(float);
     size_t recs = n * (sizeof(float *) + sizeof(size_t) + 2 * FTM_NDIRS * sizeof(uint64_t)) +
                   (size_t)(o->iters > 0 ? o->iters : 1) * sizeof(double);

@@ -68,7 +68,9 @@ int ftm_allreduce_tree_build(ftm_sched *s, const ftm_sched_ctx *ctx, const ftm_m
     int rc = ftm_mesh_check_connected(m, NULL, NULL);
     if (rc)
         return rc;
-    size_t len = count * ftm_sched_red_elem_size(red);
+    size_t el = ftm_sched_red_elem_size(red), len = count * el;
+    if (count > FTM_SCHED_MAX_BYTES / el) /* len wrapped */
+        return FTM_EINVAL;
     rc = ftm_sched_init(s, ctx, "tree", m->nchips, len);
     if (rc)
         return rc;
