@@ -318,7 +318,7 @@ int cli_ranks_signal(int sig)
     if (ranks() < 2)
         return sig;
     int got = ftm_mpi_agree(sig, NULL, 0);
-    return got > 0 ? got : 0; /* MPI lost (a hang, told already): this rank's own */
+    return got < 0 ? sig : got; /* MPI lost (a hang, told already): this rank's own */
 #else
     return sig;
 #endif
