@@ -15,6 +15,7 @@
 #define CLI_EXIT_USAGE 2  /* bad input */
 #define CLI_EXIT_HANG 3   /* the chips hung (the watchdog fired) */
 #define CLI_EXIT_INTERRUPTED 130 /* stopped by SIGINT (128 + 2) */
+#define CLI_EXIT_PIPE 141 /* stdout's reader went away (128 + SIGPIPE) */
 #define CLI_HELP (-1)     /* cli_parse: --help was given (help printed) */
 
 /* The subcommands (main.c dispatches to them). */
@@ -396,7 +397,8 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck 
                      double timeout_s);
 
 /* Flushes and closes stdout; on a failed write (a full disk, a closed
- * file) prints why and returns CLI_EXIT_FAIL, else 0. */
+ * file) prints why and returns CLI_EXIT_FAIL; where the reader of a pipe
+ * went away returns CLI_EXIT_PIPE without a word; else 0. */
 int cli_close_stdout(const char *cmd);
 /* Flushes stdout (while open) and stderr from any thread, skipping a
  * stream another thread is using, so that it never waits on the main

@@ -31,7 +31,8 @@ static void usage(FILE *f)
         cli_print_wrapped(f, 13, fprintf(f, "  %-10s ", c->name), c->summary);
     fprintf(f, "\nOptions:\n  --help     this text\n  --version  print the version\n"
                "\nExit status: 0 ok, 1 wrong result or failure, 2 bad input, 3 hang, 129, 130\n"
-               "or 143 stopped by SIGHUP, SIGINT or SIGTERM.\n");
+               "or 143 stopped by SIGHUP, SIGINT or SIGTERM, 141 stdout's reader stopped\n"
+               "early (| head).\n");
 }
 
 static int run(int argc, char **argv)
@@ -74,8 +75,9 @@ static int run(int argc, char **argv)
     if (rc < 0)
         return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);
     /* Every command: output that did not reach stdout is a failure. */
-    if (cli_close_stdout(name) && rc == 0)
-        rc = CLI_EXIT_FAIL;
+    int out = cli_close_stdout(name);
+    if (out && rc == 0)
+        rc = out;
     return rc;
 }
 
@@ -85,8 +87,8 @@ int main(int argc, char **argv)
      * reported, its temporary file removed, rather than killing us. */
     signal(SIGXFSZ, SIG_IGN);
     /* Likewise a closed pipe (| head): the write fails with EPIPE, the run
-     * goes on (train writes its checkpoint) and exits 1 saying stdout was
-     * cut, instead of dying by SIGPIPE with nothing written. */
+     * goes on (train writes its checkpoint) and exits 141 without a word,
+     * the status a death by SIGPIPE shows, instead of dying mid-step. */
     signal(SIGPIPE, SIG_IGN);
     cli_mem_arenas();
     /* Under mpirun (a build with --with-mpi) every rank runs the command;

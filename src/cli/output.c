@@ -6,6 +6,7 @@
 #include "ftmesh/runtime.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -139,20 +140,32 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static int out_closed;
 
+/* 1 where stdout is a pipe whose reader has gone (poll reports an error
+ * on such a write end; an earlier failed write may have left errno unset). */
+static int reader_gone(void)
+{
+    struct pollfd p = { .fd = fileno(stdout), .events = POLLOUT };
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 int cli_close_stdout(const char *cmd)
 {
     pthread_mutex_lock(&out_mu);
     errno = 0;
     int bad = fflush(stdout) != 0 || ferror(stdout);
     int e = errno;
+    int gone = bad && (e == EPIPE || reader_gone());
     if (fclose(stdout) != 0 && !bad) {
         bad = 1;
         e = errno;
+        gone = e == EPIPE;
     }
     out_closed = 1;
     pthread_mutex_unlock(&out_mu);
     if (!bad)
         return 0;
+    if (gone) /* the reader stopped reading (| head): quiet, as cat would be */
+        return CLI_EXIT_PIPE;
     return cli_error(cmd, "cannot write the output to stdout: %s", e ? strerror(e) : "write error");
 }
 
