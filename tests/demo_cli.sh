@@ -297,6 +297,15 @@ tr '\n' ' ' <"$tmp/out" | grep -q 'ftmesh allreduce --algo 2d` (at its default -
     bad "demo 2d: the fallback of allreduce not named"
 "$ftmesh" demo --algo ring >"$tmp/out" || bad "demo ring"
 grep -q 'schedule instead' "$tmp/out" && bad "demo ring: a fallback that is not"
+# a mesh that is one band: the lesson says there is no column phase (none
+# runs: as many steps as the ring's) and no drift layout
+"$ftmesh" demo --mesh 5x5 --fail 1,1 --algo 2d >"$tmp/out" || bad "demo 2d one band"
+tr '\n' ' ' <"$tmp/out" | tr -s ' ' | grep -q 'The whole mesh is one band, so there is no column phase' ||
+    bad "demo 2d one band: not said"
+grep -q 'drift layout\|column reduce' "$tmp/out" && bad "demo 2d one band: a column phase told"
+"$ftmesh" demo --mesh 5x5 --fail 1,1 --algo ring >"$tmp/ring" || bad "demo ring one band"
+[ "$(grep -c '^Step' "$tmp/out")" = "$(grep -c '^Step' "$tmp/ring")" ] ||
+    bad "demo 2d one band: not as many steps as the ring"
 # a limit named in an error is the demo's own
 "$ftmesh" demo --random-faults 16 2>"$tmp/err" >/dev/null
 grep -q 'at most 14 here' "$tmp/err" || bad "demo --random-faults: $(cat "$tmp/err")"

@@ -589,6 +589,12 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     if (!conc && u > 0 && (size_t)u < n && band_one_way(m, why, sizeof why))
         u += snprintf(b + u, n - (size_t)u, " The band of %s has no second way round that "
                       "avoids its ring's links, so both halves go the same way round it.", why);
+    if (!conc && nb == 1 && u > 0 && (size_t)u < n) {
+        snprintf(b + u, n - (size_t)u, " The whole mesh is one band, so there is no column "
+                 "phase: this run is the band's ring both ways at once, with as many steps "
+                 "as one long ring.");
+        return;
+    }
     if (!conc && u > 0 && (size_t)u < n && drift_layout(m)) {
         cli_drift_why(m, why, sizeof why);
         snprintf(b + u, n - (size_t)u, " Here %s: instead of column rings, the chips of the "
