@@ -298,7 +298,12 @@ grep_out "1 healthy chip;"
 grep_out "ring of 1 chip:"
 # one chip models no time: no bandwidth (null, and - in the text), not 0
 expect 0 allreduce --mesh 1x1 --size 64K --iters 1 --json
-json "$tmp/out" 'j["modeled_s"] == 0 and j["modeled_algbw_GBps"] is None and j["modeled_busbw_GBps"] is None and j["bound_s"] == 0 and j["over_bound"] is None and j["bound_term"] == "none"'
+json "$tmp/out" 'j["modeled_s"] == 0 and j["modeled_algbw_GBps"] is None and j["modeled_busbw_GBps"] is None and j["bound_s"] == 0 and j["over_bound"] is None and j["bound_term"] == "none" and j["algbw_GBps"] is None and j["busbw_GBps"] is None'
+# the cost model's parameters are recorded, in the JSON and the text
+expect 0 allreduce --mesh 4x4 --size 4K --model-only --link-GBps 10 --hop-us 5 --hbm-GBps 300 --json
+json "$tmp/out" 'j["link_GBps"] == 10 and j["hop_us"] == 5 and j["hbm_GBps"] == 300'
+expect 0 allreduce --mesh 4x4 --size 4K --model-only --link-GBps 10 --hop-us 5 --hbm-GBps 300
+grep_out "#   model: links 10 GB/s/direction, 5 us/hop, HBM 300 GB/s"
 expect 0 rings --mesh 8x8 --fail 3,4 --json
 json "$tmp/out" 'j["healthy"] == 63 and j["ring_chips"] == 63 and j["hops"] == 64 and j["detours"] == 1 and j["valid"] is True and len(j["ring"]) == 63 and all(k in j for k in ("longest_edge", "max_link_load"))'
 json "$tmp/out" 'j["detour_lower_bound"] == 1'

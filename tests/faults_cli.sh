@@ -76,6 +76,13 @@ expect 2 "repair twice" $T --mesh 4x4 --kill 1,1@1 --repair 1,1@2 --repair 1,1@2
 err_is "--repair 1,1@2: given twice at one instant"
 expect 2 "empty corpus" $FTMESH train --model bert --mesh 2x2 --steps 1 --corpus /dev/null
 err_is "--corpus /dev/null: empty: give a file with text in it"
+# a byte that is not text, or a line too long: each named as it is
+printf '1,1@1\000garbage\n' >"$tmp/nul"
+expect 2 "a NUL byte" $FTMESH allreduce --mesh 4x4 --size 4K --faults "$tmp/nul"
+err_is "line 1: holds a byte that is not text"
+awk 'BEGIN { s = "1,1@1"; while (length(s) < 300) s = s " "; print s "x" }' >"$tmp/long"
+expect 2 "a long line" $FTMESH allreduce --mesh 4x4 --size 4K --faults "$tmp/long"
+err_is "line 1: longer than 255 characters"
 printf '# nothing yet\n\n' >"$tmp/noevents"
 expect 0 "--faults without events" $FTMESH allreduce --mesh 4x4 --size 4K --faults "$tmp/noevents"
 err_is "warning: --faults $tmp/noevents has no events"

@@ -89,7 +89,8 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
 {
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
-    double algbw = r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : 0;
+    /* one chip moves nothing: no bandwidth, null rather than a number */
+    double algbw = P > 1 && r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : NAN;
     /* no time (one chip): no bandwidth, null rather than 0 */
     double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : NAN;
     char mesh[32];
@@ -108,6 +109,10 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     cli_json_num(&j, "modeled_algbw_GBps", "%.6g", m_algbw);
     cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
     cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
+    /* the cost model's parameters, as sweep gives them: what was modeled */
+    cli_json_num(&j, "link_GBps", "%g", a->cp.link_Bps / 1e9);
+    cli_json_num(&j, "hop_us", "%g", a->cp.hop_s * 1e6);
+    cli_json_num(&j, "hbm_GBps", "%g", a->cp.hbm_Bps / 1e9);
     bound_json(&j, a, m, cost);
     if (!a->model_only) {
         cli_json_int(&j, "iters", a->iters);
@@ -142,6 +147,8 @@ void cli_ar_report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
            cli_mesh_kind(m), P, cli_s(P), algo, mo ? ", model only" : "");
     if (sched && sched->fallback)
         printf("#   schedule run: %s (%s)\n", sched->algo, sched->fallback);
+    printf("#   model: links %g GB/s/direction, %g us/hop, HBM %g GB/s\n", a->cp.link_Bps / 1e9,
+           a->cp.hop_s * 1e6, a->cp.hbm_Bps / 1e9);
     if (!mo)
         printf("#   %ld iteration%s; wall = this machine, median\n", a->iters, cli_s(a->iters));
     cli_faults_record_text(&a->o, m0);
@@ -152,8 +159,10 @@ void cli_ar_report_text(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     char wall[3][32] = { "-", "-", "-" }, wrong[32] = "-";
     if (!mo) {
         snprintf(wall[0], sizeof wall[0], "%.1f", r->wall_s * 1e6);
-        snprintf(wall[1], sizeof wall[1], "%.3f", algbw);
-        snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
+        if (P > 1) { /* one chip moves nothing: no bandwidth */
+            snprintf(wall[1], sizeof wall[1], "%.3f", algbw);
+            snprintf(wall[2], sizeof wall[2], "%.3f", algbw * f);
+        }
         snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r->wrong);
     }
     char mbw[2][32] = { "-", "-" }; /* no modeled time (one chip): no bandwidth */

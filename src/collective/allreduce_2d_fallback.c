@@ -43,7 +43,8 @@ typedef struct ar2d_req {
 } ar2d_req;
 
 /* 1 when line i (a row, or a column if cols) holds a dead chip or a dead
- * link leaving one of its chips. */
+ * link leaving one of its chips, a link into a dead chip included: a dead
+ * chip touches the lines beside it too, whose chips lose a link to it. */
 static int line_faulty(const ftm_mesh *m, int i, int cols)
 {
     int n = cols ? m->rows : m->cols;

@@ -233,8 +233,8 @@ int ftm_fault_parse_line(const char *text, int mode, ftm_fault_event *ev, char *
 #define FS_LINE_MAX 256
 
 /* One line of a file into buf without comment and surrounding blanks;
- * returns the bytes consumed (with the newline), or -1 if too long or not
- * text. */
+ * returns the bytes consumed (with the newline), -1 where it holds a byte
+ * that is not text, -2 where it is too long. */
 static long fs_line(const char *text, size_t len, char *buf)
 {
     size_t i = 0, n = 0;
@@ -248,7 +248,7 @@ static long fs_line(const char *text, size_t len, char *buf)
         if (ch == 0 || (ch < 0x20 && ch != '\t' && ch != '\r'))
             return -1;
         if (n == FS_LINE_MAX - 1)
-            return -1;
+            return -2;
         buf[n++] = (char)ch;
     }
     while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
@@ -268,8 +268,12 @@ int ftm_fault_script_parse_text(ftm_fault_script *s, const char *text, size_t le
         long used = fs_line(text, len, buf);
         line++;
         if (used < 0) {
-            rc = core_fail_detail(FTM_EFORMAT, detail, dlen, "line %d: not a text line of at most %d characters",
-                         line, FS_LINE_MAX - 1);
+            if (used == -1)
+                rc = core_fail_detail(FTM_EFORMAT, detail, dlen, "line %d: holds a byte that is not "
+                                      "text (a NUL or a control character)", line);
+            else
+                rc = core_fail_detail(FTM_EFORMAT, detail, dlen, "line %d: longer than %d characters",
+                                      line, FS_LINE_MAX - 1);
             break;
         }
         text += used;
