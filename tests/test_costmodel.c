@@ -352,6 +352,28 @@ START_TEST(test_rejects_races_and_hangs)
 }
 END_TEST
 
+/* A schedule routed over a link or chip that is dead on the mesh it is
+ * modeled on: refused, as the oracle and the chips refuse it. */
+START_TEST(test_rejects_dead_routes)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
+    ftm_sched s;
+    ck_assert_int_eq(ftm_allreduce_ring_build(&s, NULL, &m, 16, FTM_RED_SUM_F32), 0);
+    ftm_cost_params p = params();
+    ftm_cost_result r;
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), 0);
+    ck_assert_int_eq(ftm_mesh_fail_link(&m, 0, 0, 0, 1, 0), 0);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_ENOROUTE);
+    ftm_mesh_free(&m);
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
+    ck_assert_int_eq(ftm_mesh_fail_chip(&m, 1, 1), 0);
+    ck_assert_int_eq(ftm_cost_sched(&s, &m, &p, &r, NULL), FTM_ENOROUTE);
+    ftm_sched_free(&s);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* Builds 2d (or, when absent, bidir) on a faulty torus and checks that the
  * replay is deterministic and charges exactly ftm_sched_link_bytes. */
 START_TEST(test_determinism_and_link_bytes)
@@ -518,6 +540,7 @@ Suite *costmodel_suite(void)
     tcase_add_test(tc, test_reduction_and_local_copy);
     tcase_add_test(tc, test_exec_data_ring_exact);
     tcase_add_test(tc, test_rejects_races_and_hangs);
+    tcase_add_test(tc, test_rejects_dead_routes);
     tcase_add_test(tc, test_exec_data_int64_overflow);
     tcase_add_test(tc, test_determinism_and_link_bytes);
     tcase_add_test(tc, test_model_only_pod);

@@ -200,6 +200,35 @@ START_TEST(test_hang_detected)
 }
 END_TEST
 
+/* Chip 0 skips a barrier the others wait in: no chip waits in a
+ * transfer, so the watchdog names the idle ones and where they wait. */
+static int skip_barrier(ftm_chip *c, void *arg)
+{
+    (void)arg;
+    return ftm_chip_id(c) == 0 ? 0 : ftm_chip_barrier(c);
+}
+
+START_TEST(test_hang_in_barrier_named)
+{
+    ftm_mesh m;
+    ck_assert_int_eq(ftm_mesh_init(&m, 2, 2, 0), 0);
+    ftm_rt *rt;
+    ftm_rt_config cfg = { .hang_timeout_s = 0.3 };
+    ck_assert_int_eq(ftm_rt_create(&rt, &m, &cfg), 0);
+    ck_assert_int_eq(ftm_rt_run(rt, skip_barrier, NULL), FTM_EHANG);
+    ftm_stuck st[8];
+    ck_assert_int_eq(ftm_rt_stuck(rt, st, 8), 4);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(st[i].chip, i);
+        ck_assert_int_eq(st[i].wait, FTM_WAIT_DONE);
+        ck_assert_str_eq(st[i].phase, i == 0 ? "done" : "barrier");
+    }
+    ck_assert_int_eq(ftm_rt_stuck(rt, st, 2), 2); /* at most max */
+    ftm_rt_destroy(rt);
+    ftm_mesh_free(&m);
+}
+END_TEST
+
 /* A route over a dead link is refused, not hung on. */
 START_TEST(test_dead_link_route_refused)
 {
@@ -728,6 +757,12 @@ START_TEST(test_bad_arguments_refused)
     ck_assert_int_eq(ftm_sched_xfer(&s, r, 1, 3, 5, FTM_RED_COPY), 0);
     ck_assert_uint_eq(ftm_sched_chip_packets(&s, 0, 0), 0);
     ck_assert_uint_eq(ftm_sched_chip_packets(&s, 0, SIZE_MAX), 2);
+    ck_assert_uint_eq(ftm_sched_chip_packets(&s, 3, 4), 0); /* no chip 3 */
+    ck_assert_uint_eq(ftm_sched_chip_packets(&s, -1, 4), 0);
+    /* chip 2 has no open step: refused before chip 1's send goes in */
+    int r12 = ftm_sched_route(&s, 1, 2, &e, 1);
+    ck_assert_int_eq(ftm_sched_xfer(&s, r12, 0, 0, 4, FTM_RED_COPY), FTM_EINVAL);
+    ck_assert_int_eq(s.prog[1].nops, 2);
     unsigned char b0[64] = { 0 }, b1[64] = { 0 }, b2[64] = { 0 };
     void *bufs[3] = { b0, b1, b2 };
     ck_assert_int_eq(ftm_sched_exec_data(&s, &m, bufs), 0);
@@ -792,6 +827,7 @@ int main(void)
     tcase_add_test(tc, test_multi_hop_forwarding);
     tcase_add_test(tc, test_crossing_traffic_sums);
     tcase_add_test(tc, test_hang_detected);
+    tcase_add_test(tc, test_hang_in_barrier_named);
     tcase_add_test(tc, test_dead_link_route_refused);
     tcase_add_test(tc, test_route_passes_destination);
     tcase_add_test(tc, test_chip_dies_mid_run);

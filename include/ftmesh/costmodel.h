@@ -52,7 +52,8 @@ FTM_EXTERN size_t ftm_cost_mem_bytes(const ftm_sched *s, const ftm_mesh *m);
 /* Replays schedule s on mesh m. link_bytes, if not NULL, receives the bytes
  * charged per directed link (nchips * 4 entries, chip * 4 + dir; equal to
  * ftm_sched_link_bytes). Returns 0, FTM_EINVAL (bad parameters, a receive
- * with no matching send, a route through a missing link), FTM_EHANG (the
+ * with no matching send, a route off the mesh), FTM_ENOROUTE (a route over
+ * a link of m that is not live, as the chips refuse it), FTM_EHANG (the
  * schedule deadlocks) or FTM_ENOMEM. A dry schedule (sched.h:
  * ftm_sched_ctx) is not replayed: its replay's memory is charged to its
  * meter, the result and link_bytes are zeros and 0 is returned. Under a

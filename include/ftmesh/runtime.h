@@ -137,9 +137,11 @@ FTM_EXTERN int ftm_rt_killed_chips(const ftm_rt *rt, int *out, int max);
 FTM_EXTERN int ftm_rt_killed_links(const ftm_rt *rt, int *chip, int *dir, int max);
 FTM_EXTERN int ftm_rt_notices(const ftm_rt *rt, ftm_rt_notice *out, int max);
 
-/* After FTM_EHANG: the stuck chips (at most max), returns how many. Valid
- * only after ftm_rt_run has returned. phase points into the schedule,
- * valid while it lives. */
+/* After FTM_EHANG: the stuck chips (at most max), returns how many: those
+ * waiting in a transfer, or where none is, those idle between programs
+ * (wait FTM_WAIT_DONE, phase "barrier" in ftm_chip_barrier or "done" at
+ * the end of the run). Valid only after ftm_rt_run has returned. phase
+ * points into the schedule, valid while it lives. */
 FTM_EXTERN int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max);
 
 /* Records what every chip does in the following runs into tr (trace.h;

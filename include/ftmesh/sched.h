@@ -212,7 +212,7 @@ typedef struct ftm_sched_view {
 } ftm_sched_view;
 
 /* Reads chip's next step at cur into v: 1, or 0 after the last step, or
- * FTM_ENOMEM / FTM_EINVAL (a corrupt program). */
+ * FTM_ENOMEM / FTM_EINVAL (a chip out of range, a corrupt program). */
 FTM_EXTERN int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *cur,
                                    ftm_sched_view *v);
 FTM_EXTERN void ftm_sched_view_free(ftm_sched_view *v);
@@ -281,7 +281,9 @@ FTM_EXTERN int ftm_sched_reserve(ftm_sched *s, int chip, int nsteps, int nops);
  * to [doff, doff+len) of its destination, combined by red. Appends a send to
  * the source's open step and a receive to the destination's open step.
  * len == 0 adds nothing. A sum's offsets and length are whole elements
- * (ftm_sched_red_elem_size), else FTM_EINVAL. */
+ * (ftm_sched_red_elem_size), and both chips have an open step, else
+ * FTM_EINVAL, with nothing added. On FTM_ENOMEM the send may be in without
+ * its receive: free the schedule. */
 FTM_EXTERN int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len, ftm_red red);
 
 /* Drops empty steps at the end of every program (harmless but noisy) and
@@ -297,7 +299,7 @@ FTM_EXTERN void ftm_sched_link_bytes(const ftm_sched *s, const struct ftm_mesh *
 
 /* Packets chip sends over links in one execution of s (local copies
  * send none), with pkt payload bytes per packet (failure injection picks a
- * point inside a collective with it); 0 for pkt 0. */
+ * point inside a collective with it); 0 for pkt 0 or a chip out of range. */
 FTM_EXTERN uint64_t ftm_sched_chip_packets(const ftm_sched *s, int chip, size_t pkt);
 
 /* Balanced split of count elements into p blocks (Open MPI's ring

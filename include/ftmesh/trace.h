@@ -77,9 +77,12 @@ FTM_EXTERN double ftm_trace_now(const ftm_trace *tr);
 /* ---- recording (chip's own thread; none of these fail the run: an
  * allocation failure is remembered and reported by ftm_trace_error) ---- */
 
-/* Records only the first n schedule executions of each run (n <= 0: all,
- * the default): later executions leave no event, so a run of many
- * iterations keeps a trace of bounded size. Set before recording. */
+/* Records only the first n schedule executions on each runtime (n <= 0:
+ * all, the default): those of epoch 1 to n, which go on counting over the
+ * ftm_rt_run calls of one runtime, so a later run on the same runtime
+ * records nothing once n are done. Later executions leave no event, so a
+ * run of many iterations keeps a trace of bounded size. Set before
+ * recording. */
 FTM_EXTERN void ftm_trace_set_max_exec(ftm_trace *tr, int n);
 
 /* A new run starts (called by ftm_rt_run before the chip threads start). */

@@ -194,15 +194,23 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const ftm_stuck *st, in
     double t = timeout_s > 0 ? timeout_s : FTM_RT_DEFAULT_HANG_S;
     char ts[32]; /* 5.0 s; a timeout under 0.1 s as given (0.01 s, not 0.0) */
     snprintf(ts, sizeof ts, t < 0.1 ? "%.3g" : "%.1f", t);
-    if (n == 0) { /* over ranks: this block's chips wait outside a transfer */
+    if (n == 0 || st[0].wait == FTM_WAIT_DONE) { /* idle, between programs */
         fprintf(stderr, "ftmesh %s: hang: no progress for %s s; no chip of this process is "
-                "stuck in a transfer (they wait on another process)\n", cmd, ts);
-        return;
+                "stuck in a transfer (they wait %s)%s\n", cmd, ts,
+                cli_ranks_count() > 1 ? "on another process" : "for each other between programs",
+                n ? ":" : "");
+    } else {
+        fprintf(stderr, "ftmesh %s: hang: no progress for %s s; %d chip%s stuck:\n", cmd, ts, n,
+                cli_s(n));
     }
-    fprintf(stderr, "ftmesh %s: hang: no progress for %s s; %d chip%s stuck:\n", cmd, ts, n,
-            cli_s(n));
     for (int i = 0; i < n && i < 32; i++) {
         const ftm_stuck *s = &st[i];
+        if (s->wait == FTM_WAIT_DONE) {
+            fprintf(stderr, "  chip (%d,%d): %s\n", ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip),
+                    strcmp(s->phase, "barrier") ? "finished, waiting for the others"
+                                                : "waiting in a barrier for chips that did not reach it");
+            continue;
+        }
         fprintf(stderr, "  chip (%d,%d): %s step %d: waiting to %s %zu byte%s %s (%d,%d) on link %s\n",
                 ftm_mesh_row(m, s->chip), ftm_mesh_col(m, s->chip), s->phase, s->step,
                 s->wait == FTM_WAIT_RECV ? "receive" : "send", s->missing, cli_s((long)s->missing),

@@ -51,6 +51,7 @@ typedef struct chip_st {
  * checked before the replay with two bits a tag. */
 #define TAG_UNSEEN (-1.0)
 #define TAG_WAITING (-2.0)
+#define NBR_DEAD (-2) /* replay.nbr: a neighbour over a dead link */
 
 typedef struct replay {
     const ftm_sched *s;
@@ -60,7 +61,8 @@ typedef struct replay {
     double *tg;           /* [ntags] */
     double *link_free;    /* [nchips * 4] */
     int *nbr;             /* [nchips * 4] ftm_mesh_neighbor, looked up once
-                           * (it divides: a quarter of a ring replay's time) */
+                           * (it divides: a quarter of a ring replay's time);
+                           * NBR_DEAD over a link that is not live */
     uint64_t *lbytes;     /* [nchips * 4] */
     core_heap ev;      /* step starts: (time, chip) */
     ftm_sched_view view;  /* the step being started */
@@ -129,8 +131,8 @@ static int issue_send(replay *r, const ftm_op *op, int c, double t, double *fini
         for (int h = 0; h < rt->nhops; h++) {
             int d = r->s->dirs[rt->first + h];
             int nb = r->nbr[at * FTM_NDIRS + d];
-            if (nb < 0)
-                return FTM_EINVAL;
+            if (nb < 0) /* off the mesh, or a dead link (as the oracle and the chips say) */
+                return nb == NBR_DEAD ? FTM_ENOROUTE : FTM_EINVAL;
             double f = r->link_free[at * FTM_NDIRS + d];
             if (f > start)
                 start = f;
@@ -305,8 +307,12 @@ static int replay_alloc(replay *r)
     r->ev.a = malloc((size_t)s->nchips * sizeof *r->ev.a);
     if (!r->st || !r->tg || !r->link_free || !r->nbr || !r->lbytes || !r->ev.a)
         return FTM_ENOMEM;
-    for (size_t l = 0; l < nl; l++)
-        r->nbr[l] = ftm_mesh_neighbor(r->m, (int)(l / FTM_NDIRS), (int)(l % FTM_NDIRS));
+    for (size_t l = 0; l < nl; l++) {
+        int c = (int)(l / FTM_NDIRS), d = (int)(l % FTM_NDIRS);
+        r->nbr[l] = ftm_mesh_neighbor(r->m, c, d);
+        if (r->nbr[l] >= 0 && !ftm_mesh_link_live(r->m, c, d))
+            r->nbr[l] = NBR_DEAD;
+    }
     for (size_t t = 0; t < nt; t++)
         r->tg[t] = TAG_UNSEEN;
     return 0;

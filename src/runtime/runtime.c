@@ -432,20 +432,28 @@ int ftm_rt_died(const ftm_rt *rt)
     return atomic_load(&rt->died);
 }
 
-int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
+/* The started chips waiting in a transfer (idle 0) or idle between
+ * programs (idle 1), at most max into out; how many. */
+static int stuck_list(const ftm_rt *rt, ftm_stuck *out, int max, int idle)
 {
     int k = 0;
+    for (int c = 0; c < rt->mesh.nchips && k < max; c++) {
+        const ftm_chip *ch = &rt->chips[c];
+        if (ch->started && ch->why.wait != FTM_WAIT_NONE &&
+            (ch->why.wait == FTM_WAIT_DONE) == idle)
+            out[k++] = ch->why;
+    }
+    return k;
+}
+
+int ftm_rt_stuck(const ftm_rt *rt, ftm_stuck *out, int max)
+{
     if (!atomic_load(&rt->hung))
         return 0;
-    for (int c = 0; c < rt->mesh.nchips; c++) {
-        const ftm_chip *ch = &rt->chips[c];
-        if (!ch->started || ch->why.wait == FTM_WAIT_NONE || ch->why.wait == FTM_WAIT_DONE)
-            continue;
-        if (k < max)
-            out[k] = ch->why;
-        k++;
-    }
-    return k < max ? k : max;
+    /* None in a transfer (a chip skipped a barrier, or over ranks they
+     * wait on another process): the idle ones, so the report names some. */
+    int k = stuck_list(rt, out, max, 0);
+    return k ? k : stuck_list(rt, out, max, 1);
 }
 
 void ftm_rt_link_stats(const ftm_rt *rt, int chip, int dir, uint64_t *bytes, uint64_t *pkts)

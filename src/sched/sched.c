@@ -262,6 +262,8 @@ int ftm_sched_xfer(ftm_sched *s, int route, size_t soff, size_t doff, size_t len
     const ftm_route *r = &s->routes[route];
     if (r->nhops == 0 && soff < doff + len && doff < soff + len)
         return FTM_EINVAL; /* a local copy onto itself */
+    if (s->prog[r->src].nsteps == 0 || s->prog[r->dst].nsteps == 0)
+        return FTM_EINVAL; /* checked before the send goes in: no half transfer */
     if (s->next_tag == UINT32_MAX)
         return FTM_ENOMEM; /* tags are 32-bit */
     ftm_op snd = { .off = soff, .peer = (unsigned)r->dst, .len = len, .route = (unsigned)route,

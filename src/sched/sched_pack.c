@@ -285,6 +285,8 @@ static int read_packed(const ftm_sched *s, const ftm_chip_prog *p, ftm_sched_cur
 
 int ftm_sched_read_step(const ftm_sched *s, int chip, ftm_sched_cur *cur, ftm_sched_view *v)
 {
+    if (chip < 0 || chip >= s->nchips)
+        return FTM_EINVAL;
     const ftm_chip_prog *p = &s->prog[chip];
     if (cur->step >= p->nsteps)
         return 0;

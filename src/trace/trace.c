@@ -42,7 +42,7 @@ typedef struct tr_chip {
 struct ftm_trace {
     int nchips;
     size_t snap_limit;
-    int max_exec;            /* executions recorded per run (0: all) */
+    int max_exec;            /* executions recorded per runtime (0: all) */
     double t_origin;
     int nruns;               /* written before chip threads start */
     pthread_mutex_t mu;      /* the registry */
