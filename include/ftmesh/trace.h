@@ -16,7 +16,8 @@
  * at most snap_limit bytes, an EXEC event keeps the buffer as it was when
  * the schedule started, a STEP event the buffer at the step's end, a SEND
  * the bytes sent and a RECV the destination range after combining. Larger
- * buffers are not snapshotted (snap_len 0); snap_limit 0 turns them off.
+ * buffers, and any over 4 GiB - 1, are not snapshotted (snap_len 0);
+ * snap_limit 0 turns them off.
  */
 #ifndef FTMESH_TRACE_H
 #define FTMESH_TRACE_H

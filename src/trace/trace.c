@@ -125,7 +125,7 @@ static size_t push(ftm_trace *tr, tr_chip *c, const ftm_event *e)
 /* Copies len bytes into the chip's arena for event idx (index + 1). */
 static void snap(ftm_trace *tr, tr_chip *c, size_t idx, const void *src, size_t len)
 {
-    if (!idx || !src || !len || len > tr->snap_limit)
+    if (!idx || !src || !len || len > tr->snap_limit || len > UINT32_MAX) /* snap_len's width */
         return;
     if (c->alen + len > c->acap) {
         size_t cap = c->acap ? c->acap : 4096;
