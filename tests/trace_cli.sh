@@ -83,6 +83,28 @@ grep -q '"cat":"recover"' "$tmp/t.json" || bad "train trace: no recovery"
 "$ftmesh" train --mesh 2x2 --steps 2 --batch 8 --micro 2 --trace "$tmp/t.json" \
     --trace-clock modeled >/dev/null || bad "train --trace-clock modeled"
 check "$tmp/t.json" modeled 2 2 "" -
+# --trace-steps: the first N steps of those run, every chip's events and
+# allreduces of those steps and none of the others' (each step of this run
+# makes as many allreduces); a step redone after a death in it counts anew
+count() { python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+n = lambda f: sum(1 for e in ev if e.get("ph") == "X" and f(e["name"]))
+print(n(lambda x: x == "forward+backward"), n(lambda x: x == "optimizer"), n(lambda x: x.startswith("allreduce")))' "$1"; }
+"$ftmesh" train --mesh 3x3 --steps 5 --batch 18 --trace "$tmp/all.json" >/dev/null || bad "train 5 steps trace"
+"$ftmesh" train --mesh 3x3 --steps 5 --batch 18 --trace "$tmp/two.json" --trace-steps 2 >"$tmp/out" ||
+    bad "train --trace-steps"
+grep -q '^# trace: the first 2 of the 5 steps run (--trace-steps)$' "$tmp/out" || bad "--trace-steps: not said"
+set -- $(count "$tmp/all.json") $(count "$tmp/two.json")
+[ "$1 $2" = "45 45" ] && [ "$4 $5" = "18 18" ] && [ $(($3 * 2)) = $(($6 * 5)) ] && [ "$6" -gt 0 ] ||
+    bad "--trace-steps 2 of 5: events $*"
+"$ftmesh" train --mesh 3x3 --steps 5 --batch 18 --trace "$tmp/k.json" --trace-steps 2 \
+    --kill 1,1@1:allreduce >/dev/null || bad "train --trace-steps with a death"
+set -- $(count "$tmp/k.json")
+[ "$1 $2" = "26 17" ] || bad "--trace-steps 2, a death in step 1: fb and optimizer $1 $2, want 9+9+8 and 9+8"
+"$ftmesh" train --mesh 2x2 --steps 1 --trace-steps 2 2>"$tmp/err" >/dev/null &&
+    grep -q "warning: --trace-steps has no effect without --trace FILE" "$tmp/err" || bad "--trace-steps alone: no warning"
+"$ftmesh" train --trace-steps 0 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "--trace-steps 0: exit $rc"
 # errors: one line, exit 2
 "$ftmesh" allreduce --trace-clock sundial 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || bad "bad --trace-clock: exit $rc"

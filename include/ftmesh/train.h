@@ -69,8 +69,11 @@ typedef struct ftm_train_opts {
     int fail_chip;
     long fail_step;
     /* Optional recorder (trace.h): every chip's allreduces, its
-     * forward+backward and optimizer phases, the failure and the recovery. */
+     * forward+backward and optimizer phases, the failure and the recovery,
+     * in the first trace_steps steps from start_step (0: every step; an
+     * attempt that redoes a step past them records nothing). */
     struct ftm_trace *trace;
+    long trace_steps;
     /* Fault script (mode FTM_FAULT_TRAIN; NULL: none): every event fires
      * once, when its step and phase come (src/runtime/script.c says
      * where each phase strikes). The short form above is one more event,

@@ -17,124 +17,6 @@
 
 #define CMD "train"
 
-enum { O_MODEL = CLI_O_CMD, O_STEPS, O_BATCH, O_ALGO, O_BN_ALGO, O_REDUCE, O_MICRO, O_CHECK,
-       O_TOL, O_DEPTH, O_HEADS, O_LR, O_DATA, O_CORPUS, O_FAIL_DURING, O_FAIL_STEP,
-       O_TRACE, O_TRACE_CLOCK, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME, O_SVG };
-
-static const cli_opt train_table[] = {
-    { "model", "resnet|bert", O_MODEL, "the model (default resnet)" },
-    { "steps", "N", O_STEPS, "training steps (default 10)" },
-    { "batch", "B", O_BATCH, "global batch, the same whatever the faults (default 32);\n"
-      "a resnet replica holds its chip's share (about 1 MiB an\nexample): a batch that would "
-      "not fit in memory is refused" },
-    { "seed", "S", CLI_O_SEED,
-      "model initialisation, data, dropout, masking and\n--random-faults (default 1)" },
-    { "algo", "NAME", O_ALGO,
-      "gradient allreduce (default ring; see Algorithms\n"
-      "below); auto = the registered algorithm with the\n"
-      "smallest modeled time" },
-    { "bn-algo", "NAME", O_BN_ALGO,
-      "batch-norm statistics allreduce (ResNet; 2 x 9..21 small\n"
-      "int64 sums per step): tree (default: few steps and\n"
-      "messages) or any other --algo name" },
-    { "reduce", "float|exact", O_REDUCE,
-      "float: float32 gradient sums, equal to one chip up to\n"
-      "rounding; exact: per-micro-batch gradients in int64\n"
-      "fixed point (2^-" CLI_STR(FTM_FIX_SHIFT) "), parameters bit-identical to one\n"
-      "chip on any mesh, faults and algorithm (default float)" },
-    { "micro", "M", O_MICRO,
-      "micro-batch size (default 4). Exact mode splits the\n"
-      "batch over the chips in whole micro-batches, so use\n"
-      "M <= B / chips to keep every chip busy; float mode may\n"
-      "use a divisor of M so micro-batches align with shares" },
-    { "check", NULL, O_CHECK,
-      "also train on one chip and compare: loss per step, final\n"
-      "params max abs/rel diff, max ULPs, first differing\n"
-      "element. Exact mode demands bitwise equal params.\n"
-      "Float runs drift apart step after step (rounding,\n"
-      "amplified by training), so float mode is judged per\n"
-      "step: the lowest chip also computes the one-chip\n"
-      "gradient at the mesh's parameters (slower steps), and\n"
-      "every tensor's max |diff| / max |grad| and the loss\n"
-      "must stay within " CLI_STR(FTM_TRAIN_FLOAT_TOL) " (float32 reordering bound, see\n"
-      "src/train/check.c); the drift is reported" },
-    { "tol", "X", O_TOL,
-      "float-mode --check bound instead of " CLI_STR(FTM_TRAIN_FLOAT_TOL) "\n"
-      "(no effect without --check or with --reduce exact)" },
-    { "depth", "8|14|20", O_DEPTH, "ResNet depth (default 8)" },
-    { "heads", "H", O_HEADS, "BERT attention heads, 2 or 4 (default 2)" },
-    { "lr", "X", O_LR, "peak learning rate (default: resnet SGD 0.1, bert\nLAMB 1e-2)" },
-    { "data", "DIR", O_DATA,
-      "ResNet: CIFAR-10 binary batches DIR/data_batch_1.bin\n"
-      "(required) .. data_batch_5.bin (default: synthetic\nimages, no download)" },
-    { "corpus", "FILE", O_CORPUS,
-      "BERT: plain-text corpus: a file, a pipe or - (stdin),\n"
-      "read once, at most " CLI_STR(FTM_DATA_CORPUS_MAX_MIB) " MiB (default: synthetic\n"
-      "sequences)" },
-    { "fail-during", "R,C", O_FAIL_DURING,
-      "chip (R,C) dies in the middle of the gradient\n"
-      "allreduce of step --fail-step (default 1); training\n"
-      "recovers as for --kill" },
-    { "fail-step", "S", O_FAIL_STEP,
-      "the step in which --fail-during strikes (the short form\n"
-      "of --kill R,C@S:allreduce)" },
-    CLI_OPTS_FAULTS("STEP", "WHEN: STEP (its start), STEP:PHASE with\n"
-                    "PHASE forward, backward, allreduce or optimizer, or\n"
-                    "STEP:allreduce:N (once the victim sent N packets of the\n"
-                    "gradient allreduce). Survivors agree on what died and\n"
-                    "on the first step not reported, rebuild the rings and\n"
-                    "redo that step"),
-    CLI_OPTS_REPAIRS("step", "STEP"),
-    { "checkpoint", "FILE", O_CHECKPOINT,
-      "write the training state to FILE (atomically) at the end\n"
-      "and every --checkpoint-every steps; it keeps the fault\n"
-      "events past --steps, for --resume" },
-    { "checkpoint-every", "N", O_CHECKPOINT_EVERY, "with --checkpoint: every N steps too" },
-    { "resume", "FILE", O_RESUME,
-      "continue from a --checkpoint FILE of the same model,\n"
-      "sizes, optimizer, batch, micro-batch, seed, data and\n"
-      "reduce mode up to --steps" },
-    CLI_OPT_TRACE(O_TRACE, O_TRACE_CLOCK),
-    { "svg", "FILE", O_SVG,
-      "write a picture: the mesh, one gradient allreduce's\n"
-      "bytes per link, and the loss per step with the fault\nevents" },
-    { "json", NULL, CLI_O_JSON, "one JSON object per step, then a summary object" },
-    CLI_OPT_HANG_TIMEOUT,
-    CLI_OPT_RANKS,
-    { NULL, NULL, 0, NULL },
-};
-static const cli_opt *const train_tables[] = { train_table, cli_mesh_table, NULL };
-
-static void usage(void)
-{
-    printf("usage: ftmesh train [--model resnet|bert] [--mesh RxC] [--torus] [faults]\n"
-           "                    [--algo NAME] [--steps N] [--batch B] [--seed S]\n"
-           "                    [--reduce float|exact] [--micro M] [--check] [--json]\n"
-           "                    [--depth 8|14|20] [--heads H] [--lr X] [--data DIR]\n"
-           "                    [--corpus FILE]\n"
-           "                    [--fail-during R,C [--fail-step S]] [--svg FILE]\n"
-           "\n"
-           "Trains on every healthy chip of the mesh. The global batch B is split over\n"
-           "the healthy chips by example index (unequal shares when B does not divide);\n"
-           "each chip runs forward and backward on its share with its own replica,\n"
-           "the gradients are summed through the links by the allreduce algorithm, and\n"
-           "every chip applies the same optimizer step. Batch norm (ResNet) sums its\n"
-           "statistics over the chips too. --mesh 1x1 trains on one chip.\n"
-           "\n"
-           "Prints per step: loss, wall time, modeled allreduce time (TPU-v3 links:\n"
-           "gradient schedule plus batch-norm schedules) and examples/s; a progress bar\n"
-           "when stdout is a terminal; then a summary. Exit 0 ok, 1 failed (training\n"
-           "error or divergence, replicas differ, or --check out of bounds), 2 bad\n"
-           "input, 3 hang, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the\n"
-           "step finishes, the checkpoint is written; a second signal 0.25 s or more\n"
-           "later stops at once, without them; SIGHUP ignored, as under nohup, stays\n"
-           "ignored).\n"
-           "\n");
-    cli_print_opts(stdout, "Options", train_tables, 0, 1);
-    cli_print_algos(stdout, "--algo, --bn-algo");
-    cli_print_opts(stdout, "Mesh and faults", train_tables, 1, 2);
-}
-
 typedef struct targs {
     cli_mesh_opts o;
     ftm_train_opts t;       /* the library's defaults, then the options */
@@ -241,6 +123,10 @@ static int train_opt(void *ctx, int id, const char *name, const char *v)
     case O_CORPUS: a->corpus = v; return 0;
     case O_FAIL_DURING: a->fail_during = v; return 0;
     case O_TRACE: a->trace = v; return 0;
+    case O_TRACE_STEPS:
+        if (cli_parse_int(v, 1, 10000000, &a->t.trace_steps)) /* --steps' range */
+            return cli_usage_error(CMD, "--trace-steps %s: expected a whole number 1..10000000", v);
+        return 0;
     case O_TRACE_CLOCK:
         a->trace_clock_given = 1;
         return cli_trace_clock(CMD, v, &a->trace_clock);
@@ -283,6 +169,8 @@ static int check_model_options(const targs *a)
         cli_warn(CMD, "--bn-algo has no effect on --model bert (it has no batch norm)");
     if (a->trace_clock_given && !a->trace)
         cli_warn(CMD, "--trace-clock has no effect without --trace FILE");
+    if (a->t.trace_steps && !a->trace)
+        cli_warn(CMD, "--trace-steps has no effect without --trace FILE");
     if (a->t.checkpoint && a->t.checkpoint_every >= a->t.steps)
         cli_warn(CMD, "--checkpoint-every %ld has no effect with --steps %ld: the checkpoint "
                  "is written at the end anyway", a->t.checkpoint_every, a->t.steps);
@@ -520,6 +408,9 @@ static void header(const targs *a, const ftm_mesh *m)
     else
         cli_faults_record_text(&a->o, m);
     cli_ranks_text(m);
+    long left = t->steps - a->resume_step;
+    if (a->trace && t->trace_steps && t->trace_steps < left)
+        printf("# trace: the first %ld of the %ld steps run (--trace-steps)\n", t->trace_steps, left);
     printf("#%5s %12s %10s %14s %12s\n", "step", "loss", "wall(s)", "modeled_ar(us)",
            "examples/s");
     fflush(stdout);
@@ -648,7 +539,7 @@ int cli_train(int argc, char **argv)
         rc = cli_parse(CMD, argc, argv, train_tables, train_opt, &a);
     }
     if (rc == CLI_HELP)
-        usage();
+        train_usage();
     if (!rc)
         rc = validate(&a, &x);
     if ((rc = cli_ranks_agree(rc))) /* an input some rank could not read */

@@ -1,7 +1,7 @@
 # cli: the ftmesh command (the only code that prints or exits)
 ftmesh_SOURCES += src/cli/main.c src/cli/cli.h src/cli/opts.c src/cli/output.c src/cli/outfile.c src/cli/faults_record.c \
 	src/cli/json.c src/cli/cmd_rings.c src/cli/cmd_allreduce.c src/cli/allreduce.h src/cli/allreduce_report.c src/cli/cmd_sweep.c \
-	src/cli/cmd_train.c src/cli/train_report.c src/cli/train_report.h \
+	src/cli/cmd_train.c src/cli/train_opts.c src/cli/train_report.c src/cli/train_report.h \
 	src/cli/faults_cli.c src/cli/faults_cli.h src/cli/pictures.c \
 	src/cli/sweep_tput.c src/cli/sweep_list.c src/cli/mpi_cli.c src/cli/memory.c
 

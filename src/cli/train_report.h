@@ -6,6 +6,15 @@
 #include "cli.h"
 #include "ftmesh/train.h"
 
+/* train's options (train_opts.c): their ids, the parser's tables and
+ * --help. */
+enum { O_MODEL = CLI_O_CMD, O_STEPS, O_BATCH, O_ALGO, O_BN_ALGO, O_REDUCE, O_MICRO, O_CHECK,
+       O_TOL, O_DEPTH, O_HEADS, O_LR, O_DATA, O_CORPUS, O_FAIL_DURING, O_FAIL_STEP,
+       O_TRACE, O_TRACE_CLOCK, O_CHECKPOINT, O_CHECKPOINT_EVERY, O_RESUME, O_SVG,
+       O_TRACE_STEPS };
+extern const cli_opt *const train_tables[];
+void train_usage(void);
+
 typedef struct train_out {
     int json, tty;
     long steps, batch;

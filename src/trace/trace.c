@@ -11,6 +11,7 @@
 #include "core/util.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,12 +38,17 @@ typedef struct tr_chip {
     int cache_next;
     int err;
     int skip;               /* this execution is past max_exec: not recorded */
+    uint32_t last_epoch;    /* of its last execution this run, 0: none yet */
+    int stopped;            /* ftm_trace_stop_chip: records nothing more this run */
 } tr_chip;
 
 struct ftm_trace {
     int nchips;
     size_t snap_limit;
     int max_exec;            /* executions recorded per runtime (0: all) */
+    /* epochs from this one on are not recorded this run (0: none): set by
+     * the first chip to stop, read by every chip (ftm_trace_stop_chip) */
+    _Atomic uint32_t stop_epoch;
     double t_origin;
     int nruns;               /* written before chip threads start */
     pthread_mutex_t mu;      /* the registry */
@@ -98,7 +104,34 @@ void ftm_trace_destroy(ftm_trace *tr)
 
 double ftm_trace_now(const ftm_trace *tr) { return core_now_s() - tr->t_origin; }
 
-void ftm_trace_begin_run(ftm_trace *tr) { tr->nruns++; }
+void ftm_trace_begin_run(ftm_trace *tr)
+{
+    tr->nruns++;
+    atomic_store(&tr->stop_epoch, 0);
+    for (int i = 0; i < tr->nchips; i++) {
+        tr->c[i].last_epoch = 0;
+        tr->c[i].stopped = 0;
+    }
+}
+
+void ftm_trace_stop_chip(ftm_trace *tr, int chip)
+{
+    if (chip < 0 || chip >= tr->nchips)
+        return;
+    tr_chip *c = &tr->c[chip];
+    c->stopped = 1;
+    /* every chip runs the same epochs: the first to stop names the one
+     * all of them run next; later ones find it set */
+    uint32_t none = 0;
+    atomic_compare_exchange_strong(&tr->stop_epoch, &none, c->last_epoch + 1);
+}
+
+/* 1 where the execution of this epoch is not recorded. */
+static int past_limit(ftm_trace *tr, uint32_t epoch)
+{
+    uint32_t stop = atomic_load(&tr->stop_epoch);
+    return (tr->max_exec && (int)epoch - 1 >= tr->max_exec) || (stop && epoch >= stop);
+}
 
 void ftm_trace_set_max_exec(ftm_trace *tr, int n) { tr->max_exec = n > 0 ? n : 0; }
 
@@ -262,7 +295,8 @@ void ftm_trace_exec_begin(ftm_trace *tr, int chip, const ftm_sched *s, const ftm
                           const void *buf, uint32_t epoch)
 {
     tr_chip *c = &tr->c[chip];
-    c->skip = tr->max_exec && (int)epoch - 1 >= tr->max_exec;
+    c->last_epoch = epoch;
+    c->skip = c->stopped || past_limit(tr, epoch);
     if (c->skip) { /* nothing of it is recorded: c->s stays NULL */
         c->s = NULL;
         c->exec_ev = c->step_ev = 0;
@@ -355,7 +389,7 @@ void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epo
                        uint32_t tag, int dir, size_t len)
 {
     tr_chip *c = &tr->c[chip];
-    if (tr->max_exec && (int)epoch - 1 >= tr->max_exec)
+    if (c->stopped || past_limit(tr, epoch))
         return;
     double now = ftm_trace_now(tr);
     int id = sched_id(tr, c, s);
@@ -383,7 +417,7 @@ void ftm_trace_forward(ftm_trace *tr, int chip, const ftm_sched *s, uint32_t epo
 void ftm_trace_wait(ftm_trace *tr, int chip, double t0)
 {
     tr_chip *c = &tr->c[chip];
-    if (c->skip && !c->s)
+    if ((c->skip && !c->s) || c->stopped)
         return;
     ftm_event e = blank(FTM_EV_WAIT, chip, ftm_trace_now(tr));
     e.t0 = t0;
@@ -397,6 +431,8 @@ void ftm_trace_wait(ftm_trace *tr, int chip, double t0)
 void ftm_trace_fail(ftm_trace *tr, int chip)
 {
     tr_chip *c = &tr->c[chip];
+    if (c->stopped)
+        return;
     ftm_event e = blank(FTM_EV_FAIL, chip, ftm_trace_now(tr));
     e.sched = c->s ? c->sched : -1;
     e.exec = c->exec;
@@ -407,7 +443,7 @@ void ftm_trace_fail(ftm_trace *tr, int chip)
 
 void ftm_trace_add(ftm_trace *tr, const ftm_event *ev)
 {
-    if (ev->chip < 0 || ev->chip >= tr->nchips)
+    if (ev->chip < 0 || ev->chip >= tr->nchips || tr->c[ev->chip].stopped)
         return;
     push(tr, &tr->c[ev->chip], ev);
 }
