@@ -360,6 +360,8 @@ expect 2 train --mesh 2x2 --steps 1 --checkpoint "$tmp/dangling.ck"
 grep_err "--checkpoint $tmp/dangling.ck: cannot create a file there (the link leads to "
 expect 2 demo --mesh 2x2 --html -
 grep_err "--html -: give a file name (./- for a file named -"
+expect 2 train --mesh 2x2 --steps 1 --checkpoint -
+grep_err "--checkpoint -: give a file name (./- for a file named -)"
 expect 0 rings --mesh 8x8 --torus --fail-host 2,2 --algo 2d --svg "$tmp/r.svg"
 grep -q "</svg>" "$tmp/r.svg" && ok || bad "rings --svg"
 for algo in bidir tree 2d-concurrent; do
@@ -398,6 +400,10 @@ json "$tmp/out" 'j["steps"] == j["diverged_step"] == len(steps) and (not steps o
 expect 1 train --model bert --mesh 2x2 --steps 20 --batch 32 --lr 100 --reduce exact --json
 grep_err "a gradient left the fixed-point range of --reduce exact"
 json "$tmp/out" 'j["summary"] and j["diverged_range"] is True and j["steps"] == j["diverged_step"] == len(steps)'
+# a --check that a divergence stopped says it did not run
+expect 1 train --mesh 2x2 --steps 30 --batch 8 --lr 100 --reduce exact --micro 2 --check --json
+grep_err "; --check not run"
+json "$tmp/out" 'j["checked"] is False and j["check_pass"] is None and "max_abs_diff" not in j'
 # the summary's modeled times are the steps', as in a run that ends well
 json "$tmp/out" 'steps and j["modeled_allreduce_s"] == steps[-1]["modeled_allreduce_s"] > 0 and j["modeled_grad_s"] > 0'
 

@@ -456,12 +456,13 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
                                              r->detail[0] ? ": " : "", r->detail);
     train_summary_info in = { a->model, a->kind == FTM_MODEL_RESNET, a->t.exact,
                               err ? r->diverged_step : -1, &a->o, a->t.algo, a->t.bn_algo,
-                              a->ckpt_arg, a->t.micro, a->data ? a->data : a->corpus };
+                              a->ckpt_arg, a->t.micro, a->data ? a->data : a->corpus,
+                              a->t.check };
     train_summary(r, &x->m, &in, oc);
     if (err)
         return cli_error(CMD, "training diverged: %s at step %ld; try a lower --lr (this run "
-                         "used %g)", train_diverged_why(r), r->diverged_step,
-                         (double)a->t.optim.lr);
+                         "used %g)%s", train_diverged_why(r), r->diverged_step,
+                         (double)a->t.optim.lr, a->t.check ? "; --check not run" : "");
     int rc = 0;
     if (!r->replicas_equal)
         rc = cli_error(CMD, "replicas differ: chip %d's parameters are not those of the "

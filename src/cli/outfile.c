@@ -240,9 +240,10 @@ int cli_out_check(const char *cmd, const char *opt, const char *path)
     struct stat st;
     if (!path[0])
         return cli_usage_error(cmd, "%s: the file name is empty", opt);
-    if (!strcmp(path, "-")) /* no output option writes standard output */
-        return cli_usage_error(cmd, "%s -: give a file name (./- for a file named -, "
-                               "/dev/stdout for standard output)", opt);
+    if (!strcmp(path, "-")) /* "-" is no option's standard output; a checkpoint
+                               * is a regular file (--resume reads it back) */
+        return cli_usage_error(cmd, "%s -: give a file name (./- for a file named -%s)", opt,
+                               strcmp(opt, "--checkpoint") ? ", /dev/stdout for standard output" : "");
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error(cmd, "%s %s: is a directory: give a file name", opt, path);
     if (stdout_json && stdout_data(path))

@@ -326,8 +326,12 @@ static void summary_json(const ftm_train_result *r, const ftm_mesh *m,
         cli_json_int(&j, "diverged_step", in->diverged_step);
     else
         cli_json_null(&j, "diverged_step");
-    if (r->checked)
+    if (r->checked) {
         json_check(&j, r, f->n);
+    } else if (in->check) { /* asked, not run: diverged or interrupted */
+        cli_json_bool(&j, "checked", 0);
+        cli_json_null(&j, "check_pass");
+    }
     if (in->o)
         cli_faults_record_json(&j, in->o, m);
     cli_ranks_json(&j, m); /* every rank calls it: the figures are summed */

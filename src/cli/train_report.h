@@ -37,6 +37,7 @@ typedef struct train_summary_info {
     int micro;            /* --micro as given */
     const char *data;    /* --data's directory or --corpus's file; NULL:
                           * synthetic examples */
+    int check;           /* --check was given (it may not have run) */
 } train_summary_info;
 
 void train_out_init(train_out *c, int json, long steps, long batch);
