@@ -274,6 +274,13 @@ grep -q "12 healthy chips" "$tmp/th.svg" && [ "$(grep -c '<title>dead chip' "$tm
 # one kill, one mark on the loss curve (the step it died in is redone)
 [ "$(grep -c '<path class="kill"' "$tmp/th.svg")" = 1 ] && grep -q "dies in step 1, redone on 12 chips" "$tmp/th.svg" &&
     ok || bad "train --svg: one kill is not one mark: $(grep -c '<path class="kill"' "$tmp/th.svg")"
+# its link bytes are those of the gradient allreduce that ran: int64 sums
+# in exact mode (8 bytes a parameter: 78042 on a 4-chip ring, 3/4 of them
+# on each link, 0.937 MB), float32 ones otherwise (0.468 MB)
+expect 0 train --mesh 2x2 --steps 1 --batch 8 --micro 2 --reduce exact --svg "$tmp/ex.svg"
+grep -q '<title>(0,0) -&gt; (0,1): 0.937 MB' "$tmp/ex.svg" && ok || bad "train --reduce exact --svg: not int64's bytes"
+expect 0 train --mesh 2x2 --steps 1 --batch 8 --micro 2 --svg "$tmp/fl.svg"
+grep -q '<title>(0,0) -&gt; (0,1): 0.468 MB' "$tmp/fl.svg" && ok || bad "train --svg: not float32's bytes"
 # sweep: of algorithms that tie (2d-lines running 2d-concurrent's schedule),
 # one row is the fastest, and the goal has one object per faulty case (20 s:
 # make check-full)

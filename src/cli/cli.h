@@ -374,9 +374,10 @@ int cli_trees_first(const ftm_mesh *m, const struct ftm_sched *s, size_t count, 
 /* Writes the SVG of algo's first phase to f; 0 or an FTM_E* code. */
 int cli_rings_algo_svg(FILE *f, const ftm_mesh *m, const char *algo, size_t count);
 /* Writes train --svg (mesh, link heat, loss curve with the fault events)
- * to f; 0 or an FTM_E* code. */
+ * to f, the gradients summed as int64 where exact (--reduce exact); 0 or
+ * an FTM_E* code. */
 struct ftm_train_result;
-int cli_train_svg(FILE *f, const ftm_mesh *m, const struct ftm_train_result *r, long fail_step);
+int cli_train_svg(FILE *f, const ftm_mesh *m, const struct ftm_train_result *r, int exact);
 /* ftmesh sweep --throughput (sweep_tput.c). cli_tput_set applies
  * throughput option k (0 overlap, 1 chip-TFLOPS, 2 resnet50-GFLOP,
  * 3 bert-GFLOP, 4-7 the batches: resnet50 512/1024, bert 512/1024,

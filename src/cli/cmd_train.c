@@ -490,7 +490,7 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     }
     /* a failed or interrupted run leaves the old picture (or none) */
     if (!rc && x->svg.f)
-        rc = cli_out_commit(CMD, &x->svg, cli_train_svg(x->svg.f, &x->m, r, a->t.fail_step));
+        rc = cli_out_commit(CMD, &x->svg, cli_train_svg(x->svg.f, &x->m, r, a->t.exact));
     return rc;
 }
 

@@ -440,9 +440,8 @@ static int train_svg_events(const ftm_mesh *m0, const ftm_train_result *r, ftm_s
 
 #define SVG_MAX_EVENTS 16
 
-int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long fail_step)
+int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, int exact)
 {
-    (void)fail_step; /* the events carry their steps */
     const ftm_mesh *m = r->have_mesh_after ? &r->mesh_after : m0; /* as training left it */
     long n = r->steps > 0 ? r->steps : 1;
     uint64_t *lb = calloc((size_t)m->nchips * FTM_NDIRS, sizeof *lb);
@@ -450,7 +449,9 @@ int cli_train_svg(FILE *f, const ftm_mesh *m0, const ftm_train_result *r, long f
     int *chips = malloc(sizeof *chips * (size_t)n);
     ftm_sched s;
     const ftm_allreduce_algo *a = ftm_allreduce_find(r->algo ? r->algo : "ring");
-    int have = lb && loss && a && a->build(&s, NULL, m, r->nparams, FTM_RED_SUM_F32) == 0;
+    /* the gradients' schedule as the run built it: int64 sums in exact mode */
+    ftm_red red = exact ? FTM_RED_SUM_I64 : FTM_RED_SUM_F32;
+    int have = lb && loss && a && a->build(&s, NULL, m, r->nparams, red) == 0;
     if (have)
         ftm_sched_link_bytes(&s, m, lb);
     for (long i = 0; loss && secs && chips && i < r->steps; i++) {
