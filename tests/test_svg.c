@@ -284,6 +284,21 @@ START_TEST(test_svg_sched)
 }
 END_TEST
 
+/* Escaping: markup characters as entities, control characters (not
+ * allowed in XML 1.0) as '?', tab and newline kept. */
+START_TEST(test_svg_escape)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ftm_svg_escape(f, "a<b>&\"c\x01\x1f\td\n");
+    fclose(f);
+    ck_assert_str_eq(buf, "a&lt;b&gt;&amp;&quot;c??\td\n");
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_checker_rejects_bad_xml)
 {
     ck_assert(xml_ok("<svg><g a=\"1\"/></svg>"));
@@ -303,6 +318,7 @@ Suite *svg_suite(void)
     tcase_add_test(tc, test_svg_detour_and_curve);
     tcase_add_test(tc, test_svg_sched);
     tcase_add_test(tc, test_checker_rejects_bad_xml);
+    tcase_add_test(tc, test_svg_escape);
     suite_add_tcase(su, tc);
     return su;
 }

@@ -58,7 +58,8 @@ typedef struct ftm_svg_picture {
 } ftm_svg_picture;
 
 /* Writes s with <, >, & and " escaped for XML text and attribute values
- * (the SVG here, the demo's HTML page). */
+ * (the SVG here, the demo's HTML page); a control character other than
+ * tab, newline and carriage return, which XML 1.0 cannot hold, as '?'. */
 FTM_EXTERN void ftm_svg_escape(FILE *f, const char *s);
 
 /* Writes one standalone SVG document to f. Returns 0, FTM_EINVAL (no f or

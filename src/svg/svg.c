@@ -51,6 +51,8 @@ void ftm_svg_escape(FILE *f, const char *s)
             fputs("&amp;", f);
         else if (*s == '"')
             fputs("&quot;", f);
+        else if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r')
+            fputc('?', f); /* no character reference makes these valid XML 1.0 */
         else
             fputc(*s, f);
     }
@@ -220,9 +222,10 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
         return FTM_ENOMEM;
     size_t hi = q->hi ? q->hi : (size_t)-1;
     ftm_sched_view v = { 0 }; /* packed or not (sched.h) */
-    for (int c = 0; c < s->nchips; c++) {
+    int rc = 0;
+    for (int c = 0; c < s->nchips && rc >= 0; c++) {
         ftm_sched_cur cur = { 0 };
-        while (ftm_sched_read_step(s, c, &cur, &v) > 0)
+        while ((rc = ftm_sched_read_step(s, c, &cur, &v)) > 0)
             for (int k = 0; k < v.nops; k++) {
                 const ftm_op *o = &v.ops[k];
                 if (o->kind == FTM_OP_SEND && o->len && o->off >= q->lo && o->off < hi &&
@@ -232,6 +235,10 @@ static int draw_sched(pic *p, const ftm_svg_picture *q)
             }
     }
     ftm_sched_view_free(&v);
+    if (rc < 0) { /* a step not read: no picture with routes left out */
+        free(use);
+        return rc;
+    }
     int ndet = 0;
     for (int r = 0; r < s->nroutes; r++)
         ndet += use[r] && s->routes[r].nhops > 1;
