@@ -648,7 +648,9 @@ const char *demo_algo_story(const char *algo)
                "their chips: on a torus a healthy row is a band alone (its wrap link\n"
                "closes the ring); on an open mesh rows are paired and the ring snakes\n"
                "through both; rows touched by a hole merge into a wider band whose ring\n"
-               "goes around it.";
+               "goes around it. As in 2-D, a chip may copy another band's partial sum\n"
+               "over a number it no longer needs (its own is in its band's sum already)\n"
+               "and pass it on, and a band's ring may step between rows.";
     if (!strcmp(algo, "2d-lines"))
         return "2-D around holes (2d-lines): the buffer is cut in two halves that run at\n"
                "once, half A rows first, half B columns first. Row phase: the chips of a\n"
