@@ -12,29 +12,29 @@ command -v nm >/dev/null 2>&1 || { echo "SKIP: no nm"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
+: >"$tmp/names"
 for d in $dirs; do
     objs="$top/$d/.libs/libftmesh_la-*.o"
     set -- $objs
     [ -f "$1" ] || set -- "$top/$d"/libftmesh_la-*.o # a static-only build
     for o in "$@"; do
         [ -f "$o" ] || continue
-        f=$(basename "$o" .o | sed 's/^libftmesh_la-//')
-        name="$d/$f.c"
-        nm "$o" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u >"$tmp/$n.def"
-        nm "$o" | awk '$1 == "U" { print $2 }' | sort -u >"$tmp/$n.use"
-        echo "$name" >"$tmp/$n.name"
+        f=${o##*/}; f=${f%.o}; f=${f#libftmesh_la-}
+        echo "$o $d/$f.c" >>"$tmp/names"
         n=$((n + 1))
     done
 done
 [ "$n" -gt 0 ] || { echo "FAIL: no objects under $top/{$dirs} (build first)"; exit 1; }
-# One pass over every file's definitions and uses (forking comm per pair
-# took seconds): a use of a symbol another file defines is an edge; a pair
-# with edges both ways fails.
-for i in $(seq 0 $((n - 1))); do
-    name=$(cat "$tmp/$i.name")
-    sed "s|^|D $name |" "$tmp/$i.def"
-    sed "s|^|U $name |" "$tmp/$i.use"
-done | awk -v n="$n" '
+# One nm over every object (nm -A: each line starts with its file) and one
+# pass over every file's definitions and uses (forking comm per pair, or
+# nm, sort and sed per file, took seconds): a use of a symbol another file
+# defines is an edge; a pair with edges both ways fails.
+# shellcheck disable=SC2046 # the objects' names hold no spaces
+nm -A $(cut -d' ' -f1 "$tmp/names") | awk '
+NR == FNR { name[$1] = $2; next }
+{ p = $1; sub(/:[0-9a-fA-F]*$/, "", p) }
+$2 ~ /^[TDBR]$/ && !seen["D", p, $3]++ { print "D", name[p], $3 }
+$2 == "U" && !seen["U", p, $3]++ { print "U", name[p], $3 }' "$tmp/names" - | awk -v n="$n" '
 $1 == "D" { def[$3] = $2; next }
 { use[++nu] = $2; sym[nu] = $3 }
 END {
