@@ -103,10 +103,12 @@ done
 # one global order: every value a step line prints follows from the values
 # printed before it (tests/demo_order.py replays them), for every algorithm
 # on meshes and tori, with and without holes, the failure part included
+# (one python3 over every run's output, after the runs: starting it per run
+# was most of the time)
 while read -r args; do
-    "$ftmesh" demo $args --no-color >"$tmp/out" || bad "demo $args: exit $?"
-    python3 "$here/demo_order.py" "$tmp/out" >/dev/null || {
-        python3 "$here/demo_order.py" "$tmp/out"; bad "demo $args: order"; }
+    ko=$((${ko:-0} + 1))
+    "$ftmesh" demo $args --no-color >"$tmp/order.$ko" || bad "demo $args: exit $?"
+    echo "$tmp/order.$ko: demo $args" >>"$tmp/order.list"
 done <<EOF
 --algo ring --mesh 5x5 --torus --fail 2,2 --fail-during 0,1
 --algo bidir --mesh 4x6 --fail-link 1,1-1,2
@@ -121,15 +123,17 @@ done <<EOF
 --algo trees --mesh 5x5 --fail 2,2 --fail-during 0,1
 --mesh 3x5 --fail 1,2
 EOF
+python3 "$here/demo_order.py" "$tmp"/order.[0-9]* >"$tmp/order.report" || {
+    grep -v '^ok: ' "$tmp/order.report"; cat "$tmp/order.list"; bad "demo: order (the runs above)"; }
 # a step that says its receivers copy finished sums copies only final sums
 # (a 2-D schedule's column phase copies partial sums too); the 2-D row
 # phase stays in the bands the lesson names (on a mesh rows are paired); a
 # step told by what moved names exactly the positions moved along rows and
-# along columns
+# along columns (one python3 over every run's output, as above)
 while read -r args; do
-    "$ftmesh" demo $args >"$tmp/out" || bad "demo $args: exit $?"
-    python3 "$here/demo_words.py" "$tmp/out" >/dev/null || {
-        python3 "$here/demo_words.py" "$tmp/out"; bad "demo $args: step words"; }
+    kw=$((${kw:-0} + 1))
+    "$ftmesh" demo $args >"$tmp/words.$kw" || bad "demo $args: exit $?"
+    echo "$tmp/words.$kw: demo $args" >>"$tmp/words.list"
 done <<EOF
 --algo 2d --mesh 4x4
 --algo 2d-concurrent --mesh 4x4
@@ -143,6 +147,8 @@ done <<EOF
 --algo 2d-lines --mesh 8x8 --torus --fail-host 2,2
 --algo 2d-lines --mesh 6x4
 EOF
+python3 "$here/demo_words.py" "$tmp"/words.[0-9]* >"$tmp/words.report" || {
+    grep -v '^demo_words: ' "$tmp/words.report"; cat "$tmp/words.list"; bad "demo: step words (the runs above)"; }
 "$ftmesh" demo --algo 2d --mesh 4x4 >"$tmp/out"
 grep -q "Each row runs a ring" "$tmp/out" && bad "demo 2d: each row a ring, on a mesh"
 grep -q "^Here the bands are rows 0-1, 2-3\.$" "$tmp/out" || bad "demo 2d: the bands not named"

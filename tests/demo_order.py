@@ -1,7 +1,7 @@
 """Causality of ftmesh demo's step lines: replays every value the lesson
 prints and checks it against the values printed before.
 
-usage: demo_order.py FILE
+usage: demo_order.py FILE...  (each checked; exit 1 if any fails)
 
 Chip (r,c) is chip n = r * COLS + c (COLS as the lesson states it for each
 part, "n = r*COLS + c") and starts with 1 + (n + i) mod 9 at
@@ -173,13 +173,16 @@ def run(path, cols):
 
 
 def main():
-    path = sys.argv[1]
-    try:
-        rp = run(path, 0)
-    except Fail as e:
-        print("FAIL: %s: %s" % (path, e))
-        sys.exit(1)
-    print("ok: %d steps, %d values replayed" % (rp.steps, rp.lines))
+    bad = 0
+    for path in sys.argv[1:]:
+        try:
+            rp = run(path, 0)
+        except Fail as e:
+            print("FAIL: %s: %s" % (path, e))
+            bad = 1
+            continue
+        print("ok: %s: %d steps, %d values replayed" % (path, rp.steps, rp.lines))
+    sys.exit(bad if len(sys.argv) > 1 else 2)
 
 
 main()

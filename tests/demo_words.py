@@ -1,6 +1,6 @@
 """What ftmesh demo's step headers say against the values the steps show.
 
-usage: demo_words.py FILE
+usage: demo_words.py FILE...  (each checked; exit 1 if any fails)
 
 A step header that says its receivers copy "finished sums" must show only
 copies of the run's final sums (the "sum" line the lesson prints after its
@@ -118,8 +118,8 @@ def check_bands(text):
     return n
 
 
-def main():
-    lines = open(sys.argv[1]).read().split("\n")
+def check_file(path):
+    lines = open(path).read().split("\n")
     steps, told, moved = [], 0, 0
     for i, line in enumerate(lines):
         m = STEP.match(line)
@@ -139,8 +139,20 @@ def main():
             steps = []
     if not told:
         fail("no steps checked")
-    print("demo_words: %d steps (%d told by what moved), %d row-band transfers checked"
-          % (told, moved, check_bands("\n".join(lines))))
+    print("demo_words: %s: %d steps (%d told by what moved), %d row-band transfers checked"
+          % (path, told, moved, check_bands("\n".join(lines))))
+
+
+def main():
+    bad = 0
+    for path in sys.argv[1:]:
+        try:
+            check_file(path)
+        except SystemExit as e:  # fail(): its FAIL line printed
+            if e.code:
+                print("FAIL: in %s" % path)
+                bad = 1
+    sys.exit(bad if len(sys.argv) > 1 else 2)
 
 
 main()
