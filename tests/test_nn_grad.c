@@ -8,6 +8,7 @@
 #include "ftmesh/nn.h"
 #include "ftmesh/rng.h"
 #include "test_nn_util.h"
+#include "test_util.h"
 
 void add_fd_tests(TCase *tc);
 void add_naive_tests(TCase *tc);
@@ -375,8 +376,38 @@ static void conv_naive(double *y, const float *x, const float *w, const int *c)
                 }
 }
 
+/* The naive conv's adjoint in double loops: each term x * w of an output
+ * sends r times the other factor back to x and to w. */
+static void conv_naive_grad(double *dx, double *dw, const float *x, const float *w,
+                            const float *r, const int *c)
+{
+    int N = c[0], C = c[1], H = c[2], W = c[3], OC = c[4], K = c[5], S = c[6], P = c[7];
+    int OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1;
+    memset(dx, 0, sizeof(double) * (size_t)N * C * H * W);
+    memset(dw, 0, sizeof(double) * (size_t)OC * C * K * K);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    double g = r[((n * OC + o) * OH + oh) * OW + ow];
+                    for (int ci = 0; ci < C; ci++)
+                        for (int kh = 0; kh < K; kh++)
+                            for (int kw = 0; kw < K; kw++) {
+                                int ih = oh * S - P + kh, iw = ow * S - P + kw;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                                    size_t xi = (size_t)((n * C + ci) * H + ih) * W + iw;
+                                    size_t wi = (size_t)((o * C + ci) * K + kh) * K + kw;
+                                    dx[xi] += g * w[wi];
+                                    dw[wi] += g * x[xi];
+                                }
+                            }
+                }
+}
+
 /* The naive conv is linear in x and in w, so its exact gradients follow by
- * probing with unit vectors: dL/dx_i = sum(conv(e_i, w) * r). */
+ * probing with unit vectors: dL/dx_i = sum(conv(e_i, w) * r). make check
+ * takes them from the naive adjoint above (the probes cost a naive conv
+ * per input: seconds for the largest configs); check-full checks both. */
 START_TEST(naive_conv)
 {
     lt t = {0};
@@ -391,7 +422,16 @@ START_TEST(naive_conv)
     ck_assert_double_le(rel_err(t.y, yf, t.ny), 1e-5);
     float *dx = calloc(t.nin[0], 4), *dw = calloc(t.nin[1], 4);
     ftm_nn_conv2d_backward(dx, dw, t.scr, t.r, t.in[0], t.in[1], t.dims[0], &d, NULL);
+    double *ga[2] = { calloc(t.nin[0], sizeof(double)), calloc(t.nin[1], sizeof(double)) };
+    conv_naive_grad(ga[0], ga[1], t.in[0], t.in[1], t.r, conv_cfg[_i]);
     for (int k = 0; k < 2; k++) {
+        float *g = calloc(t.nin[k], 4);
+        for (size_t i = 0; i < t.nin[k]; i++)
+            g[i] = (float)ga[k][i];
+        ck_assert_double_le(rel_err(k ? dw : dx, g, t.nin[k]), 1e-5);
+        free(g); free(ga[k]);
+    }
+    for (int k = 0; k < 2 && full_scale(); k++) {
         float *g = calloc(t.nin[k], 4), *saved = malloc(t.nin[k] * 4);
         memcpy(saved, t.in[k], t.nin[k] * 4);
         for (size_t i = 0; i < t.nin[k]; i++) {
