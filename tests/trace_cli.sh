@@ -27,8 +27,9 @@ done
 "$ftmesh" allreduce --mesh 4x4 --fail 1,1 --size 64K --iters 3 --json --trace "$tmp/m.json" \
     --trace-clock modeled >"$tmp/out" || bad "allreduce 64K"
 check "$tmp/m.json" modeled 4 4 "1,1" "$(modeled_s "$tmp/out")" 3
-# past 2^63 ps of modeled time (hops of 1000 s) the times stay right
-"$ftmesh" allreduce --mesh 2x2 --size 16 --iters 1600 --hop-us 1e9 --trace "$tmp/h.json" \
+# past 2^63 ps of modeled time (hops of 1000 s) the times stay right (1x2:
+# 4800 iterations of 2000 s, a third of 2x2's events for the same 9.6e6 s)
+"$ftmesh" allreduce --mesh 1x2 --size 16 --iters 4800 --hop-us 1e9 --trace "$tmp/h.json" \
     --trace-clock modeled >/dev/null || bad "allreduce --hop-us 1e9 modeled"
 python3 - "$tmp/h.json" <<'PY' || bad "modeled trace past 2^63 ps: negative or wrong times"
 import json, sys
