@@ -120,7 +120,8 @@ void train_usage(void)
            "input, 3 hang, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the\n"
            "step finishes, the checkpoint is written; a second signal 0.25 s or more\n"
            "later stops at once, without them; SIGHUP ignored, as under nohup, stays\n"
-           "ignored).\n"
+           "ignored), 141 stdout's reader stopped early (| head; the run still ends\n"
+           "and writes its checkpoint).\n"
            "\n");
     cli_print_opts(stdout, "Options", train_tables, 0, 1);
     cli_print_algos(stdout, "--algo, --bn-algo");
