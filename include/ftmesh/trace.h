@@ -87,15 +87,8 @@ FTM_EXTERN double ftm_trace_now(const ftm_trace *tr);
 FTM_EXTERN void ftm_trace_set_max_exec(ftm_trace *tr, int n);
 
 /* A new run starts (called by ftm_rt_run before the chip threads start):
- * recording starts again after ftm_trace_stop_chip. */
+ * recording starts again where the trainer stopped it (--trace-steps). */
 FTM_EXTERN void ftm_trace_begin_run(ftm_trace *tr);
-/* Called on chip's own thread between its executions (a trainer at the
- * start of a step it does not trace): chip records nothing more in this
- * run, and no chip records the executions from chip's next one on (every
- * chip runs the same executions, so where each chip stops at the same
- * point of its program, the trace ends there on all of them; messages it
- * forwards for those are left out too). */
-FTM_EXTERN void ftm_trace_stop_chip(ftm_trace *tr, int chip);
 /* Chip starts executing s (on mesh m) with buffer buf / ends it. epoch
  * numbers the executions on one runtime from 1 (the same on every chip for
  * the same execution); exec = epoch - 1. */

@@ -1,6 +1,6 @@
 # trace: the event recorder the runtime and trainer write to (below the
 # runtime; src/timeline turns its records into timelines)
-libftmesh_la_SOURCES += src/trace/trace.c
+libftmesh_la_SOURCES += src/trace/trace.c src/trace/trace_int.h
 ftmeshinclude_HEADERS += include/ftmesh/trace.h
 
 check_PROGRAMS += tests/test_trace

@@ -7,6 +7,7 @@
  * packets, so one lock per execution is not measurable).
  */
 #include "ftmesh/trace.h"
+#include "trace_int.h"
 #include "ftmesh/error.h"
 #include "core/util.h"
 
@@ -39,7 +40,7 @@ typedef struct tr_chip {
     int err;
     int skip;               /* this execution is past max_exec: not recorded */
     uint32_t last_epoch;    /* of its last execution this run, 0: none yet */
-    int stopped;            /* ftm_trace_stop_chip: records nothing more this run */
+    int stopped;            /* trace_stop_chip: records nothing more this run */
 } tr_chip;
 
 struct ftm_trace {
@@ -47,7 +48,7 @@ struct ftm_trace {
     size_t snap_limit;
     int max_exec;            /* executions recorded per runtime (0: all) */
     /* epochs from this one on are not recorded this run (0: none): set by
-     * the first chip to stop, read by every chip (ftm_trace_stop_chip) */
+     * the first chip to stop, read by every chip (trace_stop_chip) */
     _Atomic uint32_t stop_epoch;
     double t_origin;
     int nruns;               /* written before chip threads start */
@@ -114,7 +115,7 @@ void ftm_trace_begin_run(ftm_trace *tr)
     }
 }
 
-void ftm_trace_stop_chip(ftm_trace *tr, int chip)
+void trace_stop_chip(ftm_trace *tr, int chip)
 {
     if (chip < 0 || chip >= tr->nchips)
         return;

@@ -30,10 +30,10 @@
 #include "ftmesh/checkpoint.h"
 #include "ftmesh/collective.h"
 #include "ftmesh/error.h"
-#include "ftmesh/trace.h"
 #include "train_int.h"
 #include "trainer.h"
 #include "core/util.h"
+#include "trace/trace_int.h"
 
 double train_thread_cpu(void) { return core_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 double train_process_cpu(void) { return core_clock_s(CLOCK_PROCESS_CPUTIME_ID); }
@@ -240,7 +240,7 @@ static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
     c->hook_calls_step = 0;
     c->step = s;
     if (o->trace && o->trace_steps && s >= t->res->start_step + o->trace_steps)
-        ftm_trace_stop_chip(o->trace, c->id); /* each chip at the same point */
+        trace_stop_chip(o->trace, c->id); /* each chip at the same point */
     /* a chip without examples still makes its hook calls; first = 0
      * keeps the model's alignment rule satisfied */
     ftm_fb_args a = {.step = (uint64_t)s, .first = c->count ? c->first : 0,
