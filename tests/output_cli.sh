@@ -228,6 +228,11 @@ no_tmp "stdout redirected"
 rc=$( { "$FTMESH" train --mesh 2x2 --steps 3 --checkpoint "$d/pipe.ckpt" --json 2>"$d/err"; echo $? >"$d/rc"; } | true; cat "$d/rc")
 [ "$rc" = 141 ] && [ -s "$d/pipe.ckpt" ] && [ ! -s "$d/err" ] ||
     { echo "FAIL: train | true: exit $rc, $(cat "$d/err")"; fail=1; }
+# an output written to a pipe through /dev/stdout, whose reader stops
+# early: the same quiet 141
+rc=$( { "$FTMESH" demo --html /dev/stdout 2>"$d/err"; echo $? >"$d/rc"; } | head -c 1 >/dev/null; cat "$d/rc")
+[ "$rc" = 141 ] && [ ! -s "$d/err" ] ||
+    { echo "FAIL: demo --html /dev/stdout | head -c 1: exit $rc, $(cat "$d/err")"; fail=1; }
 # a reader that stops after one line of a long lesson
 rc=$( { "$FTMESH" demo --mesh 8x8 2>"$d/err"; echo $? >"$d/rc"; } | head -n 1 >/dev/null; cat "$d/rc")
 [ "$rc" = 141 ] && [ ! -s "$d/err" ] ||

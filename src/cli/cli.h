@@ -401,6 +401,9 @@ void cli_print_stuck(const char *cmd, const ftm_mesh *m, const struct ftm_stuck 
  * file) prints why and returns CLI_EXIT_FAIL; where the reader of a pipe
  * went away returns CLI_EXIT_PIPE without a word; else 0. */
 int cli_close_stdout(const char *cmd);
+/* 1 where fd is a pipe whose reader has gone (poll reports an error on
+ * such a write end; a failed write may have left errno unset). */
+int cli_pipe_gone(int fd);
 /* Flushes stdout (while open) and stderr from any thread, skipping a
  * stream another thread is using, so that it never waits on the main
  * thread (which may be blocked writing to a reader that stopped); a

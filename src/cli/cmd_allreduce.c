@@ -655,11 +655,12 @@ int cli_allreduce(int argc, char **argv)
         (a.o.json ? cli_ar_report_json : cli_ar_report_text)(&a, &x.m0, &x.m, algo, x.have_sched ? &x.sched : NULL,
                                                  &x.r, &x.cost);
         rc = x.r.wrong ? CLI_EXIT_FAIL : 0;
-        if (x.svg.f && write_svg(&a, algo, &x))
-            rc = CLI_EXIT_FAIL;
-        if (x.trace.f && cli_trace_close(CMD, &x.trace, x.rec, &x.m, a.trace_clock, &a.cp,
-                                         trace_meta, &(ar_report){ &a, &x, algo }))
-            rc = CLI_EXIT_FAIL;
+        int out; /* an output's failure, or its pipe's reader gone (CLI_EXIT_PIPE) */
+        if (x.svg.f && (out = write_svg(&a, algo, &x)))
+            rc = out;
+        if (x.trace.f && (out = cli_trace_close(CMD, &x.trace, x.rec, &x.m, a.trace_clock, &a.cp,
+                                                trace_meta, &(ar_report){ &a, &x, algo })))
+            rc = out;
     }
 out:
     ar_free(&x);

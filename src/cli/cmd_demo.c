@@ -353,8 +353,8 @@ static int write_outputs(const demo_args *d, cli_out *hf, cli_out *tf, const dem
         cli_faults_meta fm = { &d->o, &l->mesh, NULL, 0 };
         err = cli_trace_write_meta(tf->f, st->tr[st->main_part - 1], &l->mesh, d->trace_clock,
                                    &cp, cli_faults_record_meta, &fm);
-        if (cli_out_commit(CMD, tf, err))
-            rc = CLI_EXIT_FAIL;
+        int out = cli_out_commit(CMD, tf, err);
+        rc = out ? out : rc;
     }
     return rc;
 }
@@ -628,7 +628,7 @@ int cli_demo(int argc, char **argv)
     else if (err > 0 || err < -1)
         rc = cli_error(CMD, "%s", ftm_strerror(err));
     else
-        rc = err == -1 || wrong ? CLI_EXIT_FAIL : 0;
+        rc = err == -1 ? orc : wrong ? CLI_EXIT_FAIL : 0; /* orc: CLI_EXIT_PIPE, quiet, too */
     if (err == FTM_EHANG)
         rc = CLI_EXIT_HANG;
     ftm_mesh_free(&m);

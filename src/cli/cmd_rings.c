@@ -406,10 +406,10 @@ static int show_ring(const ftm_mesh *m, const cli_mesh_opts *o, cli_out *svg)
     ftm_ring_quality q;
     ftm_router_ring_measure(m, &ring, &q);
     report_ring(m, o, &ring, &q, svg->f ? svg->path : NULL);
-    int rc = q.valid ? 0 : CLI_EXIT_FAIL;
-    if (svg->f && cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1, NULL,
-                                                             "ftmesh ring")))
-        rc = CLI_EXIT_FAIL;
+    int rc = q.valid ? 0 : CLI_EXIT_FAIL, out;
+    if (svg->f && (out = cli_out_commit("rings", svg, ftm_svg_write(svg->f, m, &ring, NULL, 1,
+                                                                    NULL, "ftmesh ring"))))
+        rc = out;
     ftm_router_ring_free(&ring);
     return rc;
 }

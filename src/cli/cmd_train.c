@@ -569,9 +569,9 @@ int cli_train(int argc, char **argv)
         ftm_cost_params cp;
         ftm_cost_defaults(&cp);
         cli_faults_meta fm = { &a.o, &x.m, x.r.events, x.r.nevents };
-        if (cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp,
-                            cli_faults_record_meta, &fm) && !rc)
-            rc = CLI_EXIT_FAIL;
+        int out = cli_trace_close(CMD, &x.trace, a.t.trace, &x.m, a.trace_clock, &cp,
+                                  cli_faults_record_meta, &fm);
+        rc = rc ? rc : out;
     }
 out:
     cli_out_discard(&x.trace); /* training failed: no trace, no picture */

@@ -373,9 +373,12 @@ static int write_errno(FILE *f, int err)
 static int close_direct(const char *cmd, cli_out *o, int err)
 {
     int why = write_errno(o->f, err);
+    int gone = why == EPIPE || (o->f && err == FTM_EIO && cli_pipe_gone(fileno(o->f)));
     int bad = !o->f || (o->direct == 2 ? fflush(o->f) : fclose(o->f));
     o->f = NULL;
     o->direct = 0;
+    if (gone || (!err && bad && errno == EPIPE))
+        return CLI_EXIT_PIPE; /* a pipe's reader stopped early: quiet, as stdout's */
     if (why)
         return cli_error(cmd, "%s %s: cannot write it: %s", o->opt, o->path, strerror(why));
     if (!err && bad)

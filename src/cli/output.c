@@ -140,11 +140,9 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static int out_closed;
 
-/* 1 where stdout is a pipe whose reader has gone (poll reports an error
- * on such a write end; an earlier failed write may have left errno unset). */
-static int reader_gone(void)
+int cli_pipe_gone(int fd)
 {
-    struct pollfd p = { .fd = fileno(stdout), .events = POLLOUT };
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
     return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
@@ -154,7 +152,7 @@ int cli_close_stdout(const char *cmd)
     errno = 0;
     int bad = fflush(stdout) != 0 || ferror(stdout);
     int e = errno;
-    int gone = bad && (e == EPIPE || reader_gone());
+    int gone = bad && (e == EPIPE || cli_pipe_gone(fileno(stdout)));
     if (fclose(stdout) != 0 && !bad) {
         bad = 1;
         e = errno;
