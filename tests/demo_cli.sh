@@ -312,6 +312,10 @@ grep -q 'drift layout\|column reduce' "$tmp/out" && bad "demo 2d one band: a col
 "$ftmesh" demo --mesh 5x5 --fail 1,1 --algo ring >"$tmp/ring" || bad "demo ring one band"
 [ "$(grep -c '^Step' "$tmp/out")" = "$(grep -c '^Step' "$tmp/ring")" ] ||
     bad "demo 2d one band: not as many steps as the ring"
+# one band whose ring has no second way round: one way, not both
+"$ftmesh" demo --algo 2d --mesh 2x3 --fail 0,1 >"$tmp/out" || bad "demo 2d one band one way"
+tr '\n' ' ' <"$tmp/out" | tr -s ' ' | grep -q "this run is the band's ring, with as many steps as one long ring" ||
+    bad "demo 2d one band one way: not said as it ran"
 # a limit named in an error is the demo's own
 "$ftmesh" demo --random-faults 16 2>"$tmp/err" >/dev/null
 grep -q 'at most 14 here' "$tmp/err" || bad "demo --random-faults: $(cat "$tmp/err")"

@@ -110,9 +110,9 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
     cli_json_num(&j, "modeled_busbw_GBps", "%.6g", m_algbw * f);
     cli_json_u64(&j, "modeled_max_link_bytes", cost->max_link_bytes);
     /* the cost model's parameters, as sweep gives them: what was modeled */
-    cli_json_num(&j, "link_GBps", "%g", a->cp.link_Bps / 1e9);
-    cli_json_num(&j, "hop_us", "%g", a->cp.hop_s * 1e6);
-    cli_json_num(&j, "hbm_GBps", "%g", a->cp.hbm_Bps / 1e9);
+    cli_json_num(&j, "link_GBps", "%.9g", a->cp.link_Bps / 1e9);
+    cli_json_num(&j, "hop_us", "%.9g", a->cp.hop_s * 1e6);
+    cli_json_num(&j, "hbm_GBps", "%.9g", a->cp.hbm_Bps / 1e9);
     bound_json(&j, a, m, cost);
     if (!a->model_only) {
         cli_json_int(&j, "iters", a->iters);

@@ -329,9 +329,9 @@ static void report(const sweep_args *a, const ftm_sweep_row *rows, int n)
         cli_json j;
         cli_json_init(&j, stdout);
         cli_json_begin_obj(&j, NULL);
-        cli_json_num(&j, "link_GBps", "%g", cp->link_Bps / 1e9);
-        cli_json_num(&j, "hop_us", "%g", cp->hop_s * 1e6);
-        cli_json_num(&j, "hbm_GBps", "%g", cp->hbm_Bps / 1e9);
+        cli_json_num(&j, "link_GBps", "%.9g", cp->link_Bps / 1e9);
+        cli_json_num(&j, "hop_us", "%.9g", cp->hop_s * 1e6);
+        cli_json_num(&j, "hbm_GBps", "%.9g", cp->hbm_Bps / 1e9);
         cli_json_begin_arr(&j, "rows");
         for (int i = 0; i < n; i++)
             json_row(&j, &rows[i]);

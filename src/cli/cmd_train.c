@@ -386,6 +386,10 @@ static int validate(targs *a, train_run *x)
     a->t.hang_timeout_s = a->o.hang_timeout_s;
     if ((rc = check_resume(a, &x->m)) || (rc = check_fail_during(a, &x->m)))
         return rc;
+    long left = a->t.steps - a->resume_step;
+    if (a->o.json && a->trace && a->t.trace_steps && a->t.trace_steps < left) /* else header()'s */
+        cli_warn(CMD, "--trace records the first %ld of the %ld steps run (--trace-steps)",
+                 a->t.trace_steps, left);
     if (a->resume_step >= a->t.steps)
         return 0; /* nothing to do: no script, no files */
     if ((rc = build_script(a, x)))
@@ -439,8 +443,9 @@ static int report(const targs *a, train_run *x, int err, train_out *oc)
     ftm_train_result *r = &x->r;
     if (err == FTM_EHANG) {
         cli_print_stuck(CMD, &x->m, r->stuck, r->nstuck, a->o.hang_timeout_s);
-        fprintf(stderr, "  in training step %ld (the steps above are those of the allreduce "
-                "schedule the chips run)\n", r->hang_step);
+        int in_xfer = r->nstuck > 0 && r->stuck[0].wait != FTM_WAIT_DONE; /* else idle */
+        fprintf(stderr, "  in training step %ld%s\n", r->hang_step,
+                in_xfer ? " (the steps above are those of the allreduce schedule the chips run)" : "");
         return CLI_EXIT_HANG;
     }
     int late = ranks_signals(r);

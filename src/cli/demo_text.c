@@ -586,13 +586,14 @@ void demo_bands_words(const ftm_mesh *m, const char *algo, char *b, size_t n)
     int u = snprintf(b, n, "Here the band%s%s%s%s.", nb == 1 ? " is" : "s are", rows,
                      cols[0] ? "; for the second half" : "", cols);
     char why[160];
-    if (!conc && u > 0 && (size_t)u < n && band_one_way(m, why, sizeof why))
+    int one_way = !conc && band_one_way(m, why, sizeof why);
+    if (one_way && u > 0 && (size_t)u < n)
         u += snprintf(b + u, n - (size_t)u, " The band of %s has no second way round that "
                       "avoids its ring's links, so both halves go the same way round it.", why);
     if (!conc && nb == 1 && u > 0 && (size_t)u < n) {
         snprintf(b + u, n - (size_t)u, " The whole mesh is one band, so there is no column "
-                 "phase: this run is the band's ring both ways at once, with as many steps "
-                 "as one long ring.");
+                 "phase: this run is the band's ring%s, with as many steps as one long ring.",
+                 one_way ? "" : " both ways at once");
         return;
     }
     if (!conc && u > 0 && (size_t)u < n && drift_layout(m)) {

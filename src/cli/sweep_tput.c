@@ -86,9 +86,9 @@ static void json_rows(const struct ftm_tput_params *p, const ftm_tput_row *rows,
     cli_json_str(&j, "batch_policy", p->per_chip ? "per-chip" : "global");
     cli_json_num(&j, "resnet50_GFLOP", "%g", p->flops_per_example[0] / 1e9);
     cli_json_num(&j, "bert_GFLOP", "%g", p->flops_per_example[1] / 1e9);
-    cli_json_num(&j, "link_GBps", "%g", p->cost.link_Bps / 1e9);
-    cli_json_num(&j, "hop_us", "%g", p->cost.hop_s * 1e6);
-    cli_json_num(&j, "hbm_GBps", "%g", p->cost.hbm_Bps / 1e9);
+    cli_json_num(&j, "link_GBps", "%.9g", p->cost.link_Bps / 1e9);
+    cli_json_num(&j, "hop_us", "%.9g", p->cost.hop_s * 1e6);
+    cli_json_num(&j, "hbm_GBps", "%.9g", p->cost.hbm_Bps / 1e9);
     /* the healthy global batches (--resnet50-batch-512 ...) and --algos */
     cli_json_int(&j, "resnet50_batch_512", p->global_batch[0][0]);
     cli_json_int(&j, "resnet50_batch_1024", p->global_batch[0][1]);
