@@ -102,6 +102,11 @@ set -- $(count "$tmp/all.json") $(count "$tmp/two.json")
     --kill 1,1@1:allreduce >/dev/null || bad "train --trace-steps with a death"
 set -- $(count "$tmp/k.json")
 [ "$1 $2" = "26 17" ] || bad "--trace-steps 2, a death in step 1: fb and optimizer $1 $2, want 9+9+8 and 9+8"
+# a repair past the steps traced: its rejoin (transfers and events) is left out too
+"$ftmesh" train --mesh 2x2 --steps 5 --batch 8 --kill 1,1@2 --repair 1,1@4 --trace "$tmp/r.json" \
+    --trace-steps 1 >/dev/null || bad "train --trace-steps with a repair"
+set -- $(count "$tmp/r.json")
+[ "$1 $2" = "4 4" ] && ! grep -q rejoin "$tmp/r.json" || bad "--trace-steps 1 with a repair at step 4: $* $(grep -c rejoin "$tmp/r.json")"
 "$ftmesh" train --mesh 2x2 --steps 1 --trace-steps 2 2>"$tmp/err" >/dev/null &&
     grep -q "warning: --trace-steps has no effect without --trace FILE" "$tmp/err" || bad "--trace-steps alone: no warning"
 "$ftmesh" train --trace-steps 0 2>"$tmp/err"; rc=$?

@@ -40,7 +40,7 @@ typedef struct tr_chip {
     int err;
     int skip;               /* this execution is past max_exec: not recorded */
     uint32_t last_epoch;    /* of its last execution this run, 0: none yet */
-    int stopped;            /* trace_stop_chip: records nothing more this run */
+    int stopped;            /* trace_stop_chip: the runtime records nothing more this run */
 } tr_chip;
 
 struct ftm_trace {
@@ -444,7 +444,7 @@ void ftm_trace_fail(ftm_trace *tr, int chip)
 
 void ftm_trace_add(ftm_trace *tr, const ftm_event *ev)
 {
-    if (ev->chip < 0 || ev->chip >= tr->nchips || tr->c[ev->chip].stopped)
+    if (ev->chip < 0 || ev->chip >= tr->nchips)
         return;
     push(tr, &tr->c[ev->chip], ev);
 }

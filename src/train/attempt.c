@@ -290,7 +290,8 @@ static int attempt(trainer *t, const ftm_mesh *m, const ftm_train_opts *o, snaps
         rc = setup(t, m, o);
     if (!rc)
         rc = start_state(t, m, snap);
-    if (!rc && t->recover_t0 > 0) /* the old runtime down, the new one up */
+    int traced = !o->trace_steps || t->start < res->start_step + o->trace_steps;
+    if (!rc && t->recover_t0 > 0 && traced) /* the old runtime down, the new one up */
         train_note_recovery(o, m, t->recover_t0);
     if (!rc)
         rc = run_once(t, m, o, snap, rv);

@@ -382,7 +382,8 @@ int train_rejoin_exec(trainer *t, chip_st *c)
             memcpy(part[k], buf + k * np, sizeof(float) * np);
         c->done = t->start;
         free(buf);
-        train_note(t->o, c->id, FTM_EV_RECOVER, "rejoin: state received or sent", n0);
+        if (!c->untraced)
+            train_note(t->o, c->id, FTM_EV_RECOVER, "rejoin: state received or sent", n0);
     }
     if (!rc)
         rc = ftm_chip_barrier(c->chip);

@@ -227,6 +227,18 @@ static uint64_t fail_point(const trainer *t, ftm_chip *chip)
     return ftm_sched_chip_packets(&t->grad, ftm_chip_id(chip), pkt) / 2 + 1;
 }
 
+/* Where step s is past --trace-steps, c records nothing more: every chip
+ * calls this at the same points of its program (the start of the attempt,
+ * before its rejoin, and of each step), so the trace ends at one. */
+static void trace_from(const trainer *t, chip_st *c, long s)
+{
+    const ftm_train_opts *o = t->o;
+    if (o->trace && o->trace_steps && !c->untraced && s >= t->res->start_step + o->trace_steps) {
+        trace_stop_chip(o->trace, c->id);
+        c->untraced = 1;
+    }
+}
+
 /* Forward and backward of step s; the forward and backward events of a
  * model without batch-norm calls strike when it returns. */
 static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
@@ -239,8 +251,7 @@ static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
     c->hook_cpu_step = c->hook_modeled_step = 0;
     c->hook_calls_step = 0;
     c->step = s;
-    if (o->trace && o->trace_steps && s >= t->res->start_step + o->trace_steps)
-        trace_stop_chip(o->trace, c->id); /* each chip at the same point */
+    trace_from(t, c, s);
     /* a chip without examples still makes its hook calls; first = 0
      * keeps the model's alignment rule satisfied */
     ftm_fb_args a = {.step = (uint64_t)s, .first = c->count ? c->first : 0,
@@ -250,7 +261,8 @@ static int step_fb(trainer *t, chip_st *c, long s, double *loss, double *math)
     memset(c->lossx, 0, sizeof c->lossx);
     double c0 = train_thread_cpu(), n0 = train_note_t0(o);
     int rc = ftm_model_forward_backward(c->m, &a, loss);
-    train_note(o, c->id, FTM_EV_COMPUTE, "forward+backward", n0);
+    if (!c->untraced)
+        train_note(o, c->id, FTM_EV_COMPUTE, "forward+backward", n0);
     *math = train_thread_cpu() - c0 - c->hook_cpu_step;
     c->math_cpu += *math;
     c->hook_cpu += c->hook_cpu_step;
@@ -314,7 +326,8 @@ static int step_update(trainer *t, chip_st *c, long s)
     if ((rc = ftm_optim_step(c->o, p, g, ftm_model_tensor(c->m, 0), ftm_model_ntensors(c->m),
                              (uint64_t)s)))
         return rc;
-    train_note(t->o, c->id, FTM_EV_COMPUTE, "optimizer", n0);
+    if (!c->untraced)
+        train_note(t->o, c->id, FTM_EV_COMPUTE, "optimizer", n0);
     c->optim_cpu += train_thread_cpu() - c1;
     c->done = s + 1;
     return 0;
@@ -327,6 +340,7 @@ int train_chip_fn(ftm_chip *chip, void *arg)
     chip_st *c = &t->cs[id];
     const ftm_train_opts *o = t->o;
     c->chip = chip;
+    trace_from(t, c, t->start); /* before the rejoin's transfers */
     int rc = ftm_chip_barrier(chip);
     if (id == t->reporter) {
         t->t_prev = core_now_s();

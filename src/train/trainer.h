@@ -62,6 +62,7 @@ typedef struct chip_st {
     int hook_calls_step;
     double math_cpu, grad_cpu, optim_cpu;
     long done;                 /* steps completed (optimizer applied) */
+    int untraced;              /* past --trace-steps: no events of its own */
     long step;                 /* the step being computed */
     /* The state at the start of step done - 1 (taken before the update):
      * a recovery rolls back to the first step not reported. */
