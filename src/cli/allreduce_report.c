@@ -89,9 +89,8 @@ void cli_ar_report_json(const ar_args *a, const ftm_mesh *m0, const ftm_mesh *m,
 {
     int P = r->chips;
     double f = P > 1 ? 2.0 * (P - 1) / P : 0;
-    /* one chip moves nothing: no bandwidth, null rather than a number */
+    /* one chip moves nothing (no modeled time either): no bandwidth, null */
     double algbw = P > 1 && r->wall_s > 0 ? (double)a->bytes / r->wall_s / 1e9 : NAN;
-    /* no time (one chip): no bandwidth, null rather than 0 */
     double m_algbw = cost->time_s > 0 ? (double)a->bytes / cost->time_s / 1e9 : NAN;
     char mesh[32];
     snprintf(mesh, sizeof mesh, "%dx%d", m->rows, m->cols);

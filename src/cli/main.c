@@ -74,7 +74,8 @@ static int run(int argc, char **argv)
         }
     if (rc < 0)
         return cli_usage_error(NULL, "unknown command '%s' (try ftmesh --help)", argv[1]);
-    /* Every command: output that did not reach stdout is a failure. */
+    /* Every command: output that did not reach stdout is a failure, or
+     * CLI_EXIT_PIPE where its reader stopped early. */
     int out = cli_close_stdout(name);
     if (out && rc == 0)
         rc = out;
